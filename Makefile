@@ -1,0 +1,85 @@
+# meshnn — top-level entry points. `make demo` and `make test` work on a fresh Debian 12 machine:
+# both install the Debian packages they need (idempotent) and build.
+SHELL := /bin/bash
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+CMAKE_FLAGS ?=
+
+# Every Debian package the project needs (build, tests, fuzzing, goldens, MPI).
+DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
+  libdnnl-dev ocl-icd-opencl-dev opencl-headers libopenmpi-dev openmpi-bin \
+  nlohmann-json3-dev libsndfile1-dev libcli11-dev libspdlog-dev libfmt-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev
+# Only `make goldens` and `make bench` (PyTorch comparisons) need these.
+PY_PACKAGES := python3-torch python3-numpy
+
+export OMPI_MCA_btl ?= ^ofi,openib
+export OMPI_MCA_mtl ?= ^ofi,psm
+
+.PHONY: all deps deps-python build demo test test-asan bench fuzz fuzz-smoke goldens goldens-check install clean format
+
+all: build
+
+deps:
+	@./tools/install_deps.sh $(DEB_PACKAGES)
+
+deps-python:
+	@./tools/install_deps.sh $(PY_PACKAGES)
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/meshnn demo
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j 1 --timeout 900
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHNN_SANITIZE=ON \
+	  -DMESHNN_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp:print_suppressions=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j 1 --timeout 1800
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DMESHNN_FUZZ=ON -DMESHNN_BUILD_TESTS=OFF -DMESHNN_BUILD_BENCH=OFF -DMESHNN_BUILD_CLI=OFF
+
+# libFuzzer on every parser, FUZZ_SECONDS each (default 60); corpora seeded from fuzz/corpus.
+fuzz: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	./tools/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=15
+
+bench: build deps-python
+	./tools/run_bench.sh $(BUILD)
+
+goldens: deps-python
+	./tools/goldens/make_all.sh
+
+# Regenerates every fixture into a scratch folder and compares with the committed files.
+goldens-check: deps-python
+	./tools/goldens/make_all.sh --check
+
+install: build
+	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,23 @@
+# Installs the built project into a scratch prefix and builds examples/consumer against it with
+# find_package(meshnn), then runs the consumer. Invoked by CTest (install_consumer).
+set(prefix "${BIN}/consumer-test/prefix")
+set(cbuild "${BIN}/consumer-test/build")
+file(REMOVE_RECURSE "${BIN}/consumer-test")
+execute_process(COMMAND ${CMAKE_COMMAND} --install "${BIN}" --prefix "${prefix}" RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "install failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${SRC}/examples/consumer" -B "${cbuild}" -G Ninja
+                        -DCMAKE_PREFIX_PATH=${prefix} RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "consumer configure failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build "${cbuild}" RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "consumer build failed: ${rc}")
+endif()
+execute_process(COMMAND "${cbuild}/consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+message(STATUS "consumer said: ${out}")
+if(rc)
+  message(FATAL_ERROR "consumer run failed: ${rc}")
+endif()

@@ -1,0 +1,26 @@
+// meshnn command line. Exit codes: 0 ok, 1 runtime error (meshnn::Error), 2 usage error.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "meshnn/core/error.h"
+#include "meshnn/core/log.h"
+
+int main(int argc, char** argv) {
+  meshnn::init_logging_from_env();
+  CLI::App app{"meshnn — sharded inference runtime for audio decoders and robotics adapters"};
+  app.require_subcommand(1);
+  meshnn::cli::register_info(app);
+  meshnn::cli::register_demo(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const meshnn::Error& e) {
+    std::fprintf(stderr, "meshnn: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "meshnn: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

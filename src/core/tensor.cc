@@ -1,0 +1,261 @@
+#include "meshnn/core/tensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <cstring>
+#include <sstream>
+
+namespace meshnn {
+
+size_t dtype_size(DType dt) {
+  switch (dt) {
+    case DType::f32: return 4;
+    case DType::bf16: return 2;
+    case DType::f16: return 2;
+    case DType::f64: return 8;
+    case DType::i64: return 8;
+    case DType::i32: return 4;
+    case DType::u8: return 1;
+    case DType::boolean: return 1;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dt) {
+  switch (dt) {
+    case DType::f32: return "f32";
+    case DType::bf16: return "bf16";
+    case DType::f16: return "f16";
+    case DType::f64: return "f64";
+    case DType::i64: return "i64";
+    case DType::i32: return "i32";
+    case DType::u8: return "u8";
+    case DType::boolean: return "bool";
+  }
+  return "?";
+}
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream os;
+  os << '(';
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  if (s.size() == 1) os << ',';
+  os << ')';
+  return os.str();
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+namespace {
+void check_shape(const Shape& shape) {
+  MESHNN_CHECK_AS(ShapeError, static_cast<int>(shape.size()) <= kMaxRank, "tensor rank ",
+                  shape.size(), " exceeds the maximum ", kMaxRank);
+  for (int64_t d : shape)
+    MESHNN_CHECK_AS(ShapeError, d >= 0, "negative dimension in shape ", shape_str(shape));
+}
+
+std::shared_ptr<void> aligned_alloc_bytes(size_t bytes) {
+  const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  void* p = std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
+  if (!p) throw BackendError(detail::concat("out of memory allocating ", bytes, " bytes"));
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+}  // namespace
+
+Tensor Tensor::empty(Shape shape, DType dtype) {
+  check_shape(shape);
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.dtype_set_ = true;
+  t.owned_ = true;
+  t.keep_ = aligned_alloc_bytes(t.nbytes());
+  t.data_ = t.keep_.get();
+  return t;
+}
+
+Tensor::Tensor(Shape shape, DType dtype) {
+  *this = empty(std::move(shape), dtype);
+  fill_zero();
+}
+
+Tensor Tensor::view(void* data, Shape shape, DType dtype, std::shared_ptr<void> owner) {
+  check_shape(shape);
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.dtype_set_ = true;
+  t.owned_ = false;
+  t.data_ = data;
+  t.keep_ = std::move(owner);
+  return t;
+}
+
+int Tensor::norm_dim(int d) const {
+  const int r = rank();
+  MESHNN_CHECK_AS(ShapeError, d >= -r && d < r, "dim ", d, " out of range for a rank-", r,
+                  " tensor of shape ", shape_str(shape_));
+  return d < 0 ? d + r : d;
+}
+
+int64_t Tensor::dim(int d) const { return shape_[norm_dim(d)]; }
+
+void Tensor::check_dtype(DType expected) const {
+  MESHNN_CHECK(dtype_set_, "tensor is undefined (expected ", dtype_name(expected), ")");
+  MESHNN_CHECK(dtype_ == expected, "tensor of dtype ", dtype_name(dtype_), " and shape ",
+               shape_str(shape_), " accessed as ", dtype_name(expected));
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(shape_, dtype_);
+  if (nbytes()) std::memcpy(t.data_, data_, nbytes());
+  return t;
+}
+
+Tensor Tensor::reshape(Shape shape) const {
+  check_shape(shape);
+  MESHNN_CHECK_AS(ShapeError, shape_numel(shape) == numel(), "cannot reshape ", shape_str(shape_),
+                  " to ", shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::slab(int d, int64_t start, int64_t len) const {
+  d = norm_dim(d);
+  for (int i = 0; i < d; ++i)
+    MESHNN_CHECK_AS(ShapeError, shape_[i] == 1, "slab along dim ", d, " of shape ",
+                    shape_str(shape_), " is not contiguous (dim ", i, " is not 1)");
+  MESHNN_CHECK_AS(ShapeError, start >= 0 && len >= 0 && start + len <= shape_[d], "slab [", start,
+                  ", ", start + len, ") out of range for dim ", d, " of ", shape_str(shape_));
+  int64_t inner = 1;
+  for (int i = d + 1; i < rank(); ++i) inner *= shape_[i];
+  Tensor t = *this;
+  t.shape_[d] = len;
+  t.owned_ = false;
+  t.data_ = static_cast<char*>(data_) + start * inner * static_cast<int64_t>(dtype_size(dtype_));
+  return t;
+}
+
+Tensor Tensor::narrow(int d, int64_t start, int64_t len) const {
+  d = norm_dim(d);
+  MESHNN_CHECK_AS(ShapeError, start >= 0 && len >= 0 && start + len <= shape_[d], "narrow [",
+                  start, ", ", start + len, ") out of range for dim ", d, " of ",
+                  shape_str(shape_));
+  Shape out_shape = shape_;
+  out_shape[d] = len;
+  Tensor out = empty(out_shape, dtype_);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < d; ++i) outer *= shape_[i];
+  for (int i = d + 1; i < rank(); ++i) inner *= shape_[i];
+  const size_t es = dtype_size(dtype_);
+  const size_t row = static_cast<size_t>(inner) * es;
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(static_cast<char*>(out.data_) + o * len * row,
+                static_cast<const char*>(data_) + (o * shape_[d] + start) * row, len * row);
+  return out;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  MESHNN_CHECK_AS(ShapeError, src.shape_ == shape_ && src.dtype_ == dtype_, "copy_from: source ",
+                  shape_str(src.shape_), " ", dtype_name(src.dtype_), " into ", shape_str(shape_),
+                  " ", dtype_name(dtype_));
+  if (nbytes() && src.data_ != data_) std::memmove(data_, src.data_, nbytes());
+}
+
+void Tensor::fill_zero() {
+  if (nbytes()) std::memset(data_, 0, nbytes());
+}
+
+namespace {
+double load_as_f64(const void* p, DType dt, int64_t i) {
+  switch (dt) {
+    case DType::f32: return static_cast<const float*>(p)[i];
+    case DType::bf16: return to_f32(static_cast<const bf16*>(p)[i]);
+    case DType::f64: return static_cast<const double*>(p)[i];
+    case DType::i64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DType::i32: return static_cast<const int32_t*>(p)[i];
+    case DType::u8: return static_cast<const uint8_t*>(p)[i];
+    case DType::boolean: return static_cast<const uint8_t*>(p)[i] != 0;
+    case DType::f16: {
+      // IEEE half → double (used only for reading F16 checkpoints).
+      const uint16_t h = static_cast<const uint16_t*>(p)[i];
+      const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+      double v;
+      if (exp == 0) v = man * 0x1p-24;
+      else if (exp == 31) v = man ? std::numeric_limits<double>::quiet_NaN()
+                                  : std::numeric_limits<double>::infinity();
+      else v = (1.0 + man * 0x1p-10) * std::ldexp(1.0, exp - 15);
+      return sign ? -v : v;
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+Tensor Tensor::to(DType dtype) const {
+  if (dtype == dtype_) return clone();
+  Tensor out = empty(shape_, dtype);
+  const int64_t n = numel();
+  if (dtype_ == DType::f32 && dtype == DType::bf16) {
+    const float* s = static_cast<const float*>(data_);
+    bf16* d = static_cast<bf16*>(out.data_);
+    for (int64_t i = 0; i < n; ++i) d[i] = to_bf16(s[i]);
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = load_as_f64(data_, dtype_, i);
+    switch (dtype) {
+      case DType::f32: static_cast<float*>(out.data_)[i] = static_cast<float>(v); break;
+      case DType::bf16:
+        static_cast<bf16*>(out.data_)[i] = to_bf16(static_cast<float>(v));
+        break;
+      case DType::f64: static_cast<double*>(out.data_)[i] = v; break;
+      case DType::i64: static_cast<int64_t*>(out.data_)[i] = static_cast<int64_t>(v); break;
+      case DType::i32: static_cast<int32_t*>(out.data_)[i] = static_cast<int32_t>(v); break;
+      case DType::u8: static_cast<uint8_t*>(out.data_)[i] = static_cast<uint8_t>(v); break;
+      case DType::boolean: static_cast<uint8_t*>(out.data_)[i] = v != 0; break;
+      case DType::f16:
+        throw Unsupported(detail::concat("conversion to f16 is not supported (from ",
+                                         dtype_name(dtype_), ")"));
+    }
+  }
+  return out;
+}
+
+Tensor concat(const std::vector<Tensor>& parts, int d) {
+  MESHNN_CHECK(!parts.empty(), "concat of no tensors");
+  const Tensor& first = parts[0];
+  d = first.norm_dim(d);
+  Shape out_shape = first.shape();
+  out_shape[d] = 0;
+  for (const Tensor& p : parts) {
+    MESHNN_CHECK_AS(ShapeError, p.dtype() == first.dtype() && p.rank() == first.rank(),
+                    "concat: part ", shape_str(p.shape()), " ", dtype_name(p.dtype()),
+                    " does not match ", shape_str(first.shape()), " ", dtype_name(first.dtype()));
+    for (int i = 0; i < p.rank(); ++i)
+      MESHNN_CHECK_AS(ShapeError, i == d || p.shape()[i] == first.shape()[i], "concat along dim ",
+                      d, ": part ", shape_str(p.shape()), " vs ", shape_str(first.shape()));
+    out_shape[d] += p.shape()[d];
+  }
+  Tensor out = Tensor::empty(out_shape, first.dtype());
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < d; ++i) outer *= out_shape[i];
+  for (int i = d + 1; i < first.rank(); ++i) inner *= out_shape[i];
+  const size_t es = dtype_size(first.dtype());
+  char* dst = static_cast<char*>(out.raw());
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Tensor& p : parts) {
+      const size_t bytes = static_cast<size_t>(p.shape()[d] * inner) * es;
+      std::memcpy(dst, static_cast<const char*>(p.raw()) + o * bytes, bytes);
+      dst += bytes;
+    }
+  return out;
+}
+
+}  // namespace meshnn

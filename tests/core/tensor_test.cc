@@ -1,0 +1,78 @@
+#include "meshnn/core/tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "support/golden.h"
+
+namespace meshnn {
+namespace {
+
+TEST(Tensor, OwnedIsAlignedAndZeroed) {
+  Tensor t({3, 5, 7});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw()) % kTensorAlignment, 0u);
+  EXPECT_EQ(t.numel(), 105);
+  EXPECT_EQ(t.nbytes(), 420u);
+  for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(t.data<float>()[i], 0.f);
+  EXPECT_EQ(t.dim(-1), 7);
+  EXPECT_THROW(t.dim(3), ShapeError);
+  EXPECT_THROW(t.data<double>(), InvalidArgument);
+}
+
+TEST(Tensor, CopyIsShallowCloneIsDeep) {
+  Tensor a = test::random_uniform({4, 4}, 1);
+  Tensor b = a;
+  Tensor c = a.clone();
+  a.data<float>()[0] = 42.f;
+  EXPECT_EQ(b.data<float>()[0], 42.f);
+  EXPECT_NE(c.data<float>()[0], 42.f);
+}
+
+TEST(Tensor, SlabIsZeroCopyAndChecked) {
+  Tensor t = test::random_uniform({1, 10, 3}, 2);
+  Tensor s = t.slab(1, 4, 3);
+  EXPECT_EQ(s.shape(), (Shape{1, 3, 3}));
+  EXPECT_EQ(s.raw(), static_cast<char*>(t.raw()) + 4 * 3 * 4);
+  EXPECT_FALSE(s.owns_storage());
+  Tensor two({2, 10, 3});
+  EXPECT_THROW(two.slab(1, 0, 2), ShapeError);
+  EXPECT_THROW(t.slab(1, 8, 3), ShapeError);
+}
+
+TEST(Tensor, NarrowAndConcatRoundTrip) {
+  Tensor t = test::random_uniform({2, 9, 4}, 3);
+  Tensor a = t.narrow(1, 0, 4), b = t.narrow(1, 4, 5);
+  Tensor back = concat({a, b}, -2);
+  EXPECT_TRUE(test::bit_equal(back, t));
+  EXPECT_THROW(concat({a, Tensor({2, 9, 5})}, 1), ShapeError);
+}
+
+TEST(Tensor, DtypeConversion) {
+  Tensor t = test::random_uniform({64}, 4);
+  Tensor h = t.to(DType::bf16);
+  Tensor back = h.to(DType::f32);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(back.data<float>()[i], round_to_bf16(t.data<float>()[i]));
+  Tensor d = t.to(DType::f64);
+  EXPECT_EQ(d.data<double>()[5], static_cast<double>(t.data<float>()[5]));
+}
+
+TEST(Tensor, ReshapeChecksCount) {
+  Tensor t({2, 6});
+  EXPECT_EQ(t.reshape({3, 4}).shape(), (Shape{3, 4}));
+  EXPECT_THROW(t.reshape({5}), ShapeError);
+  EXPECT_THROW(Tensor({1, 1, 1, 1, 1, 1, 1}), ShapeError);
+}
+
+TEST(Compare, ReportsWorstIndex) {
+  Tensor a = test::random_uniform({3, 8}, 5);
+  Tensor b = a.clone();
+  b.data<float>()[13] += 1.f;
+  auto r = test::close_rel_l2(a, b, 1e-6, "probe");
+  EXPECT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("(1, 5)"), std::string::npos) << r.message();
+  EXPECT_TRUE(test::close_rel_l2(a, a, 0.0));
+}
+
+}  // namespace
+}  // namespace meshnn
