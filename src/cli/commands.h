@@ -1,11 +1,23 @@
-// Each meshnn subcommand lives in its own file and registers itself on the CLI11 app.
+// Each meshnn subcommand lives in its own file under src/cli/ and registers itself:
+//
+//   static const meshnn::cli::Registrar reg("info", [](CLI::App& app) { ... add_subcommand ... });
+//
+// main.cc adds every registered command in name order, so new commands need no edit elsewhere.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
+#include <map>
+#include <string>
+
 namespace meshnn::cli {
 
-void register_info(CLI::App& app);
-void register_demo(CLI::App& app);
+using RegisterFn = std::function<void(CLI::App&)>;
+std::map<std::string, RegisterFn>& command_registry();
+
+struct Registrar {
+  Registrar(const std::string& name, RegisterFn fn) { command_registry()[name] = std::move(fn); }
+};
 
 }  // namespace meshnn::cli

@@ -6,9 +6,11 @@
 
 namespace meshnn::cli {
 
-void register_demo(CLI::App& app) {
+namespace {
+const Registrar reg("demo", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("demo", "Run the main job on a local mesh");
   cmd->callback([] { std::printf("meshnn demo: cpu features %s\n", cpu_features_str().c_str()); });
-}
+});
+}  // namespace
 
 }  // namespace meshnn::cli

@@ -10,7 +10,8 @@
 
 namespace meshnn::cli {
 
-void register_info(CLI::App& app) {
+namespace {
+const Registrar reg("info", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Print CPU features, oneDNN version and thread settings");
   cmd->callback([] {
     const CpuFeatures& f = cpu_features();
@@ -26,6 +27,7 @@ void register_info(CLI::App& app) {
     std::printf("omp threads:  %d (OMP_NUM_THREADS=%s)\n", omp_get_max_threads(),
                 omp_env ? omp_env : "unset");
   });
-}
+});
+}  // namespace
 
 }  // namespace meshnn::cli

@@ -5,12 +5,18 @@
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
 
+namespace meshnn::cli {
+std::map<std::string, RegisterFn>& command_registry() {
+  static std::map<std::string, RegisterFn> r;
+  return r;
+}
+}  // namespace meshnn::cli
+
 int main(int argc, char** argv) {
   meshnn::init_logging_from_env();
   CLI::App app{"meshnn — sharded inference runtime for audio decoders and robotics adapters"};
   app.require_subcommand(1);
-  meshnn::cli::register_info(app);
-  meshnn::cli::register_demo(app);
+  for (auto& [name, fn] : meshnn::cli::command_registry()) fn(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
