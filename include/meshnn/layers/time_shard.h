@@ -1,0 +1,90 @@
+// Time-sharded execution of the audio layers (issue: seed 000's AudioTParallelConfig).
+//
+// A sequence of `real` rows is padded up to `padded = parts · S` rows and device i of the time
+// line holds rows [i·S, (i+1)·S) as a (B, S, …) tensor (time = dim 1). The padded tail rows hold
+// unspecified values; every op below masks them (zeros before zero-padded convs, the activation
+// clamps at the real end) so that the real rows equal the unsharded result exactly. Because the
+// shards are always even, a layer that changes the rate (×s transposed conv, ×3 resampler, the
+// mel-VAE's ×2 upsample) keeps every device's shard the same size: no re-partitioning.
+//
+// Halo rows come from the neighbours in time order: over one mesh axis through
+// CclManager::neighbor_pad; over both axes the mesh is one line of rows·cols devices in row-major
+// time order and halos come from an edge exchange (an all-gather of each device's edge rows), so an
+// interior device always receives rows from the devices that hold the adjacent time ranges. (The
+// seed's one-exchange-per-axis form would hand device (1, 0) rows from (0, 0), which does not hold
+// the preceding range.)
+//
+// A default-constructed TimeShard is the unsharded 1×1 path: halos are local zero / replicate pads
+// and no communication code runs.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "meshnn/core/tensor.h"
+#include "meshnn/layers/activation.h"
+#include "meshnn/layers/conv.h"
+#include "meshnn/mesh/ccl.h"
+#include "meshnn/mesh/mesh.h"
+#include "meshnn/ops/filter_design.h"
+
+namespace meshnn {
+
+class TimeShard {
+ public:
+  TimeShard() = default;
+  // Time split over `axes` of `device` (1 or 2 distinct axes; with 2, axes[0] is the major one).
+  TimeShard(Device& device, std::vector<int> axes);
+
+  int parts() const { return parts_; }
+  int index() const { return index_; }
+  bool sharded() const { return parts_ > 1; }
+
+  // Rows per device for a real length: ceil(real / parts).
+  int64_t shard_rows(int64_t real) const { return (real + parts_ - 1) / parts_; }
+  // Global row of this device's first row for shards of `rows` rows.
+  int64_t row0(int64_t rows) const { return index_ * rows; }
+
+  // Replicated full (B, T, …) → this device's (B, S, …) shard, S = shard_rows(T); the padded
+  // tail rows are zeros.
+  Tensor partition(const Tensor& full) const;
+  // Shards (B, S, …) → the full (B, real, …) on every device (padded tail dropped).
+  Tensor gather(const Tensor& x, int64_t real) const;
+
+  // x: (B, S, …) → (B, left + S + right, …): neighbour rows inside the line, `mode` at its ends
+  // (replicate copies this device's own first / last row). left, right ≤ S.
+  Tensor halo(const Tensor& x, int64_t left, int64_t right, PadMode mode) const;
+
+  // The real row with global index `real − 1`, from whichever device holds it. → (B, 1, …).
+  Tensor last_real_row(const Tensor& x, int64_t real) const;
+
+ private:
+  Tensor edge_exchange(const Tensor& x, int64_t left, int64_t right, PadMode mode) const;
+
+  Device* device_ = nullptr;
+  std::vector<int> axes_;
+  int parts_ = 1;
+  int index_ = 0;
+};
+
+// ---- sharded layer forms. Each takes this device's (B, S, C) shard of a sequence with `real`
+// real rows and returns its shard of the output sequence (real_out = rate · real rows). ----------
+
+// Conv1d (any padding mode; stride s needs S divisible by s). x: (B, S, C_in) → (B, S/s, C_out).
+Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real);
+// Conv2d with time = H. x: (B, S, W, C_in) → (B, S, W_out, C_out). Stride 1 along H.
+Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real);
+// ConvTranspose1d via input halos (never a gather of the whole sequence).
+// x: (B, S, C_in) → (B, s·S, C_out); needs (k − s) even and output exactly s · length.
+Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const TimeShard& ts,
+                                int64_t real);
+// BigVGAN Activation1d. x: (B, S, C) → (B, S, C).
+Tensor activation_sharded(const layers::AntiAliasedActivation& act, const Tensor& x,
+                          const TimeShard& ts, int64_t real);
+// Replicate-padded transposed-FIR upsampler (LTX hann ×3, BigVGAN kaiser ×2).
+// x: (B, S, C) → (B, ratio·S, C).
+Tensor upsample1d_sharded(const Tensor& x, std::span<const float> taps,
+                          const ops::UpsampleGeometry& g, const TimeShard& ts, int64_t real);
+
+}  // namespace meshnn
