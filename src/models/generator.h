@@ -1,0 +1,50 @@
+// BigVGAN / HiFi-GAN generator (NVIDIA BigVGAN v1/v2, the LTX-2.3 main and BWE vocoders, the
+// LTX-2 HiFi-GAN vocoder): conv_pre → [ups[i] → mean of resblocks] × N → post → conv_post.
+// One class; the config decides the block type, activation, final op and key style.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "meshnn/core/precision.h"
+#include "meshnn/core/tensor.h"
+#include "meshnn/layers/activation.h"
+#include "meshnn/layers/conv.h"
+#include "meshnn/layers/time_shard.h"
+#include "models/audio_config.h"
+
+namespace meshnn::models {
+
+class Generator {
+ public:
+  // Loads every weight under `prefix` (e.g. "vocoder.vocoder."); WeightError naming the key when
+  // one is missing or misshaped. `name` is used in messages and progress.
+  Generator(const GeneratorConfig& cfg, const std::map<std::string, Tensor>& state,
+            const std::string& prefix, Precision precision);
+  ~Generator();
+  Generator(Generator&&) noexcept;
+
+  const GeneratorConfig& config() const { return cfg_; }
+
+  // x: this device's (B, S, C_in) time shard of a sequence with `real` real frames (S = real on
+  // 1×1) → (B, hop·S, C_out) shard of the waveform (real length hop·real).
+  Tensor forward(const Tensor& x, const TimeShard& ts, int64_t real);
+  // Unsharded convenience. x: (B, T, C_in) → (B, hop·T, C_out).
+  Tensor forward(const Tensor& x) { return forward(x, TimeShard(), x.dim(1)); }
+
+  // Multiply-add count of one forward over `frames` input frames (for GFLOP/s reports).
+  double flops(int64_t frames) const;
+
+ private:
+  struct Block;
+  GeneratorConfig cfg_;
+  std::unique_ptr<Conv1d> conv_pre_;
+  std::vector<std::unique_ptr<ConvTranspose1d>> ups_;
+  std::vector<std::unique_ptr<Block>> blocks_;  // stage i, kernel j at i·R + j
+  std::unique_ptr<layers::AntiAliasedActivation> act_post_;
+  std::unique_ptr<Conv1d> conv_post_;
+};
+
+}  // namespace meshnn::models

@@ -1,0 +1,351 @@
+#include "models/ltx_audio_decoder.h"
+
+#include <cmath>
+#include <set>
+
+#include "io/json.h"
+#include "meshnn/ops/filter_design.h"
+#include "ops/elementwise.h"
+
+namespace meshnn::models {
+namespace {
+
+const std::string kVae = "audio_vae.decoder.";
+const std::string kStats = "audio_vae.per_channel_statistics.";
+
+Tensor get(const std::map<std::string, Tensor>& state, const std::string& k, const Shape& shape) {
+  auto it = state.find(k);
+  if (it == state.end()) throw WeightError("missing checkpoint key '" + k + "'");
+  MESHNN_CHECK_AS(WeightError, it->second.shape() == shape, "checkpoint key '", k, "' has shape ",
+                  shape_str(it->second.shape()), ", expected ", shape_str(shape));
+  return it->second.dtype() == DType::f32 ? it->second : it->second.to(DType::f32);
+}
+
+// CausalConv2d (ltx-core): zero pad time (H) k − 1 at the top, mel (W) (k − 1)/2 | rest.
+std::unique_ptr<Conv2d> causal_conv2d(const std::map<std::string, Tensor>& state,
+                                      const std::string& prefix, int64_t ci, int64_t co, int64_t k,
+                                      Precision precision) {
+  Conv2dConfig c;
+  c.in_channels = ci;
+  c.out_channels = co;
+  c.kernel_size = {k, k};
+  c.padding_mode = "causal_height";
+  c.precision = precision;
+  auto conv = std::make_unique<Conv2d>(c, prefix);
+  conv->load(state, prefix);  // accepts the wrapper's inner "conv.weight"
+  return conv;
+}
+
+
+}  // namespace
+
+// ---- Stage A: mel-VAE decoder -------------------------------------------------------------------
+
+struct LtxAudioDecoder::MelVae {
+  struct ResBlock {
+    std::unique_ptr<Conv2d> conv1, conv2, nin;
+  };
+  AudioVaeDecoderConfig cfg;
+  std::vector<float> stats_std, stats_mean;  // (z_channels · latent_mel_bins), feature c·F + f
+  std::unique_ptr<Conv2d> conv_in, conv_out;
+  std::vector<ResBlock> mid;
+  std::vector<std::vector<ResBlock>> up;               // run order: level L−1 … 0
+  std::vector<std::unique_ptr<Conv2d>> upsample_conv;  // per run-order level (null for level 0)
+
+  MelVae(const AudioVaeDecoderConfig& c, const std::map<std::string, Tensor>& state, Precision p)
+      : cfg(c) {
+    const int64_t feats = static_cast<int64_t>(cfg.z_channels) * cfg.latent_mel_bins;
+    const Tensor sd = get(state, kStats + "std-of-means", {feats});
+    const Tensor mn = get(state, kStats + "mean-of-means", {feats});
+    stats_std.assign(sd.data<float>(), sd.data<float>() + feats);
+    stats_mean.assign(mn.data<float>(), mn.data<float>() + feats);
+    const int levels = static_cast<int>(cfg.ch_mult.size());
+    int64_t ch = static_cast<int64_t>(cfg.ch) * cfg.ch_mult.back();
+    conv_in = causal_conv2d(state, kVae + "conv_in", cfg.z_channels, ch, 3, p);
+    auto res = [&](const std::string& pre, int64_t ci, int64_t co) {
+      ResBlock b;
+      b.conv1 = causal_conv2d(state, pre + "conv1", ci, co, 3, p);
+      b.conv2 = causal_conv2d(state, pre + "conv2", co, co, 3, p);
+      if (ci != co) b.nin = causal_conv2d(state, pre + "nin_shortcut", ci, co, 1, p);
+      return b;
+    };
+    mid.push_back(res(kVae + "mid.block_1.", ch, ch));
+    mid.push_back(res(kVae + "mid.block_2.", ch, ch));
+    for (int level = levels - 1; level >= 0; --level) {
+      const int64_t co = static_cast<int64_t>(cfg.ch) * cfg.ch_mult[level];
+      std::vector<ResBlock> blocks;
+      for (int i = 0; i <= cfg.num_res_blocks; ++i) {
+        blocks.push_back(res(kVae + "up." + std::to_string(level) + ".block." + std::to_string(i) + ".", ch, co));
+        ch = co;
+      }
+      up.push_back(std::move(blocks));
+      upsample_conv.push_back(level != 0 ? causal_conv2d(state, kVae + "up." + std::to_string(level) +
+                                                                    ".upsample.conv", ch, ch, 3, p)
+                                         : nullptr);
+    }
+    conv_out = causal_conv2d(state, kVae + "conv_out", ch, cfg.out_ch, 3, p);
+  }
+
+  // x: (B, S, W, C) → same; PixelNorm → SiLU → conv1 → PixelNorm → SiLU → conv2, + shortcut.
+  static Tensor res_forward(ResBlock& b, const Tensor& x, const TimeShard& ts, int64_t real, float eps) {
+    Tensor h = Tensor::empty(x.shape());
+    ops::pixel_norm_silu(x, h, eps);
+    h = conv2d_sharded(*b.conv1, h, ts, real);
+    ops::pixel_norm_silu(h, h, eps);
+    h = conv2d_sharded(*b.conv2, h, ts, real);
+    // The k1 shortcut needs no halo: a pointwise conv.
+    Tensor skip = b.nin ? b.nin->forward(x) : x;
+    ops::add_(h, skip);
+    return h;
+  }
+
+  // x: (B, S, W, C) → (B, 2S, 2W, C); real R → 2R − 1. Nearest ×2 then CausalConv2d with the first
+  // time row dropped. Output row r' of the dropped sequence reads upsampled rows r' − 1 … r' + 1,
+  // so the conv runs 'valid' on the upsampled shard with a halo of one row each side: every device
+  // keeps 2S rows (no re-partitioning) and row −1 is the zero front pad.
+  static Tensor upsample(Conv2d& conv, const Tensor& x, const TimeShard& ts) {
+    Tensor u = ops::upsample_nearest2x_hw(x);
+    MESHNN_DCHECK(conv.pad_left() == 2, "causal k3");
+    Tensor padded = ts.halo(u, conv.pad_left() - 1, 1, PadMode::zeros);
+    return conv.forward_padded(padded);
+  }
+
+  // latent: (B, S, F, Cz) channels-last → (B, 4S, 64, 2) (for 3 levels); real T → 4T − 3.
+  Tensor forward(const Tensor& latent, const TimeShard& ts, int64_t real) {
+    MESHNN_CHECK_AS(ShapeError,
+                    latent.rank() == 4 && latent.dim(2) == cfg.latent_mel_bins && latent.dim(3) == cfg.z_channels,
+                    "mel-VAE decoder: expected latent (B, T, ", cfg.latent_mel_bins, ", ", cfg.z_channels,
+                    ") channels-last, got ", shape_str(latent.shape()));
+    // Denormalise: x · std + mean per patchified feature c·F + f.
+    Tensor x = latent.clone();
+    {
+      const int64_t F = cfg.latent_mel_bins, C = cfg.z_channels;
+      float* p = x.data<float>();
+      const int64_t rows_n = x.dim(0) * x.dim(1);
+      for (int64_t r = 0; r < rows_n; ++r)
+        for (int64_t f = 0; f < F; ++f)
+          for (int64_t c = 0; c < C; ++c) {
+            float& v = p[(r * F + f) * C + c];
+            v = v * stats_std[c * F + f] + stats_mean[c * F + f];
+          }
+    }
+    const float eps = cfg.pixel_norm_eps;
+    x = conv2d_sharded(*conv_in, x, ts, real);
+    for (ResBlock& b : mid) x = res_forward(b, x, ts, real, eps);
+    for (size_t l = 0; l < up.size(); ++l) {
+      for (ResBlock& b : up[l]) x = res_forward(b, x, ts, real, eps);
+      if (upsample_conv[l]) {
+        x = upsample(*upsample_conv[l], x, ts);
+        real = 2 * real - 1;
+      }
+    }
+    ops::pixel_norm_silu(x, x, eps);
+    return conv2d_sharded(*conv_out, x, ts, real);
+  }
+};
+
+// ---- Stage C: bandwidth extension -------------------------------------------------------------
+
+struct LtxAudioDecoder::Bwe {
+  BweConfig cfg;
+  std::unique_ptr<Conv1d> stft;   // forward_basis as a strided conv: 1 → 2·bins, k n_fft, stride hop
+  std::unique_ptr<Conv1d> mel;    // mel_basis as a k1 conv: bins → num_mels
+  std::unique_ptr<Generator> gen;
+  std::vector<float> hann;        // ×ratio resampler taps (computed; not in the checkpoint)
+  ops::UpsampleGeometry geom;
+  int ratio;
+
+  Bwe(const BweConfig& c, const std::map<std::string, Tensor>& state, Precision p) : cfg(c) {
+    const int64_t bins = cfg.n_fft / 2 + 1;
+    // The bases are stored (bf16-rounded from training) and used as stored, never recomputed.
+    Tensor fb = get(state, "vocoder.mel_stft.stft_fn.forward_basis", {2 * bins, 1, cfg.n_fft});
+    Tensor mb = get(state, "vocoder.mel_stft.mel_basis", {cfg.num_mels, bins});
+    Conv1dConfig sc;
+    sc.in_channels = 1;
+    sc.out_channels = 2 * bins;
+    sc.kernel_size = cfg.n_fft;
+    sc.stride = cfg.hop_length;
+    sc.padding = 0;  // the causal left pad comes from the halo
+    sc.bias = false;
+    sc.precision = Precision::fp32;  // fp32 required for Stage C
+    stft = std::make_unique<Conv1d>(sc, "vocoder.mel_stft.stft_fn");
+    stft->set_weights(fb, Tensor());
+    Conv1dConfig mc;
+    mc.in_channels = bins;
+    mc.out_channels = cfg.num_mels;
+    mc.kernel_size = 1;
+    mc.bias = false;
+    mel = std::make_unique<Conv1d>(mc, "vocoder.mel_stft.mel_basis");
+    mel->set_weights(mb.reshape({cfg.num_mels, bins, 1}), Tensor());
+    gen = std::make_unique<Generator>(cfg.generator, state, "vocoder.bwe_generator.", p);
+    ratio = cfg.output_sampling_rate / cfg.input_sampling_rate;
+    hann = ops::hann_sinc_filter1d(ratio);
+    geom = ops::hann_upsample_geometry(ratio);
+  }
+
+  // x: (B, S, 2) 16 kHz shard with `real` samples → StageC.
+  StageC forward(const Tensor& x, const TimeShard& ts, int64_t real) {
+    const int64_t B = x.dim(0), S = x.dim(1), hop = cfg.hop_length;
+    MESHNN_CHECK_AS(ShapeError, S % hop == 0 && real % hop == 0, "BWE: shard of ", S, " samples and length ",
+                    real, " must be multiples of the STFT hop ", hop);
+    const int64_t bins = cfg.n_fft / 2 + 1, F = S / hop;
+    // Stereo into the batch: (B, S, 2) → (2B, S, 1).
+    Tensor planar = Tensor::empty({2 * B, S, 1});
+    {
+      const float* s = x.data<float>();
+      float* d = planar.data<float>();
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < S; ++t)
+          for (int64_t c = 0; c < 2; ++c) d[((b * 2 + c) * S) + t] = s[(b * S + t) * 2 + c];
+    }
+    // Causal STFT: left pad n_fft − hop zeros (neighbour samples inside the line), no right pad.
+    Tensor framed = ts.halo(planar, cfg.n_fft - hop, 0, PadMode::zeros);
+    Tensor spec = stft->forward_padded(framed);  // (2B, F, 2·bins): rows [0, bins) real, then imaginary
+    Tensor mag = Tensor::empty({2 * B, F, bins});
+    {
+      const float* sp = spec.data<float>();
+      float* m = mag.data<float>();
+      const int64_t n = 2 * B * F;
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t k = 0; k < bins; ++k) {
+          const float re = sp[r * 2 * bins + k], im = sp[r * 2 * bins + bins + k];
+          m[r * bins + k] = std::sqrt(re * re + im * im);  // no epsilon here (unlike BigVGAN's)
+        }
+    }
+    Tensor melv = mel->forward(mag);  // (2B, F, num_mels)
+    StageC out;
+    out.log_mel = Tensor::empty({B, F, 2 * cfg.num_mels});
+    {
+      const float* mp = melv.data<float>();
+      float* d = out.log_mel.data<float>();
+      const int64_t M = cfg.num_mels;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t f = 0; f < F; ++f)
+          for (int64_t s = 0; s < 2; ++s)
+            for (int64_t m = 0; m < M; ++m)
+              d[(b * F + f) * 2 * M + s * M + m] = std::log(std::max(mp[((b * 2 + s) * F + f) * M + m], 1e-5f));
+    }
+    out.residual = gen->forward(out.log_mel, ts, real / hop);
+    out.skip = upsample1d_sharded(x, hann, geom, ts, real);
+    out.out = out.residual.clone();
+    ops::add_(out.out, out.skip);
+    ops::clamp_(out.out, -1.f, 1.f);
+    return out;
+  }
+};
+
+// ---- the whole chain ------------------------------------------------------------------------------
+
+std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile& file,
+                                                       Precision precision) {
+  const auto& meta = file.metadata();
+  auto it = meta.find("config");
+  if (it == meta.end())
+    throw WeightError("checkpoint '" + file.path() +
+                      "' has no 'config' entry in its safetensors metadata (LTX checkpoints carry one)");
+  const LtxAudioConfig cfg = parse_ltx_audio_config(io::parse_json(it->second, file.path() + " config"),
+                                                    file.path());
+  std::map<std::string, Tensor> state;
+  for (const std::string& k : file.keys())
+    if (k.rfind("audio_vae.", 0) == 0 || k.rfind("vocoder.", 0) == 0) state.emplace(k, file.get(k));
+  return std::make_unique<LtxAudioDecoder>(cfg, state, precision);
+}
+
+LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::string, Tensor>& state,
+                                 Precision precision)
+    : cfg_(cfg) {
+  vae_ = std::make_unique<MelVae>(cfg_.vae, state, precision);
+  // LTX-2.3 nests the main generator under vocoder.vocoder.; LTX-2 is flat under vocoder.
+  const bool v23 = cfg_.version == LtxAudioConfig::Version::ltx23;
+  vocoder_ = std::make_unique<Generator>(cfg_.vocoder, state, v23 ? "vocoder.vocoder." : "vocoder.", precision);
+  if (v23) bwe_ = std::make_unique<Bwe>(cfg_.bwe, state, precision);
+}
+
+LtxAudioDecoder::~LtxAudioDecoder() = default;
+
+int64_t LtxAudioDecoder::output_samples(int64_t t) const {
+  const int64_t m = std::max<int64_t>(4 * t - 3, 1);
+  int64_t l = m * cfg_.vocoder.hop();
+  if (bwe_) l *= cfg_.bwe.output_sampling_rate / cfg_.bwe.input_sampling_rate;
+  return l;
+}
+
+Tensor latent_to_channels_last(const Tensor& latent) {
+  latent.check_dtype(DType::f32);
+  const int64_t B = latent.dim(0), C = latent.dim(1), T = latent.dim(2), F = latent.dim(3);
+  Tensor out = Tensor::empty({B, T, F, C});
+  const float* s = latent.data<float>();
+  float* d = out.data<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t f = 0; f < F; ++f) d[((b * T + t) * F + f) * C + c] = s[((b * C + c) * T + t) * F + f];
+  return out;
+}
+
+Tensor LtxAudioDecoder::pack_mel(const Tensor& mel) {
+  const int64_t B = mel.dim(0), S = mel.dim(1), M = mel.dim(2), C = mel.dim(3);
+  Tensor out = Tensor::empty({B, S, C * M});
+  const float* s = mel.data<float>();
+  float* d = out.data<float>();
+  for (int64_t r = 0; r < B * S; ++r)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t c = 0; c < C; ++c) d[r * C * M + c * M + m] = s[(r * M + m) * C + c];
+  return out;
+}
+
+Tensor LtxAudioDecoder::stage_a(const Tensor& latent_cl, const TimeShard& ts, int64_t real) {
+  return vae_->forward(latent_cl, ts, real);
+}
+
+Tensor LtxAudioDecoder::stage_b(const Tensor& mel_packed, const TimeShard& ts, int64_t real) {
+  return vocoder_->forward(mel_packed, ts, real);
+}
+
+LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const TimeShard& ts, int64_t real) {
+  MESHNN_CHECK(bwe_ != nullptr, "stage C: this checkpoint (LTX-2) has no bandwidth extension");
+  return bwe_->forward(wav16, ts, real);
+}
+
+Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts, const ProgressFn& progress) {
+  MESHNN_CHECK_AS(ShapeError, latent.defined() && latent.dtype() == DType::f32, "latent: expected f32");
+  MESHNN_CHECK_AS(ShapeError,
+                  latent.rank() == 4 && latent.dim(1) == cfg_.vae.z_channels &&
+                      latent.dim(3) == cfg_.vae.latent_mel_bins && latent.dim(2) >= 1,
+                  "latent: expected shape (B, ", cfg_.vae.z_channels, ", T, ", cfg_.vae.latent_mel_bins,
+                  "), got ", shape_str(latent.shape()));
+  {
+    const float* p = latent.data<float>();
+    for (int64_t i = 0; i < latent.numel(); ++i)
+      if (!std::isfinite(p[i])) {
+        int64_t r = i;
+        const int64_t f = r % latent.dim(3);
+        r /= latent.dim(3);
+        const int64_t t = r % latent.dim(2);
+        r /= latent.dim(2);
+        throw InvalidArgument(detail::concat("latent: non-finite value ", p[i], " at index (", r / latent.dim(1),
+                                             ", ", r % latent.dim(1), ", ", t, ", ", f, ")"));
+      }
+  }
+  const int64_t T = latent.dim(2);
+  MESHNN_CHECK_AS(ShapeError,
+                  !ts.sharded() || (ts.shard_rows(T) >= kMinFramesPerDevice && (ts.parts() - 1) * ts.shard_rows(T) < T),
+                  "a latent of ", T, " frames cannot be split over ", ts.parts(), " devices (each needs at least ",
+                  kMinFramesPerDevice, " frames and the last one a real frame); use a smaller mesh");
+  const int total = bwe_ ? 3 : 2;
+  Tensor x = ts.partition(latent_to_channels_last(latent));
+  Tensor mel = stage_a(x, ts, T);
+  const int64_t M = 4 * T - 3;
+  if (progress) progress(1, total, "mel-VAE decoder");
+  Tensor wav = stage_b(pack_mel(mel), ts, M);
+  int64_t L = M * cfg_.vocoder.hop();
+  if (progress) progress(2, total, "vocoder");
+  if (bwe_) {
+    wav = bwe_->forward(wav, ts, L).out;
+    L *= cfg_.bwe.output_sampling_rate / cfg_.bwe.input_sampling_rate;
+    if (progress) progress(3, total, "bandwidth extension");
+  }
+  return ts.gather(wav, L);
+}
+
+}  // namespace meshnn::models

@@ -1,0 +1,78 @@
+// LTX-2.3 audio decode (and LTX-2's HiFi-GAN variant): latent → mel-VAE decoder (Stage A) →
+// vocoder (Stage B) → bandwidth extension (Stage C) → 48 kHz stereo. Spec:
+// ../shared/docs/reference/ltx2_audio_decode.md; PyTorch reference: tools/ltx_audio/model.py.
+//
+// Every stage runs time-sharded over a TimeShard (one device's even slice of the time axis, halos
+// from its neighbours); a default TimeShard is the unsharded path. Layouts are channels-last:
+// Stage A (B, T, W = mel bin, C), Stages B/C (B, T, C).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "meshnn/core/precision.h"
+#include "meshnn/core/tensor.h"
+#include "meshnn/io/safetensors.h"
+#include "meshnn/layers/time_shard.h"
+#include "models/audio_config.h"
+#include "models/generator.h"
+
+namespace meshnn::models {
+
+// Called after each stage: (stage index 1..n, n, stage name).
+using ProgressFn = std::function<void(int, int, const char*)>;
+
+class LtxAudioDecoder {
+ public:
+  // Reads the config from the checkpoint's `config` metadata (the config wins over defaults; the
+  // version is chosen by the presence of config.vocoder.bwe) and loads every weight. Missing keys
+  // are listed together in one WeightError.
+  static std::unique_ptr<LtxAudioDecoder> load(const io::SafetensorsFile& file, Precision precision);
+  LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::string, Tensor>& state,
+                  Precision precision);
+  ~LtxAudioDecoder();
+
+  const LtxAudioConfig& config() const { return cfg_; }
+  int sample_rate() const { return cfg_.output_sampling_rate(); }
+  // Output samples per latent frame count T: (4T − 3) · 160 · (3 with BWE | 1.5 for 24 kHz LTX-2).
+  int64_t output_samples(int64_t latent_frames) const;
+
+  // latent: (B, 8, T, 16) f32, the same full tensor on every device → (B, samples, 2) f32 waveform,
+  // the same on every device. Non-finite latents are rejected with the first bad index.
+  Tensor decode(const Tensor& latent, const TimeShard& ts = TimeShard(),
+                const ProgressFn& progress = nullptr);
+
+  // Stages on shards, for tests and benchmarks (each documents its shapes).
+  // latent_cl: (B, S, 16, 8) channels-last shard, `real` frames → log-mel (B, 4S, 64, 2), real 4T − 3.
+  Tensor stage_a(const Tensor& latent_cl, const TimeShard& ts, int64_t real);
+  // mel: (B, S, 64, 2) → (B, S, 128) with channel s·64 + m (ltx-core's packing).
+  static Tensor pack_mel(const Tensor& mel);
+  // Stage B: (B, S, 128) → (B, hop·S, 2).
+  Tensor stage_b(const Tensor& mel_packed, const TimeShard& ts, int64_t real);
+  // Stage C: 16 kHz (B, S, 2) → 48 kHz (B, 3S, 2). Also returns intermediates when asked.
+  struct StageC {
+    Tensor log_mel;   // (B, F_s, 128) packed like the BWE generator's input
+    Tensor residual;  // (B, 3S, 2)
+    Tensor skip;      // (B, 3S, 2)
+    Tensor out;       // (B, 3S, 2), clamped
+  };
+  StageC stage_c(const Tensor& wav16, const TimeShard& ts, int64_t real);
+
+  // Latent frames each device needs at least, for a mesh check before any compute.
+  static constexpr int64_t kMinFramesPerDevice = 2;
+
+ private:
+  struct MelVae;
+  struct Bwe;
+  LtxAudioConfig cfg_;
+  std::unique_ptr<MelVae> vae_;
+  std::unique_ptr<Generator> vocoder_;
+  std::unique_ptr<Bwe> bwe_;
+};
+
+// (B, C, T, F) NCHW latent → (B, T, F, C) channels-last.
+Tensor latent_to_channels_last(const Tensor& latent);
+
+}  // namespace meshnn::models
