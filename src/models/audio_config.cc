@@ -138,16 +138,21 @@ BigVganConfig parse_bigvgan_config(const json& j, const std::string& where) {
   g.use_tanh_at_final = get_or<bool>(j, "use_tanh_at_final", true, where);
   g.use_bias_at_final = get_or<bool>(j, "use_bias_at_final", true, where);
   g.apply_final_activation = true;
-  g.sampling_rate = get_field<int>(j, "sampling_rate", where);
+  parse_mel_fields(j, where, c);
+  g.validate(where);
+  MESHNN_CHECK(g.hop() == c.hop_size, where, ": product of upsample_rates (", g.hop(),
+               ") must equal hop_size (", c.hop_size, ")");
+  return c;
+}
+
+void parse_mel_fields(const json& j, const std::string& where, BigVganConfig& c) {
+  c.generator.sampling_rate = get_field<int>(j, "sampling_rate", where);
+  c.num_mels = get_field<int>(j, "num_mels", where);
   c.n_fft = get_field<int>(j, "n_fft", where);
   c.hop_size = get_field<int>(j, "hop_size", where);
   c.win_size = get_field<int>(j, "win_size", where);
   c.fmin = get_or<double>(j, "fmin", 0.0, where);
   c.fmax = get_or<double>(j, "fmax", 0.0, where);
-  g.validate(where);
-  MESHNN_CHECK(g.hop() == c.hop_size, where, ": product of upsample_rates (", g.hop(),
-               ") must equal hop_size (", c.hop_size, ")");
-  return c;
 }
 
 LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& where) {

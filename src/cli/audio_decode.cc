@@ -1,0 +1,62 @@
+// meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav.
+#include <cstdio>
+
+#include "cli/audio_common.h"
+#include "cli/commands.h"
+#include "mesh/mpi_comm.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/safetensors.h"
+#include "meshnn/io/wav.h"
+
+namespace meshnn::cli {
+namespace {
+
+struct Args {
+  std::string checkpoint, latent, out, mesh = "1x1", backend = "local", precision = "fp32";
+  int threads = 0;
+  bool quiet = false;
+};
+
+void run(const Args& a) {
+  MeshConfig mc = parse_mesh(a.mesh);
+  mc.backend = parse_backend(a.backend);
+  mc.threads_per_device = a.threads;
+  const Precision precision = parse_precision(a.precision);
+  const io::SafetensorsFile file = io::SafetensorsFile::open(a.checkpoint);
+  Tensor latent = io::load_npy(a.latent);
+  MESHNN_CHECK_AS(ShapeError, latent.dtype() == DType::f32 || latent.dtype() == DType::f64,
+                  a.latent, ": latent must be float32 or float64, got ", dtype_name(latent.dtype()));
+  if (latent.dtype() != DType::f32) latent = latent.to(DType::f32);
+  if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
+  const auto t0 = std::chrono::steady_clock::now();
+  DecodeResult r = decode_on_mesh(
+      mc, [&] { return models::LtxAudioDecoder::load(file, precision); }, latent, a.quiet);
+  if (r.is_writer) {
+    MESHNN_CHECK_AS(ShapeError, r.wave.dim(0) == 1, "batch of ", r.wave.dim(0),
+                    " latents: write one WAV per latent (batch 1 expected)");
+    io::write_wav(a.out, r.wave.reshape({r.wave.dim(1), r.wave.dim(2)}), r.sample_rate);
+    const double audio_s = static_cast<double>(r.wave.dim(1)) / r.sample_rate;
+    if (!a.quiet)
+      std::printf("wrote %s: %.2f s of %d Hz stereo; decode %.2f s (real-time factor %.3f), total %.2f s\n",
+                  a.out.c_str(), audio_s, r.sample_rate, r.seconds, r.seconds / audio_s, seconds_since(t0));
+  }
+  if (mc.backend == Backend::mpi) mesh_detail::mpi_finalize();
+}
+
+const Registrar reg("audio-decode", [](CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("audio-decode", "Decode an LTX-2.3 audio latent (.npy) to a 48 kHz stereo WAV");
+  cmd->add_option("--checkpoint", args->checkpoint, "LTX checkpoint (.safetensors with `config` metadata)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--latent", args->latent, "latent .npy, (1, 8, T, 16) or (8, T, 16)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", args->out, "output .wav (float32)")->required();
+  cmd->add_option("--mesh", args->mesh, "device mesh RxC; time is split over every axis > 1")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")->capture_default_str();
+  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
+  cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
+  cmd->callback([args] { run(*args); });
+});
+
+}  // namespace
+}  // namespace meshnn::cli

@@ -1,0 +1,65 @@
+// meshnn vocode: NVIDIA BigVGAN (v1/v2/base configs) from a mel .npy or a .wav (copy synthesis
+// through BigVGAN's own mel front end) → .wav.
+#include <cstdio>
+
+#include "cli/audio_common.h"
+#include "cli/commands.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/safetensors.h"
+#include "meshnn/io/wav.h"
+#include "models/bigvgan.h"
+
+namespace meshnn::cli {
+namespace {
+
+struct Args {
+  std::string checkpoint, config, mel, wav, out, precision = "fp32";
+  bool quiet = false;
+};
+
+void run(const Args& a) {
+  MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
+  const io::SafetensorsFile file = io::SafetensorsFile::open(a.checkpoint);
+  auto model = models::BigVgan::load(file, a.config, parse_precision(a.precision));
+  const int sr = model->config().generator.sampling_rate;
+  Tensor mel;
+  if (!a.wav.empty()) {
+    io::WavAudio w = io::read_wav(a.wav);
+    MESHNN_CHECK(w.sample_rate == sr, a.wav, ": sample rate ", w.sample_rate, " Hz, the model expects ", sr,
+                 " Hz (resample it first)");
+    MESHNN_CHECK_AS(ShapeError, w.samples.dim(1) == 1, a.wav, ": ", w.samples.dim(1),
+                    " channels; BigVGAN is mono (mix down first)");
+    Tensor m = model->mel_of(w.samples.reshape({w.samples.dim(0)}));
+    mel = m.reshape({1, m.dim(0), m.dim(1)});
+  } else {
+    mel = io::load_npy(a.mel);
+    if (mel.dtype() != DType::f32) mel = mel.to(DType::f32);
+    if (mel.rank() == 2) mel = mel.reshape({1, mel.dim(0), mel.dim(1)});
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Tensor y = model->vocode_mel(mel);
+  const double secs = seconds_since(t0);
+  MESHNN_CHECK_AS(ShapeError, y.dim(0) == 1, "batch of ", y.dim(0), " mels: batch 1 expected");
+  io::write_wav(a.out, y.reshape({y.dim(1), 1}), sr);
+  if (!a.quiet)
+    std::printf("wrote %s: %.2f s at %d Hz; vocoder %.2f s\n", a.out.c_str(),
+                static_cast<double>(y.dim(1)) / sr, sr, secs);
+}
+
+const Registrar reg("vocode", [](CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("vocode", "Run an NVIDIA BigVGAN vocoder on a mel (.npy) or a WAV");
+  cmd->add_option("--checkpoint", args->checkpoint, "generator weights (.safetensors, NVIDIA key names)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--config", args->config, "BigVGAN config.json (default: the checkpoint's `config` metadata)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--mel", args->mel, "log-mel .npy, (num_mels, frames) or (1, num_mels, frames)")->check(CLI::ExistingFile);
+  cmd->add_option("--wav", args->wav, "mono .wav at the model's rate (copy synthesis)")->check(CLI::ExistingFile);
+  cmd->add_option("--out", args->out, "output .wav (float32)")->required();
+  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")->capture_default_str();
+  cmd->add_flag("--quiet", args->quiet, "no summary output");
+  cmd->callback([args] { run(*args); });
+});
+
+}  // namespace
+}  // namespace meshnn::cli

@@ -1,0 +1,66 @@
+#include "models/bigvgan.h"
+
+#include <cmath>
+
+#include "io/json.h"
+
+namespace meshnn::models {
+
+BigVgan::BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state, Precision precision)
+    : cfg_(config) {
+  // Checkpoints saved as {"generator": state_dict} and flattened keep a "generator." prefix.
+  const bool prefixed = !state.count("conv_pre.weight") && !state.count("conv_pre.weight_v") &&
+                        !state.count("conv_pre.parametrizations.weight.original1") &&
+                        (state.count("generator.conv_pre.weight") || state.count("generator.conv_pre.weight_v"));
+  gen_ = std::make_unique<Generator>(cfg_.generator, state, prefixed ? "generator." : "", precision);
+}
+
+std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file, const std::string& config_path,
+                                       Precision precision) {
+  nlohmann::json j;
+  if (!config_path.empty()) {
+    j = io::read_json_file(config_path);
+  } else {
+    auto it = file.metadata().find("config");
+    if (it == file.metadata().end())
+      throw InvalidArgument("checkpoint '" + file.path() +
+                            "' carries no 'config' metadata; pass the model's config.json with --config");
+    j = io::parse_json(it->second, file.path() + " config");
+  }
+  const BigVganConfig cfg = parse_bigvgan_config(j, config_path.empty() ? file.path() : config_path);
+  std::map<std::string, Tensor> state;
+  for (const std::string& k : file.keys()) state.emplace(k, file.get(k));
+  return std::make_unique<BigVgan>(cfg, state, precision);
+}
+
+ops::MelConfig BigVgan::mel_config() const {
+  ops::MelConfig m;
+  m.sampling_rate = cfg_.generator.sampling_rate;
+  m.n_fft = cfg_.n_fft;
+  m.num_mels = cfg_.num_mels;
+  m.hop_size = cfg_.hop_size;
+  m.win_size = cfg_.win_size;
+  m.fmin = cfg_.fmin;
+  m.fmax = cfg_.fmax;
+  return m;
+}
+
+Tensor BigVgan::vocode_mel(const Tensor& mel) {
+  mel.check_dtype(DType::f32);
+  MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == cfg_.num_mels && mel.dim(2) >= 1,
+                  "mel: expected (B, ", cfg_.num_mels, ", frames), got ", shape_str(mel.shape()));
+  const int64_t B = mel.dim(0), C = mel.dim(1), T = mel.dim(2);
+  Tensor x = Tensor::empty({B, T, C});
+  const float* s = mel.data<float>();
+  float* d = x.data<float>();
+  for (int64_t i = 0; i < mel.numel(); ++i)
+    MESHNN_CHECK(std::isfinite(s[i]), "mel: non-finite value at flat index ", i);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < T; ++t) d[(b * T + t) * C + c] = s[(b * C + c) * T + t];
+  return gen_->forward(x);
+}
+
+Tensor BigVgan::mel_of(const Tensor& wav) const { return ops::bigvgan_mel_spectrogram(wav, mel_config()); }
+
+}  // namespace meshnn::models

@@ -1,0 +1,39 @@
+// NVIDIA BigVGAN (v1 / v2 / base configs): config.json + generator state dict → waveform, with the
+// mel front end of meldataset.py for copy synthesis from a .wav.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "meshnn/io/safetensors.h"
+#include "models/audio_config.h"
+#include "models/generator.h"
+#include "ops/mel.h"
+
+namespace meshnn::models {
+
+class BigVgan {
+ public:
+  // config: the config.json document; state: generator tensors with NVIDIA's names (weight-normed
+  // `weight_g`/`weight_v`, folded `weight`, or the parametrisation names), optionally under a
+  // "generator." prefix.
+  BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state, Precision precision);
+  // Reads the checkpoint; the config comes from `config_path` when given, else from the
+  // checkpoint's `config` metadata.
+  static std::unique_ptr<BigVgan> load(const io::SafetensorsFile& file, const std::string& config_path,
+                                       Precision precision);
+
+  const BigVganConfig& config() const { return cfg_; }
+  ops::MelConfig mel_config() const;
+  // mel: (B, num_mels, frames) as BigVGAN takes it → (B, frames · hop, 1) waveform.
+  Tensor vocode_mel(const Tensor& mel);
+  // wav: (T,) mono → log-mel (num_mels, ⌊T/hop⌋) via the front end.
+  Tensor mel_of(const Tensor& wav) const;
+
+ private:
+  BigVganConfig cfg_;
+  std::unique_ptr<Generator> gen_;
+};
+
+}  // namespace meshnn::models

@@ -1,0 +1,169 @@
+#include "models/ltx_random.h"
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "ops/mel.h"
+
+namespace meshnn::models {
+namespace {
+
+// Collects (key, shape, distribution) first and fills afterwards, in parallel, each tensor from
+// its own counter-based stream (splitmix64 of seed and tensor index): fast, and independent of the
+// thread count.
+class Filler {
+ public:
+  explicit Filler(uint64_t seed) : seed_(seed) {}
+  void normal(const std::string& key, const Shape& s, double stddev) { specs_.push_back({key, s, 0, stddev}); }
+  void uniform(const std::string& key, const Shape& s, double lo, double hi) { specs_.push_back({key, s, lo, hi, true}); }
+  void constant(const std::string& key, const Shape& s, double v) { specs_.push_back({key, s, v, v, true}); }
+
+  std::map<std::string, Tensor> fill() {
+    std::vector<Tensor> out(specs_.size());
+    for (size_t i = 0; i < specs_.size(); ++i) out[i] = Tensor::empty(specs_[i].shape);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t i = 0; i < specs_.size(); ++i) {
+      const Spec& sp = specs_[i];
+      uint64_t state = seed_ * 0x9E3779B97F4A7C15ull + i + 1;
+      float* p = out[i].data<float>();
+      const int64_t n = out[i].numel();
+      for (int64_t e = 0; e < n; e += 2) {
+        const double u1 = (static_cast<double>(splitmix(state) >> 11) + 0.5) * 0x1p-53;
+        const double u2 = (static_cast<double>(splitmix(state) >> 11) + 0.5) * 0x1p-53;
+        double v0, v1;
+        if (sp.is_uniform) {
+          v0 = sp.a + (sp.b - sp.a) * u1;
+          v1 = sp.a + (sp.b - sp.a) * u2;
+        } else {  // Box–Muller
+          const double r = std::sqrt(-2.0 * std::log(u1)) * sp.b;
+          v0 = r * std::cos(2 * std::numbers::pi * u2);
+          v1 = r * std::sin(2 * std::numbers::pi * u2);
+        }
+        p[e] = round_to_bf16(static_cast<float>(v0));
+        if (e + 1 < n) p[e + 1] = round_to_bf16(static_cast<float>(v1));
+      }
+    }
+    std::map<std::string, Tensor> st;
+    for (size_t i = 0; i < specs_.size(); ++i) st[specs_[i].key] = out[i];
+    return st;
+  }
+
+ private:
+  struct Spec {
+    std::string key;
+    Shape shape;
+    double a, b;
+    bool is_uniform = false;
+  };
+  static uint64_t splitmix(uint64_t& x) {
+    uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint64_t seed_;
+  std::vector<Spec> specs_;
+};
+
+// Weight N(0, (scale/√fan)²) and bias N(0, 0.02²) of length `bias_len`.
+void conv(Filler& f, const std::string& k, const Shape& w, double scale, double fan, int64_t bias_len) {
+  f.normal(k + ".weight", w, scale / std::sqrt(fan));
+  if (bias_len > 0) f.normal(k + ".bias", {bias_len}, 0.02);
+}
+
+void conv2d(Filler& f, const std::string& k, int64_t ci, int64_t co, int64_t ks, double scale) {
+  conv(f, k + ".conv", {co, ci, ks, ks}, scale, static_cast<double>(ci * ks * ks), co);
+}
+
+void generator(Filler& f, const GeneratorConfig& g, const std::string& p,
+               double post_scale) {
+  conv(f, p + "conv_pre", {g.upsample_initial_channel, g.in_channels, 7}, 0.5, g.in_channels * 7.0,
+       g.upsample_initial_channel);
+  const size_t nk = g.resblock_kernel_sizes.size();
+  for (int i = 0; i < g.num_stages(); ++i) {
+    const int64_t ci = g.upsample_initial_channel >> i, co = g.stage_channels(i);
+    const int64_t k = g.upsample_kernel_sizes[i], u = g.upsample_rates[i];
+    conv(f, p + "ups." + std::to_string(i), {ci, co, k}, 1.0, static_cast<double>(ci * k) / u, co);
+    for (size_t j = 0; j < nk; ++j) {
+      const std::string r = p + "resblocks." + std::to_string(i * nk + j) + ".";
+      const int64_t ks = g.resblock_kernel_sizes[j];
+      for (size_t m = 0; m < g.resblock_dilation_sizes[j].size(); ++m) {
+        const std::string ms = std::to_string(m);
+        conv(f, r + "convs1." + ms, {co, co, ks}, 1.0, static_cast<double>(co * ks), co);
+        conv(f, r + "convs2." + ms, {co, co, ks}, 0.4, static_cast<double>(co * ks), co);
+        if (g.block == GeneratorConfig::Block::amp1)
+          for (const char* a : {"acts1.", "acts2."}) {
+            f.normal(r + a + ms + ".act.alpha", {co}, 0.2);
+            f.normal(r + a + ms + ".act.beta", {co}, 0.2);
+          }
+      }
+    }
+  }
+  const int64_t last = g.stage_channels(g.num_stages() - 1);
+  if (g.block == GeneratorConfig::Block::amp1) {
+    f.normal(p + "act_post.act.alpha", {last}, 0.2);
+    f.normal(p + "act_post.act.beta", {last}, 0.2);
+  }
+  conv(f, p + "conv_post", {g.out_channels, last, 7}, post_scale, last * 7.0,
+       g.use_bias_at_final ? g.out_channels : 0);
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64_t seed) {
+  Filler f(seed);
+  const AudioVaeDecoderConfig& v = cfg.vae;
+  const int64_t feats = static_cast<int64_t>(v.z_channels) * v.latent_mel_bins;
+  f.uniform("audio_vae.per_channel_statistics.std-of-means", {feats}, 0.5, 1.5);
+  f.normal("audio_vae.per_channel_statistics.mean-of-means", {feats}, 0.3);
+  const std::string d = "audio_vae.decoder.";
+  int64_t ch = static_cast<int64_t>(v.ch) * v.ch_mult.back();
+  conv2d(f, d + "conv_in", v.z_channels, ch, 3, 1.0);
+  auto res = [&](const std::string& p, int64_t ci, int64_t co) {
+    conv2d(f, p + "conv1", ci, co, 3, 1.0);
+    conv2d(f, p + "conv2", co, co, 3, 0.5);
+    if (ci != co) conv2d(f, p + "nin_shortcut", ci, co, 1, 0.5);
+  };
+  res(d + "mid.block_1.", ch, ch);
+  res(d + "mid.block_2.", ch, ch);
+  for (int l = static_cast<int>(v.ch_mult.size()) - 1; l >= 0; --l) {
+    const int64_t co = static_cast<int64_t>(v.ch) * v.ch_mult[l];
+    for (int i = 0; i <= v.num_res_blocks; ++i) {
+      res(d + "up." + std::to_string(l) + ".block." + std::to_string(i) + ".", ch, co);
+      ch = co;
+    }
+    if (l != 0) conv2d(f, d + "up." + std::to_string(l) + ".upsample.conv", ch, ch, 3, 1.0);
+  }
+  f.normal(d + "conv_out.conv.weight", {v.out_ch, ch, 3, 3}, 1.5 / std::sqrt(ch * 9.0));
+  f.constant(d + "conv_out.conv.bias", {v.out_ch}, -5.0);  // a log-mel-like output around −5
+
+  if (cfg.version == LtxAudioConfig::Version::ltx23) {
+    generator(f, cfg.vocoder, "vocoder.vocoder.", 0.08);
+    generator(f, cfg.bwe.generator, "vocoder.bwe_generator.", 0.05);
+    std::map<std::string, Tensor> st = f.fill();
+    const int n = cfg.bwe.n_fft, bins = n / 2 + 1;
+    Tensor fb({2 * bins, 1, n});
+    for (int k = 0; k < bins; ++k)
+      for (int t = 0; t < n; ++t) {
+        const double w = 0.5 - 0.5 * std::cos(2 * std::numbers::pi * t / n);
+        const double ang = 2 * std::numbers::pi * k * t / n;
+        fb.data<float>()[k * n + t] = round_to_bf16(static_cast<float>(std::cos(ang) * w));
+        fb.data<float>()[(bins + k) * n + t] = round_to_bf16(static_cast<float>(-std::sin(ang) * w));
+      }
+    st["vocoder.mel_stft.stft_fn.forward_basis"] = fb;
+    ops::MelConfig mc;
+    mc.sampling_rate = cfg.bwe.input_sampling_rate;
+    mc.n_fft = n;
+    mc.num_mels = cfg.bwe.num_mels;
+    mc.fmax = cfg.bwe.input_sampling_rate / 2.0;
+    Tensor mb = ops::slaney_mel_filterbank(mc);
+    for (int64_t i = 0; i < mb.numel(); ++i) mb.data<float>()[i] = round_to_bf16(mb.data<float>()[i]);
+    st["vocoder.mel_stft.mel_basis"] = mb;
+    return st;
+  }
+  generator(f, cfg.vocoder, "vocoder.", 0.5);
+  return f.fill();
+}
+
+}  // namespace meshnn::models

@@ -1,0 +1,69 @@
+// NVIDIA BigVGAN generators (v2 24 kHz, v2 44 kHz 512×, base 24 kHz; reduced width, real structure
+// and key names) and the meldataset.py mel front end against PyTorch goldens (gen_bigvgan.py).
+#include "models/bigvgan.h"
+
+#include <gtest/gtest.h>
+
+#include "io/json.h"
+#include "support/fixtures.h"
+#include "support/golden.h"
+
+namespace meshnn::models {
+namespace {
+
+class BigVganGolden : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BigVganGolden, CopySynthesisMatchesPyTorch) {
+  const std::string name = GetParam();
+  auto file = io::SafetensorsFile::open(test::fixture_path(name));
+  auto model = BigVgan::load(file, "", Precision::fp32);
+  // Front end: the golden mel of the golden wav.
+  const Tensor wav = file.get("input.wav");
+  Tensor mel = model->mel_of(wav.reshape({wav.numel()}));
+  const Tensor& ref_mel = file.get("input.mel");
+  EXPECT_TRUE(test::close_rel_l2(mel.reshape(ref_mel.shape()), ref_mel, 1e-5, name + " mel"));
+  // Generator from the golden mel.
+  Tensor y = model->vocode_mel(ref_mel.to(DType::f32));
+  const Tensor ref = file.get("output").to(DType::f32);
+  EXPECT_TRUE(test::close_rel_l2(y.reshape(ref.shape()), ref, 1e-5, name + " waveform"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, BigVganGolden,
+                         ::testing::Values("bigvgan_v2_24k_small.safetensors", "bigvgan_v2_44k_small.safetensors",
+                                           "bigvgan_base_24k_small.safetensors"));
+
+TEST(MelFrontEnd, MatchesTorchStftPath) {
+  auto file = io::SafetensorsFile::open(test::fixture_path("bigvgan_mel_frontend.safetensors"));
+  const nlohmann::json configs = io::parse_json(file.metadata().at("configs"), "configs");
+  int checked = 0;
+  for (auto it = configs.begin(); it != configs.end(); ++it) {
+    BigVganConfig c;
+    parse_mel_fields(it.value(), it.key(), c);
+    ops::MelConfig m;
+    m.sampling_rate = c.generator.sampling_rate;
+    m.n_fft = c.n_fft;
+    m.num_mels = c.num_mels;
+    m.hop_size = c.hop_size;
+    m.win_size = c.win_size;
+    m.fmin = c.fmin;
+    m.fmax = c.fmax;
+    const Tensor wav = file.get(it.key() + ".input.wav");
+    Tensor mel = ops::bigvgan_mel_spectrogram(wav.reshape({wav.numel()}), m);
+    const Tensor ref = file.get(it.key() + ".output.mel");
+    EXPECT_TRUE(test::close_rel_l2(mel.reshape(ref.shape()), ref, 1e-5, it.key()));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+  ops::MelConfig fb;
+  fb.sampling_rate = 16000;
+  fb.n_fft = 256;
+  fb.num_mels = 20;
+  fb.fmax = 8000;
+  EXPECT_TRUE(test::close_rel_l2(ops::slaney_mel_filterbank(fb),
+                                 file.get("filterbank.sr16000_nfft256_mels20_fmax8000"), 1e-6, "filterbank"));
+  ops::MelConfig big;  // 1024-point STFT: reflect pad 384 needs more than 100 samples
+  EXPECT_THROW(ops::bigvgan_mel_spectrogram(Tensor({100}), big), ShapeError);
+}
+
+}  // namespace
+}  // namespace meshnn::models
