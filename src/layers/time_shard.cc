@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "meshnn/core/profile.h"
 #include "meshnn/ops/padding.h"
 #include "meshnn/ops/resample.h"
 
@@ -87,6 +88,7 @@ Tensor TimeShard::gather(const Tensor& x, int64_t real) const {
 }
 
 Tensor TimeShard::halo(const Tensor& x, int64_t left, int64_t right, PadMode mode) const {
+  ProfileScope prof("halo");
   MESHNN_CHECK(left >= 0 && right >= 0, "TimeShard::halo: negative pad (", left, ", ", right, ")");
   if (!sharded()) return local_pad(x, left, right, mode);
   MESHNN_CHECK_AS(ShapeError, left <= x.dim(1) && right <= x.dim(1), "TimeShard::halo: halo (",
@@ -136,12 +138,14 @@ Tensor TimeShard::last_real_row(const Tensor& x, int64_t real) const {
 }
 
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
+  ProfileScope prof("conv1d");
   Tensor xin = mask_tail_zeros(x, ts, real);
   Tensor padded = ts.halo(xin, conv.pad_left(), conv.pad_right(), PadMode::zeros);
   return conv.forward_padded(padded);
 }
 
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
+  ProfileScope prof("conv2d");
   Tensor xin = mask_tail_zeros(x, ts, real);
   Tensor padded = ts.halo(xin, conv.pad_left(), conv.pad_right(), PadMode::zeros);
   return conv.forward_padded(padded);
@@ -149,6 +153,7 @@ Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_
 
 Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const TimeShard& ts,
                                 int64_t real) {
+  ProfileScope prof("conv_transpose1d");
   const ConvTranspose1dConfig& c = conv.config();
   const int64_t s = c.stride, k = (c.kernel_size - 1) * c.dilation + 1, p = conv.pad_left();
   const int64_t rows_in = x.dim(1);
@@ -166,6 +171,7 @@ Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const Ti
 
 Tensor activation_sharded(const layers::AntiAliasedActivation& act, const Tensor& x,
                           const TimeShard& ts, int64_t real) {
+  ProfileScope prof("anti_aliased_activation");
   const int64_t s = x.dim(1);
   const int64_t r0 = ts.row0(s);
   if (!ts.sharded()) return act.forward_padded(x, 0, 0, 0, real);
@@ -178,6 +184,7 @@ Tensor activation_sharded(const layers::AntiAliasedActivation& act, const Tensor
 
 Tensor upsample1d_sharded(const Tensor& x, std::span<const float> taps,
                           const ops::UpsampleGeometry& g, const TimeShard& ts, int64_t real) {
+  ProfileScope prof("upsample1d");
   const int64_t s = x.dim(1);
   Tensor xin = x;
   // The tail must hold copies of the last real row, as if the global sequence ended there. Every

@@ -1,5 +1,6 @@
 #include "models/generator.h"
 
+#include "meshnn/core/profile.h"
 #include "ops/elementwise.h"
 
 namespace meshnn::models {
@@ -48,7 +49,10 @@ struct Generator::Block {
 
   // x: (B, S, C) shard → (B, S, C) shard.
   Tensor forward(const Tensor& x_in, const TimeShard& ts, int64_t real) {
-    Tensor x = x_in.clone();
+    Tensor x = [&] {
+      ProfileScope prof("block_clone");
+      return x_in.clone();
+    }();
     for (size_t j = 0; j < convs1.size(); ++j) {
       Tensor t;
       if (type == GeneratorConfig::Block::hifigan1) {
@@ -63,6 +67,7 @@ struct Generator::Block {
         else t = activation_sharded(*acts2[j], t, ts, real);
         t = conv1d_sharded(*convs2[j], t, ts, real);
       }
+      ProfileScope prof("residual_add");
       ops::add_(x, t);
     }
     return x;
@@ -145,6 +150,7 @@ Tensor Generator::forward(const Tensor& x_in, const TimeShard& ts, int64_t real)
     // All blocks of a stage see the same input; the stage output is their mean (not the sum).
     std::vector<Tensor> outs;
     for (int j = 0; j < n_k; ++j) outs.push_back(blocks_[i * n_k + j]->forward(x, ts, real));
+    ProfileScope prof("stage_mean");
     if (n_k == 3) {
       ops::mean3(outs[0], outs[1], outs[2], outs[0]);
       x = outs[0];

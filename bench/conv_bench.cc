@@ -1,0 +1,152 @@
+// Conv layers at real vocoder shapes (LTX-2.3 / BigVGAN-v2 16 kHz vocoder on 4 s of audio:
+// conv_pre T = 400 frames, then ×5, ×2, ×2, ×2, ×2, ×2 up to T = 64000 samples; BWE upsampler).
+//
+// Case names are the shape keys that tools/bench/torch_conv_bench.py parses, so its --ours option
+// can join the two runs and print ratios:
+//   conv_ci<C_in>_co<C_out>_k<K>_s<stride>_d<dilation>_T<T>   "same" padded Conv1d
+//   deconv_ci<C_in>_co<C_out>_k<K>_s<stride>_T<T>            ConvTranspose1d, padding (k − s)//2
+// Suffixes: /fp32 /bf16 /bf16x2 /bf16x3 (precision), /tap (tap_matmul lever), /pad16 (channel
+// counts rounded up to a multiple of 16 — the channel-alignment experiment; real FLOPs counted).
+// GFLOP/s counts 2·T_out·C_out·C_in·K per call (the real, unpadded work).
+//
+//   OMP_NUM_THREADS=2 meshnn_bench --benchmark_filter=conv --benchmark_format=json > ours.json
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "meshnn/core/precision.h"
+#include "meshnn/layers/conv.h"
+
+namespace {
+
+using namespace meshnn;
+
+struct Key {
+  bool deconv = false;
+  int64_t ci = 0, co = 0, k = 0, s = 1, d = 1, t = 0;
+};
+
+Key parse(const std::string& key) {
+  Key k;
+  long ci, co, kk, s, d = 1, t;
+  if (std::sscanf(key.c_str(), "conv_ci%ld_co%ld_k%ld_s%ld_d%ld_T%ld", &ci, &co, &kk, &s, &d, &t) ==
+      6) {
+  } else if (std::sscanf(key.c_str(), "deconv_ci%ld_co%ld_k%ld_s%ld_T%ld", &ci, &co, &kk, &s, &t) ==
+             5) {
+    k.deconv = true;
+  } else {
+    std::fprintf(stderr, "bad bench key %s\n", key.c_str());
+    std::abort();
+  }
+  k.ci = ci, k.co = co, k.k = kk, k.s = s, k.d = d, k.t = t;
+  return k;
+}
+
+int64_t round16(int64_t c) { return (c + 15) / 16 * 16; }
+
+void run_case(benchmark::State& state, const std::string& key, Precision prec, bool tap,
+              bool pad16) {
+  const Key k = parse(key);
+  const int64_t ci = pad16 ? round16(k.ci) : k.ci, co = pad16 ? round16(k.co) : k.co;
+  std::unique_ptr<ConvLayerBase> layer;
+  Tensor w;
+  if (k.deconv) {
+    ConvTranspose1dConfig c;
+    c.in_channels = ci;
+    c.out_channels = co;
+    c.kernel_size = k.k;
+    c.stride = k.s;
+    c.precision = prec;
+    auto l = std::make_unique<ConvTranspose1d>(c, key);
+    l->set_weights(Tensor({ci, co, k.k}), Tensor({co}));
+    layer = std::move(l);
+  } else {
+    Conv1dConfig c;
+    c.in_channels = ci;
+    c.out_channels = co;
+    c.kernel_size = k.k;
+    c.stride = k.s;
+    c.dilation = k.d;
+    c.precision = prec;
+    c.tap_matmul = tap;
+    auto l = std::make_unique<Conv1d>(c, key);
+    l->set_weights(Tensor({co, ci, k.k}), Tensor({co}));
+    layer = std::move(l);
+  }
+  Tensor x({1, k.t, ci});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = float((i * 7919) % 201 - 100) * 0.01f;
+  const Shape ys = layer->output_shape(x.shape());
+  Tensor y(ys);  // allocated and touched once, as a model arena would be
+  state.SetLabel(layer->impl_info(x.shape()));
+  layer->forward_into(x, y);  // warm-up: plan, packing, page faults
+  for (auto _ : state) {
+    layer->forward_into(x, y);
+    benchmark::DoNotOptimize(y.raw());
+  }
+  const double flop = 2.0 * double(ys[1]) * double(k.co) * double(k.ci) * double(k.k) /
+                      (k.deconv ? double(k.s) : 1.0);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flop * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+const std::vector<std::string> kConvKeys = {
+    "conv_ci128_co1536_k7_s1_d1_T400",  // conv_pre
+    "conv_ci768_co768_k3_s1_d1_T2000",  // AMP stage 0
+    "conv_ci768_co768_k7_s1_d3_T2000", "conv_ci768_co768_k11_s1_d5_T2000",
+    "conv_ci384_co384_k7_s1_d3_T4000", "conv_ci192_co192_k7_s1_d3_T8000",
+    "conv_ci96_co96_k7_s1_d3_T16000",  "conv_ci96_co96_k11_s1_d5_T16000",
+    "conv_ci48_co48_k7_s1_d3_T32000",  "conv_ci24_co24_k3_s1_d1_T64000",
+    "conv_ci24_co24_k7_s1_d3_T64000",  "conv_ci24_co24_k11_s1_d5_T64000",
+    "conv_ci24_co2_k7_s1_d1_T64000",  // conv_post
+};
+const std::vector<std::string> kDeconvKeys = {
+    "deconv_ci1536_co768_k11_s5_T400",  // ups.0
+    "deconv_ci768_co384_k4_s2_T2000",   // ups.1
+    "deconv_ci96_co48_k4_s2_T16000",    // ups.4
+    "deconv_ci48_co24_k4_s2_T32000",    // ups.5
+    "deconv_ci512_co256_k12_s6_T400",   // BWE ups.0
+};
+// Odd channel counts for the alignment experiment (C = 24, 48, 96 at long T).
+const std::vector<std::string> kAlignKeys = {
+    "conv_ci24_co24_k7_s1_d3_T64000", "conv_ci48_co48_k7_s1_d3_T32000",
+    "conv_ci96_co96_k7_s1_d3_T16000", "conv_ci24_co24_k7_s1_d1_T64000",
+    "deconv_ci48_co24_k4_s2_T32000",
+};
+// Shapes for the tap_matmul lever and the precision modes.
+const std::vector<std::string> kLeverKeys = {
+    "conv_ci768_co768_k7_s1_d3_T2000",
+    "conv_ci96_co96_k7_s1_d3_T16000",
+    "conv_ci24_co24_k7_s1_d3_T64000",
+};
+
+int register_all() {
+  auto reg = [](const std::string& key, const char* suffix, Precision p, bool tap, bool pad) {
+    benchmark::RegisterBenchmark((key + suffix).c_str(),
+                                 [=](benchmark::State& s) { run_case(s, key, p, tap, pad); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.3);
+  };
+  for (const auto& k : kConvKeys) reg(k, "/fp32", Precision::fp32, false, false);
+  for (const auto& k : kDeconvKeys) reg(k, "/fp32", Precision::fp32, false, false);
+  for (const auto& k : kAlignKeys) {
+    if (std::find(kConvKeys.begin(), kConvKeys.end(), k) == kConvKeys.end() &&
+        std::find(kDeconvKeys.begin(), kDeconvKeys.end(), k) == kDeconvKeys.end())
+      reg(k, "/fp32", Precision::fp32, false, false);
+    reg(k, "/pad16", Precision::fp32, false, true);
+  }
+  for (const auto& k : kLeverKeys) {
+    reg(k, "/tap", Precision::fp32, true, false);
+    reg(k, "/bf16", Precision::bf16, false, false);
+    reg(k, "/bf16x2", Precision::bf16x2, false, false);
+    reg(k, "/bf16x3", Precision::bf16x3, false, false);
+  }
+  return 0;
+}
+const int kRegistered = register_all();
+
+}  // namespace

@@ -1,0 +1,49 @@
+// Checkpoint → layer weight mapping (the seed's `_prepare_torch_state`), one function per layer.
+//
+// Keys stay exactly as PyTorch wrote them. Every conv accepts, under its prefix:
+//   weight | conv.weight                                  (plain; conv.* is the CausalConv
+//   wrappers' alias) weight_g + weight_v | conv.weight_g + conv.weight_v   (legacy torch
+//   weight_norm, dim 0) parametrizations.weight.original0 / original1         (torch's newer
+//   weight-norm parametrisation) bias | conv.bias
+// The result is the f32 weight in PyTorch layout; packing for oneDNN happens in the conv engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "meshnn/core/tensor.h"
+
+namespace meshnn {
+
+// Returns the tensor stored under a full key, or nullopt.
+using WeightLookup = std::function<std::optional<Tensor>(const std::string& key)>;
+// A lookup over an in-memory state dict (kept by reference: the map must outlive the lookup).
+WeightLookup lookup_in(const std::map<std::string, Tensor>& state);
+// "a.b" + "weight" → "a.b.weight"; "" + "weight" → "weight"; a trailing '.' on prefix is accepted.
+std::string join_key(const std::string& prefix, const std::string& name);
+
+// Weight-norm folding W = g · v / ‖v‖ with the norm over every dim except 0 (no epsilon), in f64.
+// g: (D0, 1, …, 1) or (D0); v: (D0, …). For ConvTranspose1d dim 0 is C_in, so the norm is per
+// INPUT channel. `key` names v in errors.
+Tensor fold_weight_norm(const Tensor& g, const Tensor& v, const std::string& key);
+
+struct ConvWeights {
+  Tensor weight;  // f32, PyTorch layout
+  Tensor bias;    // f32 (C_out), undefined when the layer has no bias
+};
+
+// Conv1d: weight (C_out, C_in, K), bias (C_out).
+ConvWeights map_conv1d_state(const WeightLookup& get, const std::string& prefix, int64_t c_in,
+                             int64_t c_out, int64_t k, bool bias);
+// Conv2d: weight (C_out, C_in, Kh, Kw), bias (C_out).
+ConvWeights map_conv2d_state(const WeightLookup& get, const std::string& prefix, int64_t c_in,
+                             int64_t c_out, int64_t kh, int64_t kw, bool bias);
+// ConvTranspose1d: weight (C_in, C_out, K) kept as is (the engine describes it to oneDNN with
+// tag::bac — no flip or transpose by hand), bias (C_out); weight-norm folded per input channel.
+ConvWeights map_conv_transpose1d_state(const WeightLookup& get, const std::string& prefix,
+                                       int64_t c_in, int64_t c_out, int64_t k, bool bias);
+
+}  // namespace meshnn

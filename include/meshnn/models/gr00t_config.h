@@ -1,0 +1,232 @@
+// GR00T N1.5 / N1.6 / N1.7 VL adapter: version configs, the static slot layout and the plan.
+//
+// Spec: docs/reference/gr00t_adapter.md (dims per version §1, key sets §3.4, hoist §3.5, state
+// encoder §3.6); behaviour and validation errors follow the tt-metal seed `adapter.py`
+// (AdapterPlan.build, rows_to_slots, slots_to_rows, state_rows_host, gather_index,
+// onehot_gather_matrix). Everything here is host-side and validated before any compute.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "meshnn/core/precision.h"
+#include "meshnn/core/tensor.h"
+#include "meshnn/layers/state_dict.h"
+
+namespace meshnn::gr00t {
+
+enum class Version { n1_5, n1_6, n1_7 };
+const char* version_name(Version v);  // "n1.5" | "n1.6" | "n1.7"
+// Accepts "n1.5", "N1.5", "n1d5", "gr00t_n1_5" (and the same for 1.6 / 1.7).
+Version parse_version(const std::string& s);
+
+// Which key set the cross blocks read: N1.5 `DiT` attends every token ("all"); N1.6 / N1.7
+// `AlternateVLDiT` alternates the non-image ("text") and image ("image") tokens.
+enum class CrossKeySets { all, text_image };
+
+struct VlAdapterConfig {
+  int64_t dim = 2048;         // backbone_embedding_dim of vlln and VL-SA
+  double vlln_eps = 1e-5;
+  int n_blocks = 4;           // VL self-attention layers (0 for N1.6)
+  int64_t n_heads = 32;
+  int64_t head_dim = 64;
+  int64_t ff_dim = 8192;      // diffusers FeedForward inner dim = 4 · dim
+  double ln_eps = 1e-5;
+  std::string activation = "gelu_tanh";  // "gelu-approximate"
+};
+
+struct DitConfig {
+  int n_layers = 16;
+  int64_t n_heads = 32;
+  int64_t head_dim = 48;
+  int64_t cross_attention_dim = 2048;
+  bool interleave_self_attention = true;
+  int attend_text_every_n_blocks = 2;
+  CrossKeySets key_sets = CrossKeySets::all;
+
+  int64_t inner_dim() const { return n_heads * head_dim; }
+  // Even block indices (odd ones are self-attention blocks when interleaving).
+  std::vector<int> cross_block_indices() const;
+  // "all" | "text" | "image" for cross block i (§3.4: i % (2·n) == 0 → text, else image).
+  std::string key_set(int block) const;
+};
+
+struct StateEncoderConfig {
+  int64_t max_state_dim = 64;
+  int64_t state_dim_pad = 64;        // multiple of the row block, ≥ max_state_dim
+  int64_t hidden_size = 1024;
+  int64_t input_embedding_dim = 1536;
+  int num_embodiments = 32;
+};
+
+struct Config {
+  Version version = Version::n1_5;
+  int64_t backbone_embedding_dim = 2048;
+  VlAdapterConfig vl;
+  DitConfig dit;
+  StateEncoderConfig state;
+  // Static-shape granule (the seed's 32-row tile): S_pad, L_pad and state_dim_pad are multiples.
+  int64_t row_block = 32;
+
+  // The released checkpoints' values (reference §1, §8: checkpoint values over code defaults).
+  static Config defaults(Version v);
+  // Overrides `defaults(v)` with the fields present in an Isaac-GR00T style config (top level or
+  // under "action_head_cfg"): backbone_embedding_dim, max_state_dim, hidden_size,
+  // input_embedding_dim, max_num_embodiments, use_vl_self_attention, vl_self_attention_cfg
+  // {num_layers, num_attention_heads, attention_head_dim, ff_inner_dim}, diffusion_model_cfg
+  // {num_layers, num_attention_heads, attention_head_dim, cross_attention_dim,
+  // interleave_self_attention, attend_text_every_n_blocks}, and meshnn's state_dim_pad,
+  // row_block. A "model_type" / "gr00t_version" naming another version is an InvalidArgument.
+  static Config from_json(const std::string& json_text, Version v);
+  // Checkpoint metadata wins: key "config" (JSON as above) and "gr00t_version" (checked).
+  static Config from_metadata(const std::map<std::string, std::string>& metadata, Version v);
+  std::string to_json() const;
+  // Internal consistency (dims agree, version structure); InvalidArgument naming the field.
+  void validate() const;
+};
+
+// --------------------------------------------------------------------------------------------
+// Static slot layout
+// --------------------------------------------------------------------------------------------
+
+// Token types of the CLI's --token-types: 0 = text (non-image, attended), 1 = image,
+// 2 = padding (backbone_attention_mask 0: in no text/image key set, still a VL-SA key and an
+// "all" key, as upstream N1.5 masks nothing).
+enum class TokenType : uint8_t { text = 0, image = 1, padding = 2 };
+
+using Run = std::pair<int64_t, int64_t>;  // slot range [begin, end)
+
+class SlotLayout {
+ public:
+  SlotLayout() = default;
+  // General form: token t sits in slot slot_of_token[t] (distinct, < s_pad); s_pad a multiple of
+  // row_block. InvalidArgument naming the field otherwise.
+  SlotLayout(std::vector<int64_t> slot_of_token, std::vector<TokenType> types, int64_t s_pad,
+             int64_t row_block);
+  // Token t in slot t, S_pad = S rounded up to row_block (pad slots at the end).
+  static SlotLayout from_token_types(const std::vector<int>& types, int64_t row_block = 32);
+  // types: (S) or (1, S) tensor of integers 0 / 1 / 2 (any integer or float dtype).
+  static SlotLayout from_token_types(const Tensor& types, int64_t row_block = 32);
+
+  int64_t seq_len() const { return static_cast<int64_t>(slot_of_token_.size()); }
+  int64_t s_pad() const { return s_pad_; }
+  int64_t row_block() const { return row_block_; }
+  const std::vector<int64_t>& slot_of_token() const { return slot_of_token_; }
+  const std::vector<TokenType>& token_types() const { return types_; }
+  // (S_pad) bytes, 1 where a slot holds a token: the VL-SA key-valid mask.
+  std::vector<uint8_t> key_valid() const;
+  Tensor key_valid_mask() const;  // the same as a (S_pad) u8 tensor (the per-call vl_mask)
+  // Last occupied slot + 1: slots at or beyond never hold a token (the VL-SA skips them).
+  int64_t active_slots() const;
+  // Maximal runs of slots holding image tokens / text tokens, in slot order.
+  std::vector<Run> image_runs() const;
+  std::vector<Run> text_runs() const;
+
+  // Key set → (L_real, L_pad): "all" = (S_pad, S_pad) (identity, the pads hidden by the DiT's
+  // mask); "text" / "image" = (tokens in the set, rounded up to row_block, at least one block).
+  std::pair<int64_t, int64_t> key_set_lengths(const std::string& key_set) const;
+  // [L_real] slot index of key set rows (row r of vl_sets[key_set] is slot index[r]).
+  std::vector<int64_t> gather_index(const std::string& key_set) const;
+  // (L_pad, S_pad) f32 0/1 matrix P with P[r, index[r]] = 1 for r < L_real, zero rows after.
+  Tensor onehot_gather_matrix(const std::string& key_set) const;
+
+  // (1, S, D) or (S, D) token rows → (1, 1, S_pad, D) in the slot layout, pad slots zero.
+  Tensor rows_to_slots(const Tensor& x) const;
+  // (1, 1, S_pad, D) | (1, S_pad, D) | (S_pad, D) → (1, S, D) in token order.
+  Tensor slots_to_rows(const Tensor& x) const;
+  std::string describe_json() const;
+
+ private:
+  std::vector<int64_t> slot_of_token_;
+  std::vector<TokenType> types_;
+  std::vector<int8_t> slot_type_;  // per slot: −1 empty, else the TokenType
+  int64_t s_pad_ = 0;
+  int64_t row_block_ = 32;
+};
+
+// The state encoder's input block: state (1, 1, D) | (1, D) | (D) f32, D ≤ d_pad, all finite →
+// (1, 1, rows, d_pad) with row 0 = the state zero-padded, rows 1 … rows−1 zero (the seed's
+// 32-row block). InvalidArgument naming `state` otherwise.
+Tensor state_rows(const Tensor& state, int64_t d_pad, int64_t rows = 32);
+
+// --------------------------------------------------------------------------------------------
+// Plan
+// --------------------------------------------------------------------------------------------
+
+enum class GatherMode { splice, onehot };
+const char* gather_mode_name(GatherMode g);
+GatherMode parse_gather_mode(const std::string& s);
+
+struct AdapterOptions {
+  GatherMode gather_mode = GatherMode::splice;
+  // VL-SA projections and feed-forward: fp32 | bf16 (bf16 operands, f32 accumulation).
+  Precision precision = Precision::fp32;
+  // The hoist projection vl_set·Wkv + bkv. fp32 is the seed's HiFi4 / fp32-acc choice
+  // (full-accuracy K/V, PCC ≥ 0.9999 gate); bf16 lowers it like the rest.
+  Precision hoist_precision = Precision::fp32;
+  // State encoder (the seed runs it at HiFi4 too).
+  Precision state_precision = Precision::fp32;
+  bool collect_taps = false;
+  // Head-parallel: the mesh axis whose devices split the attention heads (VL-SA and the hoisted
+  // DiT K/V) when the adapter is built with a Device.
+  int mesh_axis = 1;
+};
+
+struct KeySetPlan {
+  std::string name;
+  std::vector<Run> runs;
+  int64_t l_real = 0, l_pad = 0;
+  bool identity = false;      // "all": vl itself, no gather
+  bool mask_present = false;  // the DiT must hide rows ≥ L_real (or the pad slots)
+};
+
+struct HoistBlockPlan {
+  int block = 0;
+  std::string key_set;
+  int64_t l_pad = 0;
+};
+
+// Checkpoint key → expected shape, for every tensor the adapter reads (Isaac-GR00T names under
+// `prefix`, normally "action_head.").
+std::vector<std::pair<std::string, Shape>> adapter_weight_shapes(const Config& cfg,
+                                                                 const std::string& prefix = "action_head.");
+
+struct AdapterPlan {
+  Config config;
+  SlotLayout layout;
+  AdapterOptions options;
+  int64_t s_pad = 0, s_active = 0, dim = 0;
+  int n_vlsa = 0;
+  float vlsa_scale = 0;
+  int64_t n_heads = 0, head_dim = 0, kv_width = 0;  // DiT heads (no 48 → 64 padding on CPU)
+  std::map<std::string, KeySetPlan> key_sets;
+  std::vector<HoistBlockPlan> blocks;
+  std::vector<int64_t> hoist_lengths;
+  bool vl_mask_present = false;
+  std::string weight_prefix = "action_head.";
+  // Head-parallel split (1 / 0 on one device): tp devices along options.mesh_axis, this one has
+  // index tp_rank and owns VL-SA heads [tp_rank·vl_heads/tp, …) and DiT heads
+  // [tp_rank·n_heads/tp, …); m_rows = the VL-SA row count (s_active rounded up to tp, so the
+  // reduce-scatter splits it evenly).
+  int tp = 1, tp_rank = 0;
+  int64_t m_rows = 0;
+
+  // Cross-checks config, layout, options and (when given) the checkpoint's keys and shapes;
+  // throws InvalidArgument / WeightError naming the field or key. No compute happens here.
+  static AdapterPlan build(const Config& cfg, const SlotLayout& layout,
+                           const AdapterOptions& options, const WeightLookup* weights = nullptr,
+                           const std::string& weight_prefix = "action_head.", int tp = 1,
+                           int tp_rank = 0);
+  bool cross_mask_present(int block) const;
+  std::vector<std::string> gathered_sets() const;
+  std::string describe() const;  // JSON
+};
+
+// Finds the prefix under which `action_head.vlln.weight` lives (LeRobot copies add one), e.g.
+// "action_head." or "_groot_model.action_head."; WeightError listing a few keys when absent.
+std::string detect_weight_prefix(const std::vector<std::string>& keys);
+
+}  // namespace meshnn::gr00t

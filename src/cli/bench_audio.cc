@@ -1,0 +1,199 @@
+// meshnn bench audio: LTX-2.3 audio decode (full architecture, seeded random weights) timed in
+// meshnn and in PyTorch (tools/bench/torch_audio_bench.py on the same checkpoint and latent) in one
+// invocation: medians, the ratio, real-time factors, peak memory, output agreement, and the mesh
+// scaling from 1×1 with 1 thread to 1×2 with 1 thread per device.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <random>
+
+#include "cli/audio_common.h"
+#include "cli/commands.h"
+#include "io/json.h"
+#include "meshnn/core/cpu.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/safetensors.h"
+#include "models/ltx_random.h"
+
+namespace meshnn::cli {
+namespace {
+
+struct Args {
+  double seconds = 4.0;
+  int threads = 2, repeat = 3;
+  uint64_t seed = 0;
+  bool skip_torch = false, skip_mesh = false;
+  std::string torch_impl = "stuffed";
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Decodes `repeat` times (after one warm-up that also creates every primitive) on `mesh` with
+// persistent decoders; returns the per-run seconds (slowest device) and the last output.
+struct Timed {
+  std::vector<double> runs;
+  double first = 0;
+  Tensor out;
+};
+Timed time_decode(const MeshConfig& mesh, const models::LtxAudioConfig& cfg,
+                  const std::map<std::string, Tensor>& state, const Tensor& latent, int repeat) {
+  Timed t;
+  std::mutex mu;
+  run_spmd(mesh, [&](Device& d) {
+    models::LtxAudioDecoder dec(cfg, state, Precision::fp32);
+    const std::vector<int> axes = time_axes(d);
+    TimeShard ts = axes.empty() ? TimeShard() : TimeShard(d, axes);
+    for (int r = 0; r < repeat + 1; ++r) {
+      d.ccl().barrier();
+      const auto t0 = std::chrono::steady_clock::now();
+      Tensor y = dec.decode(latent, ts);
+      d.ccl().barrier();
+      const double s = seconds_since(t0);
+      if (d.rank() == 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (r == 0) t.first = s;
+        else t.runs.push_back(s);
+        t.out = y;
+      }
+    }
+  });
+  return t;
+}
+
+std::string torch_bench_path() {
+  for (std::string p : {std::string(MESHNN_SOURCE_DIR) + "/tools/bench/torch_audio_bench.py",
+                        std::string("tools/bench/torch_audio_bench.py")})
+    if (std::filesystem::exists(p)) return p;
+  return "";
+}
+
+void run(const Args& a) {
+  const models::LtxAudioConfig cfg =
+      models::parse_ltx_audio_config(models::ltx23_reference_config(), "LTX-2.3 reference config");
+  std::printf("meshnn bench audio: LTX-2.3 decode, %.1f s of audio, %d thread(s), %d repetitions (medians)\n",
+              a.seconds, a.threads, a.repeat);
+  std::printf("cpu: %s (%s); load average at start %.1f\n", cpu_features().brand.c_str(),
+              cpu_features_str().c_str(), [] { double l[1]; return getloadavg(l, 1) == 1 ? l[0] : -1.0; }());
+  const std::map<std::string, Tensor> state = models::random_ltx_state(cfg, a.seed);
+  const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
+  Tensor latent({1, 8, T, 16});
+  std::mt19937_64 rng(a.seed + 1);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
+  const double audio_s = static_cast<double>((4 * T - 3) * 160) / 16000.0;
+
+  MeshConfig one;
+  one.threads_per_device = a.threads;
+  Timed ours = time_decode(one, cfg, state, latent, a.repeat);
+  const double ours_med = median(ours.runs);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("\n%-34s %10s %10s %8s\n", "run", "median s", "first s", "RTF");
+  std::printf("%-34s %10.3f %10.3f %8.3f\n", ("meshnn 1x1, " + std::to_string(a.threads) + " threads").c_str(),
+              ours_med, ours.first, ours_med / audio_s);
+
+  if (!a.skip_mesh) {
+    MeshConfig single;
+    single.threads_per_device = 1;
+    Timed s1 = time_decode(single, cfg, state, latent, a.repeat);
+    MeshConfig pair;
+    pair.cols = 2;
+    pair.threads_per_device = 1;
+    Timed s2 = time_decode(pair, cfg, state, latent, a.repeat);
+    std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x1, 1 thread", median(s1.runs), s1.first,
+                median(s1.runs) / audio_s);
+    std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x2, 1 thread per device", median(s2.runs), s2.first,
+                median(s2.runs) / audio_s);
+    double diff = 0;
+    for (int64_t i = 0; i < s2.out.numel(); ++i)
+      diff = std::max(diff, static_cast<double>(std::abs(s2.out.data<float>()[i] - ours.out.data<float>()[i])));
+    std::printf("mesh speed-up 1x1/1t → 1x2/1t per device: %.2fx (sharded vs unsharded max |diff| %.2g)\n",
+                median(s1.runs) / median(s2.runs), diff);
+  }
+  std::printf("meshnn peak RSS: %.0f MB\n", ru.ru_maxrss / 1024.0);
+
+  const std::string script = torch_bench_path();
+  if (a.skip_torch || script.empty()) {
+    if (!a.skip_torch) std::printf("PyTorch comparison skipped: tools/bench/torch_audio_bench.py not found\n");
+    return;
+  }
+  // Same weights and latent for PyTorch: write them to a scratch folder.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("meshnn-bench-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::map<std::string, Tensor> bf;
+  for (const auto& [k, t] : state) bf[k] = t.to(DType::bf16);  // values are bf16-exact: lossless
+  io::save_safetensors((dir / "ckpt.safetensors").string(), bf,
+                       {{"config", models::ltx23_reference_config().dump()}});
+  io::save_npy((dir / "latent.npy").string(), latent);
+  // PyTorch's best set-up on these machines (docs/benchmarks.md): OpenBLAS without the preset core
+  // type, glibc malloc keeping freed memory.
+  const std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE MALLOC_MMAP_MAX_=0 "
+                          "MALLOC_TRIM_THRESHOLD_=68719476736 /usr/bin/python3 " + script +
+                          " --threads " + std::to_string(a.threads) + " --repeat " + std::to_string(a.repeat) +
+                          " --upsample-impl " + a.torch_impl + " --checkpoint " + (dir / "ckpt.safetensors").string() +
+                          " --latent " + (dir / "latent.npy").string() + " --out " + (dir / "torch_out.npy").string();
+  std::FILE* p = popen(cmd.c_str(), "r");
+  MESHNN_CHECK(p, "could not start PyTorch: ", cmd);
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+  const int rc = pclose(p);
+  if (rc != 0 || text.find('{') == std::string::npos) {
+    std::printf("PyTorch run failed (exit %d): %s\n", rc, text.c_str());
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  const nlohmann::json j = io::parse_json(text.substr(text.rfind('{')), "torch bench output");
+  const double torch_med = j.at("median_s").get<double>();
+  std::printf("%-34s %10.3f %10s %8.3f   (upsample %s, peak RSS %.0f MB)\n",
+              ("PyTorch " + j.at("torch").get<std::string>() + ", " + std::to_string(a.threads) + " threads").c_str(),
+              torch_med, "-", torch_med / audio_s, a.torch_impl.c_str(), j.at("peak_rss_mb").get<double>());
+  // Output agreement: torch writes (B, 2, samples) planar.
+  const Tensor ty = io::load_npy((dir / "torch_out.npy").string()).to(DType::f32);
+  double num = 0, peak = 0;
+  for (int64_t t = 0; t < ty.dim(2); ++t)
+    for (int64_t c = 0; c < 2; ++c) {
+      const double d = ours.out.data<float>()[t * 2 + c] - ty.data<float>()[c * ty.dim(2) + t];
+      num += d * d;
+      peak = std::max(peak, std::abs(static_cast<double>(ty.data<float>()[c * ty.dim(2) + t])));
+    }
+  const double psnr = 20 * std::log10(peak / std::sqrt(num / static_cast<double>(ty.numel())));
+  std::printf("\nspeed-up over PyTorch (same threads): %.2fx; waveform PSNR vs PyTorch %.1f dB\n",
+              torch_med / ours_med, psnr);
+  std::filesystem::remove_all(dir);
+}
+
+CLI::App* bench_parent(CLI::App& app) {
+  auto found = app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; });
+  if (!found.empty()) return found.front();
+  CLI::App* b = app.add_subcommand("bench", "Benchmarks (median timings, ratios against baselines)");
+  b->require_subcommand(1);
+  return b;
+}
+
+const Registrar reg("bench-audio", [](CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* cmd = bench_parent(app)->add_subcommand("audio", "LTX-2.3 audio decode: meshnn vs PyTorch, mesh scaling");
+  cmd->add_option("--seconds", args->seconds, "audio length")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "threads for the 1x1 and PyTorch runs")->capture_default_str();
+  cmd->add_option("--repeat", args->repeat, "timed repetitions (after one warm-up)")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "checkpoint seed")->capture_default_str();
+  cmd->add_option("--torch-impl", args->torch_impl, "PyTorch upsampler: stuffed (fast) | convt (ltx-core verbatim)")
+      ->capture_default_str();
+  cmd->add_flag("--skip-torch", args->skip_torch, "meshnn only");
+  cmd->add_flag("--skip-mesh", args->skip_mesh, "skip the 1x1 vs 1x2 single-thread scaling runs");
+  cmd->callback([args] { run(*args); });
+});
+
+}  // namespace
+}  // namespace meshnn::cli

@@ -1,0 +1,75 @@
+// One convolution engine for Conv1d, Conv2d and ConvTranspose1d on channels-last activations.
+//
+// Builds oneDNN convolution / deconvolution primitives (or, for the tap_matmul lever, K shifted
+// matmuls), packs the weights ONCE into the layout the primitive prefers (format_tag::any) and
+// keeps them, and caches one plan per input shape and padding (audio lengths vary per call).
+// No oneDNN type leaks out of this header (pimpl), so src/layers/ can use it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "meshnn/core/precision.h"
+#include "meshnn/core/tensor.h"
+
+namespace meshnn::dnnl_glue {
+
+enum class ConvKind { conv, deconv };
+
+struct ConvSpec {
+  ConvKind kind = ConvKind::conv;
+  int spatial = 1;  // 1: src (B, T, C); 2: src (B, H, W, C), H = time
+  int64_t c_in = 0;
+  int64_t c_out = 0;
+  std::array<int64_t, 2> kernel{1, 1};
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> dilation{1, 1};  // PyTorch convention: 1 = dense (oneDNN gets d − 1)
+  bool bias = true;
+  Precision precision = Precision::fp32;
+  bool tap_matmul = false;  // stride-1 1-D conv only: K shifted matmuls instead of one conv
+};
+
+// oneDNN padding_l / padding_r per spatial dim. For a conv they are implicit zero rows added to
+// the input; for a deconv they are output rows cropped (PyTorch padding P, output_padding op →
+// l = P, r = P − op).
+struct ConvPads {
+  std::array<int64_t, 2> l{0, 0};
+  std::array<int64_t, 2> r{0, 0};
+};
+
+class ConvEngine {
+ public:
+  // weights: PyTorch layout, f32, dense — conv (C_out, C_in, K) / (C_out, C_in, Kh, Kw);
+  // deconv (C_in, C_out, K). bias: (C_out) f32 or an undefined Tensor when spec.bias is false.
+  // The weights are split (bf16 modes) and kept; packing happens on the first use of a layout.
+  ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias);
+  ~ConvEngine();
+  ConvEngine(const ConvEngine&) = delete;
+  ConvEngine& operator=(const ConvEngine&) = delete;
+
+  const ConvSpec& spec() const;
+  // Output extent along spatial dim d for an input extent `in` and the given pads; ≤ 0 = empty.
+  int64_t out_extent(int d, int64_t in, const ConvPads& pads) const;
+
+  // src: (B, T, C_in) | (B, H, W, C_in) dense f32 → dst: (B, T_out, C_out) | (B, H_out, W_out,
+  // C_out) dense f32 (shapes validated by the caller). accumulate: dst += conv(src) instead of dst
+  // =. Not re-entrant on one engine: a plan owns its scratch (one device thread per layer
+  // instance).
+  void run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate);
+
+  // Creates (and caches) the plan for this shape now, so the first forward pays no JIT time.
+  void prepare(const Shape& src_shape, const ConvPads& pads);
+  // oneDNN implementation name(s) picked for this shape, e.g. "brgconv:avx2" (for benchmarks).
+  std::string impl_info(const Shape& src_shape, const ConvPads& pads);
+  // True when the bf16 modes run on native bf16 primitives (AVX512-BF16), false when emulated.
+  bool native_bf16() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace meshnn::dnnl_glue

@@ -1,0 +1,290 @@
+#include "dnnl/matmul.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstring>
+#include <map>
+#include <unordered_map>
+#include <tuple>
+#include <vector>
+
+#include "meshnn/core/bf16.h"
+#include "meshnn/core/cpu.h"
+#include "meshnn/core/error.h"
+
+namespace meshnn::dnnl_glue {
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+dnnl::stream& cpu_stream() {
+  // One stream per thread: mesh devices are threads and each runs its own primitives.
+  thread_local dnnl::stream s(cpu_engine());
+  return s;
+}
+
+[[noreturn]] void rethrow(const dnnl::error& e, const std::string& what) {
+  throw BackendError(detail::concat("oneDNN matmul ", what, ": ", e.what(), " (status ",
+                                    static_cast<int>(e.status),
+                                    "); run with ONEDNN_VERBOSE=1 for details"));
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// LinearPrimitive
+// ------------------------------------------------------------------------------------------------
+
+struct LinearPrimitive::Impl {
+  int64_t K = 0, N = 0;
+  PostOp act = PostOp::none;
+  Precision precision = Precision::fp32;
+  bool native_bf16 = false;
+  Tensor weights;  // f32 (rounded to bf16 values in emulated bf16), user layout
+  WeightLayout layout = WeightLayout::in_out;
+  Tensor bias;     // (N) f32 or undefined
+  dnnl::memory::desc user_wei_md;
+
+  // Packed weights per weights descriptor (the packed layout may depend on M).
+  std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed;
+
+  struct Plan {
+    dnnl::matmul::primitive_desc pd;
+    dnnl::matmul prim;
+    dnnl::memory src_mem, wei_mem, bias_mem, dst_mem;
+    Tensor src_scratch;  // bf16 (native) or bf16-rounded f32 (emulated) copy of src
+  };
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Plan> plans;
+
+  dnnl::memory packed_weights(const dnnl::memory::desc& want) {
+    for (auto& [md, mem] : packed)
+      if (md == want) return mem;
+    dnnl::memory user(user_wei_md, cpu_engine(), weights.raw());
+    dnnl::memory mem;
+    if (want == user_wei_md) {
+      mem = user;  // the primitive takes the file's layout as is: no copy
+    } else {
+      // Prepack once (and convert f32 → bf16 for the native path), never per call.
+      mem = dnnl::memory(want, cpu_engine());
+      dnnl::reorder(user, mem).execute(cpu_stream(), user, mem);
+      cpu_stream().wait();
+    }
+    packed.emplace_back(want, mem);
+    return mem;
+  }
+
+  Plan& plan(int64_t M, int64_t lda, int64_t ldd, bool accumulate) {
+    const auto key = std::make_tuple(M, lda, ldd, accumulate);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+    try {
+      dnnl::post_ops po;
+      if (accumulate) po.append_sum(1.f);
+      if (act == PostOp::relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      if (act == PostOp::gelu_tanh)
+        po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      const dt src_dt = native_bf16 ? dt::bf16 : dt::f32;
+      // Native bf16 reads a contiguous converted copy; f32 reads the caller's rows in place.
+      const int64_t src_ld = precision == Precision::fp32 ? lda : K;
+      dnnl::memory::desc src_md({M, K}, src_dt, dnnl::memory::dims{src_ld, 1});
+      dnnl::memory::desc wei_md({K, N}, src_dt, tag::any);
+      dnnl::memory::desc dst_md({M, N}, dt::f32, dnnl::memory::dims{ldd, 1});
+      dnnl::memory::desc bias_md;
+      if (bias.defined()) bias_md = dnnl::memory::desc({1, N}, dt::f32, tag::ab);
+      dnnl::matmul::desc d = bias.defined() ? dnnl::matmul::desc(src_md, wei_md, bias_md, dst_md)
+                                            : dnnl::matmul::desc(src_md, wei_md, dst_md);
+      Plan p;
+      p.pd = dnnl::matmul::primitive_desc(d, attr, cpu_engine());
+      p.prim = dnnl::matmul(p.pd);
+      p.wei_mem = packed_weights(p.pd.weights_desc());
+      p.src_mem = dnnl::memory(src_md, cpu_engine(), DNNL_MEMORY_NONE);
+      p.dst_mem = dnnl::memory(dst_md, cpu_engine(), DNNL_MEMORY_NONE);
+      if (bias.defined()) p.bias_mem = dnnl::memory(bias_md, cpu_engine(), bias.raw());
+      if (precision != Precision::fp32)
+        p.src_scratch = Tensor::empty({M, K}, native_bf16 ? DType::bf16 : DType::f32);
+      return plans.emplace(key, std::move(p)).first->second;
+    } catch (const dnnl::error& e) {
+      rethrow(e, detail::concat("plan M=", M, " K=", K, " N=", N));
+    }
+  }
+};
+
+LinearPrimitive::LinearPrimitive(const Tensor& weights, WeightLayout layout, const Tensor& bias,
+                                 PostOp act, Precision precision)
+    : impl_(std::make_unique<Impl>()) {
+  MESHNN_CHECK_AS(ShapeError, weights.defined() && weights.rank() == 2,
+                  "LinearPrimitive: weights must be 2-D, got ",
+                  weights.defined() ? shape_str(weights.shape()) : "undefined");
+  weights.check_dtype(DType::f32);
+  MESHNN_CHECK_AS(Unsupported, precision == Precision::fp32 || precision == Precision::bf16,
+                  "LinearPrimitive: precision ", precision_name(precision),
+                  " is not implemented for matmul (fp32 | bf16)");
+  Impl& m = *impl_;
+  m.layout = layout;
+  m.K = layout == WeightLayout::in_out ? weights.dim(0) : weights.dim(1);
+  m.N = layout == WeightLayout::in_out ? weights.dim(1) : weights.dim(0);
+  m.act = act;
+  m.precision = precision;
+  if (bias.defined()) {
+    MESHNN_CHECK_AS(ShapeError, bias.numel() == m.N, "LinearPrimitive: bias has ", bias.numel(),
+                    " values, expected ", m.N);
+    m.bias = bias.dtype() == DType::f32 ? bias : bias.to(DType::f32);
+  }
+  m.weights = weights;
+  if (precision == Precision::bf16) {
+    // Probe the native kernel once; AVX2 machines report unimplemented (cpp_style §2.4).
+    if (cpu_features().avx512_bf16) {
+      try {
+        dnnl::memory::desc s({1, m.K}, dt::bf16, tag::ab), w({m.K, m.N}, dt::bf16, tag::any),
+            dd({1, m.N}, dt::f32, tag::ab);
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(s, w, dd), cpu_engine(), true);
+        m.native_bf16 = static_cast<bool>(pd);
+      } catch (const dnnl::error&) {
+        m.native_bf16 = false;
+      }
+    }
+    if (!m.native_bf16) {
+      // Emulation: bf16-valued weights kept in f32 (a private copy; the caller's tensor is
+      // untouched).
+      m.weights = weights.clone();
+      float* w = m.weights.data<float>();
+      for (int64_t i = 0; i < m.weights.numel(); ++i) w[i] = round_to_bf16(w[i]);
+    }
+  }
+  m.user_wei_md = layout == WeightLayout::in_out
+                      ? dnnl::memory::desc({m.K, m.N}, dt::f32, tag::ab)
+                      : dnnl::memory::desc({m.K, m.N}, dt::f32, tag::ba);
+}
+
+LinearPrimitive::~LinearPrimitive() = default;
+
+int64_t LinearPrimitive::in_features() const { return impl_->K; }
+int64_t LinearPrimitive::out_features() const { return impl_->N; }
+Precision LinearPrimitive::precision() const { return impl_->precision; }
+bool LinearPrimitive::native_bf16() const { return impl_->native_bf16; }
+
+void LinearPrimitive::prepare(int64_t M, bool accumulate) {
+  impl_->plan(M, impl_->K, impl_->N, accumulate);
+}
+
+std::string LinearPrimitive::impl_info(int64_t M, bool accumulate) {
+  return impl_->plan(M, impl_->K, impl_->N, accumulate).pd.impl_info_str();
+}
+
+void LinearPrimitive::run(const float* src, int64_t M, int64_t lda, float* dst, int64_t ldd,
+                          bool accumulate) {
+  Impl& m = *impl_;
+  MESHNN_CHECK(!(accumulate && m.act != PostOp::none),
+               "LinearPrimitive: accumulate with an activation is not supported");
+  if (M == 0) return;
+  Impl::Plan& p = m.plan(M, lda, ldd, accumulate);
+  const void* src_ptr = src;
+  if (m.precision == Precision::bf16) {
+    // Round (or convert) the activations exactly as the native bf16 kernel's input would be.
+    if (m.native_bf16) {
+      bf16* s = p.src_scratch.data<bf16>();
+#pragma omp parallel for schedule(static)
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t k = 0; k < m.K; ++k) s[r * m.K + k] = to_bf16(src[r * lda + k]);
+    } else {
+      float* s = p.src_scratch.data<float>();
+#pragma omp parallel for schedule(static)
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t k = 0; k < m.K; ++k) s[r * m.K + k] = round_to_bf16(src[r * lda + k]);
+    }
+    src_ptr = p.src_scratch.raw();
+  }
+  try {
+    p.src_mem.set_data_handle(const_cast<void*>(src_ptr));
+    p.dst_mem.set_data_handle(dst);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, p.src_mem}, {DNNL_ARG_WEIGHTS, p.wei_mem}, {DNNL_ARG_DST, p.dst_mem}};
+    if (m.bias.defined()) args.emplace(DNNL_ARG_BIAS, p.bias_mem);
+    p.prim.execute(cpu_stream(), args);
+    cpu_stream().wait();
+  } catch (const dnnl::error& e) {
+    rethrow(e, detail::concat("execute M=", M, " K=", m.K, " N=", m.N));
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// strided batched matmul
+// ------------------------------------------------------------------------------------------------
+
+namespace {
+
+struct StridedPlan {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  dnnl::memory src_mem, wei_mem, dst_mem;
+};
+
+using StridedKey = std::tuple<int64_t, int64_t, int64_t, int64_t, std::vector<int64_t>, float>;
+
+StridedKey strided_key(const StridedMatmul& d) {
+  std::vector<int64_t> s;
+  for (int i = 0; i < 3; ++i) {
+    s.push_back(d.src_strides[i]);
+    s.push_back(d.wei_strides[i]);
+    s.push_back(d.dst_strides[i]);
+  }
+  return {d.batch, d.M, d.K, d.N, std::move(s), d.scale};
+}
+
+StridedPlan& strided_plan(const StridedMatmul& d) {
+  thread_local std::map<StridedKey, StridedPlan> cache;
+  const StridedKey key = strided_key(d);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  MESHNN_CHECK_AS(ShapeError, d.batch > 0 && d.M > 0 && d.K > 0 && d.N > 0,
+                  "strided_matmul: empty dims batch=", d.batch, " M=", d.M, " K=", d.K, " N=", d.N);
+  try {
+    auto md = [](int64_t b, int64_t r, int64_t c, const int64_t* st) {
+      return dnnl::memory::desc({b, r, c}, dt::f32, dnnl::memory::dims{st[0], st[1], st[2]});
+    };
+    dnnl::memory::desc src_md = md(d.batch, d.M, d.K, d.src_strides);
+    dnnl::memory::desc wei_md = md(d.batch, d.K, d.N, d.wei_strides);
+    dnnl::memory::desc dst_md = md(d.batch, d.M, d.N, d.dst_strides);
+    dnnl::primitive_attr attr;
+    if (d.scale != 1.f) attr.set_output_scales(0, {d.scale});
+    StridedPlan p;
+    p.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, wei_md, dst_md), attr,
+                                        cpu_engine());
+    p.prim = dnnl::matmul(p.pd);
+    p.src_mem = dnnl::memory(src_md, cpu_engine(), DNNL_MEMORY_NONE);
+    p.wei_mem = dnnl::memory(wei_md, cpu_engine(), DNNL_MEMORY_NONE);
+    p.dst_mem = dnnl::memory(dst_md, cpu_engine(), DNNL_MEMORY_NONE);
+    return cache.emplace(key, std::move(p)).first->second;
+  } catch (const dnnl::error& e) {
+    rethrow(e, detail::concat("strided plan batch=", d.batch, " M=", d.M, " K=", d.K, " N=", d.N));
+  }
+}
+
+}  // namespace
+
+void strided_matmul(const StridedMatmul& d, const float* src, const float* wei, float* dst) {
+  StridedPlan& p = strided_plan(d);
+  try {
+    p.src_mem.set_data_handle(const_cast<float*>(src));
+    p.wei_mem.set_data_handle(const_cast<float*>(wei));
+    p.dst_mem.set_data_handle(dst);
+    p.prim.execute(cpu_stream(), {{DNNL_ARG_SRC, p.src_mem},
+                                  {DNNL_ARG_WEIGHTS, p.wei_mem},
+                                  {DNNL_ARG_DST, p.dst_mem}});
+    cpu_stream().wait();
+  } catch (const dnnl::error& e) {
+    rethrow(e, "strided execute");
+  }
+}
+
+std::string strided_matmul_impl(const StridedMatmul& d) { return strided_plan(d).pd.impl_info_str(); }
+
+}  // namespace meshnn::dnnl_glue

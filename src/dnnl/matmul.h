@@ -1,0 +1,71 @@
+// oneDNN matmul glue: a Linear primitive with weights packed once, bias and an eltwise post-op
+// fused, one plan per row count M; and a strided batched matmul for attention (Q·Kᵀ, P·V) and
+// the one-hot gather, whose operands change on every call.
+//
+// No oneDNN type leaks out of this header (pimpl), so src/layers/ and src/models/ can use it.
+// Precision: fp32, or bf16 operands with f32 accumulation. oneDNN 2.6 has no bf16 matmul below
+// avx512_bf16 (the pd is "unimplemented" on AVX2), so there the bf16 contract is emulated with
+// the same numerics: weights rounded to bf16 once at construction, activations rounded to bf16
+// per call, both kept in f32, then the f32 matmul (every product of two bf16 values is exact in
+// f32, so only the accumulation order differs from the native kernel).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "meshnn/core/precision.h"
+#include "meshnn/core/tensor.h"
+
+namespace meshnn::dnnl_glue {
+
+enum class PostOp { none, relu, gelu_tanh };
+
+class LinearPrimitive {
+ public:
+  enum class WeightLayout { in_out, out_in };
+  // weights: f32 dense, (K, N) = [in, out] for in_out, or nn.Linear's (N, K) = [out, in] for
+  // out_in (described to oneDNN as a transposed view: no copy before the one packing reorder);
+  // bias: (N) f32 or an undefined Tensor. precision: fp32 | bf16 (others: Unsupported).
+  LinearPrimitive(const Tensor& weights, WeightLayout layout, const Tensor& bias, PostOp act,
+                  Precision precision);
+  ~LinearPrimitive();
+  LinearPrimitive(const LinearPrimitive&) = delete;
+  LinearPrimitive& operator=(const LinearPrimitive&) = delete;
+
+  int64_t in_features() const;
+  int64_t out_features() const;
+  Precision precision() const;
+  // True when bf16 runs on oneDNN's native bf16 kernel, false when emulated (or fp32).
+  bool native_bf16() const;
+
+  // src: (M, K) f32, rows `lda` floats apart → dst: (M, N) f32, rows `ldd` apart.
+  // dst = act(src·W + b), or with accumulate dst += src·W + b (act must be none then: the
+  // residual is added before any activation would apply, which no caller needs).
+  // Creates (and caches) the plan for M on first use; not re-entrant on one instance.
+  void run(const float* src, int64_t M, int64_t lda, float* dst, int64_t ldd, bool accumulate);
+  // Builds the plan for M ahead of time so the first call pays no JIT / packing.
+  void prepare(int64_t M, bool accumulate);
+  // oneDNN's implementation name for the plan of M (e.g. "gemm:jit"), for benchmarks.
+  std::string impl_info(int64_t M, bool accumulate);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// dst[b] = scale · src[b] (M, K) · wei[b] (K, N) for b < batch, every operand given by element
+// strides {batch, row, col} so head-interleaved (S, Nh·Dh) activations are used in place.
+// f32 only. Plans are cached per thread by the full descriptor.
+struct StridedMatmul {
+  int64_t batch = 1, M = 0, K = 0, N = 0;
+  int64_t src_strides[3] = {0, 0, 1};
+  int64_t wei_strides[3] = {0, 0, 1};
+  int64_t dst_strides[3] = {0, 0, 1};
+  float scale = 1.f;
+};
+void strided_matmul(const StridedMatmul& d, const float* src, const float* wei, float* dst);
+std::string strided_matmul_impl(const StridedMatmul& d);
+
+}  // namespace meshnn::dnnl_glue

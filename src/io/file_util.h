@@ -1,0 +1,43 @@
+// Private file helpers shared by the io/ parsers: a read-only byte source (mmap or vector),
+// FormatError construction, and atomic (temp + rename) writes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "meshnn/core/error.h"
+
+namespace meshnn::io {
+
+// Immutable bytes of a whole file. The pointer is writable only because Tensor views take a
+// void*; an mmap'd file is mapped MAP_PRIVATE, so writes are copy-on-write and never reach disk.
+struct ByteSource {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<void> owner;  // munmap or vector storage
+
+  static std::shared_ptr<ByteSource> map_file(const std::string& path);
+  static std::shared_ptr<ByteSource> from_vector(std::vector<uint8_t> bytes);
+};
+
+// "<file>: at byte offset <offset>: <msg>"
+[[noreturn]] void throw_format(const std::string& file, uint64_t offset, const std::string& msg);
+
+template <class... Args>
+[[noreturn]] void format_fail(const std::string& file, uint64_t offset, Args&&... parts) {
+  throw_format(file, offset, detail::concat(std::forward<Args>(parts)...));
+}
+
+// Reads a whole file (BackendError if it cannot be opened).
+std::vector<uint8_t> read_file_bytes(const std::string& path);
+
+// Calls write(tmp_path) and renames tmp_path to path; removes the temporary file on any failure.
+void write_file_atomic(const std::string& path, const std::function<void(const std::string&)>& write);
+// Writes `bytes` to path atomically.
+void write_bytes_atomic(const std::string& path, const void* bytes, size_t n);
+
+}  // namespace meshnn::io

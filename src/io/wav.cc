@@ -1,0 +1,134 @@
+#include "meshnn/io/wav.h"
+
+#include <sndfile.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "io/file_util.h"
+
+namespace meshnn::io {
+
+namespace {
+
+// Far above any real recording; bounds what a crafted header can make us allocate per frame.
+constexpr int kMaxChannels = 1024;
+
+// libsndfile virtual I/O over a read-only byte range.
+struct MemoryFile {
+  const uint8_t* data;
+  sf_count_t size;
+  sf_count_t pos = 0;
+};
+
+sf_count_t vio_length(void* user) { return static_cast<MemoryFile*>(user)->size; }
+sf_count_t vio_seek(sf_count_t offset, int whence, void* user) {
+  auto* m = static_cast<MemoryFile*>(user);
+  sf_count_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? m->pos : m->size;
+  sf_count_t to;
+  if (__builtin_add_overflow(base, offset, &to) || to < 0) return -1;
+  m->pos = to;  // past the end is allowed (reads then return 0), like a file
+  return m->pos;
+}
+sf_count_t vio_read(void* ptr, sf_count_t count, void* user) {
+  auto* m = static_cast<MemoryFile*>(user);
+  if (count <= 0 || m->pos >= m->size) return 0;
+  const sf_count_t n = std::min(count, m->size - m->pos);
+  std::memcpy(ptr, m->data + m->pos, static_cast<size_t>(n));
+  m->pos += n;
+  return n;
+}
+sf_count_t vio_write(const void*, sf_count_t, void*) { return 0; }
+sf_count_t vio_tell(void* user) { return static_cast<MemoryFile*>(user)->pos; }
+
+struct SndCloser {
+  void operator()(SNDFILE* f) const { sf_close(f); }
+};
+using SndPtr = std::unique_ptr<SNDFILE, SndCloser>;
+
+// Decodes an opened file into (T, C) f32. Reads in chunks rather than trusting the frame count
+// in the header, so a truncated or lying header cannot trigger a huge allocation.
+WavAudio decode(SNDFILE* snd, const SF_INFO& info, const std::string& name) {
+  const int major = info.format & SF_FORMAT_TYPEMASK;
+  if (major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX && major != SF_FORMAT_RF64)
+    format_fail(name, 0, "not a WAV file (libsndfile major format 0x", std::hex, major, ")");
+  if (info.channels < 1 || info.channels > kMaxChannels)
+    format_fail(name, 0, "unsupported channel count ", info.channels);
+  if (info.samplerate < 1) format_fail(name, 0, "invalid sample rate ", info.samplerate);
+  // Integer PCM → float scaled to [-1, 1) (libsndfile's default normalisation, made explicit).
+  sf_command(snd, SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
+  const int c = info.channels;
+  std::vector<float> buf;
+  constexpr sf_count_t kChunkFrames = 4096;
+  sf_count_t frames = 0;
+  for (;;) {
+    buf.resize(static_cast<size_t>((frames + kChunkFrames) * c));
+    const sf_count_t got = sf_readf_float(snd, buf.data() + frames * c, kChunkFrames);
+    if (got <= 0) break;
+    frames += got;
+  }
+  if (sf_error(snd) != SF_ERR_NO_ERROR)
+    format_fail(name, 0, "decoding failed after ", frames, " frames: ", sf_strerror(snd));
+  WavAudio out;
+  out.samples = Tensor::empty({frames, c}, DType::f32);
+  if (frames) std::memcpy(out.samples.raw(), buf.data(), static_cast<size_t>(frames * c) * sizeof(float));
+  out.sample_rate = info.samplerate;
+  return out;
+}
+
+}  // namespace
+
+WavAudio read_wav(const std::string& path) {
+  SF_INFO info{};
+  SndPtr snd(sf_open(path.c_str(), SFM_READ, &info));
+  if (!snd) {
+    // Distinguish "cannot open" (BackendError) from "opened but not parseable" (FormatError).
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+      std::fclose(f);
+      format_fail(path, 0, "not a readable WAV file: ", sf_strerror(nullptr));
+    }
+    throw BackendError(detail::concat(path, ": cannot open: ", sf_strerror(nullptr)));
+  }
+  return decode(snd.get(), info, path);
+}
+
+WavAudio read_wav_bytes(const uint8_t* data, size_t size, const std::string& name) {
+  SF_VIRTUAL_IO vio{vio_length, vio_seek, vio_read, vio_write, vio_tell};
+  MemoryFile mem{data, static_cast<sf_count_t>(size)};
+  SF_INFO info{};
+  SndPtr snd(sf_open_virtual(&vio, SFM_READ, &info, &mem));
+  if (!snd) format_fail(name, 0, "not a readable WAV file: ", sf_strerror(nullptr));
+  return decode(snd.get(), info, name);
+}
+
+// samples: (T, C) f32 → RIFF WAVE, float32 or pcm16.
+void write_wav(const std::string& path, const Tensor& samples, int sample_rate, WavFormat format) {
+  MESHNN_CHECK_AS(ShapeError, samples.defined() && samples.rank() == 2 && samples.dim(1) >= 1 &&
+                                  samples.dim(1) <= kMaxChannels,
+                  "write_wav: samples must be (T, C) with 1 ≤ C ≤ ", kMaxChannels, ", got ",
+                  samples.defined() ? shape_str(samples.shape()) : "undefined");
+  samples.check_dtype(DType::f32);
+  MESHNN_CHECK(sample_rate > 0, "write_wav: sample rate ", sample_rate, " must be positive");
+  const float* x = samples.data<float>();
+  for (int64_t i = 0; i < samples.numel(); ++i)
+    MESHNN_CHECK(std::isfinite(x[i]), "write_wav: non-finite sample ", x[i], " at flat index ", i,
+                 " of ", path);
+
+  write_file_atomic(path, [&](const std::string& tmp) {
+    SF_INFO info{};
+    info.samplerate = sample_rate;
+    info.channels = static_cast<int>(samples.dim(1));
+    info.format = SF_FORMAT_WAV | (format == WavFormat::pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT);
+    SndPtr snd(sf_open(tmp.c_str(), SFM_WRITE, &info));
+    if (!snd) throw BackendError(detail::concat(path, ": cannot write WAV: ", sf_strerror(nullptr)));
+    // pcm16: clip out-of-range floats instead of letting them wrap around.
+    sf_command(snd.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
+    const sf_count_t frames = samples.dim(0);
+    if (sf_writef_float(snd.get(), x, frames) != frames)
+      throw BackendError(detail::concat(path, ": WAV write failed: ", sf_strerror(snd.get())));
+    if (sf_close(snd.release()) != 0) throw BackendError(detail::concat(path, ": WAV close failed"));
+  });
+}
+
+}  // namespace meshnn::io

@@ -1,0 +1,129 @@
+#include "meshnn/layers/state_dict.h"
+
+#include <cmath>
+#include <vector>
+
+#include "meshnn/core/error.h"
+
+namespace meshnn {
+namespace {
+
+Tensor as_f32(const Tensor& t) { return t.dtype() == DType::f32 ? t : t.to(DType::f32); }
+
+void check_shape(const Tensor& t, const Shape& expected, const std::string& key) {
+  MESHNN_CHECK_AS(WeightError, t.shape() == expected, "weight '", key, "' has shape ",
+                  shape_str(t.shape()), ", expected ", shape_str(expected));
+}
+
+// The conv weight under `prefix` in any of the accepted spellings (see state_dict.h).
+Tensor resolve_weight(const WeightLookup& get, const std::string& prefix, const Shape& expected) {
+  std::vector<std::string> tried;
+  for (const char* scope : {"", "conv."}) {
+    const std::string base = join_key(prefix, std::string(scope));
+    const std::string wkey = base + "weight";
+    if (auto w = get(wkey)) {
+      check_shape(*w, expected, wkey);
+      return as_f32(*w);
+    }
+    tried.push_back(wkey);
+    for (auto [gname, vname] :
+         {std::pair{"weight_g", "weight_v"},
+          std::pair{"parametrizations.weight.original0", "parametrizations.weight.original1"}}) {
+      const std::string gkey = base + gname, vkey = base + vname;
+      auto g = get(gkey);
+      auto v = get(vkey);
+      if (g && v) {
+        check_shape(*v, expected, vkey);
+        Shape gshape(expected.size(), 1);
+        gshape[0] = expected[0];
+        // torch stores g as (D0, 1, …, 1); accept a flat (D0) too.
+        if (g->shape() != Shape{expected[0]}) check_shape(*g, gshape, gkey);
+        return fold_weight_norm(*g, *v, vkey);
+      }
+      MESHNN_CHECK_AS(WeightError, !g && !v, "weight-norm pair incomplete: found '",
+                      g ? gkey : vkey, "' but not '", g ? vkey : gkey, "'");
+      tried.push_back(gkey + "/" + vname);
+    }
+  }
+  std::string list;
+  for (const auto& k : tried) list += (list.empty() ? "" : ", ") + k;
+  throw WeightError(detail::concat("missing weight for '", prefix, "' (shape ", shape_str(expected),
+                                   "): tried ", list));
+}
+
+Tensor resolve_bias(const WeightLookup& get, const std::string& prefix, int64_t c_out) {
+  for (const char* name : {"bias", "conv.bias"}) {
+    const std::string key = join_key(prefix, name);
+    if (auto b = get(key)) {
+      check_shape(*b, Shape{c_out}, key);
+      return as_f32(*b);
+    }
+  }
+  throw WeightError(detail::concat("missing bias '", join_key(prefix, "bias"), "' (or '",
+                                   join_key(prefix, "conv.bias"), "'), expected shape (", c_out,
+                                   ")"));
+}
+
+ConvWeights map_common(const WeightLookup& get, const std::string& prefix, const Shape& wshape,
+                       int64_t c_out, bool bias) {
+  ConvWeights out;
+  out.weight = resolve_weight(get, prefix, wshape);
+  if (bias) out.bias = resolve_bias(get, prefix, c_out);
+  return out;
+}
+
+}  // namespace
+
+WeightLookup lookup_in(const std::map<std::string, Tensor>& state) {
+  return [&state](const std::string& key) -> std::optional<Tensor> {
+    auto it = state.find(key);
+    if (it == state.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+std::string join_key(const std::string& prefix, const std::string& name) {
+  if (prefix.empty()) return name;
+  if (prefix.back() == '.') return prefix + name;
+  return prefix + "." + name;
+}
+
+Tensor fold_weight_norm(const Tensor& g_in, const Tensor& v_in, const std::string& key) {
+  MESHNN_CHECK_AS(WeightError, v_in.rank() >= 1 && g_in.numel() == v_in.dim(0), "weight norm '",
+                  key, "': g has shape ", shape_str(g_in.shape()), ", expected ",
+                  v_in.rank() >= 1 ? v_in.dim(0) : 0, " values for v of shape ",
+                  shape_str(v_in.shape()));
+  const Tensor g = as_f32(g_in), v = as_f32(v_in);
+  const int64_t d0 = v.dim(0), inner = d0 ? v.numel() / d0 : 0;
+  Tensor w = Tensor::empty(v.shape(), DType::f32);
+  const float* vp = v.data<float>();
+  const float* gp = g.data<float>();
+  float* wp = w.data<float>();
+  for (int64_t i = 0; i < d0; ++i) {
+    double ss = 0;
+    for (int64_t j = 0; j < inner; ++j) ss += double(vp[i * inner + j]) * vp[i * inner + j];
+    // torch has no epsilon here: an all-zero slice gives NaN there; we give zeros instead.
+    const double scale = ss > 0 ? double(gp[i]) / std::sqrt(ss) : 0.0;
+    for (int64_t j = 0; j < inner; ++j) wp[i * inner + j] = float(vp[i * inner + j] * scale);
+  }
+  return w;
+}
+
+ConvWeights map_conv1d_state(const WeightLookup& get, const std::string& prefix, int64_t c_in,
+                             int64_t c_out, int64_t k, bool bias) {
+  return map_common(get, prefix, Shape{c_out, c_in, k}, c_out, bias);
+}
+
+ConvWeights map_conv2d_state(const WeightLookup& get, const std::string& prefix, int64_t c_in,
+                             int64_t c_out, int64_t kh, int64_t kw, bool bias) {
+  return map_common(get, prefix, Shape{c_out, c_in, kh, kw}, c_out, bias);
+}
+
+ConvWeights map_conv_transpose1d_state(const WeightLookup& get, const std::string& prefix,
+                                       int64_t c_in, int64_t c_out, int64_t k, bool bias) {
+  // dim 0 of a transposed conv's weight is C_in, so the weight-norm fold above is per input
+  // channel, as torch.nn.utils.weight_norm(dim=0) computes it.
+  return map_common(get, prefix, Shape{c_in, c_out, k}, c_out, bias);
+}
+
+}  // namespace meshnn

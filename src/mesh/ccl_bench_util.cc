@@ -1,0 +1,104 @@
+#include "mesh/ccl_bench_util.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "meshnn/core/error.h"
+#include "meshnn/core/tensor.h"
+#include "meshnn/mesh/ccl.h"
+#include "meshnn/mesh/mesh.h"
+
+namespace meshnn::mesh_detail {
+
+namespace {
+constexpr int64_t kRowBytes = 1024;  // neighbor_pad rows: (1, T, 256) f32, halo of 2 rows each side
+constexpr int64_t kPadRows = 2;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+const char* bench_op_name(BenchOp op) {
+  switch (op) {
+    case BenchOp::all_gather:
+      return "all_gather";
+    case BenchOp::reduce_scatter:
+      return "reduce_scatter";
+    case BenchOp::neighbor_pad:
+      return "neighbor_pad";
+    case BenchOp::memcpy:
+      return "memcpy";
+  }
+  return "?";
+}
+
+double bench_op_bytes(BenchOp op, int64_t S, int n) {
+  switch (op) {
+    case BenchOp::all_gather:
+      return static_cast<double>(S) * n;
+    case BenchOp::neighbor_pad:
+      return static_cast<double>(S + 2 * kPadRows * kRowBytes);
+    default:
+      return static_cast<double>(S);
+  }
+}
+
+std::vector<double> bench_on_device(Device& d, BenchOp op, int64_t S, int reps, int trials) {
+  MESHNN_CHECK(S % kRowBytes == 0 && S >= kRowBytes * kPadRows, "bench size ", S,
+               " must be a multiple of ", kRowBytes);
+  CclManager& ccl = d.ccl();
+  const int64_t floats = S / 4;
+  const Tensor x =
+      op == BenchOp::neighbor_pad ? Tensor({1, S / kRowBytes, kRowBytes / 4}) : Tensor({floats});
+  auto once = [&] {
+    switch (op) {
+      case BenchOp::all_gather:
+        ccl.all_gather(x, 0, 1, true);
+        break;
+      case BenchOp::reduce_scatter:
+        ccl.reduce_scatter(x, 0, 1, true);
+        break;
+      case BenchOp::neighbor_pad:
+        ccl.neighbor_pad(x, {1}, {kPadRows}, {kPadRows}, PadMode::zeros, {1}, 0, 0, true);
+        break;
+      default:
+        break;
+    }
+  };
+  // Warm-up: fault in both halves of the ping-pong pair.
+  once();
+  once();
+  std::vector<double> out;
+  for (int t = 0; t < trials; ++t) {
+    ccl.barrier();
+    const double t0 = now_s();
+    for (int r = 0; r < reps; ++r) once();
+    ccl.barrier();
+    out.push_back((now_s() - t0) / reps);
+  }
+  return out;
+}
+
+std::vector<double> bench_memcpy(int64_t S, int reps, int trials) {
+  std::vector<uint8_t> src(static_cast<size_t>(S), 1), dst(static_cast<size_t>(S), 0);
+  std::vector<double> out;
+  for (int t = 0; t < trials; ++t) {
+    const double t0 = now_s();
+    for (int r = 0; r < reps; ++r) {
+      std::memcpy(dst.data(), src.data(), static_cast<size_t>(S));
+      asm volatile("" : : "r"(dst.data()) : "memory");  // keep the copy
+    }
+    out.push_back((now_s() - t0) / reps);
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace meshnn::mesh_detail

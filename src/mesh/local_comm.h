@@ -1,0 +1,91 @@
+// Local backend: devices are threads of this process, collectives copy through shared memory.
+//
+// Synchronisation is a spin-then-sleep barrier with a generation counter per group (std::barrier
+// costs ~5 µs per phase here, collectives.md §9). Waiters watch the mesh's abort state: when one
+// device fails (its function threw) or a wait exceeds the timeout, every waiting or later
+// collective throws CommError naming the failed device and its message.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mesh/communicator.h"
+#include "meshnn/mesh/mesh.h"
+
+namespace meshnn::mesh_detail {
+
+class LocalMeshState;
+
+// Spin-then-sleep generation barrier for n threads.
+class GroupBarrier {
+ public:
+  explicit GroupBarrier(int n) : n_(n) {}
+  // Throws CommError if the mesh aborts or a member is already finished while we wait.
+  void arrive_and_wait(LocalMeshState& st, const std::vector<int>& members, const char* what);
+  void wake_all();
+
+ private:
+  const int n_;
+  alignas(64) std::atomic<int> arrived_{0};
+  alignas(64) std::atomic<uint64_t> gen_{0};
+  std::atomic<int> sleepers_{0};
+  std::mutex m_;
+  std::condition_variable cv_;
+};
+
+// Shared state of one group: barrier plus two descriptor / pointer slot sets used alternately
+// (a fast member may publish for collective k+1 while a slow one still reads collective k's).
+struct LocalGroup {
+  explicit LocalGroup(std::vector<int> members_in);
+  std::vector<int> members;  // mesh ranks, in coordinate order
+  GroupBarrier barrier;
+  std::vector<OpDesc> descs[2];
+  std::vector<const void*> ptrs[2];
+};
+
+class LocalMeshState {
+ public:
+  LocalMeshState(const Mesh& mesh, double timeout_seconds);
+
+  // Marks the mesh failed; the first call wins and its error becomes the one rethrown.
+  void abort(int device, std::exception_ptr error, const std::string& message);
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  // Throws the CommError describing the abort.
+  [[noreturn]] void throw_abort(const char* what) const;
+  std::exception_ptr first_error() const;
+
+  void set_finished(int device) { finished_[device].store(true, std::memory_order_release); }
+  bool finished(int device) const { return finished_[device].load(std::memory_order_acquire); }
+  double timeout_seconds() const { return timeout_; }
+
+  // groups: axis 0 (one per mesh column), axis 1 (one per mesh row), the whole mesh.
+  LocalGroup& group_of(int rank, int axis);  // axis 0, 1 or 2 (= whole mesh)
+  // The shared group of exactly these mesh ranks (submeshes), created by the first caller.
+  LocalGroup& custom_group(const std::vector<int>& members);
+
+ private:
+  Mesh mesh_;
+  double timeout_;
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex mu_;
+  int failed_device_ = -1;
+  std::string failed_message_;
+  std::exception_ptr first_error_;
+  std::unique_ptr<std::atomic<bool>[]> finished_;
+  std::vector<std::unique_ptr<LocalGroup>> axis0_, axis1_;
+  std::unique_ptr<LocalGroup> world_;
+  std::mutex custom_mu_;
+  std::map<std::vector<int>, std::unique_ptr<LocalGroup>> custom_;
+};
+
+// Communicator of `rank` on axis 0 / 1 / 2 (whole mesh).
+std::shared_ptr<Communicator> make_local_comm(std::shared_ptr<LocalMeshState> state, int rank,
+                                              int axis);
+
+}  // namespace meshnn::mesh_detail

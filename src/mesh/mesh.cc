@@ -1,0 +1,235 @@
+#include "meshnn/mesh/mesh.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "mesh/local_comm.h"
+#include "mesh/mpi_comm.h"
+#include "meshnn/core/cpu.h"
+#include "meshnn/core/error.h"
+#include "meshnn/mesh/ccl.h"
+
+namespace meshnn {
+
+const char* backend_name(Backend b) { return b == Backend::local ? "local" : "mpi"; }
+
+Backend parse_backend(const std::string& s) {
+  if (s == "local") return Backend::local;
+  if (s == "mpi") return Backend::mpi;
+  throw InvalidArgument("backend must be local or mpi, got '" + s + "'");
+}
+
+MeshConfig parse_mesh(const std::string& s) {
+  MeshConfig c;
+  const auto x = s.find('x');
+  try {
+    MESHNN_CHECK(x != std::string::npos, "");
+    size_t p1 = 0, p2 = 0;
+    c.rows = std::stoi(s.substr(0, x), &p1);
+    c.cols = std::stoi(s.substr(x + 1), &p2);
+    MESHNN_CHECK(p1 == x && p2 == s.size() - x - 1, "");
+  } catch (const std::exception&) {
+    throw InvalidArgument("mesh must look like RxC (e.g. 1x2), got '" + s + "'");
+  }
+  MESHNN_CHECK(c.rows >= 1 && c.cols >= 1, "mesh extents must be ≥ 1, got '", s, "'");
+  return c;
+}
+
+// ---- Mesh ---------------------------------------------------------------------------------
+
+Mesh::Mesh(int rows, int cols) : rows_(rows), cols_(cols) {
+  MESHNN_CHECK(rows >= 1 && cols >= 1 && rows * cols <= 4096, "mesh ", rows, "x", cols,
+               ": extents must be ≥ 1");
+}
+
+int Mesh::axis_size(int axis) const {
+  MESHNN_CHECK(axis == 0 || axis == 1, "mesh axis must be 0 or 1, got ", axis);
+  return axis == 0 ? rows_ : cols_;
+}
+
+int Mesh::rank_of(int r, int c) const {
+  MESHNN_CHECK(r >= 0 && r < rows_ && c >= 0 && c < cols_, "coordinate (", r, ", ", c,
+               ") outside mesh ", rows_, "x", cols_);
+  return r * cols_ + c;
+}
+
+int Mesh::coord(int rank, int axis) const {
+  MESHNN_CHECK(rank >= 0 && rank < size(), "rank ", rank, " outside mesh of ", size());
+  MESHNN_CHECK(axis == 0 || axis == 1, "mesh axis must be 0 or 1, got ", axis);
+  return axis == 0 ? rank / cols_ : rank % cols_;
+}
+
+std::vector<int> Mesh::group(int rank, int axis) const {
+  std::vector<int> g;
+  if (axis == 0) {
+    for (int r = 0; r < rows_; ++r) g.push_back(rank_of(r, coord(rank, 1)));
+  } else {
+    MESHNN_CHECK(axis == 1, "mesh axis must be 0 or 1, got ", axis);
+    for (int c = 0; c < cols_; ++c) g.push_back(rank_of(coord(rank, 0), c));
+  }
+  return g;
+}
+
+std::vector<Mesh::Submesh> Mesh::split(int axis, int parts) const {
+  const int ext = axis_size(axis);
+  MESHNN_CHECK(parts >= 1 && ext % parts == 0, "cannot split mesh axis ", axis, " of extent ", ext,
+               " into ", parts, " parts");
+  std::vector<Submesh> out(parts);
+  const int sub = ext / parts;
+  for (int k = 0; k < parts; ++k) {
+    Submesh& s = out[k];
+    s.rows = axis == 0 ? sub : rows_;
+    s.cols = axis == 1 ? sub : cols_;
+    for (int r = 0; r < s.rows; ++r)
+      for (int c = 0; c < s.cols; ++c)
+        s.ranks.push_back(axis == 0 ? rank_of(k * sub + r, c) : rank_of(r, k * sub + c));
+  }
+  return out;
+}
+
+int Mesh::submesh_of(int rank, int axis, int parts) const {
+  const int ext = axis_size(axis);
+  MESHNN_CHECK(parts >= 1 && ext % parts == 0, "cannot split mesh axis ", axis, " of extent ", ext,
+               " into ", parts, " parts");
+  return coord(rank, axis) / (ext / parts);
+}
+
+// ---- Device -------------------------------------------------------------------------------
+
+Device::Device(Mesh mesh, int rank, int threads, Backend backend,
+               std::vector<std::shared_ptr<mesh_detail::Communicator>> comms)
+    : mesh_(mesh), rank_(rank), threads_(threads), backend_(backend), comms_(std::move(comms)) {
+  comms_.resize(3);
+  ccl_ = std::make_unique<CclManager>(*this, comms_);
+}
+
+Device& Device::submesh(int axis, int parts) {
+  auto& slot = submeshes_[{axis, parts}];
+  if (slot) return *slot;
+  const int k = mesh_.submesh_of(rank_, axis, parts);
+  const Mesh::Submesh sub = mesh_.split(axis, parts)[k];
+  int sub_rank = 0;
+  for (size_t i = 0; i < sub.ranks.size(); ++i)
+    if (sub.ranks[i] == rank_) sub_rank = static_cast<int>(i);
+  std::vector<std::shared_ptr<mesh_detail::Communicator>> comms(3);
+  for (int a = 0; a < 2; ++a) {
+    if (!comms_[a]) continue;
+    // Along the split axis the group is cut into `parts` lines; the other axis's groups already
+    // lie inside one submesh.
+    comms[a] = a == axis ? comms_[a]->split(k, coord(a)) : comms_[a];
+  }
+  if (comms_[2]) comms[2] = comms_[2]->split(k, sub_rank);
+  slot.reset(new Device(Mesh(sub.rows, sub.cols), sub_rank, threads_, backend_, std::move(comms)));
+  return *slot;
+}
+
+Device::~Device() = default;
+
+// ---- run_spmd -----------------------------------------------------------------------------
+
+namespace {
+
+int thread_budget(const MeshConfig& cfg, int devices_on_host) {
+  if (cfg.threads_per_device > 0) return cfg.threads_per_device;
+  return std::max(1, available_cores() / std::max(1, devices_on_host));
+}
+
+void run_local(const MeshConfig& cfg, const std::function<void(Device&)>& fn) {
+  const Mesh mesh(cfg.rows, cfg.cols);
+  const int threads = thread_budget(cfg, mesh.size());
+  if (mesh.size() == 1) {
+    // 1×1: no communicator, no thread; the caller's thread is the device.
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    Device dev(mesh, 0, threads, Backend::local, {nullptr, nullptr, nullptr});
+    try {
+      fn(dev);
+    } catch (...) {
+      omp_set_num_threads(saved);
+      throw;
+    }
+    omp_set_num_threads(saved);
+    return;
+  }
+  auto state = std::make_shared<mesh_detail::LocalMeshState>(mesh, cfg.timeout_seconds);
+  std::vector<std::thread> workers;
+  workers.reserve(mesh.size());
+  for (int rank = 0; rank < mesh.size(); ++rank) {
+    workers.emplace_back([&, rank] {
+      omp_set_num_threads(threads);  // per-thread ICV: this device's parallel regions only
+      try {
+        std::vector<std::shared_ptr<mesh_detail::Communicator>> comms(3);
+        for (int axis = 0; axis < 2; ++axis)
+          if (mesh.axis_size(axis) > 1)
+            comms[axis] = mesh_detail::make_local_comm(state, rank, axis);
+        comms[2] = mesh_detail::make_local_comm(state, rank, 2);
+        Device dev(mesh, rank, threads, Backend::local, std::move(comms));
+        fn(dev);
+        state->set_finished(rank);
+      } catch (const std::exception& e) {
+        state->abort(rank, std::current_exception(), e.what());
+        state->set_finished(rank);
+      } catch (...) {
+        state->abort(rank, std::current_exception(), "unknown exception");
+        state->set_finished(rank);
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  if (auto err = state->first_error()) std::rethrow_exception(err);
+}
+
+void run_mpi(const MeshConfig& cfg, const std::function<void(Device&)>& fn) {
+  const Mesh mesh(cfg.rows, cfg.cols);
+  mesh_detail::MpiMesh m = mesh_detail::make_mpi_mesh(mesh);
+  const int threads = thread_budget(cfg, m.local_ranks);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  try {
+    Device dev(mesh, m.rank, threads, Backend::mpi, m.comms);
+    m.comms.clear();
+    fn(dev);
+  } catch (...) {
+    omp_set_num_threads(saved);
+    throw;
+  }
+  omp_set_num_threads(saved);
+}
+
+}  // namespace
+
+void run_spmd(const MeshConfig& config, const std::function<void(Device&)>& fn) {
+  MESHNN_CHECK(config.rows >= 1 && config.cols >= 1, "mesh ", config.rows, "x", config.cols,
+               ": extents must be ≥ 1");
+  MESHNN_CHECK(config.threads_per_device >= 0, "threads_per_device must be ≥ 0");
+  MESHNN_CHECK(config.timeout_seconds >= 0, "timeout_seconds must be ≥ 0");
+  if (config.backend == Backend::mpi)
+    run_mpi(config, fn);
+  else
+    run_local(config, fn);
+}
+
+// ---- shard helpers ------------------------------------------------------------------------
+
+int64_t shard_len(int64_t T, int n) {
+  MESHNN_CHECK(n >= 1, "shard count must be ≥ 1, got ", n);
+  MESHNN_CHECK_AS(ShapeError, T % n == 0, "length ", T, " does not split evenly over ", n,
+                  " devices");
+  return T / n;
+}
+
+Range shard_range(int64_t T, int n, int i) {
+  const int64_t len = shard_len(T, n);
+  MESHNN_CHECK(i >= 0 && i < n, "shard index ", i, " outside [0, ", n, ")");
+  return Range{i * len, len};
+}
+
+int64_t round_up_to(int64_t T, int n) {
+  MESHNN_CHECK(n >= 1, "multiple must be ≥ 1, got ", n);
+  return (T + n - 1) / n * n;
+}
+
+}  // namespace meshnn

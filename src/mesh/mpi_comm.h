@@ -1,0 +1,31 @@
+// MPI backend: one process per device, MPI_Cart_create over the mesh and MPI_Cart_sub per axis
+// (collectives.md §7). The only file besides mpi_comm.cc that knows about MPI is none: callers
+// see the Communicator interface.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "mesh/communicator.h"
+#include "meshnn/mesh/mesh.h"
+
+namespace meshnn::mesh_detail {
+
+struct MpiMesh {
+  int rank = 0;         // row-major mesh rank of this process
+  int local_ranks = 1;  // ranks of this job on this host (for the thread budget)
+  // [axis 0, axis 1, whole mesh]; null where the group has one member.
+  std::vector<std::shared_ptr<Communicator>> comms;
+};
+
+// MPI_Init_thread if needed; InvalidArgument unless the world size is rows·cols.
+MpiMesh make_mpi_mesh(const Mesh& mesh);
+
+// MPI world rank / size (initialising MPI if needed); used by tests and the bench CLI.
+int mpi_world_rank();
+int mpi_world_size();
+// Logical AND of `ok` over the world (tests agree on pass / fail).
+bool mpi_all_true(bool ok);
+void mpi_finalize();
+
+}  // namespace meshnn::mesh_detail

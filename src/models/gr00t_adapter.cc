@@ -1,0 +1,402 @@
+// GR00T VL adapter forward: vlln → VL-SA × n → gather → hoisted cross K/V → state encoder.
+#include "meshnn/models/gr00t_adapter.h"
+
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "dnnl/matmul.h"
+#include "layers/attention.h"
+#include "layers/layer_norm.h"
+#include "layers/linear.h"
+#include "layers/mlp.h"
+#include "meshnn/core/error.h"
+#include "meshnn/mesh/ccl.h"
+#include "meshnn/mesh/mesh.h"
+
+namespace meshnn::gr00t {
+
+namespace {
+
+Tensor need(const WeightLookup& w, const std::string& key) {
+  std::optional<Tensor> t = w(key);
+  MESHNN_CHECK_AS(WeightError, t.has_value(), "checkpoint is missing '", key, "'");
+  return t->dtype() == DType::f32 ? *t : t->to(DType::f32);
+}
+
+// Accepts (1, 1, S, D) | (1, S, D) | (S, D); returns a dense f32 (S, D) tensor.
+Tensor as_rows(const Tensor& x, int64_t s, int64_t d, const char* name) {
+  MESHNN_CHECK(x.defined(), name, " is undefined");
+  const bool shape_ok = (x.rank() == 4 && x.dim(0) == 1 && x.dim(1) == 1) ||
+                        (x.rank() == 3 && x.dim(0) == 1) || x.rank() == 2;
+  MESHNN_CHECK_AS(ShapeError, shape_ok && x.dim(-2) == s && x.dim(-1) == d, name, " must be [1, 1, ",
+                  s, ", ", d, "], got ", shape_str(x.shape()));
+  MESHNN_CHECK_AS(ShapeError, x.dtype() == DType::f32 || x.dtype() == DType::bf16 ||
+                                  x.dtype() == DType::f64,
+                  name, " must be f32 (or bf16), got ", dtype_name(x.dtype()));
+  Tensor f = x.dtype() == DType::f32 ? x : x.to(DType::f32);
+  return f.reshape({s, d});
+}
+
+}  // namespace
+
+// One VL-SA block split by heads over `tp` devices (Megatron-style, with the LayerNorms and
+// residual adds on row shards between the reduce-scatter and the all-gather):
+//   n = LN1(h)                       h: (M, D) replicated
+//   qkv = n·Wqkv_localᵀ + b          (M, 3·D/tp)   column-parallel: this device's heads
+//   a = attention(local heads)       (M, D/tp)
+//   hs = h[shard] + RS(a·Wo_localᵀ) + bo   (M/tp, D)  row-parallel, reduce-scatter over rows
+//   n3 = AG(LN3(hs))                 (M, D)
+//   hs += RS(GELU(n3·W1_localᵀ + b1_local)·W2_localᵀ) + b2
+//   h = AG(hs)                       (M, D)
+struct HeadParallelBlock {
+  layers::LayerNorm norm1, norm3;
+  layers::Linear qkv, out, ff1, ff2;
+  Tensor bo, b2;
+  int64_t dim = 0, heads = 0, head_dim = 0, ff_local = 0;
+  float scale = 1.f;
+  Tensor n, qkv_buf, attn, scores, hidden, part;
+  int64_t rows = 0;
+
+  HeadParallelBlock(const layers::EncoderBlockWeights& w, int64_t n_heads, int64_t hd, float eps,
+                    Precision prec, int tp, int rank)
+      : norm1(w.norm1_w, w.norm1_b, eps), norm3(w.norm3_w, w.norm3_b, eps) {
+    dim = norm1.dim();
+    heads = n_heads / tp;
+    head_dim = hd;
+    const int64_t dl = heads * hd, c0 = rank * dl;
+    scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+    Tensor wqkv = concat({w.to_q_w.narrow(0, c0, dl), w.to_k_w.narrow(0, c0, dl), w.to_v_w.narrow(0, c0, dl)}, 0);
+    Tensor bqkv = concat({w.to_q_b.narrow(0, c0, dl), w.to_k_b.narrow(0, c0, dl), w.to_v_b.narrow(0, c0, dl)}, 0);
+    qkv = layers::Linear::from_out_in(wqkv, bqkv, layers::Activation::none, prec);
+    out = layers::Linear::from_out_in(w.to_out_w.narrow(1, c0, dl), Tensor(), layers::Activation::none, prec);
+    bo = w.to_out_b;
+    ff_local = w.ff1_w.dim(0) / tp;
+    const int64_t f0 = rank * ff_local;
+    ff1 = layers::Linear::from_out_in(w.ff1_w.narrow(0, f0, ff_local), w.ff1_b.narrow(0, f0, ff_local),
+                                      layers::Activation::gelu_tanh, prec);
+    ff2 = layers::Linear::from_out_in(w.ff2_w.narrow(1, f0, ff_local), Tensor(), layers::Activation::none, prec);
+    b2 = w.ff2_b;
+  }
+
+  // h: (M, D) replicated rows, updated in place on every device of the axis group.
+  void forward(CclManager& ccl, int axis, int tp, int rank, float* h, int64_t M, const uint8_t* key_valid) {
+    if (M != rows) {
+      n = Tensor::empty({M, dim});
+      qkv_buf = Tensor::empty({M, 3 * heads * head_dim});
+      attn = Tensor::empty({M, heads * head_dim});
+      scores = Tensor::empty({heads, M, M});
+      hidden = Tensor::empty({M, ff_local});
+      part = Tensor::empty({M, dim});
+      rows = M;
+    }
+    const int64_t D = dim, dl = heads * head_dim, ms = M / tp;
+    norm1.forward_rows(h, M, D, n.data<float>(), D);
+    qkv.forward_rows(n.data<float>(), M, D, qkv_buf.data<float>(), 3 * dl);
+    layers::AttentionArgs a;
+    const float* q = qkv_buf.data<float>();
+    a.q = q, a.ldq = 3 * dl, a.k = q + dl, a.ldk = 3 * dl, a.v = q + 2 * dl, a.ldv = 3 * dl;
+    a.out = attn.data<float>(), a.ldo = dl, a.s_q = M, a.s_k = M, a.n_heads = heads;
+    a.head_dim = head_dim, a.scale = scale, a.key_valid = key_valid;
+    layers::multi_head_attention(a, scores.data<float>());
+    out.forward_rows(attn.data<float>(), M, dl, part.data<float>(), D);
+    Tensor o = ccl.reduce_scatter(part, 0, axis, /*persistent=*/true);  // (M/tp, D)
+    Tensor hs = Tensor::empty({ms, D});
+    const float* hr = h + rank * ms * D;
+    for (int64_t r = 0; r < ms; ++r)
+      for (int64_t c = 0; c < D; ++c)
+        hs.data<float>()[r * D + c] = hr[r * D + c] + o.data<float>()[r * D + c] + bo.data<float>()[c];
+    Tensor n3s = norm3.forward(hs);
+    Tensor n3 = ccl.all_gather(n3s, 0, axis, true);  // (M, D)
+    ff1.forward_rows(n3.data<float>(), M, D, hidden.data<float>(), ff_local);
+    ff2.forward_rows(hidden.data<float>(), M, ff_local, part.data<float>(), D);
+    Tensor f = ccl.reduce_scatter(part, 0, axis, true);
+    for (int64_t r = 0; r < ms; ++r)
+      for (int64_t c = 0; c < D; ++c)
+        hs.data<float>()[r * D + c] += f.data<float>()[r * D + c] + b2.data<float>()[c];
+    Tensor full = ccl.all_gather(hs, 0, axis, true);
+    std::memcpy(h, full.raw(), sizeof(float) * M * D);
+  }
+};
+
+struct VlAdapter::Impl {
+  Device* device = nullptr;
+  std::vector<HeadParallelBlock> tp_blocks;
+  AdapterPlan plan;
+  layers::LayerNorm vlln;
+  std::vector<layers::EncoderBlock> vlsa;
+  std::map<int, layers::Linear> hoist;  // cross block → fused [to_k; to_v] (2·inner, D)
+  layers::CategorySpecificMlp state_encoder;
+  std::map<int, std::pair<Tensor, Tensor>> kv;  // persistent (1, Nh, L_pad, Dh)
+  std::map<std::string, Tensor> onehot;       // key set → (L_pad, S_pad)
+  std::vector<uint8_t> layout_key_valid;
+  Tensor proj;  // (max L_pad, kv_width) hoist scratch
+  bool released = false;
+  bool collect_taps = false;
+};
+
+VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLookup& weights,
+                     const AdapterOptions& options, const std::string& weight_prefix,
+                     Device* device)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  int tp = 1, tp_rank = 0;
+  if (device && device->axis_size(options.mesh_axis) > 1) {
+    m.device = device;
+    tp = device->axis_size(options.mesh_axis);
+    tp_rank = device->coord(options.mesh_axis);
+  }
+  m.plan = AdapterPlan::build(cfg, layout, options, &weights, weight_prefix, tp, tp_rank);
+  m.collect_taps = options.collect_taps;
+  const AdapterPlan& p = m.plan;
+  const std::string& pre = weight_prefix;
+  m.vlln = layers::LayerNorm(need(weights, pre + "vlln.weight"), need(weights, pre + "vlln.bias"),
+                             static_cast<float>(cfg.vl.vlln_eps));
+  for (int i = 0; i < p.n_vlsa; ++i) {
+    const std::string b = pre + "vl_self_attention.transformer_blocks." + std::to_string(i) + ".";
+    layers::EncoderBlockWeights w;
+    w.norm1_w = need(weights, b + "norm1.weight");
+    w.norm1_b = need(weights, b + "norm1.bias");
+    w.to_q_w = need(weights, b + "attn1.to_q.weight");
+    w.to_q_b = need(weights, b + "attn1.to_q.bias");
+    w.to_k_w = need(weights, b + "attn1.to_k.weight");
+    w.to_k_b = need(weights, b + "attn1.to_k.bias");
+    w.to_v_w = need(weights, b + "attn1.to_v.weight");
+    w.to_v_b = need(weights, b + "attn1.to_v.bias");
+    w.to_out_w = need(weights, b + "attn1.to_out.0.weight");
+    w.to_out_b = need(weights, b + "attn1.to_out.0.bias");
+    w.norm3_w = need(weights, b + "norm3.weight");
+    w.norm3_b = need(weights, b + "norm3.bias");
+    w.ff1_w = need(weights, b + "ff.net.0.proj.weight");
+    w.ff1_b = need(weights, b + "ff.net.0.proj.bias");
+    w.ff2_w = need(weights, b + "ff.net.2.weight");
+    w.ff2_b = need(weights, b + "ff.net.2.bias");
+    if (p.tp > 1) {
+      m.tp_blocks.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim, static_cast<float>(cfg.vl.ln_eps),
+                               options.precision, p.tp, p.tp_rank);
+      continue;
+    }
+    m.vlsa.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim, static_cast<float>(cfg.vl.ln_eps),
+                        options.precision);
+    m.vlsa.back().prepare(p.s_active);
+  }
+  int64_t max_l = 0;
+  for (const HoistBlockPlan& hb : p.blocks) {
+    const std::string b = pre + "model.transformer_blocks." + std::to_string(hb.block) + ".attn1.";
+    // Wkv = [to_k; to_v] (2·inner, D): one product per block, K in the first inner columns.
+    // Head-parallel: only this device's heads (rows [rank·inner/tp, …) of each).
+    const int64_t il = p.n_heads / p.tp * p.head_dim, r0 = p.tp_rank * il;
+    Tensor w = concat({need(weights, b + "to_k.weight").narrow(0, r0, il),
+                       need(weights, b + "to_v.weight").narrow(0, r0, il)}, 0);
+    Tensor bias = concat({need(weights, b + "to_k.bias").narrow(0, r0, il),
+                          need(weights, b + "to_v.bias").narrow(0, r0, il)}, 0);
+    m.hoist.emplace(hb.block, layers::Linear::from_out_in(w, bias, layers::Activation::none,
+                                                          options.hoist_precision));
+    m.hoist[hb.block].prepare(hb.l_pad);
+    // Persistent K/V, allocated (and zeroed, so every page is touched) once; forward only
+    // writes into them, so their addresses never change until release().
+    const int64_t hl = p.n_heads / p.tp;
+    m.kv.emplace(hb.block, std::make_pair(Tensor({1, hl, hb.l_pad, p.head_dim}),
+                                          Tensor({1, hl, hb.l_pad, p.head_dim})));
+    max_l = std::max(max_l, hb.l_pad);
+  }
+  m.proj = Tensor({max_l, p.kv_width / p.tp});
+  m.state_encoder = layers::CategorySpecificMlp(
+      need(weights, pre + "state_encoder.layer1.W"), need(weights, pre + "state_encoder.layer1.b"),
+      need(weights, pre + "state_encoder.layer2.W"), need(weights, pre + "state_encoder.layer2.b"),
+      cfg.state.state_dim_pad, options.state_precision);
+  if (options.gather_mode == GatherMode::onehot)
+    for (const std::string& ks : p.gathered_sets()) m.onehot[ks] = layout.onehot_gather_matrix(ks);
+  m.layout_key_valid = layout.key_valid();
+}
+
+VlAdapter::~VlAdapter() = default;
+
+const AdapterPlan& VlAdapter::plan() const { return impl_->plan; }
+bool VlAdapter::released() const { return impl_->released; }
+void VlAdapter::set_collect_taps(bool on) { impl_->collect_taps = on; }
+
+AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
+                                  const Tensor& state, int embodiment) {
+  Impl& m = *impl_;
+  const AdapterPlan& p = m.plan;
+  const char* vn = version_name(p.config.version);
+  MESHNN_CHECK(!m.released, vn, ": forward after release() (the persistent K/V buffers are gone)");
+
+  // ---- validate every input before any compute ---------------------------------------------
+  const Tensor x_in = as_rows(features, p.s_pad, p.dim, "features");
+  MESHNN_CHECK(vl_mask.defined() == p.vl_mask_present, vn, ": vl_mask presence ",
+               vl_mask.defined() ? "true" : "false", " != fixed ",
+               p.vl_mask_present ? "true" : "false",
+               p.vl_mask_present ? " (the VL self-attention needs the key-valid mask)"
+                                 : " (this version has no VL self-attention)");
+  std::vector<uint8_t> key_valid;
+  if (vl_mask.defined()) {
+    MESHNN_CHECK_AS(ShapeError, vl_mask.numel() == p.s_pad && vl_mask.dim(-1) == p.s_pad,
+                    "vl_mask must be a (", p.s_pad, ") key-valid mask, got ",
+                    shape_str(vl_mask.shape()));
+    const Tensor mk = vl_mask.to(DType::f64);
+    key_valid.resize(static_cast<size_t>(p.s_pad));
+    bool any = false;
+    for (int64_t s = 0; s < p.s_pad; ++s) {
+      const double v = mk.data<double>()[s];
+      MESHNN_CHECK(v == 0 || v == 1, "vl_mask[", s, "] = ", v, " (expected 0 or 1)");
+      key_valid[s] = v != 0;
+      any = any || key_valid[s];
+    }
+    MESHNN_CHECK(any, "vl_mask hides every key");
+  }
+  Tensor srows;
+  if (state.defined()) {
+    srows = state_rows(state, p.config.state.state_dim_pad, p.config.row_block);
+    MESHNN_CHECK(embodiment >= 0 && embodiment < p.config.state.num_embodiments,
+                 "embodiment id ", embodiment, " is out of range [0, ",
+                 p.config.state.num_embodiments, ")");
+  }
+
+  // ---- vlln + VL self-attention, on the active slots only ------------------------------------
+  // Slots at or beyond s_active never hold a token: computing them would only produce rows
+  // the key-valid mask hides, so they are skipped (and left zero).
+  AdapterOutputs out;
+  const int64_t D = p.dim, Sa = p.tp > 1 ? p.m_rows : p.s_active;
+  out.vl = Tensor({1, 1, p.s_pad, D});
+  float* vl = out.vl.data<float>();
+  m.vlln.forward_rows(x_in.data<float>(), Sa, D, vl, D);
+  auto tap = [&](const std::string& name) {
+    if (m.collect_taps) out.taps[name] = out.vl.clone();
+  };
+  tap("vlln_out");
+  for (size_t i = 0; i < m.vlsa.size(); ++i) {
+    m.vlsa[i].forward(vl, Sa, key_valid.data());
+    tap("vlsa_block" + std::to_string(i) + "_out");
+  }
+  for (size_t i = 0; i < m.tp_blocks.size(); ++i) {
+    m.tp_blocks[i].forward(m.device->ccl(), p.options.mesh_axis, p.tp, p.tp_rank, vl, Sa,
+                           key_valid.data());
+    tap("vlsa_block" + std::to_string(i) + "_out");
+  }
+  if (p.n_vlsa) tap("vl_self_attention_out");
+  // Empty slots are zeroed so every key set's pad rows are exactly zero and their K/V rows equal
+  // the bias (the seed leaves LN(0)-derived values there, hidden by the DiT's mask either way).
+  for (int64_t s = 0; s < Sa; ++s)
+    if (!m.layout_key_valid[s]) std::memset(vl + s * D, 0, sizeof(float) * D);
+  tap("dit_encoder_hidden_states");
+
+  // ---- gather ------------------------------------------------------------------------------
+  for (const auto& [name, ks] : p.key_sets) {
+    if (ks.identity) {
+      out.vl_sets[name] = out.vl;
+      continue;
+    }
+    Tensor g({1, 1, ks.l_pad, D});  // zero: rows ≥ L_real stay exactly zero
+    if (p.options.gather_mode == GatherMode::splice) {
+      int64_t cursor = 0;
+      for (const auto& [b, e] : ks.runs) {
+        std::memcpy(g.data<float>() + cursor * D, vl + b * D, sizeof(float) * (e - b) * D);
+        cursor += e - b;
+      }
+      MESHNN_CHECK_AS(Error, cursor == ks.l_real, name, ": runs give ", cursor, " rows, expected ",
+                      ks.l_real);
+    } else {
+      // P (L_pad, S_pad) · vl (S_pad, D) in f32: one non-zero product per output, so exact.
+      dnnl_glue::StridedMatmul mm;
+      mm.M = ks.l_pad, mm.K = p.s_pad, mm.N = D;
+      mm.src_strides[0] = ks.l_pad * p.s_pad, mm.src_strides[1] = p.s_pad, mm.src_strides[2] = 1;
+      mm.wei_strides[0] = p.s_pad * D, mm.wei_strides[1] = D, mm.wei_strides[2] = 1;
+      mm.dst_strides[0] = ks.l_pad * D, mm.dst_strides[1] = D, mm.dst_strides[2] = 1;
+      dnnl_glue::strided_matmul(mm, m.onehot.at(name).data<float>(), vl, g.data<float>());
+    }
+    out.vl_sets[name] = g;
+  }
+
+  // ---- hoisted cross K/V ------------------------------------------------------------------
+  const int64_t H = p.n_heads / p.tp, Dh = p.head_dim, inner = H * Dh, W = p.kv_width / p.tp;
+  for (const HoistBlockPlan& hb : p.blocks) {
+    const float* src = out.vl_sets.at(hb.key_set).data<float>();
+    float* proj = m.proj.data<float>();
+    m.hoist.at(hb.block).forward_rows(src, hb.l_pad, D, proj, W);
+    auto& [K, V] = m.kv.at(hb.block);
+    float* k = K.data<float>();
+    float* v = V.data<float>();
+    const int64_t L = hb.l_pad;
+    // Head split (L, Nh·Dh) → (Nh, L, Dh): head h is columns h·Dh … h·Dh + Dh − 1.
+#pragma omp parallel for schedule(static)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t l = 0; l < L; ++l) {
+        std::memcpy(k + (h * L + l) * Dh, proj + l * W + h * Dh, sizeof(float) * Dh);
+        std::memcpy(v + (h * L + l) * Dh, proj + l * W + inner + h * Dh, sizeof(float) * Dh);
+      }
+    out.kv[hb.block] = {K, V};
+  }
+
+  // ---- state encoder -------------------------------------------------------------------------
+  if (state.defined()) {
+    // Only row 0 of the seed's 32-row block is a state; rows 1 … 31 are tile padding whose
+    // output (relu(b1)·W2 + b2) nobody reads, so one row is computed.
+    const Tensor row0 = srows.reshape({p.config.row_block, p.config.state.state_dim_pad})
+                            .narrow(0, 0, 1);
+    out.state_features =
+        m.state_encoder.forward(row0, embodiment).reshape({1, 1, p.config.state.input_embedding_dim});
+    if (m.collect_taps) out.taps["state_features"] = out.state_features;
+  }
+  return out;
+}
+
+void VlAdapter::free_outputs(AdapterOutputs& out) {
+  // Tensors are shared handles: dropping each handle once frees per-call memory; the persistent
+  // K/V stay referenced by the adapter.
+  out.vl = Tensor();
+  out.vl_sets.clear();
+  out.kv.clear();
+  out.state_features = Tensor();
+  out.taps.clear();
+}
+
+void VlAdapter::release() {
+  impl_->kv.clear();
+  impl_->onehot.clear();
+  impl_->proj = Tensor();
+  impl_->released = true;
+}
+
+std::string VlAdapter::describe() const {
+  nlohmann::json j = nlohmann::json::parse(impl_->plan.describe());
+  if (!impl_->hoist.empty()) {
+    auto& l = impl_->hoist.begin()->second;
+    j["hoist_impl"] = l.primitive().impl_info(impl_->plan.blocks.front().l_pad, false);
+    j["bf16_native"] = l.primitive().native_bf16();
+  }
+  j["released"] = impl_->released;
+  return j.dump(2);
+}
+
+// ------------------------------------------------------------------------------------------------
+// random checkpoint
+// ------------------------------------------------------------------------------------------------
+
+std::map<std::string, Tensor> make_random_checkpoint(const Config& cfg, uint64_t seed,
+                                                     const std::string& prefix) {
+  cfg.validate();
+  std::map<std::string, Tensor> out;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const auto& [key, shape] : adapter_weight_shapes(cfg, prefix)) {
+    Tensor t = Tensor::empty(shape);
+    float* d = t.data<float>();
+    const bool is_norm = key.find("norm") != std::string::npos || key.find("vlln") != std::string::npos;
+    const bool is_bias = key.size() >= 2 && (key.compare(key.size() - 5, 5, ".bias") == 0 ||
+                                             key.compare(key.size() - 2, 2, ".b") == 0);
+    float scale;
+    if (is_norm) scale = 0.1f;
+    else if (shape.size() == 2 && !is_bias) scale = 1.f / std::sqrt(static_cast<float>(shape[1]));
+    else if (shape.size() == 3) scale = 1.f / std::sqrt(static_cast<float>(shape[1]));
+    else scale = 0.02f;
+    const float offset = (is_norm && !is_bias) ? 1.f : 0.f;  // LayerNorm γ ≈ 1, β ≈ 0
+    for (int64_t i = 0; i < t.numel(); ++i) d[i] = offset + scale * u(rng);
+    out[key] = t;
+  }
+  return out;
+}
+
+}  // namespace meshnn::gr00t
