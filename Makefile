@@ -59,7 +59,7 @@ $(FUZZ_BUILD)/build.ninja:
 
 # libFuzzer on every parser, FUZZ_SECONDS each (default 60); corpora seeded from fuzz/corpus.
 fuzz: deps $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target safetensors_fuzz npy_fuzz wav_fuzz
 	./tools/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 fuzz-smoke:

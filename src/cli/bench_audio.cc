@@ -173,13 +173,6 @@ void run(const Args& a) {
   std::filesystem::remove_all(dir);
 }
 
-CLI::App* bench_parent(CLI::App& app) {
-  auto found = app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; });
-  if (!found.empty()) return found.front();
-  CLI::App* b = app.add_subcommand("bench", "Benchmarks (median timings, ratios against baselines)");
-  b->require_subcommand(1);
-  return b;
-}
 
 const Registrar reg("bench-audio", [](CLI::App& app) {
   auto args = std::make_shared<Args>();

@@ -31,15 +31,6 @@ namespace {
 
 using mesh_detail::BenchOp;
 
-// The shared "bench" parent: other files add their own sub-subcommands to it, so find it first.
-CLI::App* bench_parent(CLI::App& app) {
-  auto found = app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; });
-  if (!found.empty()) return found.front();
-  CLI::App* b =
-      app.add_subcommand("bench", "Benchmarks (median timings, ratios against baselines)");
-  b->require_subcommand(1);
-  return b;
-}
 
 int64_t parse_size(const std::string& s) {
   size_t pos = 0;

@@ -20,4 +20,13 @@ struct Registrar {
   Registrar(const std::string& name, RegisterFn fn) { command_registry()[name] = std::move(fn); }
 };
 
+// The shared `meshnn bench` parent; each benchmark file adds its own sub-subcommand to it.
+inline CLI::App* bench_parent(CLI::App& app) {
+  auto found = app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; });
+  if (!found.empty()) return found.front();
+  CLI::App* b = app.add_subcommand("bench", "Benchmarks (median timings, ratios against baselines)");
+  b->require_subcommand(1);
+  return b;
+}
+
 }  // namespace meshnn::cli

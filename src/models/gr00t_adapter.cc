@@ -127,6 +127,7 @@ struct VlAdapter::Impl {
   layers::LayerNorm vlln;
   std::vector<layers::EncoderBlock> vlsa;
   std::map<int, layers::Linear> hoist;  // cross block → fused [to_k; to_v] (2·inner, D)
+  std::map<int, Tensor> hoist_bias;     // cross block → bkv (2·inner) f32
   layers::CategorySpecificMlp state_encoder;
   std::map<int, std::pair<Tensor, Tensor>> kv;  // persistent (1, Nh, L_pad, Dh)
   std::map<std::string, Tensor> onehot;       // key set → (L_pad, S_pad)
@@ -193,7 +194,7 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
                           need(weights, b + "to_v.bias").narrow(0, r0, il)}, 0);
     m.hoist.emplace(hb.block, layers::Linear::from_out_in(w, bias, layers::Activation::none,
                                                           options.hoist_precision));
-    m.hoist[hb.block].prepare(hb.l_pad);
+    m.hoist_bias[hb.block] = bias;
     // Persistent K/V, allocated (and zeroed, so every page is touched) once; forward only
     // writes into them, so their addresses never change until release().
     const int64_t hl = p.n_heads / p.tp;
@@ -315,7 +316,13 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
   for (const HoistBlockPlan& hb : p.blocks) {
     const float* src = out.vl_sets.at(hb.key_set).data<float>();
     float* proj = m.proj.data<float>();
-    m.hoist.at(hb.block).forward_rows(src, hb.l_pad, D, proj, W);
+    // Rows past the real keys are exactly zero, so their K/V rows are the bias: only the real
+    // rows go through the matmul ("all": the active slots; empty slots inside are zero rows).
+    const KeySetPlan& ks = p.key_sets.at(hb.key_set);
+    const int64_t rows = ks.identity ? std::min(Sa, hb.l_pad) : ks.l_real;
+    m.hoist.at(hb.block).forward_rows(src, rows, D, proj, W);
+    const float* bkv = m.hoist_bias.at(hb.block).data<float>();
+    for (int64_t l = rows; l < hb.l_pad; ++l) std::memcpy(proj + l * W, bkv, sizeof(float) * W);
     auto& [K, V] = m.kv.at(hb.block);
     float* k = K.data<float>();
     float* v = V.data<float>();

@@ -4,6 +4,7 @@
 #include <numbers>
 #include <random>
 
+#include "meshnn/ops/filter_design.h"
 #include "ops/mel.h"
 
 namespace meshnn::models {
@@ -18,6 +19,8 @@ class Filler {
   void normal(const std::string& key, const Shape& s, double stddev) { specs_.push_back({key, s, 0, stddev}); }
   void uniform(const std::string& key, const Shape& s, double lo, double hi) { specs_.push_back({key, s, lo, hi, true}); }
   void constant(const std::string& key, const Shape& s, double v) { specs_.push_back({key, s, v, v, true}); }
+  // A fixed tensor (filters, bases) added after the random ones.
+  void fixed(const std::string& key, Tensor t) { fixed_[key] = std::move(t); }
 
   std::map<std::string, Tensor> fill() {
     std::vector<Tensor> out(specs_.size());
@@ -44,7 +47,7 @@ class Filler {
         if (e + 1 < n) p[e + 1] = round_to_bf16(static_cast<float>(v1));
       }
     }
-    std::map<std::string, Tensor> st;
+    std::map<std::string, Tensor> st = fixed_;
     for (size_t i = 0; i < specs_.size(); ++i) st[specs_[i].key] = out[i];
     return st;
   }
@@ -64,6 +67,7 @@ class Filler {
   }
   uint64_t seed_;
   std::vector<Spec> specs_;
+  std::map<std::string, Tensor> fixed_;
 };
 
 // Weight N(0, (scale/√fan)²) and bias N(0, 0.02²) of length `bias_len`.
@@ -74,6 +78,16 @@ void conv(Filler& f, const std::string& k, const Shape& w, double scale, double 
 
 void conv2d(Filler& f, const std::string& k, int64_t ci, int64_t co, int64_t ks, double scale) {
   conv(f, k + ".conv", {co, ci, ks, ks}, scale, static_cast<double>(ci * ks * ks), co);
+}
+
+// The two (1, 1, 12) kaiser buffers every Activation1d carries in the checkpoint, rounded to bf16
+// as in the real (bf16) LTX files.
+void act_filters(Filler& f, const std::string& prefix) {
+  const std::vector<float> taps = ops::kaiser_sinc_filter1d(0.25, 0.3, 12);
+  Tensor t({1, 1, 12});
+  for (int i = 0; i < 12; ++i) t.data<float>()[i] = round_to_bf16(taps[i]);
+  f.fixed(prefix + "upsample.filter", t);
+  f.fixed(prefix + "downsample.lowpass.filter", t.clone());
 }
 
 void generator(Filler& f, const GeneratorConfig& g, const std::string& p,
@@ -96,6 +110,7 @@ void generator(Filler& f, const GeneratorConfig& g, const std::string& p,
           for (const char* a : {"acts1.", "acts2."}) {
             f.normal(r + a + ms + ".act.alpha", {co}, 0.2);
             f.normal(r + a + ms + ".act.beta", {co}, 0.2);
+            act_filters(f, r + a + ms + ".");
           }
       }
     }
@@ -104,6 +119,7 @@ void generator(Filler& f, const GeneratorConfig& g, const std::string& p,
   if (g.block == GeneratorConfig::Block::amp1) {
     f.normal(p + "act_post.act.alpha", {last}, 0.2);
     f.normal(p + "act_post.act.beta", {last}, 0.2);
+    act_filters(f, p + "act_post.");
   }
   conv(f, p + "conv_post", {g.out_channels, last, 7}, post_scale, last * 7.0,
        g.use_bias_at_final ? g.out_channels : 0);
@@ -152,6 +168,8 @@ std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64
         fb.data<float>()[(bins + k) * n + t] = round_to_bf16(static_cast<float>(-std::sin(ang) * w));
       }
     st["vocoder.mel_stft.stft_fn.forward_basis"] = fb;
+    // Unused by decode; real checkpoints carry it. Stored as the forward basis (same shape).
+    st["vocoder.mel_stft.stft_fn.inverse_basis"] = fb.clone();
     ops::MelConfig mc;
     mc.sampling_rate = cfg.bwe.input_sampling_rate;
     mc.n_fft = n;

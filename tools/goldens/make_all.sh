@@ -20,7 +20,7 @@ for g in tools/goldens/gen_*.py; do
 done
 if [ $check = 1 ]; then
   status=0
-  for f in "$out"/*.safetensors; do
+  for f in "$out"/*.safetensors "$out"/*.npy; do
     name=$(basename "$f")
     if ! cmp -s "$f" "tests/fixtures/$name"; then
       echo "goldens-check: $name differs from the committed fixture"; status=1
