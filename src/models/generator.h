@@ -34,6 +34,11 @@ class Generator {
   // Unsharded convenience. x: (B, T, C_in) → (B, hop·T, C_out).
   Tensor forward(const Tensor& x) { return forward(x, TimeShard(), x.dim(1)); }
 
+  // Input frames of context each side that make an output row independent of the window's edges
+  // (conservative interval propagation over the layer table; used by chunked decode). Rows of a
+  // window further than this from a non-global window edge equal the whole-sequence result.
+  int64_t context_frames() const;
+
   // Multiply-add count of one forward over `frames` input frames (for GFLOP/s reports).
   double flops(int64_t frames) const;
 

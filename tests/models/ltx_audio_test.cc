@@ -178,3 +178,32 @@ TEST(LtxConfig, RejectsWhatItCannotRun) {
 
 }  // namespace
 }  // namespace meshnn::models
+
+namespace meshnn::models {
+namespace {
+
+// Waveform PSNR of each precision mode against the float64 PyTorch run (docs/precision.md).
+// Bounds sit below the measured values with margin; the ordering is the real assertion.
+TEST(LtxPrecision, ModesOrderedByPsnr) {
+  auto file = io::SafetensorsFile::open(test::fixture_path("ltx23_small.safetensors"));
+  auto io = test::load_fixture("ltx23_small_io.safetensors");
+  const Tensor& ref = io.at("ref64.output");
+  Tensor ref_cl = Tensor::empty({1, ref.dim(2), 2});
+  for (int64_t t = 0; t < ref.dim(2); ++t)
+    for (int64_t c = 0; c < 2; ++c) ref_cl.data<float>()[t * 2 + c] = ref.to(DType::f32).data<float>()[c * ref.dim(2) + t];
+  std::vector<double> psnr;
+  for (Precision p : {Precision::fp32, Precision::bf16x3, Precision::bf16x2, Precision::bf16}) {
+    auto dec = LtxAudioDecoder::load(file, p);
+    const double db = test::compare(dec->decode(io.at("input.latent")), ref_cl).psnr_db;
+    std::printf("[ precision ] LTX-2.3 small, %s: waveform PSNR %.1f dB vs float64\n", precision_name(p), db);
+    psnr.push_back(db);
+  }
+  EXPECT_GE(psnr[0], 60.0);
+  EXPECT_GE(psnr[0], psnr[1] - 1.0);  // fp32 and bf16x3 are both near f32 rounding
+  EXPECT_GT(psnr[1], psnr[2]);
+  EXPECT_GT(psnr[2], psnr[3] - 1.0);
+  EXPECT_GE(psnr[3], 20.0);
+}
+
+}  // namespace
+}  // namespace meshnn::models
