@@ -36,7 +36,12 @@ std::vector<int> time_axes(const Device& d) {
 
 DecodeResult decode_on_mesh(const MeshConfig& mesh,
                             const std::function<std::unique_ptr<models::LtxAudioDecoder>()>& make,
-                            const Tensor& latent, bool quiet) {
+                            const Tensor& latent, bool quiet, int64_t chunk_frames) {
+  MESHNN_CHECK_AS(InvalidArgument, chunk_frames >= 0, "chunk frames must be >= 0 (0 = one shot), got ",
+                  chunk_frames);
+  MESHNN_CHECK_AS(InvalidArgument, chunk_frames == 0 || mesh.rows * mesh.cols == 1,
+                  "chunked decode runs on one device: use --chunk-frames with --mesh 1x1 (got ", mesh.rows,
+                  "x", mesh.cols, "), or drop --chunk-frames to shard the time axis over the mesh");
   DecodeResult r;
   std::mutex mu;
   run_spmd(mesh, [&](Device& d) {
@@ -46,7 +51,9 @@ DecodeResult decode_on_mesh(const MeshConfig& mesh,
     Progress progress(quiet || d.rank() != 0);
     d.ccl().barrier();
     const auto t0 = std::chrono::steady_clock::now();
-    Tensor y = dec->decode(latent, ts, [&](int i, int n, const char* s) { progress.stage(i, n, s); });
+    const models::ProgressFn report = [&](int i, int n, const char* s) { progress.stage(i, n, s); };
+    Tensor y = chunk_frames > 0 ? dec->decode_chunked(latent, chunk_frames, report)
+                                : dec->decode(latent, ts, report);
     d.ccl().barrier();
     const double secs = seconds_since(t0);
     if (d.rank() == 0) {

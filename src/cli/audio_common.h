@@ -27,6 +27,7 @@ class Progress {
 // Loads the checkpoint on every device and decodes `latent` on the mesh (time split over both
 // axes when both are > 1). Returns the waveform (B, samples, 2) on the device of rank 0 (every
 // device holds it; the caller writes from rank 0 only) and the decode seconds (slowest device).
+// chunk_frames > 0: bounded-memory chunked decode (LtxAudioDecoder::decode_chunked), 1x1 mesh only.
 struct DecodeResult {
   Tensor wave;
   int sample_rate = 0;
@@ -34,7 +35,7 @@ struct DecodeResult {
   bool is_writer = false;  // this process holds rank 0 (always true on the local backend)
 };
 DecodeResult decode_on_mesh(const MeshConfig& mesh, const std::function<std::unique_ptr<models::LtxAudioDecoder>()>& make,
-                            const Tensor& latent, bool quiet);
+                            const Tensor& latent, bool quiet, int64_t chunk_frames = 0);
 
 // Mesh time axes: the non-trivial axes in row-major order.
 std::vector<int> time_axes(const Device& d);

@@ -14,6 +14,7 @@ namespace {
 struct Args {
   std::string checkpoint, latent, out, mesh = "1x1", backend = "local", precision = "fp32";
   int threads = 0;
+  int64_t chunk_frames = 0;
   bool quiet = false;
 };
 
@@ -22,6 +23,9 @@ void run(const Args& a) {
   mc.backend = parse_backend(a.backend);
   mc.threads_per_device = a.threads;
   const Precision precision = parse_precision(a.precision);
+  MESHNN_CHECK_AS(InvalidArgument, a.chunk_frames == 0 || mc.rows * mc.cols == 1,
+                  "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
+                  "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
   const io::SafetensorsFile file = io::SafetensorsFile::open(a.checkpoint);
   Tensor latent = io::load_npy(a.latent);
   MESHNN_CHECK_AS(ShapeError, latent.dtype() == DType::f32 || latent.dtype() == DType::f64,
@@ -30,7 +34,8 @@ void run(const Args& a) {
   if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
   const auto t0 = std::chrono::steady_clock::now();
   DecodeResult r = decode_on_mesh(
-      mc, [&] { return models::LtxAudioDecoder::load(file, precision); }, latent, a.quiet);
+      mc, [&] { return models::LtxAudioDecoder::load(file, precision); }, latent, a.quiet,
+      a.chunk_frames);
   if (r.is_writer) {
     MESHNN_CHECK_AS(ShapeError, r.wave.dim(0) == 1, "batch of ", r.wave.dim(0),
                     " latents: write one WAV per latent (batch 1 expected)");
@@ -54,6 +59,10 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")->capture_default_str();
   cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
+  cmd->add_option("--chunk-frames", args->chunk_frames,
+                  "decode in chunks of N latent frames with exact context (bounded memory, output "
+                  "equal to one shot; 1x1 mesh only; 0 = one shot)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->callback([args] { run(*args); });
 });

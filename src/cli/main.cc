@@ -1,9 +1,11 @@
 // meshnn command line. Exit codes: 0 ok, 1 runtime error (meshnn::Error), 2 usage error.
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
+#include "mesh/mpi_comm.h"
 
 namespace meshnn::cli {
 std::map<std::string, RegisterFn>& command_registry() {
@@ -11,6 +13,17 @@ std::map<std::string, RegisterFn>& command_registry() {
   return r;
 }
 }  // namespace meshnn::cli
+
+namespace {
+// Under a multi-process MPI launch an error may escape on one rank only while the others wait in
+// a collective: print it with the rank and abort the whole job (does not return). Otherwise print
+// it and exit with 1.
+int fail(const std::string& message) {
+  meshnn::mesh_detail::mpi_abort_if_running(1, message);
+  std::fprintf(stderr, "%s\n", message.c_str());
+  return 1;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   meshnn::init_logging_from_env();
@@ -22,11 +35,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const meshnn::Error& e) {
-    std::fprintf(stderr, "meshnn: error: %s\n", e.what());
-    return 1;
+    return fail(std::string("meshnn: error: ") + e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "meshnn: internal error: %s\n", e.what());
-    return 1;
+    return fail(std::string("meshnn: internal error: ") + e.what());
   }
   return 0;
 }

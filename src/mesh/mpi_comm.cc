@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "meshnn/core/bf16.h"
@@ -231,6 +232,20 @@ void mpi_finalize() {
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
   if (init && !fin) MPI_Finalize();
+}
+
+void mpi_abort_if_running(int code, const std::string& message) {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (!init || fin) return;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size <= 1) return;
+  std::fprintf(stderr, "[rank %d of %d] %s\n", rank, size, message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
 }
 
 MpiMesh make_mpi_mesh(const Mesh& mesh) {

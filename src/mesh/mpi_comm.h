@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "mesh/communicator.h"
@@ -27,5 +28,11 @@ int mpi_world_size();
 // Logical AND of `ok` over the world (tests agree on pass / fail).
 bool mpi_all_true(bool ok);
 void mpi_finalize();
+
+// For a fatal error on one rank: when MPI is initialised (not yet finalised) and the world has
+// more than one process, prints `message` to stderr prefixed with this rank and calls
+// MPI_Abort(MPI_COMM_WORLD, code), so peers blocked in a collective end too instead of waiting
+// forever. Otherwise returns without doing anything (and without initialising MPI).
+void mpi_abort_if_running(int code, const std::string& message);
 
 }  // namespace meshnn::mesh_detail

@@ -41,6 +41,16 @@ void require_eq(const json& j, const char* key, const json& expected, const std:
                ")");
 }
 
+// The fields every generator config has (same names in ltx-core and NVIDIA BigVGAN).
+void read_generator_shape(const json& j, const std::string& where, GeneratorConfig& g) {
+  g.upsample_initial_channel = get_field<int>(j, "upsample_initial_channel", where);
+  g.upsample_rates = get_field<std::vector<int>>(j, "upsample_rates", where);
+  g.upsample_kernel_sizes = get_field<std::vector<int>>(j, "upsample_kernel_sizes", where);
+  g.resblock_kernel_sizes = get_field<std::vector<int>>(j, "resblock_kernel_sizes", where);
+  g.resblock_dilation_sizes =
+      get_field<std::vector<std::vector<int>>>(j, "resblock_dilation_sizes", where);
+}
+
 GeneratorConfig parse_ltx_generator(const json& j, const std::string& where, bool bwe) {
   static const std::set<std::string> known = {
       "upsample_initial_channel", "resblock", "upsample_rates", "resblock_kernel_sizes",
@@ -53,12 +63,7 @@ GeneratorConfig parse_ltx_generator(const json& j, const std::string& where, boo
   g.keys = GeneratorConfig::KeyStyle::ltx;
   g.in_channels = 128;  // stereo × 64 mel bins, hard-coded in ltx-core
   g.out_channels = 2;
-  g.upsample_initial_channel = get_field<int>(j, "upsample_initial_channel", where);
-  g.upsample_rates = get_field<std::vector<int>>(j, "upsample_rates", where);
-  g.upsample_kernel_sizes = get_field<std::vector<int>>(j, "upsample_kernel_sizes", where);
-  g.resblock_kernel_sizes = get_field<std::vector<int>>(j, "resblock_kernel_sizes", where);
-  g.resblock_dilation_sizes =
-      get_field<std::vector<std::vector<int>>>(j, "resblock_dilation_sizes", where);
+  read_generator_shape(j, where, g);
   const std::string rb = get_field<std::string>(j, "resblock", where);
   require_eq(j, "stereo", true, where);
   if (rb == "AMP1") {
@@ -119,12 +124,7 @@ BigVganConfig parse_bigvgan_config(const json& j, const std::string& where) {
   c.num_mels = get_field<int>(j, "num_mels", where);
   g.in_channels = c.num_mels;
   g.out_channels = 1;
-  g.upsample_initial_channel = get_field<int>(j, "upsample_initial_channel", where);
-  g.upsample_rates = get_field<std::vector<int>>(j, "upsample_rates", where);
-  g.upsample_kernel_sizes = get_field<std::vector<int>>(j, "upsample_kernel_sizes", where);
-  g.resblock_kernel_sizes = get_field<std::vector<int>>(j, "resblock_kernel_sizes", where);
-  g.resblock_dilation_sizes =
-      get_field<std::vector<std::vector<int>>>(j, "resblock_dilation_sizes", where);
+  read_generator_shape(j, where, g);
   const std::string rb = get_field<std::string>(j, "resblock", where);
   if (rb == "1") g.block = GeneratorConfig::Block::amp1;
   else if (rb == "2") g.block = GeneratorConfig::Block::amp2;

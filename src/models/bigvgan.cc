@@ -33,15 +33,15 @@ std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file, const st
   return std::make_unique<BigVgan>(cfg, state, precision);
 }
 
-ops::MelConfig BigVgan::mel_config() const {
+ops::MelConfig mel_config_of(const BigVganConfig& c) {
   ops::MelConfig m;
-  m.sampling_rate = cfg_.generator.sampling_rate;
-  m.n_fft = cfg_.n_fft;
-  m.num_mels = cfg_.num_mels;
-  m.hop_size = cfg_.hop_size;
-  m.win_size = cfg_.win_size;
-  m.fmin = cfg_.fmin;
-  m.fmax = cfg_.fmax;
+  m.sampling_rate = c.generator.sampling_rate;
+  m.n_fft = c.n_fft;
+  m.num_mels = c.num_mels;
+  m.hop_size = c.hop_size;
+  m.win_size = c.win_size;
+  m.fmin = c.fmin;
+  m.fmax = c.fmax;
   return m;
 }
 

@@ -13,6 +13,9 @@
 
 namespace meshnn::models {
 
+// The mel front-end settings of a BigVGAN config.
+ops::MelConfig mel_config_of(const BigVganConfig& c);
+
 class BigVgan {
  public:
   // config: the config.json document; state: generator tensors with NVIDIA's names (weight-normed
@@ -25,7 +28,7 @@ class BigVgan {
                                        Precision precision);
 
   const BigVganConfig& config() const { return cfg_; }
-  ops::MelConfig mel_config() const;
+  ops::MelConfig mel_config() const { return mel_config_of(cfg_); }
   // mel: (B, num_mels, frames) as BigVGAN takes it → (B, frames · hop, 1) waveform.
   Tensor vocode_mel(const Tensor& mel);
   // wav: (T,) mono → log-mel (num_mels, ⌊T/hop⌋) via the front end.

@@ -1,6 +1,8 @@
 #include "models/ltx_audio_decoder.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "io/json.h"
@@ -108,6 +110,20 @@ struct LtxAudioDecoder::MelVae {
     MESHNN_DCHECK(conv.pad_left() == 2, "causal k3");
     Tensor padded = ts.halo(u, conv.pad_left() - 1, 1, PadMode::zeros);
     return conv.forward_padded(padded);
+  }
+
+  // Left context in latent frames of one output mel row (every conv is causal in time): walk back
+  // through the run order, converting at each ×2 upsample (row r' of the dropped sequence reads
+  // upsampled rows r' − 1 … r' + 1, i.e. input rows ⌊(r' − 1)/2⌋ …), rounding up at each step.
+  int64_t context_latents() const {
+    auto res_ctx = [](const ResBlock& b) { return b.conv1->pad_left() + b.conv2->pad_left(); };
+    int64_t h = conv_out->pad_left();
+    for (size_t l = up.size(); l-- > 0;) {
+      if (upsample_conv[l]) h = (h + upsample_conv[l]->pad_left() - 1 + 1) / 2 + 1;
+      for (const ResBlock& b : up[l]) h += res_ctx(b);
+    }
+    for (const ResBlock& b : mid) h += res_ctx(b);
+    return h + conv_in->pad_left() + 1;  // one frame of margin
   }
 
   // latent: (B, S, F, Cz) channels-last → (B, 4S, 64, 2) (for 3 levels); real T → 4T − 3.
@@ -307,7 +323,7 @@ LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const Time
   return bwe_->forward(wav16, ts, real);
 }
 
-Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts, const ProgressFn& progress) {
+void LtxAudioDecoder::check_latent(const Tensor& latent) const {
   MESHNN_CHECK_AS(ShapeError, latent.defined() && latent.dtype() == DType::f32, "latent: expected f32");
   MESHNN_CHECK_AS(ShapeError,
                   latent.rank() == 4 && latent.dim(1) == cfg_.vae.z_channels &&
@@ -327,6 +343,10 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts, const 
                                              ", ", r % latent.dim(1), ", ", t, ", ", f, ")"));
       }
   }
+}
+
+Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts, const ProgressFn& progress) {
+  check_latent(latent);
   const int64_t T = latent.dim(2);
   MESHNN_CHECK_AS(ShapeError,
                   !ts.sharded() || (ts.shard_rows(T) >= kMinFramesPerDevice && (ts.parts() - 1) * ts.shard_rows(T) < T),
@@ -346,6 +366,85 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts, const 
     if (progress) progress(3, total, "bandwidth extension");
   }
   return ts.gather(wav, L);
+}
+
+// ---- chunked decode ------------------------------------------------------------------------------
+
+LtxAudioDecoder::ChunkContext LtxAudioDecoder::chunk_context() const {
+  ChunkContext c;
+  c.stage_a_latents = vae_->context_latents();
+  c.stage_b_mels = vocoder_->context_frames();
+  if (bwe_) {
+    // Output sample n of the BWE reads STFT frames within rc of its own, frame f reads 16 kHz
+    // samples [hop_c·f − (n_fft − hop_c), hop_c·(f + 1)); the skip path reads ±pad samples.
+    const int64_t hop = cfg_.vocoder.hop(), bh = cfg_.bwe.hop_length;
+    const int64_t rc = bwe_->gen->context_frames();
+    const int64_t left = bh * rc + (cfg_.bwe.n_fft - bh) + bwe_->geom.pad;
+    const int64_t right = bh * rc + bh + bwe_->geom.pad;
+    c.stage_c_left = (left + hop - 1) / hop + 1;
+    c.stage_c_right = (right + hop - 1) / hop + 1;
+  }
+  return c;
+}
+
+namespace {
+
+// dst (B, L, C) rows [row, row + n) ← src (B, n, C).
+void put_rows(Tensor& dst, const Tensor& src, int64_t row) {
+  const int64_t B = dst.dim(0), L = dst.dim(1), C = dst.dim(2), n = src.dim(1);
+  MESHNN_CHECK_AS(ShapeError, src.dim(0) == B && src.dim(2) == C && row + n <= L, "put_rows: ",
+                  shape_str(src.shape()), " at row ", row, " into ", shape_str(dst.shape()));
+  for (int64_t b = 0; b < B; ++b)
+    std::memcpy(dst.data<float>() + (b * L + row) * C, src.data<float>() + b * n * C,
+                static_cast<size_t>(n * C) * sizeof(float));
+}
+
+}  // namespace
+
+Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk, const ProgressFn& progress) {
+  check_latent(latent);
+  MESHNN_CHECK_AS(InvalidArgument, chunk >= 1, "decode_chunked: chunk of ", chunk,
+                  " latent frames; need at least 1");
+  const int64_t B = latent.dim(0), T = latent.dim(2), M = 4 * T - 3;
+  const int64_t hop = cfg_.vocoder.hop();
+  const int64_t per_mel = output_samples(T) / M;  // output samples per mel frame
+  if (bwe_)
+    MESHNN_CHECK(hop % cfg_.bwe.hop_length == 0, "decode_chunked: vocoder hop ", hop,
+                 " is not a multiple of the BWE STFT hop ", cfg_.bwe.hop_length);
+  const ChunkContext ctx = chunk_context();
+  const Tensor lat = latent_to_channels_last(latent);  // (B, T, F, Cz): small next to any stage
+  // Latent t ≥ 1 owns mel frames 4t − 3 … 4t; latent 0 owns frame 0.
+  auto mel_start = [](int64_t t) { return t == 0 ? int64_t{0} : 4 * t - 3; };
+  Tensor out;
+  const int64_t n = (T + chunk - 1) / chunk;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t t0 = k * chunk, t1 = std::min(T, t0 + chunk);
+    const int64_t m0 = mel_start(t0), m1 = mel_start(t1);  // kept mel frames [m0, m1)
+    // Windows, widest first: Stage C input [c0, c1), Stage B input [b0, b1) (mel frames), and
+    // the latents [a0, a1) whose Stage A output covers [b0, b1) with causal context. A window
+    // edge at 0 or at the sequence end is the real end, handled exactly as decode() does.
+    const int64_t c0 = std::max<int64_t>(0, m0 - ctx.stage_c_left);
+    const int64_t c1 = std::min(M, m1 + ctx.stage_c_right);
+    const int64_t b0 = std::max<int64_t>(0, c0 - ctx.stage_b_mels);
+    const int64_t b1 = std::min(M, c1 + ctx.stage_b_mels);
+    const int64_t a0 = std::max<int64_t>(0, (b0 + 3) / 4 - ctx.stage_a_latents);
+    const int64_t a1 = std::min(T, (b1 + 2) / 4 + 1);
+    // Stage A on latents [a0, a1): window mel row j is global row 4·a0 + j (the first-row drops
+    // of the two ×2 levels cancel against the window's own), real rows 4(a1 − a0) − 3.
+    Tensor mel = vae_->forward(lat.narrow(1, a0, a1 - a0), TimeShard(), a1 - a0);
+    MESHNN_DCHECK(b0 >= 4 * a0 && b1 <= 4 * a1 - 3, "stage A window");
+    Tensor wav = vocoder_->forward(pack_mel(mel.narrow(1, b0 - 4 * a0, b1 - b0)), TimeShard(), b1 - b0);
+    mel = Tensor();
+    wav = wav.narrow(1, (c0 - b0) * hop, (c1 - c0) * hop);
+    if (bwe_) wav = bwe_->forward(wav, TimeShard(), (c1 - c0) * hop).out;
+    const int64_t per_in = wav.dim(1) / (c1 - c0);
+    MESHNN_DCHECK(per_in == per_mel, "output rate");
+    Tensor kept = wav.narrow(1, (m0 - c0) * per_in, (m1 - m0) * per_in);
+    if (!out.defined()) out = Tensor::empty({B, M * per_mel, kept.dim(2)});
+    put_rows(out, kept, m0 * per_mel);
+    if (progress) progress(static_cast<int>(k + 1), static_cast<int>(n), "chunk");
+  }
+  return out;
 }
 
 }  // namespace meshnn::models

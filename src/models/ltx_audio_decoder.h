@@ -44,6 +44,24 @@ class LtxAudioDecoder {
   Tensor decode(const Tensor& latent, const TimeShard& ts = TimeShard(),
                 const ProgressFn& progress = nullptr);
 
+  // Bounded-memory decode on one device: the latent is cut into chunks of `chunk_latent_frames`
+  // frames, and each chunk's output is decoded from a window of the input with enough context on
+  // both sides (Stage A's causal left field, the vocoder's and BWE's two-sided fields) that the
+  // window's cut edges cannot reach the kept rows; sequence ends stay the real ends. Equal to
+  // decode() up to f32 rounding; peak memory depends on the chunk size, not on T. latent as for
+  // decode(); progress(chunk, chunks, "chunk") after each chunk.
+  Tensor decode_chunked(const Tensor& latent, int64_t chunk_latent_frames,
+                        const ProgressFn& progress = nullptr);
+
+  // Context a chunk window takes (conservative receptive fields, see decode_chunked):
+  struct ChunkContext {
+    int64_t stage_a_latents = 0;  // Stage A: latent frames to the left (causal)
+    int64_t stage_b_mels = 0;     // vocoder: mel frames each side
+    int64_t stage_c_left = 0;     // BWE: mel frames (of 16 kHz samples) to the left / right
+    int64_t stage_c_right = 0;
+  };
+  ChunkContext chunk_context() const;
+
   // Stages on shards, for tests and benchmarks (each documents its shapes).
   // latent_cl: (B, S, 16, 8) channels-last shard, `real` frames → log-mel (B, 4S, 64, 2), real 4T − 3.
   Tensor stage_a(const Tensor& latent_cl, const TimeShard& ts, int64_t real);
@@ -66,6 +84,9 @@ class LtxAudioDecoder {
  private:
   struct MelVae;
   struct Bwe;
+  // Shape, dtype and finiteness of a (B, 8, T, 16) latent; throws naming the first bad index.
+  void check_latent(const Tensor& latent) const;
+
   LtxAudioConfig cfg_;
   std::unique_ptr<MelVae> vae_;
   std::unique_ptr<Generator> vocoder_;

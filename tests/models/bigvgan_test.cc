@@ -39,14 +39,7 @@ TEST(MelFrontEnd, MatchesTorchStftPath) {
   for (auto it = configs.begin(); it != configs.end(); ++it) {
     BigVganConfig c;
     parse_mel_fields(it.value(), it.key(), c);
-    ops::MelConfig m;
-    m.sampling_rate = c.generator.sampling_rate;
-    m.n_fft = c.n_fft;
-    m.num_mels = c.num_mels;
-    m.hop_size = c.hop_size;
-    m.win_size = c.win_size;
-    m.fmin = c.fmin;
-    m.fmax = c.fmax;
+    const ops::MelConfig m = mel_config_of(c);
     const Tensor wav = file.get(it.key() + ".input.wav");
     Tensor mel = ops::bigvgan_mel_spectrogram(wav.reshape({wav.numel()}), m);
     const Tensor ref = file.get(it.key() + ".output.mel");

@@ -116,17 +116,20 @@ void expect_matches(const Sharded& got, const Tensor& ref, int64_t shard_out_row
                     const std::string& what) {
   ASSERT_EQ(got.mpi.shape(), ref.shape()) << what;
   EXPECT_TRUE(test::close_rel_l2(got.mpi, ref, 1e-6, what + " mpi vs unsharded"));
-  const bool have_local = !got.local.shape().empty();
-  if (have_local) EXPECT_TRUE(test::bit_equal(got.mpi, got.local, what + " mpi vs local"));
+  const bool have_local = got.local.defined();
+  if (have_local) {
+    EXPECT_TRUE(test::bit_equal(got.mpi, got.local, what + " mpi vs local"));
+  }
   const int64_t t = ref.dim(1);
   for (int64_t b = shard_out_rows; b < t; b += shard_out_rows) {
     const int64_t lo = std::max<int64_t>(0, b - seam), len = std::min<int64_t>(t, b + seam) - lo;
     const std::string at = what + " seam rows at " + std::to_string(b);
     EXPECT_TRUE(test::close_rel_l2(got.mpi.narrow(1, lo, len), ref.narrow(1, lo, len), 1e-6,
                                    at + " mpi vs unsharded"));
-    if (have_local)
+    if (have_local) {
       EXPECT_TRUE(test::bit_equal(got.mpi.narrow(1, lo, len).clone(),
                                   got.local.narrow(1, lo, len).clone(), at + " mpi vs local"));
+    }
   }
 }
 
@@ -241,6 +244,8 @@ TEST(MpiLtxAudio, DecodeShardedEqualsUnsharded) {
   const Tensor latent = random_normal({1, 8, T, 16}, 77, 0.8f);
   const Tensor ref = models::LtxAudioDecoder::load(file, Precision::fp32)->decode(latent);
   for (const MeshShape& m : meshes()) {
+    // One decode per mesh shape: the minor-major 2×2 order adds nothing the layer tests miss.
+    if (m.axes.size() == 2 && m.axes[0] == 1) continue;
     const auto decode = [&](Device& d) {
       return models::LtxAudioDecoder::load(file, Precision::fp32)->decode(latent, make_ts(d, m));
     };

@@ -18,26 +18,13 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import st  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from ltx_audio import filters  # noqa: E402
+
 
 def kaiser_sinc_filter1d(cutoff, half_width, kernel_size):
-    even = kernel_size % 2 == 0
-    half_size = kernel_size // 2
-    delta_f = 4 * half_width
-    A = 2.285 * (half_size - 1) * math.pi * delta_f + 7.95
-    if A > 50.0:
-        beta = 0.1102 * (A - 8.7)
-    elif A >= 21.0:
-        beta = 0.5842 * (A - 21) ** 0.4 + 0.07886 * (A - 21.0)
-    else:
-        beta = 0.0
-    window = torch.kaiser_window(kernel_size, beta=beta, periodic=False)
-    if even:
-        time = torch.arange(-half_size, half_size) + 0.5
-    else:
-        time = torch.arange(kernel_size) - half_size
-    filter_ = 2 * cutoff * window * torch.sinc(2 * cutoff * time)
-    filter_ /= filter_.sum()
-    return filter_.view(1, 1, kernel_size)
+    """NVIDIA BigVGAN's taps (torch.sinc), shared with the LTX reference in tools/ltx_audio."""
+    return filters.kaiser_sinc_filter1d(cutoff, half_width, kernel_size, sinc='torch')
 
 
 def hann_sinc_filter1d(ratio, rolloff=0.99, lowpass_filter_width=6):
