@@ -1,11 +1,12 @@
-// meshnn command line. Exit codes: 0 ok, 1 runtime error (meshnn::Error), 2 usage error.
+// meshnn command line. Exit codes: 0 ok, 1 runtime error (meshnn::Error), 2 usage error. Under a
+// multi-process MPI launch a runtime error on any rank aborts the whole job (MPI_Abort, code 1).
 #include <cstdio>
 #include <string>
 
 #include "cli/commands.h"
+#include "mesh/mpi_comm.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
-#include "mesh/mpi_comm.h"
 
 namespace meshnn::cli {
 std::map<std::string, RegisterFn>& command_registry() {

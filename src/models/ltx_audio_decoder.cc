@@ -7,6 +7,7 @@
 
 #include "io/json.h"
 #include "meshnn/ops/filter_design.h"
+#include "models/ltx_random.h"
 #include "ops/elementwise.h"
 
 namespace meshnn::models {
@@ -119,7 +120,8 @@ struct LtxAudioDecoder::MelVae {
     auto res_ctx = [](const ResBlock& b) { return b.conv1->pad_left() + b.conv2->pad_left(); };
     int64_t h = conv_out->pad_left();
     for (size_t l = up.size(); l-- > 0;) {
-      if (upsample_conv[l]) h = (h + upsample_conv[l]->pad_left() - 1 + 1) / 2 + 1;
+      // ⌈(h + pad − 1)/2⌉ + 1 input rows for h output rows after the drop.
+      if (upsample_conv[l]) h = (h + upsample_conv[l]->pad_left()) / 2 + 1;
       for (const ResBlock& b : up[l]) h += res_ctx(b);
     }
     for (const ResBlock& b : mid) h += res_ctx(b);
@@ -261,6 +263,19 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
                       "' has no 'config' entry in its safetensors metadata (LTX checkpoints carry one)");
   const LtxAudioConfig cfg = parse_ltx_audio_config(io::parse_json(it->second, file.path() + " config"),
                                                     file.path());
+  // Check every key up front so that a broken checkpoint is reported in full, not key by key.
+  std::vector<std::string> problems;
+  for (const auto& [k, shape] : ltx_required_shapes(cfg)) {
+    if (!file.contains(k)) problems.push_back("missing '" + k + "' " + shape_str(shape));
+    else if (file.shape(k) != shape)
+      problems.push_back("'" + k + "' has shape " + shape_str(file.shape(k)) + ", expected " + shape_str(shape));
+  }
+  if (!problems.empty()) {
+    std::string msg = file.path() + ": " + std::to_string(problems.size()) + " checkpoint key problem(s) for this config:";
+    for (size_t i = 0; i < problems.size() && i < 25; ++i) msg += "\n  " + problems[i];
+    if (problems.size() > 25) msg += "\n  … and " + std::to_string(problems.size() - 25) + " more";
+    throw WeightError(msg);
+  }
   std::map<std::string, Tensor> state;
   for (const std::string& k : file.keys())
     if (k.rfind("audio_vae.", 0) == 0 || k.rfind("vocoder.", 0) == 0) state.emplace(k, file.get(k));
@@ -415,24 +430,36 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk, cons
   const Tensor lat = latent_to_channels_last(latent);  // (B, T, F, Cz): small next to any stage
   // Latent t ≥ 1 owns mel frames 4t − 3 … 4t; latent 0 owns frame 0.
   auto mel_start = [](int64_t t) { return t == 0 ? int64_t{0} : 4 * t - 3; };
+  // Every chunk uses windows of the same lengths (a window at a sequence end is shifted inward, so
+  // it only gains context): the same shapes each chunk let the storage cache and the primitive
+  // caches reuse the first chunk's buffers, so memory stays flat however many chunks there are.
+  const int64_t wc = std::min(M, 4 * chunk + ctx.stage_c_left + ctx.stage_c_right);
+  const int64_t wb = std::min(M, wc + 2 * ctx.stage_b_mels);
+  const int64_t wa = std::min(T, ctx.stage_a_latents + 2 + (wb + 3) / 4);
+  auto place = [](int64_t want, int64_t len, int64_t total) {
+    return std::clamp<int64_t>(want, 0, total - len);
+  };
   Tensor out;
   const int64_t n = (T + chunk - 1) / chunk;
   for (int64_t k = 0; k < n; ++k) {
     const int64_t t0 = k * chunk, t1 = std::min(T, t0 + chunk);
-    const int64_t m0 = mel_start(t0), m1 = mel_start(t1);  // kept mel frames [m0, m1)
+    const int64_t m0 = mel_start(t0), m1 = mel_start(t1);  // kept mel frames [m0, m1), ≤ 4·chunk
     // Windows, widest first: Stage C input [c0, c1), Stage B input [b0, b1) (mel frames), and
     // the latents [a0, a1) whose Stage A output covers [b0, b1) with causal context. A window
     // edge at 0 or at the sequence end is the real end, handled exactly as decode() does.
-    const int64_t c0 = std::max<int64_t>(0, m0 - ctx.stage_c_left);
-    const int64_t c1 = std::min(M, m1 + ctx.stage_c_right);
-    const int64_t b0 = std::max<int64_t>(0, c0 - ctx.stage_b_mels);
-    const int64_t b1 = std::min(M, c1 + ctx.stage_b_mels);
-    const int64_t a0 = std::max<int64_t>(0, (b0 + 3) / 4 - ctx.stage_a_latents);
-    const int64_t a1 = std::min(T, (b1 + 2) / 4 + 1);
+    const int64_t c0 = place(m0 - ctx.stage_c_left, wc, M), c1 = c0 + wc;
+    const int64_t b0 = place(c0 - ctx.stage_b_mels, wb, M), b1 = b0 + wb;
+    const int64_t a0 = place((b0 + 3) / 4 - ctx.stage_a_latents, wa, T), a1 = a0 + wa;
+    const bool covered = c0 <= std::max<int64_t>(0, m0 - ctx.stage_c_left) &&
+                         c1 >= std::min(M, m1 + ctx.stage_c_right) &&
+                         b0 <= std::max<int64_t>(0, c0 - ctx.stage_b_mels) &&
+                         b1 >= std::min(M, c1 + ctx.stage_b_mels) &&
+                         a0 <= std::max<int64_t>(0, (b0 + 3) / 4 - ctx.stage_a_latents) &&
+                         b0 >= 4 * a0 && b1 <= 4 * a1 - 3;
+    MESHNN_CHECK(covered, "decode_chunked: window of chunk ", k, " misses its context");
     // Stage A on latents [a0, a1): window mel row j is global row 4·a0 + j (the first-row drops
     // of the two ×2 levels cancel against the window's own), real rows 4(a1 − a0) − 3.
     Tensor mel = vae_->forward(lat.narrow(1, a0, a1 - a0), TimeShard(), a1 - a0);
-    MESHNN_DCHECK(b0 >= 4 * a0 && b1 <= 4 * a1 - 3, "stage A window");
     Tensor wav = vocoder_->forward(pack_mel(mel.narrow(1, b0 - 4 * a0, b1 - b0)), TimeShard(), b1 - b0);
     mel = Tensor();
     wav = wav.narrow(1, (c0 - b0) * hop, (c1 - c0) * hop);

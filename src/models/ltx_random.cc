@@ -19,6 +19,12 @@ class Filler {
   void normal(const std::string& key, const Shape& s, double stddev) { specs_.push_back({key, s, 0, stddev}); }
   void uniform(const std::string& key, const Shape& s, double lo, double hi) { specs_.push_back({key, s, lo, hi, true}); }
   void constant(const std::string& key, const Shape& s, double v) { specs_.push_back({key, s, v, v, true}); }
+  std::map<std::string, Shape> shapes() const {
+    std::map<std::string, Shape> m;
+    for (const auto& [k, t] : fixed_) m[k] = t.shape();
+    for (const Spec& sp : specs_) m[sp.key] = sp.shape;
+    return m;
+  }
   // A fixed tensor (filters, bases) added after the random ones.
   void fixed(const std::string& key, Tensor t) { fixed_[key] = std::move(t); }
 
@@ -125,10 +131,8 @@ void generator(Filler& f, const GeneratorConfig& g, const std::string& p,
        g.use_bias_at_final ? g.out_channels : 0);
 }
 
-}  // namespace
-
-std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64_t seed) {
-  Filler f(seed);
+// Registers every tensor of an LTX audio checkpoint (key, shape, how to fill it) on `f`.
+void describe_ltx_state(const LtxAudioConfig& cfg, Filler& f) {
   const AudioVaeDecoderConfig& v = cfg.vae;
   const int64_t feats = static_cast<int64_t>(v.z_channels) * v.latent_mel_bins;
   f.uniform("audio_vae.per_channel_statistics.std-of-means", {feats}, 0.5, 1.5);
@@ -157,7 +161,6 @@ std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64
   if (cfg.version == LtxAudioConfig::Version::ltx23) {
     generator(f, cfg.vocoder, "vocoder.vocoder.", 0.08);
     generator(f, cfg.bwe.generator, "vocoder.bwe_generator.", 0.05);
-    std::map<std::string, Tensor> st = f.fill();
     const int n = cfg.bwe.n_fft, bins = n / 2 + 1;
     Tensor fb({2 * bins, 1, n});
     for (int k = 0; k < bins; ++k)
@@ -167,9 +170,9 @@ std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64
         fb.data<float>()[k * n + t] = round_to_bf16(static_cast<float>(std::cos(ang) * w));
         fb.data<float>()[(bins + k) * n + t] = round_to_bf16(static_cast<float>(-std::sin(ang) * w));
       }
-    st["vocoder.mel_stft.stft_fn.forward_basis"] = fb;
+    f.fixed("vocoder.mel_stft.stft_fn.forward_basis", fb);
     // Unused by decode; real checkpoints carry it. Stored as the forward basis (same shape).
-    st["vocoder.mel_stft.stft_fn.inverse_basis"] = fb.clone();
+    f.fixed("vocoder.mel_stft.stft_fn.inverse_basis", fb.clone());
     ops::MelConfig mc;
     mc.sampling_rate = cfg.bwe.input_sampling_rate;
     mc.n_fft = n;
@@ -177,11 +180,32 @@ std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64
     mc.fmax = cfg.bwe.input_sampling_rate / 2.0;
     Tensor mb = ops::slaney_mel_filterbank(mc);
     for (int64_t i = 0; i < mb.numel(); ++i) mb.data<float>()[i] = round_to_bf16(mb.data<float>()[i]);
-    st["vocoder.mel_stft.mel_basis"] = mb;
-    return st;
+    f.fixed("vocoder.mel_stft.mel_basis", mb);
+    return;
   }
   generator(f, cfg.vocoder, "vocoder.", 0.5);
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64_t seed) {
+  Filler f(seed);
+  describe_ltx_state(cfg, f);
   return f.fill();
+}
+
+std::map<std::string, Shape> ltx_required_shapes(const LtxAudioConfig& cfg) {
+  Filler f(0);
+  describe_ltx_state(cfg, f);
+  std::map<std::string, Shape> out = f.shapes();
+  // Decode computes these when absent (the kaiser taps) or never reads them (inverse basis).
+  for (auto it = out.begin(); it != out.end();) {
+    const std::string& k = it->first;
+    const bool optional = k.ends_with(".upsample.filter") || k.ends_with(".downsample.lowpass.filter") ||
+                          k.ends_with("stft_fn.inverse_basis");
+    it = optional ? out.erase(it) : std::next(it);
+  }
+  return out;
 }
 
 }  // namespace meshnn::models

@@ -207,3 +207,32 @@ TEST(LtxPrecision, ModesOrderedByPsnr) {
 
 }  // namespace
 }  // namespace meshnn::models
+
+namespace meshnn::models {
+namespace {
+
+// A checkpoint with keys removed and one misshaped: one WeightError listing them all.
+TEST(LtxCheckpoint, ListsEveryMissingKey) {
+  auto file = io::SafetensorsFile::open(test::fixture_path("ltx23_small.safetensors"));
+  std::map<std::string, Tensor> st;
+  for (const std::string& k : file.keys()) st[k] = file.get(k);
+  st.erase("vocoder.vocoder.conv_pre.weight");
+  st.erase("audio_vae.decoder.conv_in.conv.bias");
+  st["vocoder.mel_stft.mel_basis"] = Tensor({3, 3});
+  const std::string path = std::string(MESHNN_BINARY_DIR) + "/broken_ltx.safetensors";
+  io::save_safetensors(path, st, file.metadata());
+  try {
+    LtxAudioDecoder::load(io::SafetensorsFile::open(path), Precision::fp32);
+    FAIL() << "no error";
+  } catch (const WeightError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("3 checkpoint key problem"), std::string::npos) << m;
+    EXPECT_NE(m.find("vocoder.vocoder.conv_pre.weight"), std::string::npos) << m;
+    EXPECT_NE(m.find("audio_vae.decoder.conv_in.conv.bias"), std::string::npos) << m;
+    EXPECT_NE(m.find("vocoder.mel_stft.mel_basis' has shape (3, 3)"), std::string::npos) << m;
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace meshnn::models

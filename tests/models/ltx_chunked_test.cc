@@ -1,11 +1,14 @@
 // Chunked LTX audio decode (bounded memory): decode_chunked must equal the one-shot decode to f32
 // rounding, over the whole output and at every chunk seam, for LTX-2.3 (with BWE) and LTX-2.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "meshnn/io/safetensors.h"
 #include "models/ltx_audio_decoder.h"
+#include "models/ltx_random.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -15,8 +18,8 @@ namespace {
 int64_t mel_start(int64_t t) { return t == 0 ? 0 : 4 * t - 3; }
 
 // Whole output and ±`seam` samples around every chunk boundary.
-void expect_chunked_equal(LtxAudioDecoder& dec, const Tensor& latent, int64_t chunk, const std::string& what) {
-  const Tensor ref = dec.decode(latent);
+void expect_chunked_equal(LtxAudioDecoder& dec, const Tensor& latent, const Tensor& ref,
+                          int64_t chunk, const std::string& what) {
   int calls = 0, last_total = 0;
   const Tensor got = dec.decode_chunked(latent, chunk, [&](int i, int n, const char*) {
     EXPECT_EQ(i, calls + 1);
@@ -29,16 +32,16 @@ void expect_chunked_equal(LtxAudioDecoder& dec, const Tensor& latent, int64_t ch
   EXPECT_EQ(last_total, chunks) << what;
   ASSERT_EQ(got.shape(), ref.shape()) << what;
   const test::CompareStats st = test::compare(got, ref);
-  std::printf("%s chunk %lld: rel L2 %.3g, max |d| %.3g\n", what.c_str(), static_cast<long long>(chunk),
-              st.rel_l2, st.max_abs);
+  std::printf("%s chunk %lld: rel L2 %.3g, max |d| %.3g\n", what.c_str(),
+              static_cast<long long>(chunk), st.rel_l2, st.max_abs);
   EXPECT_TRUE(test::close_rel_l2(got, ref, 1e-6, what + " chunk " + std::to_string(chunk)));
   const int64_t per_mel = ref.dim(1) / (4 * T - 3), seam = 2 * per_mel;
   for (int64_t t = chunk; t < T; t += chunk) {
     const int64_t b = mel_start(t) * per_mel, lo = std::max<int64_t>(0, b - seam);
     const int64_t len = std::min<int64_t>(2 * seam, ref.dim(1) - lo);
-    EXPECT_TRUE(test::close_rel_l2(got.narrow(1, lo, len), ref.narrow(1, lo, len), 1e-6,
-                                   what + " chunk " + std::to_string(chunk) + " seam at latent " +
-                                       std::to_string(t)));
+    EXPECT_TRUE(test::close_rel_l2(
+        got.narrow(1, lo, len), ref.narrow(1, lo, len), 1e-6,
+        what + " chunk " + std::to_string(chunk) + " seam at latent " + std::to_string(t)));
   }
 }
 
@@ -50,16 +53,24 @@ TEST(LtxChunked, Ltx23EqualsOneShot) {
               static_cast<long long>(ctx.stage_a_latents), static_cast<long long>(ctx.stage_b_mels),
               static_cast<long long>(ctx.stage_c_left), static_cast<long long>(ctx.stage_c_right));
   const Tensor latent = test::random_normal({1, 8, 40, 16}, 2024, 0.8f);
-  for (int64_t chunk : {5, 8, 13, 40, 64}) expect_chunked_equal(*dec, latent, chunk, "ltx23");
+  const Tensor ref = dec->decode(latent);
+  for (int64_t chunk : {5, 8, 13, 64}) expect_chunked_equal(*dec, latent, ref, chunk, "ltx23");
 }
 
 TEST(LtxChunked, Ltx23ShortAndBatched) {
   auto file = io::SafetensorsFile::open(test::fixture_path("ltx23_small.safetensors"));
   auto dec = LtxAudioDecoder::load(file, Precision::fp32);
   // T = 1 (a single mel frame), a chunk of 1 (every latent a seam), and batch 2.
-  expect_chunked_equal(*dec, test::random_normal({1, 8, 1, 16}, 5, 0.8f), 1, "ltx23 T=1");
-  expect_chunked_equal(*dec, test::random_normal({1, 8, 7, 16}, 6, 0.8f), 1, "ltx23 T=7");
-  expect_chunked_equal(*dec, test::random_normal({2, 8, 17, 16}, 7, 0.8f), 6, "ltx23 B=2");
+  struct Case {
+    Shape shape;
+    int64_t chunk;
+    const char* what;
+  };
+  for (const Case& c : {Case{{1, 8, 1, 16}, 1, "ltx23 T=1"}, Case{{1, 8, 7, 16}, 1, "ltx23 T=7"},
+                        Case{{2, 8, 17, 16}, 6, "ltx23 B=2"}}) {
+    const Tensor latent = test::random_normal(c.shape, 5, 0.8f);
+    expect_chunked_equal(*dec, latent, dec->decode(latent), c.chunk, c.what);
+  }
 }
 
 TEST(LtxChunked, Ltx2EqualsOneShot) {
@@ -68,7 +79,110 @@ TEST(LtxChunked, Ltx2EqualsOneShot) {
   ASSERT_EQ(dec->config().version, LtxAudioConfig::Version::ltx2);
   EXPECT_EQ(dec->chunk_context().stage_c_left, 0);
   const Tensor latent = test::random_normal({1, 8, 40, 16}, 99, 0.8f);
-  for (int64_t chunk : {5, 8, 13}) expect_chunked_equal(*dec, latent, chunk, "ltx2");
+  const Tensor ref = dec->decode(latent);
+  for (int64_t chunk : {5, 8, 13}) expect_chunked_equal(*dec, latent, ref, chunk, "ltx2");
+}
+
+// Each stage's window context on its own (no cushion from the other stages' windows): a window
+// whose cut edge lies `ctx` before (or after) the compared rows matches the whole-sequence stage;
+// with no context it does not (the check has teeth). Also pins Stage A's index mapping: a window of
+// latents starting at a0 > 0 yields global mel rows 4·a0 + j.
+TEST(LtxChunked, EachStageWindowMatchesWholeSequence) {
+  auto file = io::SafetensorsFile::open(test::fixture_path("ltx23_small.safetensors"));
+  auto dec = LtxAudioDecoder::load(file, Precision::fp32);
+  const LtxAudioDecoder::ChunkContext ctx = dec->chunk_context();
+  const int64_t T = 50, M = 4 * T - 3;
+  const Tensor lat = latent_to_channels_last(test::random_normal({1, 8, T, 16}, 11, 0.8f));
+  const Tensor mel = dec->stage_a(lat, TimeShard(), T).narrow(1, 0, M);
+  // Stage A: latents from a − ctx (causal, so the right end is free); compare mel rows from 4a.
+  const int64_t a = 42;
+  for (int64_t c : {ctx.stage_a_latents, int64_t{0}}) {
+    const int64_t a0 = a - c;
+    const Tensor w = dec->stage_a(lat.narrow(1, a0, T - a0), TimeShard(), T - a0);
+    const int64_t from =
+        4 * a;  // latent a0 owns global rows 4·a0 − 3 … 4·a0; the window yields 4·a0 on
+    const test::CompareStats st =
+        test::compare(w.narrow(1, from - 4 * a0, M - from), mel.narrow(1, from, M - from));
+    std::printf("stage A, left context %lld latents: rel L2 %.3g\n", static_cast<long long>(c),
+                st.rel_l2);
+    if (c > 0)
+      EXPECT_LE(st.rel_l2, 1e-6);
+    else
+      EXPECT_GT(st.rel_l2, 1e-4);
+  }
+  // Stage B: a window of mel rows cut at m − ctx (left) or m + ctx (right).
+  const Tensor packed = LtxAudioDecoder::pack_mel(mel);
+  const Tensor wav = dec->stage_b(packed, TimeShard(), M);
+  const int64_t hop = wav.dim(1) / M, m = M / 2;
+  for (int64_t c : {ctx.stage_b_mels, int64_t{0}}) {
+    const Tensor l = dec->stage_b(packed.narrow(1, m - c, M - m + c), TimeShard(), M - m + c);
+    const Tensor r = dec->stage_b(packed.narrow(1, 0, m + c), TimeShard(), m + c);
+    const double el =
+        test::compare(l.narrow(1, c * hop, (M - m) * hop), wav.narrow(1, m * hop, (M - m) * hop))
+            .rel_l2;
+    const double er = test::compare(r.narrow(1, 0, m * hop), wav.narrow(1, 0, m * hop)).rel_l2;
+    std::printf("stage B, context %lld mels: rel L2 left cut %.3g, right cut %.3g\n",
+                static_cast<long long>(c), el, er);
+    if (c > 0) {
+      EXPECT_LE(el, 1e-6);
+      EXPECT_LE(er, 1e-6);
+    } else {
+      EXPECT_GT(el, 1e-4);
+      EXPECT_GT(er, 1e-4);
+    }
+  }
+  // Stage C: windows of 16 kHz samples cut at whole mel frames.
+  const int64_t L = wav.dim(1), up = 3;
+  const Tensor full = dec->stage_c(wav, TimeShard(), L).out;
+  struct Cut {
+    int64_t left, right;
+  };
+  for (const Cut& c : {Cut{ctx.stage_c_left, ctx.stage_c_right}, Cut{0, 0}}) {
+    const Tensor l = dec->stage_c(wav.narrow(1, (m - c.left) * hop, L - (m - c.left) * hop),
+                                  TimeShard(), L - (m - c.left) * hop)
+                         .out;
+    const Tensor r =
+        dec->stage_c(wav.narrow(1, 0, (m + c.right) * hop), TimeShard(), (m + c.right) * hop).out;
+    const int64_t k = m * hop * up;
+    const double el = test::compare(l.narrow(1, c.left * hop * up, full.dim(1) - k),
+                                    full.narrow(1, k, full.dim(1) - k))
+                          .rel_l2;
+    const double er = test::compare(r.narrow(1, 0, k), full.narrow(1, 0, k)).rel_l2;
+    std::printf("stage C, context %lld | %lld mels: rel L2 left cut %.3g, right cut %.3g\n",
+                static_cast<long long>(c.left), static_cast<long long>(c.right), el, er);
+    if (c.left > 0) {
+      EXPECT_LE(el, 1e-6);
+      EXPECT_LE(er, 1e-6);
+    } else {
+      EXPECT_GT(el, 1e-4);
+      EXPECT_GT(er, 1e-4);
+    }
+  }
+}
+
+// Peak-RSS probe, not a unit test (run one process per mode, e.g. under /usr/bin/time -v):
+//   MESHNN_RSS_T=501 MESHNN_RSS_CHUNK=0|N|-1 meshnn_tests --gtest_also_run_disabled_tests
+//     --gtest_filter=LtxChunked.DISABLED_PeakRss
+// full-size random LTX-2.3 checkpoint; CHUNK 0 = one shot, N = chunked, -1 = load only (baseline).
+TEST(LtxChunked, DISABLED_PeakRss) {
+  const char* t_env = std::getenv("MESHNN_RSS_T");
+  const char* c_env = std::getenv("MESHNN_RSS_CHUNK");
+  const int64_t T = t_env ? std::atoll(t_env) : 501, chunk = c_env ? std::atoll(c_env) : 0;
+  const LtxAudioConfig cfg = parse_ltx_audio_config(ltx23_reference_config(), "reference");
+  LtxAudioDecoder dec(cfg, random_ltx_state(cfg, 1), Precision::fp32);
+  const Tensor latent = test::random_normal({1, 8, T, 16}, 3, 0.8f);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const long after_load = ru.ru_maxrss;
+  Tensor y;
+  if (chunk == 0) y = dec.decode(latent);
+  if (chunk > 0) y = dec.decode_chunked(latent, chunk);
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf(
+      "T %lld chunk %lld: %.2f s of audio; peak RSS after load %.1f MiB, after decode %.1f MiB\n",
+      static_cast<long long>(T), static_cast<long long>(chunk),
+      y.defined() ? static_cast<double>(y.dim(1)) / dec.sample_rate() : 0.0, after_load / 1024.0,
+      ru.ru_maxrss / 1024.0);
 }
 
 TEST(LtxChunked, BadInputIsAClearError) {

@@ -153,7 +153,8 @@ TEST(MpiTimeShard, Conv1dDilatedSameAndCausal) {
         conv.set_weights(w, b);
         return conv1d_sharded(conv, s, ts, T);
       });
-      expect_matches(got, ref, shard_rows(T, parts(m)), 3, std::string("conv1d ") + mode + " " + name(m));
+      expect_matches(got, ref, shard_rows(T, parts(m)), 3,
+                     std::string("conv1d ") + mode + " " + name(m));
     }
   }
 }
