@@ -27,6 +27,8 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line-buffered stdout so results and the stderr progress lines stay in order when piped.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   meshnn::init_logging_from_env();
   CLI::App app{"meshnn — sharded inference runtime for audio decoders and robotics adapters"};
   app.require_subcommand(1);
