@@ -1,9 +1,11 @@
 // meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav.
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "mesh/mpi_comm.h"
+#include "meshnn/core/cpu.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/wav.h"
@@ -12,26 +14,56 @@ namespace meshnn::cli {
 namespace {
 
 struct Args {
-  std::string checkpoint, latent, out, mesh = "1x1", backend = "local", precision = "fp32";
+  std::string checkpoint, latent, out, mesh = "auto", backend = "local", precision = "fp32";
   int threads = 0;
   int64_t chunk_frames = 0;
   bool quiet = false;
 };
 
+// --mesh auto on the local backend: one single-thread device per core along time (measured on
+// 2 cores: 1x2 with 1 thread each decodes 1.33x faster than 1x1 with 2 OpenMP threads, see
+// docs/benchmarks.md), fewer devices when the latent is too short to split, 1x1 when chunking.
+MeshConfig auto_mesh(int64_t latent_frames, bool chunked, int threads) {
+  MeshConfig mc;
+  if (chunked) {
+    mc.threads_per_device = threads;
+    return mc;
+  }
+  int n = std::max(1, available_cores());
+  auto fits = [&](int k) {
+    const int64_t rows = (latent_frames + k - 1) / k;
+    return k == 1 || (rows >= models::LtxAudioDecoder::kMinFramesPerDevice && (k - 1) * rows < latent_frames);
+  };
+  while (n > 1 && !fits(n)) --n;
+  mc.cols = n;
+  mc.threads_per_device = threads > 0 ? threads : (n > 1 ? 1 : 0);
+  return mc;
+}
+
 void run(const Args& a) {
-  MeshConfig mc = parse_mesh(a.mesh);
-  mc.backend = parse_backend(a.backend);
-  mc.threads_per_device = a.threads;
   const Precision precision = parse_precision(a.precision);
-  MESHNN_CHECK_AS(InvalidArgument, a.chunk_frames == 0 || mc.rows * mc.cols == 1,
-                  "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
-                  "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
+  const Backend backend = parse_backend(a.backend);
+  MESHNN_CHECK(a.mesh != "auto" || backend == Backend::local,
+               "--mesh auto is for the local backend; with --backend mpi give the mesh (RxC = ranks)");
   const io::SafetensorsFile file = io::SafetensorsFile::open(a.checkpoint);
   Tensor latent = io::load_npy(a.latent);
   MESHNN_CHECK_AS(ShapeError, latent.dtype() == DType::f32 || latent.dtype() == DType::f64,
                   a.latent, ": latent must be float32 or float64, got ", dtype_name(latent.dtype()));
   if (latent.dtype() != DType::f32) latent = latent.to(DType::f32);
   if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
+  MeshConfig mc;
+  if (a.mesh == "auto") {
+    MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, a.latent, ": expected (1, 8, T, 16), got ",
+                    shape_str(latent.shape()));
+    mc = auto_mesh(latent.dim(2), a.chunk_frames > 0, a.threads);
+  } else {
+    mc = parse_mesh(a.mesh);
+    mc.threads_per_device = a.threads;
+  }
+  mc.backend = backend;
+  MESHNN_CHECK_AS(InvalidArgument, a.chunk_frames == 0 || mc.rows * mc.cols == 1,
+                  "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
+                  "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
   const auto t0 = std::chrono::steady_clock::now();
   DecodeResult r = decode_on_mesh(
       mc, [&] { return models::LtxAudioDecoder::load(file, precision); }, latent, a.quiet,
@@ -55,7 +87,9 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--latent", args->latent, "latent .npy, (1, 8, T, 16) or (8, T, 16)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "output .wav (float32)")->required();
-  cmd->add_option("--mesh", args->mesh, "device mesh RxC; time is split over every axis > 1")->capture_default_str();
+  cmd->add_option("--mesh", args->mesh,
+                  "device mesh RxC (time is split over every axis > 1), or auto: one single-thread "
+                  "device per core on the local backend")->capture_default_str();
   cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")->capture_default_str();
   cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
