@@ -31,20 +31,26 @@ Tensor local_pad(const Tensor& x, int64_t left, int64_t right, PadMode mode) {
   return concat(parts, 1);
 }
 
-// Zeroes rows with global index ≥ real (the padded tail) of a (B, S, …) shard, in a copy when
-// there is anything to zero.
-Tensor mask_tail_zeros(const Tensor& x, const TimeShard& ts, int64_t real) {
+// Zero-padded halo of a (B, S, …) shard whose rows with global index ≥ real (the padded tail)
+// read as zeros, as they would past the end of the unsharded sequence. The tail is zeroed in the
+// padded tensor (a fresh buffer from the halo step; cloned only when no halo was needed), so the
+// caller's shard is never copied or changed.
+Tensor zero_padded_halo(const Tensor& x, const TimeShard& ts, int64_t real, int64_t left, int64_t right) {
   const int64_t s = x.dim(1);
-  const int64_t first_pad = std::clamp<int64_t>(real - ts.row0(s), 0, s);
-  if (first_pad >= s) return x;
-  Tensor y = x.clone();
+  Tensor padded = ts.halo(x, left, right, PadMode::zeros);
+  // Global row of padded row 0, and the first padded row at or past the real end.
+  const int64_t g0 = ts.row0(s) - left;
+  const int64_t t = padded.dim(1);
+  const int64_t first_pad = std::clamp<int64_t>(real - g0, 0, t);
+  if (first_pad >= t) return padded;
+  if (padded.raw() == x.raw()) padded = padded.clone();
   int64_t inner = 1;
-  for (int d = 2; d < y.rank(); ++d) inner *= y.dim(d);
-  const size_t row_bytes = static_cast<size_t>(inner) * dtype_size(y.dtype());
-  char* p = static_cast<char*>(y.raw());
-  for (int64_t b = 0; b < y.dim(0); ++b)
-    std::memset(p + (b * s + first_pad) * row_bytes, 0, (s - first_pad) * row_bytes);
-  return y;
+  for (int d = 2; d < padded.rank(); ++d) inner *= padded.dim(d);
+  const size_t row_bytes = static_cast<size_t>(inner) * dtype_size(padded.dtype());
+  char* p = static_cast<char*>(padded.raw());
+  for (int64_t b = 0; b < padded.dim(0); ++b)
+    std::memset(p + (b * t + first_pad) * row_bytes, 0, (t - first_pad) * row_bytes);
+  return padded;
 }
 
 }  // namespace
@@ -139,16 +145,12 @@ Tensor TimeShard::last_real_row(const Tensor& x, int64_t real) const {
 
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
   ProfileScope prof("conv1d");
-  Tensor xin = mask_tail_zeros(x, ts, real);
-  Tensor padded = ts.halo(xin, conv.pad_left(), conv.pad_right(), PadMode::zeros);
-  return conv.forward_padded(padded);
+  return conv.forward_padded(zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right()));
 }
 
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
   ProfileScope prof("conv2d");
-  Tensor xin = mask_tail_zeros(x, ts, real);
-  Tensor padded = ts.halo(xin, conv.pad_left(), conv.pad_right(), PadMode::zeros);
-  return conv.forward_padded(padded);
+  return conv.forward_padded(zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right()));
 }
 
 Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const TimeShard& ts,
@@ -162,8 +164,7 @@ Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const Ti
   // ⌈(s·a + p − k + 1)/s⌉ to ⌊(s·(a + S) − 1 + p)/s⌋: halos of hl and hr rows.
   const int64_t hl = (k - 1 - p + s - 1) / s;
   const int64_t hr = std::max<int64_t>(0, (s - 1 + p) / s);
-  Tensor xin = mask_tail_zeros(x, ts, real);
-  Tensor padded = ts.halo(xin, std::max<int64_t>(hl, 0), hr, PadMode::zeros);
+  Tensor padded = zero_padded_halo(x, ts, real, std::max<int64_t>(hl, 0), hr);
   Tensor full = conv.forward_padded(padded);  // (B, (S + hl + hr − 1)·s + k, C_out), uncropped
   // Row j of `full` is global pre-crop row s·(a − hl) + j; we want pre-crop rows s·a + p + [0, s·S).
   return rows(full, s * std::max<int64_t>(hl, 0) + p, s * rows_in);

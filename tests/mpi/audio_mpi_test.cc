@@ -17,6 +17,7 @@
 
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
+#include "mesh/mpi_comm.h"
 #include "meshnn/mesh/mesh.h"
 #include "meshnn/ops/resample.h"
 #include "models/ltx_audio_decoder.h"
@@ -27,16 +28,8 @@ namespace {
 
 using test::random_normal;
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+int world_rank() { return mesh_detail::mpi_world_rank(); }
+int world_size() { return mesh_detail::mpi_world_size(); }
 
 struct MeshShape {
   int rows, cols;

@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "meshnn/mesh/ccl.h"
+#include "mesh/mpi_comm.h"
 #include "meshnn/mesh/mesh.h"
 #include "support/golden.h"
 
@@ -20,16 +21,8 @@ namespace {
 
 using test::bit_equal;
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+int world_rank() { return mesh_detail::mpi_world_rank(); }
+int world_size() { return mesh_detail::mpi_world_size(); }
 
 struct MeshShape {
   int rows, cols;
