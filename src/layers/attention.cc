@@ -5,10 +5,12 @@
 
 #include "dnnl/matmul.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
 
 namespace meshnn::layers {
 
 void masked_softmax_rows(float* x, int64_t R, int64_t N, int64_t ld, const uint8_t* key_valid) {
+  ProfileScope prof("softmax");
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < R; ++r) {
     float* row = x + r * ld;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
 
 namespace meshnn::layers {
 
@@ -28,6 +29,7 @@ Tensor LayerNorm::forward(const Tensor& x) const {
 
 void LayerNorm::forward_rows(const float* src, int64_t M, int64_t lds, float* dst,
                              int64_t ldd) const {
+  ProfileScope prof("layer_norm");
   const float* g = weight_.data<float>();
   const float* b = bias_.data<float>();
   const int64_t D = dim_;

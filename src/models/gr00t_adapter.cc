@@ -12,6 +12,7 @@
 #include "layers/linear.h"
 #include "layers/mlp.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 
@@ -220,6 +221,7 @@ void VlAdapter::set_collect_taps(bool on) { impl_->collect_taps = on; }
 
 AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
                                   const Tensor& state, int embodiment) {
+  ProfileScope prof_all("gr00t_forward");
   Impl& m = *impl_;
   const AdapterPlan& p = m.plan;
   const char* vn = version_name(p.config.version);
@@ -328,6 +330,7 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
     float* v = V.data<float>();
     const int64_t L = hb.l_pad;
     // Head split (L, Nh·Dh) → (Nh, L, Dh): head h is columns h·Dh … h·Dh + Dh − 1.
+    ProfileScope prof_split("kv_head_split");
 #pragma omp parallel for schedule(static)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t l = 0; l < L; ++l) {
