@@ -15,6 +15,7 @@
 #include "meshnn/core/bf16.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
+#include "kernels/conv1d_direct.h"
 
 namespace meshnn::dnnl_glue {
 namespace {
@@ -108,6 +109,8 @@ struct ConvEngine::Impl {
     std::vector<memory> wtap;  // packed (C_in, C_out) per tap
   };
   std::vector<TapPrims> taps;  // per weight term
+  // Small-channel fp32 1-D convs run on our direct kernel instead of oneDNN (see use_direct).
+  std::optional<kernels::DirectConv1dWeights> direct;
   dnnl::stream strm{cpu_engine()};
 
   bool bf16_mode() const { return spec.precision != Precision::fp32; }
@@ -185,6 +188,26 @@ struct ConvEngine::Impl {
            std::max(spec.c_in, spec.c_out) <= kFoldMaxChannels && fold_enabled_;
   }
   bool fold_enabled_ = true;
+
+  // The direct kernel (kernels/conv1d_direct.h) for thin fp32 1-D convs. Threshold measured on
+  // the vocoder shapes (bench/conv_bench.cc, docs/benchmarks.md): up to C = 192 it runs at
+  // 120-185 GFLOP/s on 2 threads where oneDNN 2.6's AVX2 kernels (dilation folded or not) reach
+  // 33-156; from C = 384 oneDNN's gemm path is as fast.
+  static constexpr int64_t kDirectMaxChannels = 192;
+  bool use_direct() const {
+    return spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
+           spec.precision == Precision::fp32 &&
+           std::max(spec.c_in, spec.c_out) <= kDirectMaxChannels && direct_enabled_ &&
+           kernels::direct_conv1d_available();
+  }
+  bool direct_enabled_ = true;
+
+  void run_direct(const Tensor& src, Tensor& dst, const ConvPads& p, bool accumulate) {
+    const int64_t B = src.dim(0), T = src.dim(1), T_out = dst.dim(1);
+    for (int64_t b = 0; b < B; ++b)
+      kernels::direct_conv1d(*direct, src.data<float>() + b * T * spec.c_in, T, p.l[0],
+                             dst.data<float>() + b * T_out * spec.c_out, T_out, accumulate);
+  }
 
   Plan& plan_for(const Shape& s, const ConvPads& p) {
     const int64_t s1 = spec.spatial == 2 ? s[2] : 1;
@@ -422,6 +445,8 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   m.native = cpu_features().avx512_bf16;
   // MESHNN_CONV_FOLD=0 disables dilation folding (for benchmarks and A/B checks).
   if (const char* e = std::getenv("MESHNN_CONV_FOLD")) m.fold_enabled_ = std::string(e) != "0";
+  // MESHNN_CONV_DIRECT=0 keeps thin convs on oneDNN (for benchmarks and A/B checks).
+  if (const char* e = std::getenv("MESHNN_CONV_DIRECT")) m.direct_enabled_ = std::string(e) != "0";
   const float* w = weights.data<float>();
   const int64_t n = weights.numel();
   if (spec.precision == Precision::fp32) {
@@ -440,6 +465,12 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     m.bias.assign(bias.data<float>(), bias.data<float>() + bias.numel());
   }
   m.packed.resize(m.wterms.size());
+  if (m.use_direct()) {
+    m.direct = kernels::pack_direct_conv1d(m.wterms[0].data(), spec.bias ? m.bias.data() : nullptr,
+                                           spec.c_out, spec.c_in, spec.kernel[0], spec.stride[0],
+                                           spec.dilation[0]);
+    return;
+  }
   try {
     if (spec.tap_matmul) {
       try {
@@ -490,7 +521,9 @@ int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
 void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   try {
-    if (impl_->spec.tap_matmul)
+    if (impl_->direct)
+      impl_->run_direct(src, dst, pads, accumulate);
+    else if (impl_->spec.tap_matmul)
       impl_->run_taps(src, dst, pads, accumulate);
     else
       impl_->run_conv(src, dst, pads, accumulate);
@@ -507,6 +540,7 @@ std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) 
   std::lock_guard<std::mutex> lock(impl_->mu);
   Impl& m = *impl_;
   try {
+    if (m.direct) return "direct:avx2";
     if (m.spec.tap_matmul) return "tap_matmul:" + m.taps[0].mm->impl;
     Plan& plan = m.plan_for(src_shape, pads);
     const size_t nt = m.terms.size();

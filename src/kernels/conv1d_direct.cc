@@ -1,0 +1,200 @@
+#include "kernels/conv1d_direct.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "meshnn/core/cpu.h"
+#include "meshnn/core/error.h"
+
+namespace meshnn::kernels {
+
+namespace {
+
+constexpr int64_t kChunkRows = 128;  // output rows per work item: its input rows stay in L1/L2
+
+__attribute__((target("avx2,fma"))) inline __m256i lane_mask(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// TT output rows starting at t0 × CB output-channel vectors starting at vector cb0, over the
+// input channels [c0, c0 + cn) of every tap, every tap inside the input (the caller guarantees
+// it). The accumulators live in registers for the whole reduction; each weight vector is loaded
+// once per input channel and reused for TT rows. The first channel slice starts from the bias
+// (and adds the old dst when accumulating); later slices continue from the partial sums in dst.
+template <int TT, int CB>
+__attribute__((target("avx2,fma"))) void tile(const DirectConv1dWeights& w, const float* x,
+                                              int64_t t0, int64_t pad_l, float* y, int64_t cb0,
+                                              int64_t c0, int64_t cn, bool first, bool accumulate) {
+  const int64_t Ci = w.c_in, Cp = w.c_out_pad, Co = w.c_out, s = w.stride, d = w.dilation;
+  __m256 acc[TT][CB];
+#pragma GCC unroll 16
+  for (int i = 0; i < TT; ++i) {
+    const float* yr = y + (t0 + i) * Co + cb0 * 8;
+#pragma GCC unroll 4
+    for (int b = 0; b < CB; ++b) {
+      if (first) {
+        acc[i][b] = _mm256_loadu_ps(w.bias.data() + (cb0 + b) * 8);
+      } else {
+        const int64_t n = std::min<int64_t>(8, Co - (cb0 + b) * 8);
+        acc[i][b] = n == 8 ? _mm256_loadu_ps(yr + b * 8) : _mm256_maskload_ps(yr + b * 8, lane_mask(n));
+      }
+    }
+  }
+  const int64_t row_step = s * Ci, K = w.k;
+  const float* W = w.w.data() + cb0 * 8;
+  const float* X = x + (t0 * s - pad_l) * Ci;
+  for (int64_t j = 0; j < K; ++j) {
+    const float* wr = W + (j * Ci + c0) * Cp;
+    const float* xr = X + j * d * Ci + c0;
+    for (int64_t c = 0; c < cn; ++c, wr += Cp, ++xr) {
+      __m256 wv[CB];
+#pragma GCC unroll 4
+      for (int b = 0; b < CB; ++b) wv[b] = _mm256_loadu_ps(wr + b * 8);
+#pragma GCC unroll 16
+      for (int i = 0; i < TT; ++i) {
+        const __m256 xb = _mm256_broadcast_ss(xr + i * row_step);
+#pragma GCC unroll 4
+        for (int b = 0; b < CB; ++b) acc[i][b] = _mm256_fmadd_ps(xb, wv[b], acc[i][b]);
+      }
+    }
+  }
+  const bool add_old = first && accumulate;
+#pragma GCC unroll 16
+  for (int i = 0; i < TT; ++i) {
+    float* yr = y + (t0 + i) * Co + cb0 * 8;
+#pragma GCC unroll 4
+    for (int b = 0; b < CB; ++b) {
+      const int64_t n = std::min<int64_t>(8, Co - (cb0 + b) * 8);
+      if (n == 8) {
+        __m256 v = acc[i][b];
+        if (add_old) v = _mm256_add_ps(v, _mm256_loadu_ps(yr + b * 8));
+        _mm256_storeu_ps(yr + b * 8, v);
+      } else {
+        const __m256i m = lane_mask(n);
+        __m256 v = acc[i][b];
+        if (add_old) v = _mm256_add_ps(v, _mm256_maskload_ps(yr + b * 8, m));
+        _mm256_maskstore_ps(yr + b * 8, m, v);
+      }
+    }
+  }
+}
+
+// Rows [t_begin, t_end) of one channel block of CB vectors: input channels in slices whose
+// weights (K × slice × CB·8 floats) take at most 64 KiB, each slice over TT-row tiles then single
+// rows. Measured on the vocoder shapes: no slicing loses ~10 % at C = 192, L1-sized (24 KiB)
+// slices lose ~30 % at C = 96 (the partial sums make extra passes over dst).
+template <int TT, int CB>
+void rows_block(const DirectConv1dWeights& w, const float* x, int64_t t_begin, int64_t t_end,
+                int64_t pad_l, float* y, int64_t cb0, bool accumulate) {
+  constexpr int64_t kSliceWeightBytes = 64 * 1024;
+  const int64_t per_channel = w.k * CB * 8 * static_cast<int64_t>(sizeof(float));
+  const int64_t slice = std::max<int64_t>(8, kSliceWeightBytes / per_channel / 8 * 8);
+  for (int64_t c0 = 0; c0 < w.c_in; c0 += slice) {
+    const int64_t cn = std::min(slice, w.c_in - c0);
+    int64_t t = t_begin;
+    for (; t + TT <= t_end; t += TT)
+      tile<TT, CB>(w, x, t, pad_l, y, cb0, c0, cn, c0 == 0, accumulate);
+    for (; t < t_end; ++t) tile<1, CB>(w, x, t, pad_l, y, cb0, c0, cn, c0 == 0, accumulate);
+  }
+}
+
+// All output channels for rows [t_begin, t_end): blocks of 3 vectors (24 channels), then the
+// remainder of 1 or 2 vectors. Register budget (16 ymm): TT·CB accumulators + CB weights + 1.
+void rows_all_channels(const DirectConv1dWeights& w, const float* x, int64_t t_begin,
+                       int64_t t_end, int64_t pad_l, float* y, bool accumulate) {
+  const int64_t nv = w.c_out_pad / 8;
+  int64_t cb = 0;
+  for (; cb + 3 <= nv; cb += 3) rows_block<4, 3>(w, x, t_begin, t_end, pad_l, y, cb, accumulate);
+  if (nv - cb == 2) rows_block<6, 2>(w, x, t_begin, t_end, pad_l, y, cb, accumulate);
+  if (nv - cb == 1) rows_block<8, 1>(w, x, t_begin, t_end, pad_l, y, cb, accumulate);
+}
+
+// Output rows whose taps reach past either end of the input (a few at each edge): scalar.
+void edge_row(const DirectConv1dWeights& w, const float* x, int64_t T, int64_t t, int64_t pad_l,
+              float* y, bool accumulate) {
+  const int64_t Ci = w.c_in, Cp = w.c_out_pad, Co = w.c_out;
+  float* yr = y + t * Co;
+  for (int64_t o = 0; o < Co; ++o) {
+    float acc = w.bias[o];
+    for (int64_t j = 0; j < w.k; ++j) {
+      const int64_t r = t * w.stride + j * w.dilation - pad_l;
+      if (r < 0 || r >= T) continue;
+      const float* xr = x + r * Ci;
+      const float* wj = w.w.data() + j * Ci * Cp + o;
+      for (int64_t c = 0; c < Ci; ++c) acc += xr[c] * wj[c * Cp];
+    }
+    yr[o] = accumulate ? yr[o] + acc : acc;
+  }
+}
+
+}  // namespace
+
+DirectConv1dWeights pack_direct_conv1d(const float* weights, const float* bias, int64_t c_out,
+                                       int64_t c_in, int64_t k, int64_t stride, int64_t dilation) {
+  MESHNN_CHECK(c_out > 0 && c_in > 0 && k > 0 && stride > 0 && dilation > 0,
+               "direct conv1d: bad geometry C_out=", c_out, " C_in=", c_in, " K=", k,
+               " stride=", stride, " dilation=", dilation);
+  DirectConv1dWeights p;
+  p.c_in = c_in, p.c_out = c_out, p.k = k, p.stride = stride, p.dilation = dilation;
+  p.c_out_pad = (c_out + 7) / 8 * 8;
+  p.w.assign(static_cast<size_t>(k * c_in * p.c_out_pad), 0.f);
+  p.bias.assign(static_cast<size_t>(p.c_out_pad), 0.f);
+  for (int64_t o = 0; o < c_out; ++o)
+    for (int64_t c = 0; c < c_in; ++c)
+      for (int64_t j = 0; j < k; ++j)
+        p.w[(j * c_in + c) * p.c_out_pad + o] = weights[(o * c_in + c) * k + j];
+  if (bias) std::copy(bias, bias + c_out, p.bias.begin());
+  return p;
+}
+
+bool direct_conv1d_available() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx2 && f.fma;
+}
+
+void direct_conv1d(const DirectConv1dWeights& w, const float* x, int64_t T, int64_t pad_l,
+                   float* y, int64_t T_out, bool accumulate) {
+  MESHNN_CHECK(direct_conv1d_available(), "direct conv1d needs AVX2 and FMA");
+  if (T_out <= 0) return;
+  const int64_t s = w.stride, reach = (w.k - 1) * w.dilation;
+  // Interior rows: t·s − pad_l ≥ 0 and t·s + reach − pad_l ≤ T − 1.
+  int64_t lo = (pad_l + s - 1) / s;
+  int64_t hi = T - 1 - reach + pad_l >= 0 ? (T - 1 - reach + pad_l) / s + 1 : 0;
+  lo = std::min(lo, T_out);
+  hi = std::clamp(hi, lo, T_out);
+  const int64_t n_chunks = (hi - lo + kChunkRows - 1) / kChunkRows;
+#pragma omp parallel
+  {
+#pragma omp for schedule(static) nowait
+    for (int64_t ch = 0; ch < n_chunks; ++ch) {
+      const int64_t t0 = lo + ch * kChunkRows;
+      rows_all_channels(w, x, t0, std::min(hi, t0 + kChunkRows), pad_l, y, accumulate);
+    }
+#pragma omp single nowait
+    {
+      for (int64_t t = 0; t < lo; ++t) edge_row(w, x, T, t, pad_l, y, accumulate);
+      for (int64_t t = hi; t < T_out; ++t) edge_row(w, x, T, t, pad_l, y, accumulate);
+    }
+  }
+}
+
+void direct_conv1d_reference(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
+                             int64_t k, int64_t stride, int64_t dilation, const float* x, int64_t T,
+                             int64_t pad_l, float* y, int64_t T_out, bool accumulate) {
+  for (int64_t t = 0; t < T_out; ++t)
+    for (int64_t o = 0; o < c_out; ++o) {
+      double acc = bias ? bias[o] : 0.0;
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t r = t * stride + j * dilation - pad_l;
+        if (r < 0 || r >= T) continue;
+        for (int64_t c = 0; c < c_in; ++c)
+          acc += static_cast<double>(x[r * c_in + c]) * weights[(o * c_in + c) * k + j];
+      }
+      float& out = y[t * c_out + o];
+      out = static_cast<float>(accumulate ? out + acc : acc);
+    }
+}
+
+}  // namespace meshnn::kernels
