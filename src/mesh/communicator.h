@@ -68,6 +68,13 @@ class Communicator {
 std::vector<int> split_members(const std::vector<OpDesc>& all, int color);
 constexpr int32_t kSplitOp = 100;
 
+// memcpy for collective payloads: copies of at least kStreamCopyBytes bypass the cache with
+// non-temporal stores (followed by a store fence, so a later barrier publishes them). Why: a
+// payload that large does not stay in cache for its reader anyway, and regular stores first read
+// every destination line from memory (read-for-ownership), a third of the DRAM traffic.
+constexpr size_t kStreamCopyBytes = size_t{2} << 20;
+void bulk_copy(void* dst, const void* src, size_t n);
+
 // Copies a region between two buffers with the same layout.
 void copy_region(const void* src, void* dst, const Region& src_region, const Region& dst_region);
 

@@ -17,11 +17,38 @@
 
 namespace meshnn::mesh_detail {
 
+void bulk_copy(void* dst, const void* src, size_t n) {
+#if defined(__x86_64__)
+  if (n >= kStreamCopyBytes) {
+    auto* d = static_cast<uint8_t*>(dst);
+    const auto* s = static_cast<const uint8_t*>(src);
+    const size_t head = (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16;
+    std::memcpy(d, s, head);
+    d += head, s += head, n -= head;
+    const size_t body = n / 64 * 64;
+    for (size_t i = 0; i < body; i += 64) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+      const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), a);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
+    }
+    std::memcpy(d + body, s + body, n - body);
+    _mm_sfence();
+    return;
+  }
+#endif
+  std::memcpy(dst, src, n);
+}
+
 void copy_region(const void* src, void* dst, const Region& s, const Region& d) {
   const auto* sp = static_cast<const uint8_t*>(src) + s.offset;
   auto* dp = static_cast<uint8_t*>(dst) + d.offset;
   if (s.count == 1) {
-    std::memcpy(dp, sp, static_cast<size_t>(s.block));
+    bulk_copy(dp, sp, static_cast<size_t>(s.block));
     return;
   }
   for (int64_t i = 0; i < s.count; ++i)
@@ -225,7 +252,7 @@ class LocalCommunicator final : public Communicator {
       const int k = (index_ + k0) % n;  // start with our own block, spread the peers' reads
       const auto* s = static_cast<const uint8_t*>(k == index_ ? src : group_.ptrs[cur_][k]);
       if (outer == 1) {
-        std::memcpy(d + k * chunk, s, static_cast<size_t>(chunk));
+        bulk_copy(d + k * chunk, s, static_cast<size_t>(chunk));
       } else {
         for (int64_t o = 0; o < outer; ++o)
           std::memcpy(d + (o * n + k) * chunk, s + o * chunk, static_cast<size_t>(chunk));
