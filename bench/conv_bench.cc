@@ -102,6 +102,9 @@ const std::vector<std::string> kConvKeys = {
     "conv_ci48_co48_k7_s1_d3_T32000",  "conv_ci24_co24_k3_s1_d1_T64000",
     "conv_ci24_co24_k7_s1_d3_T64000",  "conv_ci24_co24_k11_s1_d5_T64000",
     "conv_ci24_co2_k7_s1_d1_T64000",  // conv_post
+    // LTX-2.3 BWE generator (512 channels, rates 6-5-2-2-2) on 4 s of 48 kHz output
+    "conv_ci128_co128_k7_s1_d3_T24000", "conv_ci32_co32_k7_s1_d3_T96000",
+    "conv_ci16_co16_k11_s1_d5_T192000",
 };
 const std::vector<std::string> kDeconvKeys = {
     "deconv_ci1536_co768_k11_s5_T400",  // ups.0

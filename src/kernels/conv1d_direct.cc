@@ -100,15 +100,19 @@ void rows_block(const DirectConv1dWeights& w, const float* x, int64_t t_begin, i
   }
 }
 
-// All output channels for rows [t_begin, t_end): blocks of 3 vectors (24 channels), then the
-// remainder of 1 or 2 vectors. Register budget (16 ymm): TT·CB accumulators + CB weights + 1.
+// All output channels for rows [t_begin, t_end): blocks of 3 vectors (24 channels) and of 2;
+// a single-vector block only when C_out ≤ 8 (it needs 9 loads per 8 FMAs, so a remainder of
+// one vector becomes 2 + 2). Register budget (16 ymm): TT·CB accumulators + CB weights + 1.
 void rows_all_channels(const DirectConv1dWeights& w, const float* x, int64_t t_begin,
                        int64_t t_end, int64_t pad_l, float* y, bool accumulate) {
   const int64_t nv = w.c_out_pad / 8;
+  if (nv == 1) return rows_block<8, 1>(w, x, t_begin, t_end, pad_l, y, 0, accumulate);
+  int64_t n3 = nv / 3;
+  if (nv % 3 == 1) --n3;  // 3k + 1 = 3(k − 1) + 2 + 2
   int64_t cb = 0;
-  for (; cb + 3 <= nv; cb += 3) rows_block<4, 3>(w, x, t_begin, t_end, pad_l, y, cb, accumulate);
-  if (nv - cb == 2) rows_block<6, 2>(w, x, t_begin, t_end, pad_l, y, cb, accumulate);
-  if (nv - cb == 1) rows_block<8, 1>(w, x, t_begin, t_end, pad_l, y, cb, accumulate);
+  for (int64_t b = 0; b < n3; ++b, cb += 3)
+    rows_block<4, 3>(w, x, t_begin, t_end, pad_l, y, cb, accumulate);
+  for (; cb < nv; cb += 2) rows_block<6, 2>(w, x, t_begin, t_end, pad_l, y, cb, accumulate);
 }
 
 // Output rows whose taps reach past either end of the input (a few at each edge): scalar.

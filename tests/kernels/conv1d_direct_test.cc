@@ -61,6 +61,8 @@ TEST(DirectConv1d, MatchesFloat64Reference) {
       {96, 96, 11, 1, 5, 300, 25, 25, true, true},   // accumulate (residual add)
       {20, 44, 5, 1, 2, 301, 4, 4, true, false},     // 6 vectors: 3 + 3 (last masked)
       {13, 40, 3, 1, 1, 129, 1, 1, true, false},     // 5 vectors: 3 + 2 remainder
+      {16, 32, 7, 1, 3, 300, 9, 9, true, true},      // 4 vectors: 2 + 2 (no 1-vector block)
+      {24, 56, 11, 1, 5, 200, 25, 25, true, false},  // 7 vectors: 3 + 2 + 2
       {7, 9, 4, 2, 1, 250, 1, 1, true, false},       // stride 2, 2 vectors (second masked)
       {16, 8, 12, 6, 1, 400, 3, 3, true, true},      // stride 6, 1 vector
       {24, 24, 7, 1, 3, 5, 9, 9, true, false},       // T shorter than the reach: edge rows only

@@ -26,6 +26,8 @@ KEYS = [
     "conv_ci48_co48_k7_s1_d3_T32000", "conv_ci24_co24_k3_s1_d1_T64000",
     "conv_ci24_co24_k7_s1_d3_T64000", "conv_ci24_co24_k11_s1_d5_T64000",
     "conv_ci24_co2_k7_s1_d1_T64000", "conv_ci24_co24_k7_s1_d1_T64000",
+    "conv_ci128_co128_k7_s1_d3_T24000", "conv_ci32_co32_k7_s1_d3_T96000",
+    "conv_ci16_co16_k11_s1_d5_T192000",
     "deconv_ci1536_co768_k11_s5_T400", "deconv_ci768_co384_k4_s2_T2000",
     "deconv_ci96_co48_k4_s2_T16000", "deconv_ci48_co24_k4_s2_T32000",
     "deconv_ci512_co256_k12_s6_T400",
