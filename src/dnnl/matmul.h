@@ -1,13 +1,15 @@
-// oneDNN matmul glue: a Linear primitive with weights packed once, bias and an eltwise post-op
-// fused, one plan per row count M; and a strided batched matmul for attention (Q·Kᵀ, P·V) and
-// the one-hot gather, whose operands change on every call.
+// oneDNN glue for dense products: a Linear layer (y = act(x·W + b), or y += x·W + b) and a strided
+// batched matmul for attention (Q·Kᵀ, P·V) and the one-hot gather, whose operands change on
+// every call.
 //
 // No oneDNN type leaks out of this header (pimpl), so src/layers/ and src/models/ can use it.
-// Precision: fp32, or bf16 operands with f32 accumulation. oneDNN 2.6 has no bf16 matmul below
-// avx512_bf16 (the pd is "unimplemented" on AVX2), so there the bf16 contract is emulated with
-// the same numerics: weights rounded to bf16 once at construction, activations rounded to bf16
-// per call, both kept in f32, then the f32 matmul (every product of two bf16 values is exact in
-// f32, so only the accumulation order differs from the native kernel).
+// Precision: fp32, or bf16 operands with f32 accumulation. fp32 runs dnnl_sgemm on the weights in
+// their own layout (see matmul.cc for why not the matmul primitive). oneDNN 2.6 has no bf16 matmul
+// below avx512_bf16 (the pd is "unimplemented" on AVX2), so there the bf16 contract is emulated
+// with the same numerics: weights rounded to bf16 once at construction, activations rounded to
+// bf16 per call, both kept in f32, then the f32 product (every product of two bf16 values is exact
+// in f32, so only the accumulation order differs from the native kernel). The native bf16 path
+// (AVX512-BF16 CPUs) uses the matmul primitive with weights packed once; it is untested here.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,8 @@ class LinearPrimitive {
  public:
   enum class WeightLayout { in_out, out_in };
   // weights: f32 dense, (K, N) = [in, out] for in_out, or nn.Linear's (N, K) = [out, in] for
-  // out_in (described to oneDNN as a transposed view: no copy before the one packing reorder);
+  // out_in (read in place as a transposed operand: no copy); the caller's tensor is kept, not
+  // copied (emulated bf16 keeps a bf16-rounded private copy);
   // bias: (N) f32 or an undefined Tensor. precision: fp32 | bf16 (others: Unsupported).
   LinearPrimitive(const Tensor& weights, WeightLayout layout, const Tensor& bias, PostOp act,
                   Precision precision);
@@ -42,11 +45,12 @@ class LinearPrimitive {
   // src: (M, K) f32, rows `lda` floats apart → dst: (M, N) f32, rows `ldd` apart.
   // dst = act(src·W + b), or with accumulate dst += src·W + b (act must be none then: the
   // residual is added before any activation would apply, which no caller needs).
-  // Creates (and caches) the plan for M on first use; not re-entrant on one instance.
+  // Not re-entrant on one instance (per-M scratch and plans are cached inside).
   void run(const float* src, int64_t M, int64_t lda, float* dst, int64_t ldd, bool accumulate);
-  // Builds the plan for M ahead of time so the first call pays no JIT / packing.
+  // Native bf16: builds the plan for M ahead of time so the first call pays no JIT / packing
+  // (nothing to prepare on the sgemm path).
   void prepare(int64_t M, bool accumulate);
-  // oneDNN's implementation name for the plan of M (e.g. "gemm:jit"), for benchmarks.
+  // Implementation name: "dnnl_sgemm", or the native bf16 primitive's (e.g. "brg:avx512_core_bf16").
   std::string impl_info(int64_t M, bool accumulate);
 
   struct Impl;
