@@ -96,7 +96,9 @@ struct ConvEngine::Impl {
   ConvSpec spec;
   bool native = false;  // native bf16 primitives in use for the bf16 modes
   std::vector<Term> terms;
-  // Weight terms in PyTorch layout, f32 values (bf16-representable in the bf16 modes).
+  // Weight terms in PyTorch layout, f32 values (bf16-representable in the bf16 modes). Each is
+  // released once its first packed copy exists: a later layout is reordered from that copy
+  // (reorders only move values, so nothing changes), which halves the engine's weight memory.
   std::vector<std::vector<float>> wterms;
   std::vector<float> bias;
   // Packed weights per term, one per distinct layout a primitive asked for.
@@ -138,15 +140,18 @@ struct ConvEngine::Impl {
     return span < 0 ? 0 : span / spec.stride[d] + 1;
   }
 
-  // Packed weights for term w in the layout `md` (reordered from the PyTorch buffer once).
+  // Packed weights for term w in the layout `md` (reordered from the PyTorch buffer once, or from
+  // the first packed copy once the PyTorch-layout buffer is released).
   memory& packed_for(int w, const memory::desc& user_md, const memory::desc& md) {
     for (auto& [d, m] : packed[w])
       if (d == md) return m;
-    memory user(user_md, cpu_engine(), wterms[w].data());
+    memory src = wterms[w].empty() ? packed[w].front().second
+                                   : memory(user_md, cpu_engine(), wterms[w].data());
     memory dst(md, cpu_engine());
-    dnnl::reorder(user, dst).execute(strm, user, dst);  // also f32 → bf16 (exact: values are bf16)
+    dnnl::reorder(src, dst).execute(strm, src, dst);  // also f32 → bf16 (exact: values are bf16)
     strm.wait();
     packed[w].emplace_back(md, dst);
+    std::vector<float>().swap(wterms[w]);
     return packed[w].back().second;
   }
 
@@ -469,6 +474,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     m.direct = kernels::pack_direct_conv1d(m.wterms[0].data(), spec.bias ? m.bias.data() : nullptr,
                                            spec.c_out, spec.c_in, spec.kernel[0], spec.stride[0],
                                            spec.dilation[0]);
+    std::vector<float>().swap(m.wterms[0]);
     return;
   }
   try {
@@ -480,6 +486,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
         m.native = false;  // no bf16 matmul here: emulate
         m.build_taps();
       }
+      for (auto& t : m.wterms) std::vector<float>().swap(t);  // every tap is packed now
     } else if (m.native && m.bf16_mode()) {
       // Probe a native bf16 primitive once; fall back to exact emulation when unimplemented.
       Plan probe;
