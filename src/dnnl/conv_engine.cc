@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -90,19 +91,75 @@ struct Plan {
   std::vector<float> src_hi_f32, src_lo_f32;       // emulated path
 };
 
+// The weights of one layer in every form the engine uses, shared by all engines built from the same
+// spec and the same weight bytes: the devices of a local mesh each build their own model, and
+// without sharing each would pack its own copy of every layer (memory × devices).
+struct SharedWeights {
+  std::mutex mu;  // guards lazy packing (devices pack concurrently)
+  // Weight terms in PyTorch layout, f32 values (bf16-representable in the bf16 modes). Each is
+  // released once its first packed copy exists: a later layout is reordered from that copy
+  // (reorders only move values, so nothing changes), which halves the weight memory.
+  std::vector<std::vector<float>> wterms;
+  // Packed weights per term, one per distinct layout a primitive asked for.
+  std::vector<std::vector<std::pair<memory::desc, memory>>> packed;
+  // Small-channel fp32 1-D convs run on our direct kernel instead of oneDNN (see use_direct).
+  std::optional<kernels::DirectConv1dWeights> direct;
+};
+
+// Two independent 64-bit lanes over the bytes (each lane a multiply-xorshift chain over 8-byte
+// words): a key collision needs both to collide, ~2^-128 for different weights.
+std::pair<uint64_t, uint64_t> hash_bytes(const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t a = 0x9E3779B97F4A7C15ull ^ n, b = 0xC2B2AE3D27D4EB4Full + n;
+  uint64_t c = 0x165667B19E3779F9ull, d = 0x27D4EB2F165667C5ull;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    uint64_t w0, w1;
+    std::memcpy(&w0, p + i, 8);
+    std::memcpy(&w1, p + i + 8, 8);
+    a = (a ^ w0) * 0xFF51AFD7ED558CCDull, a ^= a >> 31;
+    c = (c ^ w1) * 0xFF51AFD7ED558CCDull, c ^= c >> 31;
+    b = (b + w0) * 0xC4CEB9FE1A85EC53ull, b ^= b >> 29;
+    d = (d + w1) * 0xC4CEB9FE1A85EC53ull, d ^= d >> 29;
+  }
+  for (; i < n; ++i) {
+    a = (a ^ p[i]) * 0xFF51AFD7ED558CCDull;
+    b = (b + p[i]) * 0xC4CEB9FE1A85EC53ull;
+  }
+  return {a ^ (c * 0x9E3779B97F4A7C15ull), b ^ (d * 0x94D049BB133111EBull)};
+}
+
+struct WeightsKey {
+  std::vector<int64_t> spec;  // kind, spatial, channels, kernel, stride, dilation, precision, bias
+  std::pair<uint64_t, uint64_t> w, b;
+  auto tie() const { return std::tie(spec, w, b); }
+  bool operator<(const WeightsKey& o) const { return tie() < o.tie(); }
+};
+
+// The process-wide registry: weak references, so weights die with the last engine using them.
+std::shared_ptr<SharedWeights> shared_weights(const WeightsKey& key,
+                                              const std::function<void(SharedWeights&)>& build) {
+  static std::mutex mu;
+  static std::map<WeightsKey, std::weak_ptr<SharedWeights>> registry;
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto it = registry.begin(); it != registry.end();)  // drop dead entries
+    it = it->second.expired() ? registry.erase(it) : std::next(it);
+  if (auto it = registry.find(key); it != registry.end())
+    if (auto sp = it->second.lock()) return sp;
+  auto sp = std::make_shared<SharedWeights>();
+  build(*sp);
+  registry[key] = sp;
+  return sp;
+}
+
 }  // namespace
 
 struct ConvEngine::Impl {
   ConvSpec spec;
   bool native = false;  // native bf16 primitives in use for the bf16 modes
   std::vector<Term> terms;
-  // Weight terms in PyTorch layout, f32 values (bf16-representable in the bf16 modes). Each is
-  // released once its first packed copy exists: a later layout is reordered from that copy
-  // (reorders only move values, so nothing changes), which halves the engine's weight memory.
-  std::vector<std::vector<float>> wterms;
   std::vector<float> bias;
-  // Packed weights per term, one per distinct layout a primitive asked for.
-  std::vector<std::vector<std::pair<memory::desc, memory>>> packed;
+  std::shared_ptr<SharedWeights> sw;  // weight terms, packed copies, direct-kernel weights
   std::map<PlanKey, Plan> plans;
   std::mutex mu;
   // tap_matmul: one runtime-M matmul (±sum) per weight term and tap.
@@ -111,8 +168,6 @@ struct ConvEngine::Impl {
     std::vector<memory> wtap;  // packed (C_in, C_out) per tap
   };
   std::vector<TapPrims> taps;  // per weight term
-  // Small-channel fp32 1-D convs run on our direct kernel instead of oneDNN (see use_direct).
-  std::optional<kernels::DirectConv1dWeights> direct;
   dnnl::stream strm{cpu_engine()};
 
   bool bf16_mode() const { return spec.precision != Precision::fp32; }
@@ -142,17 +197,19 @@ struct ConvEngine::Impl {
 
   // Packed weights for term w in the layout `md` (reordered from the PyTorch buffer once, or from
   // the first packed copy once the PyTorch-layout buffer is released).
-  memory& packed_for(int w, const memory::desc& user_md, const memory::desc& md) {
-    for (auto& [d, m] : packed[w])
+  memory packed_for(int w, const memory::desc& user_md, const memory::desc& md) {
+    std::lock_guard<std::mutex> lock(sw->mu);
+    auto& packed = sw->packed[w];
+    auto& wterm = sw->wterms[w];
+    for (auto& [d, m] : packed)
       if (d == md) return m;
-    memory src = wterms[w].empty() ? packed[w].front().second
-                                   : memory(user_md, cpu_engine(), wterms[w].data());
+    memory src = wterm.empty() ? packed.front().second : memory(user_md, cpu_engine(), wterm.data());
     memory dst(md, cpu_engine());
     dnnl::reorder(src, dst).execute(strm, src, dst);  // also f32 → bf16 (exact: values are bf16)
     strm.wait();
-    packed[w].emplace_back(md, dst);
-    std::vector<float>().swap(wterms[w]);
-    return packed[w].back().second;
+    packed.emplace_back(md, dst);
+    std::vector<float>().swap(wterm);
+    return dst;
   }
 
   Prim make_prim(const Plan& plan, bool sum, bool with_bias) {
@@ -210,7 +267,7 @@ struct ConvEngine::Impl {
   void run_direct(const Tensor& src, Tensor& dst, const ConvPads& p, bool accumulate) {
     const int64_t B = src.dim(0), T = src.dim(1), T_out = dst.dim(1);
     for (int64_t b = 0; b < B; ++b)
-      kernels::direct_conv1d(*direct, src.data<float>() + b * T * spec.c_in, T, p.l[0],
+      kernels::direct_conv1d(*sw->direct, src.data<float>() + b * T * spec.c_in, T, p.l[0],
                              dst.data<float>() + b * T_out * spec.c_out, T_out, accumulate);
   }
 
@@ -376,14 +433,14 @@ struct ConvEngine::Impl {
     dnnl::matmul::desc d(a_md, w_md, c_md);
     dnnl::matmul::primitive_desc pd(d, attr, cpu_engine(), true);
     if (!pd) throw Unsupported("oneDNN has no matmul implementation for the tap_matmul lever");
-    taps.resize(wterms.size());
+    taps.resize(sw->wterms.size());
     const int64_t K = spec.kernel[0];
-    for (size_t w = 0; w < wterms.size(); ++w) {
+    for (size_t w = 0; w < sw->wterms.size(); ++w) {
       taps[w].mm = Prim{dnnl::matmul(pd), pd.weights_desc(), pd.impl_info_str()};
       for (int64_t j = 0; j < K; ++j) {
         // W_j[i][o] = w[o][i][j] of the PyTorch (C_out, C_in, K) buffer: strides {K, C_in·K}.
         memory user(memory::desc({spec.c_in, spec.c_out}, dt::f32, memory::dims{K, spec.c_in * K}),
-                    cpu_engine(), wterms[w].data() + j);
+                    cpu_engine(), sw->wterms[w].data() + j);
         memory packed_w(pd.weights_desc(), cpu_engine());
         dnnl::reorder(user, packed_w).execute(strm, user, packed_w);
         taps[w].wtap.push_back(packed_w);
@@ -454,29 +511,45 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   if (const char* e = std::getenv("MESHNN_CONV_DIRECT")) m.direct_enabled_ = std::string(e) != "0";
   const float* w = weights.data<float>();
   const int64_t n = weights.numel();
-  if (spec.precision == Precision::fp32) {
-    m.wterms.emplace_back(w, w + n);
-  } else {
-    std::vector<float> hi(n), lo(n);
-    for (int64_t i = 0; i < n; ++i) {
-      hi[i] = round_to_bf16(w[i]);
-      lo[i] = round_to_bf16(w[i] - hi[i]);
-    }
-    m.wterms.push_back(std::move(hi));
-    if (spec.precision != Precision::bf16) m.wterms.push_back(std::move(lo));
-  }
   if (spec.bias) {
     bias.check_dtype(DType::f32);
     m.bias.assign(bias.data<float>(), bias.data<float>() + bias.numel());
   }
-  m.packed.resize(m.wterms.size());
-  if (m.use_direct()) {
-    m.direct = kernels::pack_direct_conv1d(m.wterms[0].data(), spec.bias ? m.bias.data() : nullptr,
-                                           spec.c_out, spec.c_in, spec.kernel[0], spec.stride[0],
-                                           spec.dilation[0]);
-    std::vector<float>().swap(m.wterms[0]);
-    return;
+  const bool direct = m.use_direct();
+  auto build = [&](SharedWeights& s) {
+    if (spec.precision == Precision::fp32) {
+      s.wterms.emplace_back(w, w + n);
+    } else {
+      std::vector<float> hi(n), lo(n);
+      for (int64_t i = 0; i < n; ++i) {
+        hi[i] = round_to_bf16(w[i]);
+        lo[i] = round_to_bf16(w[i] - hi[i]);
+      }
+      s.wterms.push_back(std::move(hi));
+      if (spec.precision != Precision::bf16) s.wterms.push_back(std::move(lo));
+    }
+    s.packed.resize(s.wterms.size());
+    if (direct) {
+      s.direct = kernels::pack_direct_conv1d(s.wterms[0].data(), spec.bias ? m.bias.data() : nullptr,
+                                             spec.c_out, spec.c_in, spec.kernel[0], spec.stride[0],
+                                             spec.dilation[0]);
+      std::vector<float>().swap(s.wterms[0]);
+    }
+  };
+  if (spec.tap_matmul) {
+    // tap_matmul packs per engine below (a benchmark lever): nothing to share.
+    m.sw = std::make_shared<SharedWeights>();
+    build(*m.sw);
+  } else {
+    WeightsKey key;
+    key.spec = {static_cast<int64_t>(spec.kind), spec.spatial, spec.c_in, spec.c_out,
+                spec.kernel[0], spec.kernel[1], spec.stride[0], spec.stride[1], spec.dilation[0],
+                spec.dilation[1], static_cast<int64_t>(spec.precision), spec.bias, direct};
+    key.w = hash_bytes(w, sizeof(float) * static_cast<size_t>(n));
+    key.b = hash_bytes(m.bias.data(), sizeof(float) * m.bias.size());
+    m.sw = shared_weights(key, build);
   }
+  if (direct) return;
   try {
     if (spec.tap_matmul) {
       try {
@@ -486,7 +559,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
         m.native = false;  // no bf16 matmul here: emulate
         m.build_taps();
       }
-      for (auto& t : m.wterms) std::vector<float>().swap(t);  // every tap is packed now
+      for (auto& t : m.sw->wterms) std::vector<float>().swap(t);  // every tap is packed now
     } else if (m.native && m.bf16_mode()) {
       // Probe a native bf16 primitive once; fall back to exact emulation when unimplemented.
       Plan probe;
@@ -520,6 +593,7 @@ ConvEngine::~ConvEngine() = default;
 
 const ConvSpec& ConvEngine::spec() const { return impl_->spec; }
 bool ConvEngine::native_bf16() const { return impl_->native && impl_->bf16_mode(); }
+const void* ConvEngine::weights_identity() const { return impl_->sw.get(); }
 
 int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
   return impl_->out_extent(d, in, pads);
@@ -528,7 +602,7 @@ int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
 void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   try {
-    if (impl_->direct)
+    if (impl_->sw->direct)
       impl_->run_direct(src, dst, pads, accumulate);
     else if (impl_->spec.tap_matmul)
       impl_->run_taps(src, dst, pads, accumulate);
@@ -547,7 +621,7 @@ std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) 
   std::lock_guard<std::mutex> lock(impl_->mu);
   Impl& m = *impl_;
   try {
-    if (m.direct) return "direct:avx2";
+    if (m.sw->direct) return "direct:avx2";
     if (m.spec.tap_matmul) return "tap_matmul:" + m.taps[0].mm->impl;
     Plan& plan = m.plan_for(src_shape, pads);
     const size_t nt = m.terms.size();

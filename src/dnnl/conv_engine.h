@@ -1,8 +1,10 @@
 // One convolution engine for Conv1d, Conv2d and ConvTranspose1d on channels-last activations.
 //
 // Builds oneDNN convolution / deconvolution primitives (or, for the tap_matmul lever, K shifted
-// matmuls), packs the weights ONCE into the layout the primitive prefers (format_tag::any) and
-// keeps them, and caches one plan per input shape and padding (audio lengths vary per call).
+// matmuls, or for thin fp32 1-D convs our direct kernel), packs the weights ONCE into the layout
+// the primitive prefers (format_tag::any) and keeps them — once per process: engines with equal
+// spec and weights share the packed copies — and caches one plan per input shape and padding
+// (audio lengths vary per call).
 // No oneDNN type leaks out of this header (pimpl), so src/layers/ can use it.
 #pragma once
 
@@ -66,6 +68,10 @@ class ConvEngine {
   std::string impl_info(const Shape& src_shape, const ConvPads& pads);
   // True when the bf16 modes run on native bf16 primitives (AVX512-BF16), false when emulated.
   bool native_bf16() const;
+  // Identity of the weight store. Engines built from the same spec and the same weight and bias
+  // bytes (e.g. one per device of a local mesh) share one store: the weights are converted and
+  // packed once per process, not once per device. tap_matmul engines never share.
+  const void* weights_identity() const;
 
  private:
   struct Impl;
