@@ -274,6 +274,14 @@ Tensor Tensor::to(DType dtype) const {
     for (int64_t i = 0; i < n; ++i) d[i] = to_bf16(s[i]);
     return out;
   }
+  if (dtype_ == DType::bf16 && dtype == DType::f32) {
+    // Every checkpoint load takes this path (bf16 files, f32 layers): a bit shift per value, not
+    // the generic per-element switch through double (same values: bf16 → f32 is exact).
+    const bf16* s = static_cast<const bf16*>(data_);
+    float* d = static_cast<float*>(out.data_);
+    for (int64_t i = 0; i < n; ++i) d[i] = to_f32(s[i]);
+    return out;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const double v = load_as_f64(data_, dtype_, i);
     switch (dtype) {
