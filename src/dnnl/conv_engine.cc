@@ -64,6 +64,7 @@ struct Prim {
   dnnl::primitive prim;
   memory::desc weights_md;
   std::string impl;
+  std::vector<std::optional<memory>> weights;  // per weight term, resolved on first use
 };
 
 struct PlanKey {
@@ -212,6 +213,14 @@ struct ConvEngine::Impl {
     return dst;
   }
 
+  // The packed weights of term w for this primitive: looked up in the shared store once, then held
+  // by the primitive, so a forward call takes no lock and scans nothing.
+  memory weights_for(Prim& pr, const Plan& plan, int w) {
+    if (pr.weights.empty()) pr.weights.resize(sw->packed.size());
+    if (!pr.weights[w]) pr.weights[w] = packed_for(w, plan.user_w_md, pr.weights_md);
+    return *pr.weights[w];
+  }
+
   Prim make_prim(const Plan& plan, bool sum, bool with_bias) {
     memory::desc w_md(plan.w_dims, src_dt(), tag::any);
     memory::desc b_md = with_bias ? memory::desc({spec.c_out}, dt::f32, tag::a) : memory::desc();
@@ -227,14 +236,14 @@ struct ConvEngine::Impl {
           w_md, b_md, plan.dst_md, plan.strides, plan.dil, plan.pl, plan.pr);
       dnnl::convolution_forward::primitive_desc pd(d, attr, cpu_engine(), true);
       if (!pd) throw Unsupported("oneDNN has no convolution implementation for this shape/type");
-      return Prim{dnnl::convolution_forward(pd), pd.weights_desc(), pd.impl_info_str()};
+      return Prim{dnnl::convolution_forward(pd), pd.weights_desc(), pd.impl_info_str(), {}};
     }
     dnnl::deconvolution_forward::desc d(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, plan.src_md,
         w_md, b_md, plan.dst_md, plan.strides, plan.dil, plan.pl, plan.pr);
     dnnl::deconvolution_forward::primitive_desc pd(d, attr, cpu_engine(), true);
     if (!pd) throw Unsupported("oneDNN has no deconvolution implementation for this shape/type");
-    return Prim{dnnl::deconvolution_forward(pd), pd.weights_desc(), pd.impl_info_str()};
+    return Prim{dnnl::deconvolution_forward(pd), pd.weights_desc(), pd.impl_info_str(), {}};
   }
 
   // Dilation folding. A stride-1 1-D conv with dilation d on (T, C) rows is, with T = d·T',
@@ -394,7 +403,7 @@ struct ConvEngine::Impl {
       memory src_m(plan.src_md, cpu_engine(), src_ptr(plan, t.src, x));
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, src_m},
-          {DNNL_ARG_WEIGHTS, packed_for(t.w, plan.user_w_md, pr.weights_md)},
+          {DNNL_ARG_WEIGHTS, weights_for(pr, plan, t.w)},
           {DNNL_ARG_DST, dst_m}};
       memory bias_m;
       if (with_bias) {
@@ -436,7 +445,7 @@ struct ConvEngine::Impl {
     taps.resize(sw->wterms.size());
     const int64_t K = spec.kernel[0];
     for (size_t w = 0; w < sw->wterms.size(); ++w) {
-      taps[w].mm = Prim{dnnl::matmul(pd), pd.weights_desc(), pd.impl_info_str()};
+      taps[w].mm = Prim{dnnl::matmul(pd), pd.weights_desc(), pd.impl_info_str(), {}};
       for (int64_t j = 0; j < K; ++j) {
         // W_j[i][o] = w[o][i][j] of the PyTorch (C_out, C_in, K) buffer: strides {K, C_in·K}.
         memory user(memory::desc({spec.c_in, spec.c_out}, dt::f32, memory::dims{K, spec.c_in * K}),
@@ -628,7 +637,7 @@ std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) 
     std::string info;
     for (size_t n = 0; n < nt; ++n) {
       Prim& pr = m.prim_for(plan, pads, n > 0, m.spec.bias && n == 0);
-      (void)m.packed_for(m.terms[nt - 1 - n].w, plan.user_w_md, pr.weights_md);
+      (void)m.weights_for(pr, plan, m.terms[nt - 1 - n].w);
       if (n == 0) info = pr.impl;
     }
     if (plan.folded)

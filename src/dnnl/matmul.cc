@@ -62,7 +62,7 @@ struct LinearPrimitive::Impl {
     dnnl::memory src_mem, wei_mem, bias_mem, dst_mem;
     Tensor src_scratch;  // bf16 (native) or bf16-rounded f32 (emulated) copy of src
   };
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Plan> plans;
+  std::map<std::tuple<int64_t, int64_t, bool>, Plan> plans;  // (M, ldd, accumulate), native bf16
 
   // f32 path (fp32 and emulated bf16): oneDNN's sgemm on the weights in their user layout, with
   // the bias written into dst first (beta = 1) and the activation applied in place afterwards.
@@ -143,8 +143,10 @@ struct LinearPrimitive::Impl {
     return mem;
   }
 
-  Plan& plan(int64_t M, int64_t lda, int64_t ldd, bool accumulate) {
-    const auto key = std::make_tuple(M, lda, ldd, accumulate);
+  // Native bf16 only (f32 and emulated bf16 go through run_sgemm): the primitive reads a
+  // contiguous bf16 copy of the activations, so the caller's row stride is not part of the plan.
+  Plan& plan(int64_t M, int64_t ldd, bool accumulate) {
+    const auto key = std::make_tuple(M, ldd, accumulate);
     auto it = plans.find(key);
     if (it != plans.end()) return it->second;
     try {
@@ -155,10 +157,7 @@ struct LinearPrimitive::Impl {
         po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
       dnnl::primitive_attr attr;
       attr.set_post_ops(po);
-      // Native bf16 only (f32 and emulated bf16 go through run_sgemm): the primitive reads a
-      // contiguous bf16 copy of the activations.
       const dt src_dt = dt::bf16;
-      (void)lda;
       dnnl::memory::desc src_md({M, K}, src_dt, dnnl::memory::dims{K, 1});
       dnnl::memory::desc wei_md({K, N}, src_dt, tag::any);
       dnnl::memory::desc dst_md({M, N}, dt::f32, dnnl::memory::dims{ldd, 1});
@@ -236,12 +235,12 @@ Precision LinearPrimitive::precision() const { return impl_->precision; }
 bool LinearPrimitive::native_bf16() const { return impl_->native_bf16; }
 
 void LinearPrimitive::prepare(int64_t M, bool accumulate) {
-  if (impl_->native_bf16) impl_->plan(M, impl_->K, impl_->N, accumulate);
+  if (impl_->native_bf16) impl_->plan(M, impl_->N, accumulate);
 }
 
 std::string LinearPrimitive::impl_info(int64_t M, bool accumulate) {
   if (!impl_->native_bf16) return "dnnl_sgemm";
-  return impl_->plan(M, impl_->K, impl_->N, accumulate).pd.impl_info_str();
+  return impl_->plan(M, impl_->N, accumulate).pd.impl_info_str();
 }
 
 void LinearPrimitive::run(const float* src, int64_t M, int64_t lda, float* dst, int64_t ldd,
@@ -263,7 +262,7 @@ void LinearPrimitive::run(const float* src, int64_t M, int64_t lda, float* dst, 
     return m.run_sgemm(s, M, m.K, dst, ldd, accumulate);
   }
   // Native bf16: the activations converted to bf16 for the primitive.
-  Impl::Plan& p = m.plan(M, lda, ldd, accumulate);
+  Impl::Plan& p = m.plan(M, ldd, accumulate);
   bf16* s = p.src_scratch.data<bf16>();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < M; ++r)

@@ -65,9 +65,7 @@ SnakeParams make_snake_params(SnakeKind kind, const Tensor& alpha, const Tensor*
 }
 
 Tensor snake_forward(const Tensor& x, const SnakeParams& p, bool force_scalar) {
-  MESHNN_CHECK_AS(ShapeError, x.defined() && x.rank() == 3, "snake: expected x of shape (B, T, C), got ",
-                  x.defined() ? shape_str(x.shape()) : std::string("an undefined tensor"));
-  x.check_dtype(DType::f32);
+  ops::check_btc(x, "snake");
   MESHNN_CHECK_AS(ShapeError, x.dim(2) == p.aligned(), "snake: x has ", x.dim(2), " channels, parameters have ",
                   p.aligned());
   Tensor y = Tensor::empty(x.shape());

@@ -4,13 +4,14 @@
 #include <cstring>
 
 namespace meshnn::ops {
-namespace {
 
 void check_btc(const Tensor& x, const char* op) {
   MESHNN_CHECK_AS(ShapeError, x.defined() && x.rank() == 3, op, ": expected x of shape (B, T, C), got ",
                   x.defined() ? shape_str(x.shape()) : std::string("an undefined tensor"));
   x.check_dtype(DType::f32);
 }
+
+namespace {
 
 void check_pads(int64_t left, int64_t right, const char* op) {
   MESHNN_CHECK(left >= 0 && right >= 0, op, ": pads must be ≥ 0, got (", left, ", ", right, ")");

@@ -8,12 +8,6 @@
 namespace meshnn::ops {
 namespace {
 
-void check_btc(const Tensor& x, const char* op) {
-  MESHNN_CHECK_AS(ShapeError, x.defined() && x.rank() == 3, op, ": expected x of shape (B, T, C), got ",
-                  x.defined() ? shape_str(x.shape()) : std::string("an undefined tensor"));
-  x.check_dtype(DType::f32);
-}
-
 int64_t fir_out_len(const Tensor& x, size_t K, int stride, const char* op) {
   check_btc(x, op);
   MESHNN_CHECK(K >= 1, op, ": taps must not be empty");

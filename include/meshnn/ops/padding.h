@@ -7,6 +7,9 @@
 
 namespace meshnn::ops {
 
+// Checks that x is a defined (B, T, C) f32 tensor; ShapeError / dtype error naming `op` otherwise.
+void check_btc(const Tensor& x, const char* op);
+
 // x: (B, T, C) → (B, left + T + right, C); the new rows copy x[:, 0] / x[:, T−1]. T ≥ 1.
 Tensor replicate_pad_t(const Tensor& x, int64_t left, int64_t right);
 // x: (B, T, C) → (B, left + T + right, C) with zero rows.
