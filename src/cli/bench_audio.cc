@@ -10,12 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <random>
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "io/json.h"
+#include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
@@ -37,35 +37,26 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Decodes `repeat` times (after one warm-up that also creates every primitive) on `mesh` with
-// persistent decoders; returns the per-run seconds (slowest device) and the last output.
+// Decodes `repeat` times after one warm-up (which packs the weights and creates every
+// primitive) with one loaded decoder; returns the per-run seconds and the last output.
 struct Timed {
   std::vector<double> runs;
   double first = 0;
-  Tensor out;
+  Tensor out;  // (1, 2, samples)
 };
-Timed time_decode(const MeshConfig& mesh, const models::LtxAudioConfig& cfg,
-                  const std::map<std::string, Tensor>& state, const Tensor& latent, int repeat) {
+Timed time_decode(const LtxAudioDecoder& dec, const std::string& mesh, int threads,
+                  const Tensor& latent, int repeat) {
   Timed t;
-  std::mutex mu;
-  run_spmd(mesh, [&](Device& d) {
-    models::LtxAudioDecoder dec(cfg, state, Precision::fp32);
-    const std::vector<int> axes = time_axes(d);
-    TimeShard ts = axes.empty() ? TimeShard() : TimeShard(d, axes);
-    for (int r = 0; r < repeat + 1; ++r) {
-      d.ccl().barrier();
-      const auto t0 = std::chrono::steady_clock::now();
-      Tensor y = dec.decode(latent, ts);
-      d.ccl().barrier();
-      const double s = seconds_since(t0);
-      if (d.rank() == 0) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (r == 0) t.first = s;
-        else t.runs.push_back(s);
-        t.out = y;
-      }
-    }
-  });
+  RunOptions run;
+  run.mesh = mesh;
+  run.threads = threads;
+  for (int r = 0; r < repeat + 1; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    t.out = dec.decode(latent, run);
+    const double s = seconds_since(t0);
+    if (r == 0) t.first = s;
+    else t.runs.push_back(s);
+  }
   return t;
 }
 
@@ -83,7 +74,7 @@ void run(const Args& a) {
               a.seconds, a.threads, a.repeat);
   std::printf("cpu: %s (%s); load average at start %.1f\n", cpu_features().brand.c_str(),
               cpu_features_str().c_str(), [] { double l[1]; return getloadavg(l, 1) == 1 ? l[0] : -1.0; }());
-  const std::map<std::string, Tensor> state = models::random_ltx_state(cfg, a.seed);
+  const LtxAudioDecoder dec = LtxAudioDecoder::random_ltx23(a.seed);
   const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
   Tensor latent({1, 8, T, 16});
   std::mt19937_64 rng(a.seed + 1);
@@ -91,9 +82,7 @@ void run(const Args& a) {
   for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
   const double audio_s = static_cast<double>((4 * T - 3) * 160) / 16000.0;
 
-  MeshConfig one;
-  one.threads_per_device = a.threads;
-  Timed ours = time_decode(one, cfg, state, latent, a.repeat);
+  Timed ours = time_decode(dec, "1x1", a.threads, latent, a.repeat);
   const double ours_med = median(ours.runs);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -102,13 +91,8 @@ void run(const Args& a) {
               ours_med, ours.first, ours_med / audio_s);
 
   if (!a.skip_mesh) {
-    MeshConfig single;
-    single.threads_per_device = 1;
-    Timed s1 = time_decode(single, cfg, state, latent, a.repeat);
-    MeshConfig pair;
-    pair.cols = 2;
-    pair.threads_per_device = 1;
-    Timed s2 = time_decode(pair, cfg, state, latent, a.repeat);
+    Timed s1 = time_decode(dec, "1x1", 1, latent, a.repeat);
+    Timed s2 = time_decode(dec, "1x2", 1, latent, a.repeat);
     std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x1, 1 thread", median(s1.runs), s1.first,
                 median(s1.runs) / audio_s);
     std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x2, 1 thread per device", median(s2.runs), s2.first,
@@ -130,7 +114,8 @@ void run(const Args& a) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("meshnn-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::map<std::string, Tensor> bf;
-  for (const auto& [k, t] : state) bf[k] = t.to(DType::bf16);  // values are bf16-exact: lossless
+  for (const auto& [k, t] : models::random_ltx_state(cfg, a.seed))
+    bf[k] = t.to(DType::bf16);  // values are bf16-exact: lossless
   io::save_safetensors((dir / "ckpt.safetensors").string(), bf,
                        {{"config", models::ltx23_reference_config().dump()}});
   io::save_npy((dir / "latent.npy").string(), latent);
@@ -158,15 +143,16 @@ void run(const Args& a) {
   std::printf("%-34s %10.3f %10s %8.3f   (upsample %s, peak RSS %.0f MB)\n",
               ("PyTorch " + j.at("torch").get<std::string>() + ", " + std::to_string(a.threads) + " threads").c_str(),
               torch_med, "-", torch_med / audio_s, a.torch_impl.c_str(), j.at("peak_rss_mb").get<double>());
-  // Output agreement: torch writes (B, 2, samples) planar.
+  // Output agreement: both are (B, 2, samples) planar.
   const Tensor ty = io::load_npy((dir / "torch_out.npy").string()).to(DType::f32);
+  MESHNN_CHECK_AS(ShapeError, ty.numel() == ours.out.numel(), "PyTorch output ",
+                  shape_str(ty.shape()), " vs ours ", shape_str(ours.out.shape()));
   double num = 0, peak = 0;
-  for (int64_t t = 0; t < ty.dim(2); ++t)
-    for (int64_t c = 0; c < 2; ++c) {
-      const double d = ours.out.data<float>()[t * 2 + c] - ty.data<float>()[c * ty.dim(2) + t];
-      num += d * d;
-      peak = std::max(peak, std::abs(static_cast<double>(ty.data<float>()[c * ty.dim(2) + t])));
-    }
+  for (int64_t i = 0; i < ty.numel(); ++i) {
+    const double d = ours.out.data<float>()[i] - ty.data<float>()[i];
+    num += d * d;
+    peak = std::max(peak, std::abs(static_cast<double>(ty.data<float>()[i])));
+  }
   const double psnr = 20 * std::log10(peak / std::sqrt(num / static_cast<double>(ty.numel())));
   std::printf("\nspeed-up over PyTorch (same threads): %.2fx; waveform PSNR vs PyTorch %.1f dB\n",
               torch_med / ours_med, psnr);

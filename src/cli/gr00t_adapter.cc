@@ -11,7 +11,6 @@
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 #include "meshnn/models/gr00t_adapter.h"
-#include "mesh/mpi_comm.h"
 
 namespace meshnn::cli {
 
@@ -103,7 +102,7 @@ void run(const Args& a) {
                  a.mesh.c_str(), t.size(), a.out.c_str());
   });
   // MPI was initialised by run_spmd; every rank must finalise before exiting.
-  if (mc.backend == Backend::mpi) mesh_detail::mpi_finalize();
+  if (mc.backend == Backend::mpi) finalize_backends();
 }
 
 const Registrar reg("gr00t-adapter", [](CLI::App& app) {

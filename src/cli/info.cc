@@ -5,7 +5,6 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "dnnl/engine.h"
 #include "meshnn/core/cpu.h"
 
 namespace meshnn::cli {
@@ -22,7 +21,7 @@ const Registrar reg("info", [](CLI::App& app) {
     std::printf("bf16 compute: %s\n", f.avx512_bf16 ? "native (avx512_bf16)"
                                       : f.avx512bw   ? "emulated by oneDNN (slow)"
                                                      : "unavailable (fp32 only)");
-    std::printf("oneDNN:       %s\n", dnnl_glue::version_str().c_str());
+    std::printf("oneDNN:       %s\n", onednn_version().c_str());
     std::printf("cores:        %d available\n", available_cores());
     std::printf("omp threads:  %d (OMP_NUM_THREADS=%s)\n", omp_get_max_threads(),
                 omp_env ? omp_env : "unset");

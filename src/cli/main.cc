@@ -4,9 +4,9 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "mesh/mpi_comm.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
+#include "meshnn/mesh/mesh.h"
 
 namespace meshnn::cli {
 std::map<std::string, RegisterFn>& command_registry() {
@@ -20,7 +20,7 @@ namespace {
 // a collective: print it with the rank and abort the whole job (does not return). Otherwise print
 // it and exit with 1.
 int fail(const std::string& message) {
-  meshnn::mesh_detail::mpi_abort_if_running(1, message);
+  meshnn::abort_job_if_distributed(1, message);
   std::fprintf(stderr, "%s\n", message.c_str());
   return 1;
 }

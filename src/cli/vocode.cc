@@ -4,24 +4,23 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "meshnn/audio.h"
 #include "meshnn/io/npy.h"
-#include "meshnn/io/safetensors.h"
 #include "meshnn/io/wav.h"
-#include "models/bigvgan.h"
 
 namespace meshnn::cli {
 namespace {
 
 struct Args {
-  std::string checkpoint, config, mel, wav, out, precision = "fp32";
+  std::string checkpoint, config, mel, wav, out, precision = "fp32", mesh = "1x1";
+  int threads = 0;
   bool quiet = false;
 };
 
 void run(const Args& a) {
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
-  const io::SafetensorsFile file = io::SafetensorsFile::open(a.checkpoint);
-  auto model = models::BigVgan::load(file, a.config, parse_precision(a.precision));
-  const int sr = model->config().generator.sampling_rate;
+  const BigVganVocoder vocoder = BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
+  const int sr = vocoder.sample_rate();
   Tensor mel;
   if (!a.wav.empty()) {
     io::WavAudio w = io::read_wav(a.wav);
@@ -29,21 +28,28 @@ void run(const Args& a) {
                  " Hz (resample it first)");
     MESHNN_CHECK_AS(ShapeError, w.samples.dim(1) == 1, a.wav, ": ", w.samples.dim(1),
                     " channels; BigVGAN is mono (mix down first)");
-    Tensor m = model->mel_of(w.samples.reshape({w.samples.dim(0)}));
+    Tensor m = vocoder.mel_spectrogram(w.samples.reshape({w.samples.dim(0)}));
     mel = m.reshape({1, m.dim(0), m.dim(1)});
   } else {
     mel = io::load_npy(a.mel);
+    MESHNN_CHECK_AS(ShapeError, mel.dtype() == DType::f32 || mel.dtype() == DType::f64, a.mel,
+                    ": mel must be float32 or float64, got ", dtype_name(mel.dtype()));
     if (mel.dtype() != DType::f32) mel = mel.to(DType::f32);
     if (mel.rank() == 2) mel = mel.reshape({1, mel.dim(0), mel.dim(1)});
   }
+  MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(0) == 1,
+                  "one mel (1, num_mels, frames) or (num_mels, frames) expected, got ",
+                  shape_str(mel.shape()));
+  RunOptions run;
+  run.mesh = a.mesh;
+  run.threads = a.threads;
   const auto t0 = std::chrono::steady_clock::now();
-  Tensor y = model->vocode_mel(mel);
+  const Tensor y = vocoder.vocode(mel, run);
   const double secs = seconds_since(t0);
-  MESHNN_CHECK_AS(ShapeError, y.dim(0) == 1, "batch of ", y.dim(0), " mels: batch 1 expected");
-  io::write_wav(a.out, y.reshape({y.dim(1), 1}), sr);
+  io::write_wav(a.out, interleave_for_wav(y), sr);
   if (!a.quiet)
     std::printf("wrote %s: %.2f s at %d Hz; vocoder %.2f s\n", a.out.c_str(),
-                static_cast<double>(y.dim(1)) / sr, sr, secs);
+                static_cast<double>(y.dim(2)) / sr, sr, secs);
 }
 
 const Registrar reg("vocode", [](CLI::App& app) {
@@ -57,6 +63,9 @@ const Registrar reg("vocode", [](CLI::App& app) {
   cmd->add_option("--wav", args->wav, "mono .wav at the model's rate (copy synthesis)")->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "output .wav (float32)")->required();
   cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")->capture_default_str();
+  cmd->add_option("--mesh", args->mesh, "local device mesh RxC (time split over it), or auto")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
   cmd->add_flag("--quiet", args->quiet, "no summary output");
   cmd->callback([args] { run(*args); });
 });

@@ -92,11 +92,12 @@ struct Plan {
   std::vector<float> src_hi_f32, src_lo_f32;       // emulated path
 };
 
-// The weights of one layer in every form the engine uses, shared by all engines built from the same
-// spec and the same weight bytes: the devices of a local mesh each build their own model, and
-// without sharing each would pack its own copy of every layer (memory × devices).
+// The weights of one layer in every form the engine uses. Immutable once built except for the
+// packed layouts, which are made on first use (under `mu`, once per layout) and then only read:
+// the engine a layer loads and every fork of it (one per device runner) share this store, so a
+// checkpoint is converted and packed once per process however many devices run it.
 struct SharedWeights {
-  std::mutex mu;  // guards lazy packing (devices pack concurrently)
+  std::mutex mu;  // guards lazy packing (runners on several threads may ask for a layout at once)
   // Weight terms in PyTorch layout, f32 values (bf16-representable in the bf16 modes). Each is
   // released once its first packed copy exists: a later layout is reordered from that copy
   // (reorders only move values, so nothing changes), which halves the weight memory.
@@ -107,51 +108,10 @@ struct SharedWeights {
   std::optional<kernels::DirectConv1dWeights> direct;
 };
 
-// Two independent 64-bit lanes over the bytes (each lane a multiply-xorshift chain over 8-byte
-// words): a key collision needs both to collide, ~2^-128 for different weights.
-std::pair<uint64_t, uint64_t> hash_bytes(const void* data, size_t n) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  uint64_t a = 0x9E3779B97F4A7C15ull ^ n, b = 0xC2B2AE3D27D4EB4Full + n;
-  uint64_t c = 0x165667B19E3779F9ull, d = 0x27D4EB2F165667C5ull;
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    uint64_t w0, w1;
-    std::memcpy(&w0, p + i, 8);
-    std::memcpy(&w1, p + i + 8, 8);
-    a = (a ^ w0) * 0xFF51AFD7ED558CCDull, a ^= a >> 31;
-    c = (c ^ w1) * 0xFF51AFD7ED558CCDull, c ^= c >> 31;
-    b = (b + w0) * 0xC4CEB9FE1A85EC53ull, b ^= b >> 29;
-    d = (d + w1) * 0xC4CEB9FE1A85EC53ull, d ^= d >> 29;
-  }
-  for (; i < n; ++i) {
-    a = (a ^ p[i]) * 0xFF51AFD7ED558CCDull;
-    b = (b + p[i]) * 0xC4CEB9FE1A85EC53ull;
-  }
-  return {a ^ (c * 0x9E3779B97F4A7C15ull), b ^ (d * 0x94D049BB133111EBull)};
-}
-
-struct WeightsKey {
-  std::vector<int64_t> spec;  // kind, spatial, channels, kernel, stride, dilation, precision, bias
-  std::pair<uint64_t, uint64_t> w, b;
-  auto tie() const { return std::tie(spec, w, b); }
-  bool operator<(const WeightsKey& o) const { return tie() < o.tie(); }
-};
-
-// The process-wide registry: weak references, so weights die with the last engine using them.
-std::shared_ptr<SharedWeights> shared_weights(const WeightsKey& key,
-                                              const std::function<void(SharedWeights&)>& build) {
-  static std::mutex mu;
-  static std::map<WeightsKey, std::weak_ptr<SharedWeights>> registry;
-  std::lock_guard<std::mutex> lock(mu);
-  for (auto it = registry.begin(); it != registry.end();)  // drop dead entries
-    it = it->second.expired() ? registry.erase(it) : std::next(it);
-  if (auto it = registry.find(key); it != registry.end())
-    if (auto sp = it->second.lock()) return sp;
-  auto sp = std::make_shared<SharedWeights>();
-  build(*sp);
-  registry[key] = sp;
-  return sp;
-}
+// Plans kept per engine: audio lengths vary per call, and a long-running process that decodes
+// many lengths must not grow without bound. Oldest plans go first (a plan is cheap to rebuild;
+// the packed weights it points to stay in the shared store).
+constexpr size_t kMaxPlans = 16;
 
 }  // namespace
 
@@ -162,7 +122,7 @@ struct ConvEngine::Impl {
   std::vector<float> bias;
   std::shared_ptr<SharedWeights> sw;  // weight terms, packed copies, direct-kernel weights
   std::map<PlanKey, Plan> plans;
-  std::mutex mu;
+  std::vector<PlanKey> plan_order;  // insertion order, for the kMaxPlans bound
   // tap_matmul: one runtime-M matmul (±sum) per weight term and tap.
   struct TapPrims {
     std::optional<Prim> mm;
@@ -285,6 +245,11 @@ struct ConvEngine::Impl {
     PlanKey key{s[0], s[1], s1, p.l[0], p.r[0], p.l[1], p.r[1], omp_get_max_threads()};
     auto it = plans.find(key);
     if (it != plans.end()) return it->second;
+    if (plans.size() >= kMaxPlans) {
+      plans.erase(plan_order.front());
+      plan_order.erase(plan_order.begin());
+    }
+    plan_order.push_back(key);
     Plan plan;
     const int64_t B = s[0];
     if (fold_dilation()) {
@@ -525,38 +490,25 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     m.bias.assign(bias.data<float>(), bias.data<float>() + bias.numel());
   }
   const bool direct = m.use_direct();
-  auto build = [&](SharedWeights& s) {
-    if (spec.precision == Precision::fp32) {
-      s.wterms.emplace_back(w, w + n);
-    } else {
-      std::vector<float> hi(n), lo(n);
-      for (int64_t i = 0; i < n; ++i) {
-        hi[i] = round_to_bf16(w[i]);
-        lo[i] = round_to_bf16(w[i] - hi[i]);
-      }
-      s.wterms.push_back(std::move(hi));
-      if (spec.precision != Precision::bf16) s.wterms.push_back(std::move(lo));
-    }
-    s.packed.resize(s.wterms.size());
-    if (direct) {
-      s.direct = kernels::pack_direct_conv1d(s.wterms[0].data(), spec.bias ? m.bias.data() : nullptr,
-                                             spec.c_out, spec.c_in, spec.kernel[0], spec.stride[0],
-                                             spec.dilation[0]);
-      std::vector<float>().swap(s.wterms[0]);
-    }
-  };
-  if (spec.tap_matmul) {
-    // tap_matmul packs per engine below (a benchmark lever): nothing to share.
-    m.sw = std::make_shared<SharedWeights>();
-    build(*m.sw);
+  m.sw = std::make_shared<SharedWeights>();
+  SharedWeights& s = *m.sw;
+  if (spec.precision == Precision::fp32) {
+    s.wterms.emplace_back(w, w + n);
   } else {
-    WeightsKey key;
-    key.spec = {static_cast<int64_t>(spec.kind), spec.spatial, spec.c_in, spec.c_out,
-                spec.kernel[0], spec.kernel[1], spec.stride[0], spec.stride[1], spec.dilation[0],
-                spec.dilation[1], static_cast<int64_t>(spec.precision), spec.bias, direct};
-    key.w = hash_bytes(w, sizeof(float) * static_cast<size_t>(n));
-    key.b = hash_bytes(m.bias.data(), sizeof(float) * m.bias.size());
-    m.sw = shared_weights(key, build);
+    std::vector<float> hi(n), lo(n);
+    for (int64_t i = 0; i < n; ++i) {
+      hi[i] = round_to_bf16(w[i]);
+      lo[i] = round_to_bf16(w[i] - hi[i]);
+    }
+    s.wterms.push_back(std::move(hi));
+    if (spec.precision != Precision::bf16) s.wterms.push_back(std::move(lo));
+  }
+  s.packed.resize(s.wterms.size());
+  if (direct) {
+    s.direct = kernels::pack_direct_conv1d(s.wterms[0].data(), spec.bias ? m.bias.data() : nullptr,
+                                           spec.c_out, spec.c_in, spec.kernel[0], spec.stride[0],
+                                           spec.dilation[0]);
+    std::vector<float>().swap(s.wterms[0]);
   }
   if (direct) return;
   try {
@@ -568,7 +520,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
         m.native = false;  // no bf16 matmul here: emulate
         m.build_taps();
       }
-      for (auto& t : m.sw->wterms) std::vector<float>().swap(t);  // every tap is packed now
+      // The PyTorch-layout terms stay: a fork packs its own taps from them (a benchmark lever).
     } else if (m.native && m.bf16_mode()) {
       // Probe a native bf16 primitive once; fall back to exact emulation when unimplemented.
       Plan probe;
@@ -604,12 +556,33 @@ const ConvSpec& ConvEngine::spec() const { return impl_->spec; }
 bool ConvEngine::native_bf16() const { return impl_->native && impl_->bf16_mode(); }
 const void* ConvEngine::weights_identity() const { return impl_->sw.get(); }
 
+size_t ConvEngine::plan_count() const { return impl_->plans.size(); }
+
+std::unique_ptr<ConvEngine> ConvEngine::fork() const {
+  std::unique_ptr<ConvEngine> e(new ConvEngine());
+  e->impl_ = std::make_unique<Impl>();
+  Impl& m = *e->impl_;
+  const Impl& o = *impl_;
+  m.spec = o.spec;
+  m.native = o.native;
+  m.terms = o.terms;
+  m.bias = o.bias;
+  m.sw = o.sw;  // shared by reference: no copy, no repacking
+  m.fold_enabled_ = o.fold_enabled_;
+  m.direct_enabled_ = o.direct_enabled_;
+  try {
+    if (m.spec.tap_matmul) m.build_taps();
+  } catch (const dnnl::error& err) {
+    rethrow_dnnl(err, "conv engine fork");
+  }
+  return e;
+}
+
 int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
   return impl_->out_extent(d, in, pads);
 }
 
 void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
   try {
     if (impl_->sw->direct)
       impl_->run_direct(src, dst, pads, accumulate);
@@ -627,7 +600,6 @@ void ConvEngine::prepare(const Shape& src_shape, const ConvPads& pads) {
 }
 
 std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
   Impl& m = *impl_;
   try {
     if (m.sw->direct) return "direct:avx2";

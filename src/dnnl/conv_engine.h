@@ -2,9 +2,12 @@
 //
 // Builds oneDNN convolution / deconvolution primitives (or, for the tap_matmul lever, K shifted
 // matmuls, or for thin fp32 1-D convs our direct kernel), packs the weights ONCE into the layout
-// the primitive prefers (format_tag::any) and keeps them — once per process: engines with equal
-// spec and weights share the packed copies — and caches one plan per input shape and padding
-// (audio lengths vary per call).
+// the primitive prefers (format_tag::any) and keeps them, and caches one plan per input shape and
+// padding (audio lengths vary per call; at most 16 plans, oldest dropped first).
+//
+// Weights and plans: the weights (split terms, packed layouts, direct-kernel panels) live in a
+// store that fork() shares by reference; the plans (primitives and their scratch) belong to one
+// engine. Rule: one engine per thread; fork one per device runner.
 // No oneDNN type leaks out of this header (pimpl), so src/layers/ can use it.
 #pragma once
 
@@ -58,8 +61,7 @@ class ConvEngine {
 
   // src: (B, T, C_in) | (B, H, W, C_in) dense f32 → dst: (B, T_out, C_out) | (B, H_out, W_out,
   // C_out) dense f32 (shapes validated by the caller). accumulate: dst += conv(src) instead of dst
-  // =. Not re-entrant on one engine: a plan owns its scratch (one device thread per layer
-  // instance).
+  // =. Not re-entrant on one engine: a plan owns its scratch (one thread per engine, no lock).
   void run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate);
 
   // Creates (and caches) the plan for this shape now, so the first forward pays no JIT time.
@@ -68,12 +70,16 @@ class ConvEngine {
   std::string impl_info(const Shape& src_shape, const ConvPads& pads);
   // True when the bf16 modes run on native bf16 primitives (AVX512-BF16), false when emulated.
   bool native_bf16() const;
-  // Identity of the weight store. Engines built from the same spec and the same weight and bias
-  // bytes (e.g. one per device of a local mesh) share one store: the weights are converted and
-  // packed once per process, not once per device. tap_matmul engines never share.
+  // An engine over the same weight store with no plans of its own (for another device thread).
+  // The store is shared by reference: weights are converted and packed once per process.
+  std::unique_ptr<ConvEngine> fork() const;
+  // Plans held now (bounded; for tests).
+  size_t plan_count() const;
+  // Identity of the weight store (equal for an engine and its forks).
   const void* weights_identity() const;
 
  private:
+  ConvEngine() = default;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

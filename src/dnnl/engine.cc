@@ -1,5 +1,7 @@
 #include "dnnl/engine.h"
 
+#include "meshnn/core/cpu.h"
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <sstream>
@@ -20,7 +22,12 @@ std::string effective_isa() {
   }
 }
 
-std::string version_str() {
+}  // namespace meshnn::dnnl_glue
+
+namespace meshnn {
+
+std::string onednn_version() {
+  using dnnl_glue::effective_isa;
   const dnnl_version_t* v = dnnl_version();
   std::ostringstream os;
   os << v->major << '.' << v->minor << '.' << v->patch << " (cpu runtime "
@@ -29,4 +36,4 @@ std::string version_str() {
   return os.str();
 }
 
-}  // namespace meshnn::dnnl_glue
+}  // namespace meshnn

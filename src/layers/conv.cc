@@ -36,6 +36,16 @@ ConvLayerBase::ConvLayerBase(std::string name, int spatial, int64_t c_in, int64_
                c_out);
 }
 ConvLayerBase::~ConvLayerBase() = default;
+ConvLayerBase::ConvLayerBase(const ConvLayerBase& o)
+    : name_(o.name_),
+      spatial_(o.spatial_),
+      c_in_(o.c_in_),
+      c_out_(o.c_out_),
+      precision_(o.precision_),
+      tap_matmul_(o.tap_matmul_),
+      pad_l_(o.pad_l_),
+      pad_r_(o.pad_r_),
+      engine_(o.engine_ ? o.engine_->fork() : nullptr) {}
 ConvLayerBase::ConvLayerBase(ConvLayerBase&&) noexcept = default;
 ConvLayerBase& ConvLayerBase::operator=(ConvLayerBase&&) noexcept = default;
 

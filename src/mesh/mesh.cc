@@ -232,4 +232,14 @@ int64_t round_up_to(int64_t T, int n) {
   return (T + n - 1) / n * n;
 }
 
+int process_rank(Backend backend) {
+  return backend == Backend::mpi ? mesh_detail::mpi_world_rank() : 0;
+}
+
+void finalize_backends() { mesh_detail::mpi_finalize(); }
+
+void abort_job_if_distributed(int code, const std::string& message) {
+  mesh_detail::mpi_abort_if_running(code, message);
+}
+
 }  // namespace meshnn

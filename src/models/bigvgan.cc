@@ -45,7 +45,7 @@ ops::MelConfig mel_config_of(const BigVganConfig& c) {
   return m;
 }
 
-Tensor BigVgan::vocode_mel(const Tensor& mel) {
+Tensor BigVgan::vocode_mel(const Tensor& mel, const TimeShard& ts) {
   mel.check_dtype(DType::f32);
   MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == cfg_.num_mels && mel.dim(2) >= 1,
                   "mel: expected (B, ", cfg_.num_mels, ", frames), got ", shape_str(mel.shape()));
@@ -58,7 +58,8 @@ Tensor BigVgan::vocode_mel(const Tensor& mel) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t t = 0; t < T; ++t) d[(b * T + t) * C + c] = s[(b * C + c) * T + t];
-  return gen_->forward(x);
+  Tensor y = gen_->forward(ts.partition(x), ts, T);
+  return ts.gather(y, T * cfg_.generator.hop());
 }
 
 Tensor BigVgan::mel_of(const Tensor& wav) const { return ops::bigvgan_mel_spectrogram(wav, mel_config()); }

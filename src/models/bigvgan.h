@@ -26,11 +26,17 @@ class BigVgan {
   // checkpoint's `config` metadata.
   static std::unique_ptr<BigVgan> load(const io::SafetensorsFile& file, const std::string& config_path,
                                        Precision precision);
+  // A runner for another thread: shares the weights, owns its plans (see LtxAudioDecoder).
+  BigVgan(const BigVgan& other) : cfg_(other.cfg_), gen_(std::make_unique<Generator>(*other.gen_)) {}
 
   const BigVganConfig& config() const { return cfg_; }
   ops::MelConfig mel_config() const { return mel_config_of(cfg_); }
-  // mel: (B, num_mels, frames) as BigVGAN takes it → (B, frames · hop, 1) waveform.
-  Tensor vocode_mel(const Tensor& mel);
+  // mel: (B, num_mels, frames) as BigVGAN takes it, the same full tensor on every device →
+  // (B, frames · hop, 1) waveform on every device (time-sharded over `ts` in between).
+  Tensor vocode_mel(const Tensor& mel, const TimeShard& ts = TimeShard());
+  // Mel frames each device needs at least when the time axis is split (the widest halo of the
+  // upsampled stages must fit in a neighbour's shard).
+  static constexpr int64_t kMinFramesPerDevice = 16;
   // wav: (T,) mono → log-mel (num_mels, ⌊T/hop⌋) via the front end.
   Tensor mel_of(const Tensor& wav) const;
 

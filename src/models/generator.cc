@@ -11,7 +11,7 @@ namespace {
 std::string key(const std::string& prefix, const std::string& rest) { return prefix + rest; }
 
 // Conv1d "same" (dilated) with bias, as every resblock conv and conv_pre/conv_post are.
-std::unique_ptr<Conv1d> make_conv(const std::map<std::string, Tensor>& state, const std::string& k,
+Conv1d make_conv(const std::map<std::string, Tensor>& state, const std::string& k,
                                   int64_t ci, int64_t co, int64_t ksize, int64_t dil, bool bias,
                                   Precision precision) {
   Conv1dConfig c;
@@ -21,8 +21,8 @@ std::unique_ptr<Conv1d> make_conv(const std::map<std::string, Tensor>& state, co
   c.dilation = dil;
   c.bias = bias;
   c.precision = precision;
-  auto conv = std::make_unique<Conv1d>(c, k);
-  conv->load(state, k);
+  Conv1d conv(c, k);
+  conv.load(state, k);
   return conv;
 }
 
@@ -30,51 +30,41 @@ layers::SnakeKind snake_kind(GeneratorConfig::Act a) {
   return a == GeneratorConfig::Act::snake ? layers::SnakeKind::snake : layers::SnakeKind::snake_beta;
 }
 
-std::unique_ptr<layers::AntiAliasedActivation> make_act(const std::map<std::string, Tensor>& state,
+layers::AntiAliasedActivation make_act(const std::map<std::string, Tensor>& state,
                                                         const std::string& prefix, int64_t ch,
                                                         const GeneratorConfig& cfg,
                                                         layers::SnakeKind kind) {
-  auto a = std::make_unique<layers::AntiAliasedActivation>(prefix, ch, kind, cfg.snake_logscale);
-  a->load_state_dict(state, prefix);
+  layers::AntiAliasedActivation a(prefix, ch, kind, cfg.snake_logscale);
+  a.load_state_dict(state, prefix);
   return a;
 }
 
 }  // namespace
 
-// One residual block: AMPBlock1 (pairs of activation → dilated conv → activation → conv),
-// AMPBlock2 (activation → dilated conv) or HiFi-GAN ResBlock1 (leaky ReLU instead of activations).
-struct Generator::Block {
-  GeneratorConfig::Block type;
-  float slope = 0.1f;
-  std::vector<std::unique_ptr<Conv1d>> convs1, convs2;
-  std::vector<std::unique_ptr<layers::AntiAliasedActivation>> acts1, acts2;
-
-  // x: (B, S, C) shard → (B, S, C) shard.
-  Tensor forward(const Tensor& x_in, const TimeShard& ts, int64_t real) {
-    Tensor x = [&] {
-      ProfileScope prof("block_clone");
-      return x_in.clone();
-    }();
-    for (size_t j = 0; j < convs1.size(); ++j) {
-      Tensor t;
-      if (type == GeneratorConfig::Block::hifigan1) {
-        t = x.clone();
-        ops::leaky_relu_(t, slope);
-      } else {
-        t = activation_sharded(*acts1[j], x, ts, real);
-      }
-      t = conv1d_sharded(*convs1[j], t, ts, real);
-      if (type != GeneratorConfig::Block::amp2) {
-        if (type == GeneratorConfig::Block::hifigan1) ops::leaky_relu_(t, slope);
-        else t = activation_sharded(*acts2[j], t, ts, real);
-        t = conv1d_sharded(*convs2[j], t, ts, real);
-      }
-      ProfileScope prof("residual_add");
-      ops::add_(x, t);
+Tensor Generator::Block::forward(const Tensor& x_in, const TimeShard& ts, int64_t real) {
+  Tensor x = [&] {
+    ProfileScope prof("block_clone");
+    return x_in.clone();
+  }();
+  for (size_t j = 0; j < convs1.size(); ++j) {
+    Tensor t;
+    if (type == GeneratorConfig::Block::hifigan1) {
+      t = x.clone();
+      ops::leaky_relu_(t, slope);
+    } else {
+      t = activation_sharded(acts1[j], x, ts, real);
     }
-    return x;
+    t = conv1d_sharded(convs1[j], t, ts, real);
+    if (type != GeneratorConfig::Block::amp2) {
+      if (type == GeneratorConfig::Block::hifigan1) ops::leaky_relu_(t, slope);
+      else t = activation_sharded(acts2[j], t, ts, real);
+      t = conv1d_sharded(convs2[j], t, ts, real);
+    }
+    ProfileScope prof("residual_add");
+    ops::add_(x, t);
   }
-};
+  return x;
+}
 
 Generator::Generator(const GeneratorConfig& cfg, const std::map<std::string, Tensor>& state,
                      const std::string& prefix, Precision precision)
@@ -93,34 +83,34 @@ Generator::Generator(const GeneratorConfig& cfg, const std::map<std::string, Ten
     c.stride = cfg_.upsample_rates[i];
     c.precision = precision;
     const std::string k = key(prefix, "ups." + std::to_string(i) + (nvidia ? ".0" : ""));
-    auto up = std::make_unique<ConvTranspose1d>(c, k);
-    up->load(state, k);
+    ConvTranspose1d up(c, k);
+    up.load(state, k);
     ups_.push_back(std::move(up));
     const int64_t ch = cfg_.stage_channels(i);
     for (int j = 0; j < n_k; ++j) {
       const int r = i * n_k + j;
       const std::string rp = key(prefix, "resblocks." + std::to_string(r) + ".");
-      auto b = std::make_unique<Block>();
-      b->type = cfg_.block;
-      b->slope = cfg_.lrelu_slope;
+      Block b;
+      b.type = cfg_.block;
+      b.slope = cfg_.lrelu_slope;
       const int64_t ks = cfg_.resblock_kernel_sizes[j];
       const auto& dils = cfg_.resblock_dilation_sizes[j];
       for (size_t m = 0; m < dils.size(); ++m) {
         const std::string ms = std::to_string(m);
         if (cfg_.block == GeneratorConfig::Block::amp2) {
-          b->convs1.push_back(make_conv(state, rp + "convs." + ms, ch, ch, ks, dils[m], true, precision));
-          b->acts1.push_back(make_act(state, rp + "activations." + ms + ".", ch, cfg_, kind));
+          b.convs1.push_back(make_conv(state, rp + "convs." + ms, ch, ch, ks, dils[m], true, precision));
+          b.acts1.push_back(make_act(state, rp + "activations." + ms + ".", ch, cfg_, kind));
           continue;
         }
-        b->convs1.push_back(make_conv(state, rp + "convs1." + ms, ch, ch, ks, dils[m], true, precision));
-        b->convs2.push_back(make_conv(state, rp + "convs2." + ms, ch, ch, ks, 1, true, precision));
+        b.convs1.push_back(make_conv(state, rp + "convs1." + ms, ch, ch, ks, dils[m], true, precision));
+        b.convs2.push_back(make_conv(state, rp + "convs2." + ms, ch, ch, ks, 1, true, precision));
         if (cfg_.block == GeneratorConfig::Block::amp1) {
           // NVIDIA keeps one list and pairs activations[2m] (before convs1[m]) with
           // activations[2m + 1] (before convs2[m]); ltx-core names them acts1[m] / acts2[m].
           const std::string a1 = nvidia ? "activations." + std::to_string(2 * m) + "." : "acts1." + ms + ".";
           const std::string a2 = nvidia ? "activations." + std::to_string(2 * m + 1) + "." : "acts2." + ms + ".";
-          b->acts1.push_back(make_act(state, rp + a1, ch, cfg_, kind));
-          b->acts2.push_back(make_act(state, rp + a2, ch, cfg_, kind));
+          b.acts1.push_back(make_act(state, rp + a1, ch, cfg_, kind));
+          b.acts2.push_back(make_act(state, rp + a2, ch, cfg_, kind));
         }
       }
       blocks_.push_back(std::move(b));
@@ -137,6 +127,7 @@ Generator::Generator(const GeneratorConfig& cfg, const std::map<std::string, Ten
 }
 
 Generator::~Generator() = default;
+Generator::Generator(const Generator&) = default;
 Generator::Generator(Generator&&) noexcept = default;
 
 Tensor Generator::forward(const Tensor& x_in, const TimeShard& ts, int64_t real) {
@@ -147,11 +138,11 @@ Tensor Generator::forward(const Tensor& x_in, const TimeShard& ts, int64_t real)
   const int n_k = static_cast<int>(cfg_.resblock_kernel_sizes.size());
   for (int i = 0; i < cfg_.num_stages(); ++i) {
     if (cfg_.block == GeneratorConfig::Block::hifigan1) ops::leaky_relu_(x, cfg_.lrelu_slope);
-    x = conv_transpose1d_sharded(*ups_[i], x, ts, real);
+    x = conv_transpose1d_sharded(ups_[i], x, ts, real);
     real *= cfg_.upsample_rates[i];
     // All blocks of a stage see the same input; the stage output is their mean (not the sum).
     std::vector<Tensor> outs;
-    for (int j = 0; j < n_k; ++j) outs.push_back(blocks_[i * n_k + j]->forward(x, ts, real));
+    for (int j = 0; j < n_k; ++j) outs.push_back(blocks_[i * n_k + j].forward(x, ts, real));
     ProfileScope prof("stage_mean");
     if (n_k == 3) {
       ops::mean3(outs[0], outs[1], outs[2], outs[0]);

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <map>
-#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +24,8 @@ class Generator {
   Generator(const GeneratorConfig& cfg, const std::map<std::string, Tensor>& state,
             const std::string& prefix, Precision precision);
   ~Generator();
+  // A copy shares the weights and owns fresh plans: one copy per device thread (see conv.h).
+  Generator(const Generator&);
   Generator(Generator&&) noexcept;
 
   const GeneratorConfig& config() const { return cfg_; }
@@ -43,13 +45,22 @@ class Generator {
   double flops(int64_t frames) const;
 
  private:
-  struct Block;
+  // One residual block: AMPBlock1 (pairs of activation → dilated conv → activation → conv),
+  // AMPBlock2 (activation → dilated conv) or HiFi-GAN ResBlock1 (leaky ReLU, no activations).
+  struct Block {
+    GeneratorConfig::Block type;
+    float slope = 0.1f;
+    std::vector<Conv1d> convs1, convs2;
+    std::vector<layers::AntiAliasedActivation> acts1, acts2;
+    // x: (B, S, C) shard → (B, S, C) shard.
+    Tensor forward(const Tensor& x, const TimeShard& ts, int64_t real);
+  };
   GeneratorConfig cfg_;
-  std::unique_ptr<Conv1d> conv_pre_;
-  std::vector<std::unique_ptr<ConvTranspose1d>> ups_;
-  std::vector<std::unique_ptr<Block>> blocks_;  // stage i, kernel j at i·R + j
-  std::unique_ptr<layers::AntiAliasedActivation> act_post_;
-  std::unique_ptr<Conv1d> conv_post_;
+  std::optional<Conv1d> conv_pre_;
+  std::vector<ConvTranspose1d> ups_;
+  std::vector<Block> blocks_;  // stage i, kernel j at i·R + j
+  std::optional<layers::AntiAliasedActivation> act_post_;
+  std::optional<Conv1d> conv_post_;
 };
 
 }  // namespace meshnn::models

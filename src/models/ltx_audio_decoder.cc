@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "io/json.h"
@@ -25,7 +26,7 @@ Tensor get(const std::map<std::string, Tensor>& state, const std::string& k, con
 }
 
 // CausalConv2d (ltx-core): zero pad time (H) k − 1 at the top, mel (W) (k − 1)/2 | rest.
-std::unique_ptr<Conv2d> causal_conv2d(const std::map<std::string, Tensor>& state,
+Conv2d causal_conv2d(const std::map<std::string, Tensor>& state,
                                       const std::string& prefix, int64_t ci, int64_t co, int64_t k,
                                       Precision precision) {
   Conv2dConfig c;
@@ -34,8 +35,8 @@ std::unique_ptr<Conv2d> causal_conv2d(const std::map<std::string, Tensor>& state
   c.kernel_size = {k, k};
   c.padding_mode = "causal_height";
   c.precision = precision;
-  auto conv = std::make_unique<Conv2d>(c, prefix);
-  conv->load(state, prefix);  // accepts the wrapper's inner "conv.weight"
+  Conv2d conv(c, prefix);
+  conv.load(state, prefix);  // accepts the wrapper's inner "conv.weight"
   return conv;
 }
 
@@ -46,14 +47,14 @@ std::unique_ptr<Conv2d> causal_conv2d(const std::map<std::string, Tensor>& state
 
 struct LtxAudioDecoder::MelVae {
   struct ResBlock {
-    std::unique_ptr<Conv2d> conv1, conv2, nin;
+    std::optional<Conv2d> conv1, conv2, nin;
   };
   AudioVaeDecoderConfig cfg;
   std::vector<float> stats_std, stats_mean;  // (z_channels · latent_mel_bins), feature c·F + f
-  std::unique_ptr<Conv2d> conv_in, conv_out;
+  std::optional<Conv2d> conv_in, conv_out;
   std::vector<ResBlock> mid;
   std::vector<std::vector<ResBlock>> up;               // run order: level L−1 … 0
-  std::vector<std::unique_ptr<Conv2d>> upsample_conv;  // per run-order level (null for level 0)
+  std::vector<std::optional<Conv2d>> upsample_conv;  // per run-order level (none for level 0)
 
   MelVae(const AudioVaeDecoderConfig& c, const std::map<std::string, Tensor>& state, Precision p)
       : cfg(c) {
@@ -82,9 +83,10 @@ struct LtxAudioDecoder::MelVae {
         ch = co;
       }
       up.push_back(std::move(blocks));
-      upsample_conv.push_back(level != 0 ? causal_conv2d(state, kVae + "up." + std::to_string(level) +
-                                                                    ".upsample.conv", ch, ch, 3, p)
-                                         : nullptr);
+      upsample_conv.emplace_back();
+      if (level != 0)
+        upsample_conv.back() =
+            causal_conv2d(state, kVae + "up." + std::to_string(level) + ".upsample.conv", ch, ch, 3, p);
     }
     conv_out = causal_conv2d(state, kVae + "conv_out", ch, cfg.out_ch, 3, p);
   }
@@ -166,9 +168,9 @@ struct LtxAudioDecoder::MelVae {
 
 struct LtxAudioDecoder::Bwe {
   BweConfig cfg;
-  std::unique_ptr<Conv1d> stft;   // forward_basis as a strided conv: 1 → 2·bins, k n_fft, stride hop
-  std::unique_ptr<Conv1d> mel;    // mel_basis as a k1 conv: bins → num_mels
-  std::unique_ptr<Generator> gen;
+  std::optional<Conv1d> stft;  // forward_basis as a strided conv: 1 → 2·bins, k n_fft, stride hop
+  std::optional<Conv1d> mel;   // mel_basis as a k1 conv: bins → num_mels
+  std::optional<Generator> gen;
   std::vector<float> hann;        // ×ratio resampler taps (computed; not in the checkpoint)
   ops::UpsampleGeometry geom;
   int ratio;
@@ -186,16 +188,16 @@ struct LtxAudioDecoder::Bwe {
     sc.padding = 0;  // the causal left pad comes from the halo
     sc.bias = false;
     sc.precision = Precision::fp32;  // fp32 required for Stage C
-    stft = std::make_unique<Conv1d>(sc, "vocoder.mel_stft.stft_fn");
+    stft.emplace(sc, "vocoder.mel_stft.stft_fn");
     stft->set_weights(fb, Tensor());
     Conv1dConfig mc;
     mc.in_channels = bins;
     mc.out_channels = cfg.num_mels;
     mc.kernel_size = 1;
     mc.bias = false;
-    mel = std::make_unique<Conv1d>(mc, "vocoder.mel_stft.mel_basis");
+    mel.emplace(mc, "vocoder.mel_stft.mel_basis");
     mel->set_weights(mb.reshape({cfg.num_mels, bins, 1}), Tensor());
-    gen = std::make_unique<Generator>(cfg.generator, state, "vocoder.bwe_generator.", p);
+    gen.emplace(cfg.generator, state, "vocoder.bwe_generator.", p);
     ratio = cfg.output_sampling_rate / cfg.input_sampling_rate;
     hann = ops::hann_sinc_filter1d(ratio);
     geom = ops::hann_upsample_geometry(ratio);
@@ -293,6 +295,12 @@ LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::
 }
 
 LtxAudioDecoder::~LtxAudioDecoder() = default;
+
+LtxAudioDecoder::LtxAudioDecoder(const LtxAudioDecoder& o)
+    : cfg_(o.cfg_),
+      vae_(std::make_unique<MelVae>(*o.vae_)),
+      vocoder_(std::make_unique<Generator>(*o.vocoder_)),
+      bwe_(o.bwe_ ? std::make_unique<Bwe>(*o.bwe_) : nullptr) {}
 
 int64_t LtxAudioDecoder::output_samples(int64_t t) const {
   const int64_t m = std::max<int64_t>(4 * t - 3, 1);

@@ -33,6 +33,11 @@ class LtxAudioDecoder {
   LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::string, Tensor>& state,
                   Precision precision);
   ~LtxAudioDecoder();
+  // A runner for another device thread: shares every weight (converted and packed once per
+  // process), owns its own plans and scratch. Rule: one instance per thread at a time; any number
+  // of copies of one loaded decoder may decode concurrently.
+  LtxAudioDecoder(const LtxAudioDecoder& other);
+  LtxAudioDecoder& operator=(const LtxAudioDecoder&) = delete;
 
   const LtxAudioConfig& config() const { return cfg_; }
   int sample_rate() const { return cfg_.output_sampling_rate(); }

@@ -22,5 +22,7 @@ const CpuFeatures& cpu_features();
 std::string cpu_features_str();
 // Cores the process may run on (sched affinity), at least 1.
 int available_cores();
+// The oneDNN library in use: version and the CPU ISA its kernels dispatch to.
+std::string onednn_version();
 
 }  // namespace meshnn

@@ -9,7 +9,9 @@
 // (pad_left() rows before, pad_right() rows after), so a time shard plus its neighbours' rows gives
 // exactly the unsharded result rows.
 //
-// Thread safety: one forward at a time per layer instance (a plan owns its scratch buffers).
+// Weights and threads: a copy of a layer shares its weights (converted and packed once per process)
+// and owns its own plans and scratch. One forward at a time per layer instance: give each device
+// thread its own copy (models copy their layers this way to make a runner per device).
 #pragma once
 
 #include <array>
@@ -78,6 +80,7 @@ struct ConvTranspose1dConfig {
 class ConvLayerBase {
  public:
   virtual ~ConvLayerBase();
+  ConvLayerBase(const ConvLayerBase& other);  // shares the weights, fresh plans
   ConvLayerBase(ConvLayerBase&&) noexcept;
   ConvLayerBase& operator=(ConvLayerBase&&) noexcept;
 

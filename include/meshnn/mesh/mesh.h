@@ -119,6 +119,16 @@ class Device {
 // rethrown on the rank that raised them.
 void run_spmd(const MeshConfig& config, const std::function<void(Device&)>& fn);
 
+// This process's rank in the world of `backend`: the MPI world rank (initialising MPI if needed)
+// for Backend::mpi, 0 for local. A program writes its outputs from rank 0 only.
+int process_rank(Backend backend);
+// MPI backend: call once at the end of a program that ran on it (finalizes MPI; no-op otherwise).
+void finalize_backends();
+// Under a multi-process MPI launch, prints `message` with this rank and ends the whole job with
+// `code` (does not return); a no-op otherwise. For a program's top-level error handler: a rank
+// that fails alone would leave the others waiting in a collective.
+void abort_job_if_distributed(int code, const std::string& message);
+
 // Time-shard helpers: T split into n contiguous shards.
 // Even split required: returns T / n, ShapeError when n does not divide T.
 int64_t shard_len(int64_t T, int n);

@@ -1,0 +1,98 @@
+// meshnn's audio models for programs: the LTX-2 / LTX-2.3 audio decoder and NVIDIA BigVGAN.
+//
+// Life of a call: load() reads a safetensors checkpoint once (mmapped; every missing, unexpected
+// or misshaped key reported together) into immutable weights, converted and packed once per
+// process. decode() / vocode() run those weights on a mesh of devices: each device gets a runner
+// (its own plans, scratch and time shard) over the shared weights. Runners are pooled, so the
+// second call with the same mesh is warm (no packing, no JIT).
+//
+// Threads: a loaded model may be used from any number of threads at once; each call takes its
+// own runners, so concurrent calls on one model give the same results as serial ones and share
+// the weight memory. A call blocks until its output is ready.
+//
+// Errors: meshnn::Error subclasses (meshnn/core/error.h): InvalidArgument / ShapeError for bad
+// inputs or options, WeightError for checkpoint keys, FormatError for malformed files.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "meshnn/core/precision.h"
+#include "meshnn/core/tensor.h"
+#include "meshnn/mesh/mesh.h"
+
+namespace meshnn {
+
+// Progress of a long call: (done, total, what), e.g. (2, 3, "vocoder"). Called on one thread
+// (device 0's) after each stage or chunk; an exception thrown from it ends the call.
+using ProgressFn = std::function<void(int done, int total, const std::string& what)>;
+
+// Where and how a call runs.
+struct RunOptions {
+  // "auto": on the local backend, one single-thread device per core along time (fewer when the
+  // input is too short to split); or "RxC" (time is split over every axis > 1).
+  std::string mesh = "auto";
+  Backend backend = Backend::local;  // mpi: this process is one rank of an mpiexec launch
+  int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
+  ProgressFn progress;               // optional
+};
+
+// LTX-2.3 (mel-VAE → BigVGAN v2 → bandwidth extension, 48 kHz) and LTX-2 (mel-VAE → HiFi-GAN,
+// 24 kHz) audio decode. The version comes from the checkpoint's `config` metadata.
+class LtxAudioDecoder {
+ public:
+  // path: safetensors with ltx-core's key names and the `config` metadata entry.
+  static LtxAudioDecoder load(const std::string& path, Precision precision = Precision::fp32);
+  // A seeded random LTX-2.3 checkpoint at the real architecture (demo, tests, benchmarks).
+  static LtxAudioDecoder random_ltx23(uint64_t seed, Precision precision = Precision::fp32);
+
+  int sample_rate() const;        // 48000 (LTX-2.3) or 24000 (LTX-2)
+  std::string version() const;    // "ltx-2.3" | "ltx-2"
+  int64_t parameters() const;     // weight values in the checkpoint's audio modules
+  // Output samples per channel for a latent of `latent_frames` frames.
+  int64_t output_samples(int64_t latent_frames) const;
+  // Mesh "auto" resolves to this for a latent of `latent_frames` frames (see RunOptions).
+  MeshConfig auto_mesh(int64_t latent_frames, int threads = 0) const;
+
+  // latent: (B, 8, T, 16) f32, finite → waveform (B, 2, samples) f32 in [−1, 1] at sample_rate().
+  Tensor decode(const Tensor& latent, const RunOptions& run = {}) const;
+  // Bounded memory on one device: chunks of `chunk_frames` latent frames, each decoded with
+  // enough context that it matches the one-shot decode to f32 rounding (measured max |Δ| ≤ 2e-6,
+  // not bit-identical: chunk windows reorder some sums). Same shapes as decode().
+  Tensor decode_chunked(const Tensor& latent, int64_t chunk_frames, const RunOptions& run = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit LtxAudioDecoder(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+// NVIDIA BigVGAN (v1 / v2 / base configs; also copy synthesis through its mel front end).
+class BigVganVocoder {
+ public:
+  // checkpoint: generator tensors with NVIDIA's names (weight-normed or folded), optionally under
+  // "generator."; config_path: the model's config.json, "" = the checkpoint's `config` metadata.
+  static BigVganVocoder load(const std::string& checkpoint, const std::string& config_path = "",
+                             Precision precision = Precision::fp32);
+
+  int sample_rate() const;
+  int num_mels() const;
+  int hop_length() const;        // output samples per mel frame
+  std::string config_json() const;  // the config as parsed (JSON text)
+
+  // mel: (B, num_mels, frames) f32, finite → (B, 1, frames · hop_length) f32, as BigVGAN.forward.
+  Tensor vocode(const Tensor& mel, const RunOptions& run = {}) const;
+  // wav: (T,) mono f32 at sample_rate() → log-mel (num_mels, ⌊T / hop⌋) f32, as meldataset.py.
+  Tensor mel_spectrogram(const Tensor& wav) const;
+
+  struct Impl;
+
+ private:
+  explicit BigVganVocoder(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace meshnn

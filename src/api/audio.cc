@@ -1,0 +1,248 @@
+// The public audio API (meshnn/audio.h) over the internal models: weights loaded once into a
+// RunnerPool, one runner per device thread per call, the mesh chosen and checked before any work.
+#include "meshnn/audio.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "api/runner_pool.h"
+#include "meshnn/core/cpu.h"
+#include "meshnn/io/safetensors.h"
+#include "meshnn/layers/time_shard.h"
+#include "models/bigvgan.h"
+#include "models/ltx_audio_decoder.h"
+#include "models/ltx_random.h"
+#include "io/json.h"
+
+namespace meshnn {
+namespace {
+
+// Mesh time axes: the non-trivial axes in row-major order.
+std::vector<int> time_axes(const Device& d) {
+  std::vector<int> axes;
+  for (int a = 0; a < 2; ++a)
+    if (d.axis_size(a) > 1) axes.push_back(a);
+  return axes;
+}
+
+// Can `frames` rows be split over `parts` devices with at least `min_rows` each and a real row
+// on the last one?
+bool splits(int64_t frames, int parts, int64_t min_rows) {
+  const int64_t rows = (frames + parts - 1) / parts;
+  return parts == 1 || (rows >= min_rows && (parts - 1) * rows < frames);
+}
+
+// "auto" on the local backend: one single-thread device per core along time, fewer when the
+// input is too short to split (measured on 2 cores: 1x2 with 1 thread each decodes ~1.3x faster
+// than 1x1 with 2 OpenMP threads, see docs/benchmarks.md).
+MeshConfig auto_mesh_for(int64_t frames, int64_t min_rows, int threads) {
+  MeshConfig mc;
+  int n = std::max(1, available_cores());
+  while (n > 1 && !splits(frames, n, min_rows)) --n;
+  mc.cols = n;
+  mc.threads_per_device = threads > 0 ? threads : (n > 1 ? 1 : 0);
+  return mc;
+}
+
+// The mesh a call runs on, validated against the input length before any work.
+MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows, const char* what) {
+  MESHNN_CHECK_AS(InvalidArgument, run.threads >= 0 && run.threads <= 4096,
+                  "threads per device must be in [0, 4096] (0 = cores / devices), got ", run.threads);
+  MeshConfig mc;
+  if (run.mesh == "auto") {
+    MESHNN_CHECK_AS(InvalidArgument, run.backend == Backend::local,
+                    "mesh \"auto\" is for the local backend; with the mpi backend give the mesh "
+                    "(RxC = ranks)");
+    mc = auto_mesh_for(frames, min_rows, run.threads);
+  } else {
+    mc = parse_mesh(run.mesh);
+    mc.threads_per_device = run.threads;
+  }
+  mc.backend = run.backend;
+  const int parts = mc.rows * mc.cols;
+  MESHNN_CHECK_AS(InvalidArgument, splits(frames, parts, min_rows), "a ", what, " of ", frames,
+                  " frames cannot be split over ", parts, " devices (each needs at least ", min_rows,
+                  " frames and the last one a real frame); use a smaller mesh");
+  return mc;
+}
+
+// Runs `step(runner, shard, report)` on every device of the mesh with a runner from `pool`;
+// returns device 0's result (every device returns the same gathered tensor).
+template <class Model, class Step>
+Tensor run_on_mesh(api::RunnerPool<Model>& pool, const MeshConfig& mc, const ProgressFn& progress,
+                   const Step& step) {
+  Tensor out;
+  std::mutex mu;
+  run_spmd(mc, [&](Device& d) {
+    auto runner = pool.take();
+    const std::vector<int> axes = time_axes(d);
+    const TimeShard ts = axes.empty() ? TimeShard() : TimeShard(d, axes);
+    const bool reports = d.rank() == 0;
+    const models::ProgressFn report = [&](int i, int n, const char* s) {
+      if (reports && progress) progress(i, n, s);
+    };
+    Tensor y = step(*runner, ts, report);
+    if (d.rank() == 0 || mc.backend == Backend::mpi) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!out.defined() || d.rank() == 0) out = y;
+    }
+  });
+  return out;
+}
+
+// (B, S, C) interleaved → (B, C, S) planar, as PyTorch audio models return waveforms.
+Tensor to_planar(const Tensor& x) {
+  const int64_t B = x.dim(0), S = x.dim(1), C = x.dim(2);
+  if (C == 1) return x.reshape({B, 1, S});
+  Tensor out = Tensor::empty({B, C, S});
+  const float* s = x.data<float>();
+  float* d = out.data<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < S; ++t)
+      for (int64_t c = 0; c < C; ++c) d[(b * C + c) * S + t] = s[(b * S + t) * C + c];
+  return out;
+}
+
+}  // namespace
+
+// ---- LtxAudioDecoder ------------------------------------------------------------------------
+
+struct LtxAudioDecoder::Impl {
+  api::RunnerPool<models::LtxAudioDecoder> pool;
+  int64_t parameters = 0;
+  Impl(std::unique_ptr<const models::LtxAudioDecoder> w, int64_t params)
+      : pool(std::move(w)), parameters(params) {}
+};
+
+LtxAudioDecoder::LtxAudioDecoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, Precision precision) {
+  const io::SafetensorsFile file = io::SafetensorsFile::open(path);
+  int64_t params = 0;
+  for (const std::string& k : file.keys())
+    if (k.rfind("audio_vae.", 0) == 0 || k.rfind("vocoder.", 0) == 0)
+      params += shape_numel(file.shape(k));
+  return LtxAudioDecoder(
+      std::make_shared<Impl>(models::LtxAudioDecoder::load(file, precision), params));
+}
+
+LtxAudioDecoder LtxAudioDecoder::random_ltx23(uint64_t seed, Precision precision) {
+  const models::LtxAudioConfig cfg =
+      models::parse_ltx_audio_config(models::ltx23_reference_config(), "LTX-2.3 reference config");
+  const std::map<std::string, Tensor> state = models::random_ltx_state(cfg, seed);
+  int64_t params = 0;
+  for (const auto& [k, t] : state) params += t.numel();
+  return LtxAudioDecoder(std::make_shared<Impl>(
+      std::make_unique<const models::LtxAudioDecoder>(cfg, state, precision), params));
+}
+
+int LtxAudioDecoder::sample_rate() const { return impl_->pool.weights().sample_rate(); }
+
+std::string LtxAudioDecoder::version() const {
+  return impl_->pool.weights().config().version == models::LtxAudioConfig::Version::ltx23
+             ? "ltx-2.3"
+             : "ltx-2";
+}
+
+int64_t LtxAudioDecoder::parameters() const { return impl_->parameters; }
+
+int64_t LtxAudioDecoder::output_samples(int64_t latent_frames) const {
+  return impl_->pool.weights().output_samples(latent_frames);
+}
+
+MeshConfig LtxAudioDecoder::auto_mesh(int64_t latent_frames, int threads) const {
+  return auto_mesh_for(latent_frames, models::LtxAudioDecoder::kMinFramesPerDevice, threads);
+}
+
+namespace {
+// Shape, dtype and finiteness of a latent before any work (the model checks again on its own).
+void check_latent_input(const Tensor& latent) {
+  MESHNN_CHECK_AS(ShapeError, latent.defined() && latent.dtype() == DType::f32,
+                  "latent: expected float32, got ",
+                  latent.defined() ? dtype_name(latent.dtype()) : "no tensor");
+  MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, "latent: expected (B, 8, T, 16), got ",
+                  shape_str(latent.shape()));
+}
+}  // namespace
+
+Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) const {
+  check_latent_input(latent);
+  const MeshConfig mc = resolve_mesh(run, latent.dim(2),
+                                     models::LtxAudioDecoder::kMinFramesPerDevice, "latent");
+  Tensor y = run_on_mesh(impl_->pool, mc, run.progress,
+                         [&](models::LtxAudioDecoder& m, const TimeShard& ts,
+                             const models::ProgressFn& report) {
+                           return m.decode(latent, ts, report);
+                         });
+  return to_planar(y);
+}
+
+Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk_frames,
+                                       const RunOptions& run) const {
+  check_latent_input(latent);
+  MESHNN_CHECK_AS(InvalidArgument, run.mesh == "auto" || run.mesh == "1x1",
+                  "chunked decode runs on one device: use mesh 1x1 (got ", run.mesh, ")");
+  MeshConfig mc;
+  mc.threads_per_device = run.threads;
+  auto runner = impl_->pool.take();
+  const models::ProgressFn report = [&](int i, int n, const char* s) {
+    if (run.progress) run.progress(i, n, s);
+  };
+  Tensor y;
+  run_spmd(mc, [&](Device&) { y = runner->decode_chunked(latent, chunk_frames, report); });
+  return to_planar(y);
+}
+
+// ---- BigVganVocoder -------------------------------------------------------------------------
+
+struct BigVganVocoder::Impl {
+  api::RunnerPool<models::BigVgan> pool;
+  std::string config_json;
+  Impl(std::unique_ptr<const models::BigVgan> w, std::string cfg)
+      : pool(std::move(w)), config_json(std::move(cfg)) {}
+};
+
+BigVganVocoder::BigVganVocoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+BigVganVocoder BigVganVocoder::load(const std::string& checkpoint, const std::string& config_path,
+                                    Precision precision) {
+  const io::SafetensorsFile file = io::SafetensorsFile::open(checkpoint);
+  std::string cfg_text;
+  if (!config_path.empty())
+    cfg_text = io::read_json_file(config_path).dump();
+  else if (auto it = file.metadata().find("config"); it != file.metadata().end())
+    cfg_text = it->second;
+  return BigVganVocoder(
+      std::make_shared<Impl>(models::BigVgan::load(file, config_path, precision), cfg_text));
+}
+
+int BigVganVocoder::sample_rate() const {
+  return impl_->pool.weights().config().generator.sampling_rate;
+}
+int BigVganVocoder::num_mels() const { return impl_->pool.weights().config().num_mels; }
+int BigVganVocoder::hop_length() const { return impl_->pool.weights().config().generator.hop(); }
+std::string BigVganVocoder::config_json() const { return impl_->config_json; }
+
+Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
+  MESHNN_CHECK_AS(ShapeError, mel.defined() && mel.dtype() == DType::f32,
+                  "mel: expected float32, got ", mel.defined() ? dtype_name(mel.dtype()) : "no tensor");
+  MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == num_mels() && mel.dim(2) >= 1,
+                  "mel: expected (B, ", num_mels(), ", frames), got ", shape_str(mel.shape()));
+  const MeshConfig mc =
+      resolve_mesh(run, mel.dim(2), models::BigVgan::kMinFramesPerDevice, "mel");
+  Tensor y = run_on_mesh(impl_->pool, mc, run.progress,
+                         [&](models::BigVgan& m, const TimeShard& ts,
+                             const models::ProgressFn& report) {
+                           Tensor w = m.vocode_mel(mel, ts);
+                           report(1, 1, "vocoder");
+                           return w;
+                         });
+  return to_planar(y);
+}
+
+Tensor BigVganVocoder::mel_spectrogram(const Tensor& wav) const {
+  return impl_->pool.weights().mel_of(wav);
+}
+
+}  // namespace meshnn
