@@ -203,7 +203,7 @@ LinearPrimitive::LinearPrimitive(const Tensor& weights, WeightLayout layout, con
   }
   m.weights = weights;
   if (precision == Precision::bf16) {
-    // Probe the native kernel once; AVX2 machines report unimplemented (cpp_style §2.4).
+    // Probe the native kernel once; AVX2 machines report unimplemented.
     if (cpu_features().avx512_bf16) {
       try {
         dnnl::memory::desc s({1, m.K}, dt::bf16, tag::ab), w({m.K, m.N}, dt::bf16, tag::any),

@@ -10,7 +10,7 @@ namespace meshnn::kernels {
 enum class FirImpl {
   fast,         // fused multiply-add accumulation, AVX2 when the CPU has it (dispatched)
   fast_scalar,  // the same accumulation order with std::fma, portable (the fast kernel's reference)
-  mac,          // exact multiply-then-add (AVX2 when available, else scalar) in tap order, zero taps skipped (the seed's `prefer_mac`
+  mac,          // exact multiply-then-add (AVX2 when available, else scalar) in tap order, zero taps skipped (the `prefer_mac` lever
                 // form); bit-identical on every ISA because nothing is contracted into an FMA
   mac_scalar,   // the mac form, scalar only (its reference)
 };

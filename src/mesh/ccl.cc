@@ -221,7 +221,7 @@ Tensor CclManager::pooled(const std::string& key, const Shape& shape, DType dtyp
   PoolEntry& e = pool_[key];
   Tensor& b = e.buf[e.next];
   // Allocation is local: peers only read buffers published at a later exchange (itself a
-  // barrier), so the seed's "barrier after allocating a persistent buffer" is implied.
+  // barrier), so a separate "barrier after allocating a persistent buffer" is not needed.
   if (!b.defined()) b = Tensor::empty(shape, dtype);
   Tensor out = b;
   e.next ^= 1;

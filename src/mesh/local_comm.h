@@ -1,7 +1,7 @@
 // Local backend: devices are threads of this process, collectives copy through shared memory.
 //
 // Synchronisation is a spin-then-sleep barrier with a generation counter per group (std::barrier
-// costs ~5 µs per phase here, collectives.md §9). Waiters watch the mesh's abort state: when one
+// costs ~5 µs per phase here). Waiters watch the mesh's abort state: when one
 // device fails (its function threw) or a wait exceeds the timeout, every waiting or later
 // collective throws CommError naming the failed device and its message.
 #pragma once

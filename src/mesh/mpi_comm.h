@@ -1,6 +1,5 @@
-// MPI backend: one process per device, MPI_Cart_create over the mesh and MPI_Cart_sub per axis
-// (collectives.md §7). The only file besides mpi_comm.cc that knows about MPI is none: callers
-// see the Communicator interface.
+// MPI backend: one process per device, MPI_Cart_create over the mesh and MPI_Cart_sub per axis.
+// Only mpi_comm.cc includes mpi.h: callers see the Communicator interface.
 #pragma once
 
 #include <memory>

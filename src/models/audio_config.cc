@@ -171,7 +171,7 @@ LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& whe
       "out_ch", "ch", "ch_mult", "num_res_blocks", "attn_resolutions", "dropout",
       "mid_block_add_attention", "norm_type", "causality_axis"};
   reject_unknown(dd, dd_known, vwhere);
-  // Refuse what this decoder does not implement (as the tt-metal adapter does).
+  // Refuse what this decoder does not implement, naming the field.
   require_eq(dd, "norm_type", "pixel", vwhere);
   require_eq(dd, "causality_axis", "height", vwhere);
   MESHNN_CHECK(get_or<bool>(dd, "mid_block_add_attention", false, vwhere) == false, vwhere,

@@ -342,7 +342,7 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
 
   // ---- state encoder -------------------------------------------------------------------------
   if (state.defined()) {
-    // Only row 0 of the seed's 32-row block is a state; rows 1 … 31 are tile padding whose
+    // Only row 0 of the 32-row block is a state; rows 1 … 31 are tile padding whose
     // output (relu(b1)·W2 + b2) nobody reads, so one row is computed.
     const Tensor row0 = srows.reshape({p.config.row_block, p.config.state.state_dim_pad})
                             .narrow(0, 0, 1);

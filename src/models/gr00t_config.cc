@@ -239,7 +239,7 @@ void Config::validate() const {
                ": diffusion_model_cfg num_layers / num_attention_heads / attention_head_dim must be "
                "positive");
   if (version != Version::n1_5) {
-    // AlternateVLDiT raises unless interleave_self_attention is true (reference §3.4).
+    // AlternateVLDiT raises unless interleave_self_attention is true.
     MESHNN_CHECK(dit.interleave_self_attention, vn,
                  ": AlternateVLDiT needs diffusion_model_cfg.interleave_self_attention = true");
     MESHNN_CHECK(dit.attend_text_every_n_blocks > 0, vn,

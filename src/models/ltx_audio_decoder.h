@@ -1,6 +1,6 @@
 // LTX-2.3 audio decode (and LTX-2's HiFi-GAN variant): latent → mel-VAE decoder (Stage A) →
-// vocoder (Stage B) → bandwidth extension (Stage C) → 48 kHz stereo. Spec:
-// ../shared/docs/reference/ltx2_audio_decode.md; PyTorch reference: tools/ltx_audio/model.py.
+// vocoder (Stage B) → bandwidth extension (Stage C) → 48 kHz stereo. docs/models.md describes the
+// chain; the PyTorch reference is tools/ltx_audio/model.py.
 //
 // Every stage runs time-sharded over a TimeShard (one device's even slice of the time axis, halos
 // from its neighbours); a default TimeShard is the unsharded path. Layouts are channels-last:

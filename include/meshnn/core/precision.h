@@ -1,4 +1,4 @@
-// Precision modes of every conv / matmul layer (the seed's split_mode over a bf16 datapath).
+// Precision modes of every conv / matmul layer (operand splitting over a bf16 datapath).
 #pragma once
 
 #include <string>

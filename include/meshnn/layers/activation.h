@@ -20,7 +20,7 @@ enum class SnakeKind { snake, snake_beta };
 
 // Runtime per-channel parameters: α and inv = 1/(β + 1e-9) (Snake: 1/(α + 1e-9)), both in f32 as
 // torch computes them, exponentiated first when log-scale. Padded to `channel_align` channels with
-// α = 0 and β = 1 (the seed's rule), so padded channels map x → x and stay zero if they were zero.
+// α = 0 and β = 1, so padded channels map x → x and stay zero if they were zero.
 struct SnakeParams {
   SnakeKind kind = SnakeKind::snake_beta;
   int64_t channels = 0;       // real channels

@@ -1,5 +1,4 @@
-// Channel tensor-parallel convolutions over one mesh axis (seed 000's AudioTCParallelConfig
-// channel half: column-parallel conv, input channels all-gathered, output channels sharded).
+// Channel tensor-parallel convolutions over one mesh axis (column-parallel conv, input channels all-gathered, output channels sharded).
 //
 // Device i of the channel axis group (n members, coordinate order) holds output channels
 // [i·C_out_pad/n, (i+1)·C_out_pad/n) of the weights and bias, sliced once at load from the full

@@ -1,6 +1,5 @@
-// Conv1d, Conv2d and ConvTranspose1d layers on channels-last activations (seed 000's
-// Conv1dViaConv3d / Conv2dViaConv3d / ConvTranspose1dViaConv3d, unsharded forms), all served by
-// one oneDNN convolution engine with weights packed once and one plan per input shape.
+// Conv1d, Conv2d and ConvTranspose1d layers on channels-last activations (unsharded forms; the
+// time-sharded forms are in time_shard.h), all served by one convolution engine with weights packed once and one plan per input shape.
 //
 // Activations: 1-D (B, T, C); 2-D (B, H, W, C) with H = time. f32 in, f32 out, in every precision
 // mode (the mode only changes how the products are formed; see docs/precision.md).
@@ -31,7 +30,7 @@ namespace dnnl_glue {
 class ConvEngine;
 }
 
-// Cache-key suffix for prepared weights (the seed's weights_variant): "" for the all-fast default
+// Cache-key suffix for prepared weights: "" for the all-fast default
 // (fp32, no tap_matmul), otherwise "_<precision>_tap<0|1>", e.g. "_bf16x3_tap1".
 std::string weights_variant(Precision precision, bool tap_matmul);
 

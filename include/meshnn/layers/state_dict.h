@@ -1,4 +1,4 @@
-// Checkpoint → layer weight mapping (the seed's `_prepare_torch_state`), one function per layer.
+// Checkpoint → layer weight mapping, one function per layer.
 //
 // Keys stay exactly as PyTorch wrote them. Every conv accepts, under its prefix:
 //   weight | conv.weight                                  (plain; conv.* is the CausalConv

@@ -1,4 +1,4 @@
-// Time-sharded execution of the audio layers (issue: seed 000's AudioTParallelConfig).
+// Time-sharded execution of the audio layers.
 //
 // A sequence of `real` rows is padded up to `padded = parts · S` rows and device i of the time
 // line holds rows [i·S, (i+1)·S) as a (B, S, …) tensor (time = dim 1). The padded tail rows hold
@@ -10,9 +10,9 @@
 // Halo rows come from the neighbours in time order: over one mesh axis through
 // CclManager::neighbor_pad; over both axes the mesh is one line of rows·cols devices in row-major
 // time order and halos come from an edge exchange (an all-gather of each device's edge rows), so an
-// interior device always receives rows from the devices that hold the adjacent time ranges. (The
-// seed's one-exchange-per-axis form would hand device (1, 0) rows from (0, 0), which does not hold
-// the preceding range.)
+// interior device always receives rows from the devices that hold the adjacent time ranges. (One
+// exchange per axis would hand device (1, 0) rows from (0, 0), which does not hold the preceding
+// range.)
 //
 // A default-constructed TimeShard is the unsharded 1×1 path: halos are local zero / replicate pads
 // and no communication code runs.

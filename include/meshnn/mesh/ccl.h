@@ -1,5 +1,5 @@
-// CclManager: the collectives that model code calls on a device of a mesh (seed 002 CCLManager,
-// re-built for CPUs). Semantics: docs/reference/collectives.md §2.
+// CclManager: the collectives that model code calls on a device of a mesh. Semantics and the
+// persistent ping-pong buffers: docs/mesh.md.
 //
 // Every op runs independently in each group along `axis` (0 or 1). A collective on an axis of
 // extent 1 is a no-op (all_gather / reduce_scatter return the input unchanged; neighbor_pad only
@@ -48,7 +48,7 @@ class CclManager {
   // device-index order, also for bf16 inputs), device i keeps chunk i along dim.
   Tensor reduce_scatter(const Tensor& t, int dim, int axis, bool persistent = false);
 
-  // Halo padding (collectives.md §2.4): equal to padding the global tensor (mode at the true ends
+  // Halo padding: equal to padding the global tensor (mode at the true ends
   // only, the group is a line, never a ring) and cutting each device's overlapping window.
   // dims: 1 or 2 entries with one pad_left / pad_right / axis each; 2-D pads dims[0] (H) first
   // and then dims[1] (W) over the H-padded tensor, so corners come from the diagonal neighbour.
@@ -61,7 +61,7 @@ class CclManager {
                       PadMode mode, const std::vector<int>& axes, int64_t t_front_pad = 0,
                       int64_t logical_h = 0, bool persistent = false);
 
-  // Halo-only exchange into a compact buffer (collectives.md §2.5), symmetric pads pH = pads[0],
+  // Halo-only exchange into a compact buffer, symmetric pads pH = pads[0],
   // pW = pads[1]. dims = {H} or {H, W = H + 1}; the last dim is the channel "stick" C and must
   // come after the padded dims. With outer = Π shape[0 … H−1] and Wd = Π shape[H+1 … rank−2]:
   //   [H-top | H-bot | W-left | W-right], sections stored as

@@ -1,4 +1,4 @@
-// GR00T VL adapter (the seed's VLAdapterTT + StateEncoderTT):
+// GR00T VL adapter and state encoder:
 //   features (1, 1, S_pad, D) in the slot layout
 //     → vlln (LayerNorm, eps 1e-5)                                       tap vlln_out
 //     → VL self-attention × n (N1.5 / N1.7; none in N1.6)               taps vlsa_block{i}_out,

@@ -1,9 +1,7 @@
 // GR00T N1.5 / N1.6 / N1.7 VL adapter: version configs, the static slot layout and the plan.
 //
-// Spec: docs/reference/gr00t_adapter.md (dims per version §1, key sets §3.4, hoist §3.5, state
-// encoder §3.6); behaviour and validation errors follow the tt-metal seed `adapter.py`
-// (AdapterPlan.build, rows_to_slots, slots_to_rows, state_rows_host, gather_index,
-// onehot_gather_matrix). Everything here is host-side and validated before any compute.
+// Dims per version, key sets, the hoist and the state encoder: docs/gr00t.md. Everything here is
+// host-side and validated before any compute.
 #pragma once
 
 #include <cstdint>
@@ -50,7 +48,7 @@ struct DitConfig {
   int64_t inner_dim() const { return n_heads * head_dim; }
   // Even block indices (odd ones are self-attention blocks when interleaving).
   std::vector<int> cross_block_indices() const;
-  // "all" | "text" | "image" for cross block i (§3.4: i % (2·n) == 0 → text, else image).
+  // "all" | "text" | "image" for cross block i (i % (2·n) == 0 → text, else image).
   std::string key_set(int block) const;
 };
 
@@ -68,10 +66,10 @@ struct Config {
   VlAdapterConfig vl;
   DitConfig dit;
   StateEncoderConfig state;
-  // Static-shape granule (the seed's 32-row tile): S_pad, L_pad and state_dim_pad are multiples.
+  // Static-shape granule (32 rows): S_pad, L_pad and state_dim_pad are multiples.
   int64_t row_block = 32;
 
-  // The released checkpoints' values (reference §1, §8: checkpoint values over code defaults).
+  // The released checkpoints' values (checkpoint values win over code defaults).
   static Config defaults(Version v);
   // Overrides `defaults(v)` with the fields present in an Isaac-GR00T style config (top level or
   // under "action_head_cfg"): backbone_embedding_dim, max_state_dim, hidden_size,
@@ -148,7 +146,7 @@ class SlotLayout {
 };
 
 // The state encoder's input block: state (1, 1, D) | (1, D) | (D) f32, D ≤ d_pad, all finite →
-// (1, 1, rows, d_pad) with row 0 = the state zero-padded, rows 1 … rows−1 zero (the seed's
+// (1, 1, rows, d_pad) with row 0 = the state zero-padded, rows 1 … rows−1 zero (a
 // 32-row block). InvalidArgument naming `state` otherwise.
 Tensor state_rows(const Tensor& state, int64_t d_pad, int64_t rows = 32);
 
@@ -164,8 +162,8 @@ struct AdapterOptions {
   GatherMode gather_mode = GatherMode::splice;
   // VL-SA projections and feed-forward: fp32 | bf16 (bf16 operands, f32 accumulation).
   Precision precision = Precision::fp32;
-  // The hoist projection vl_set·Wkv + bkv. fp32 is the seed's HiFi4 / fp32-acc choice
-  // (full-accuracy K/V, PCC ≥ 0.9999 gate); bf16 lowers it like the rest.
+  // The hoist projection vl_set·Wkv + bkv. fp32 keeps full-accuracy K/V
+  // (PCC ≥ 0.9999 gate); bf16 lowers it like the rest.
   Precision hoist_precision = Precision::fp32;
   // State encoder (the seed runs it at HiFi4 too).
   Precision state_precision = Precision::fp32;
