@@ -1,5 +1,7 @@
 # Installs the built project into a scratch prefix and builds examples/consumer against it with
-# find_package(meshnn), then runs the consumer. Invoked by CTest (install_consumer).
+# find_package(meshnn), then decodes a small random LTX-2.3 checkpoint with the consumer and with
+# the installed CLI and checks the two WAV files are byte-identical. Invoked by CTest
+# (install_consumer).
 set(prefix "${BIN}/consumer-test/prefix")
 set(cbuild "${BIN}/consumer-test/build")
 file(REMOVE_RECURSE "${BIN}/consumer-test")
@@ -16,8 +18,21 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build "${cbuild}" RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer build failed: ${rc}")
 endif()
-execute_process(COMMAND "${cbuild}/consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out)
-message(STATUS "consumer said: ${out}")
+set(ckpt "${SRC}/tests/fixtures/ltx23_small.safetensors")
+set(latent "${SRC}/tests/fixtures/ltx23_small_latent.npy")
+execute_process(COMMAND "${cbuild}/consumer" "${ckpt}" "${latent}" "${BIN}/consumer-test/consumer.wav"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message(STATUS "consumer said: ${out}${err}")
 if(rc)
   message(FATAL_ERROR "consumer run failed: ${rc}")
+endif()
+execute_process(COMMAND "${prefix}/bin/meshnn" audio-decode --checkpoint "${ckpt}" --latent "${latent}"
+                        --out "${BIN}/consumer-test/cli.wav" --quiet RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "CLI audio-decode failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${BIN}/consumer-test/consumer.wav"
+                        "${BIN}/consumer-test/cli.wav" RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "the consumer's WAV differs from the CLI's")
 endif()

@@ -1,18 +1,29 @@
-// A downstream project using the installed meshnn package: builds a tensor, splits it into bf16
-// hi/lo parts and checks the split is exact.
+// A downstream program using the installed meshnn package: decodes an LTX audio latent to a WAV.
+//   consumer CHECKPOINT.safetensors LATENT.npy OUT.wav
 #include <cstdio>
 
-#include "meshnn/core/bf16.h"
-#include "meshnn/core/tensor.h"
+#include "meshnn/meshnn.h"
 
-int main() {
-  meshnn::Tensor t({2, 3});
-  float* p = t.data<float>();
-  for (int i = 0; i < 6; ++i) p[i] = 0.1f * static_cast<float>(i + 1);
-  for (int i = 0; i < 6; ++i) {
-    const meshnn::SplitBf16 s = meshnn::split_bf16(p[i]);
-    if (s.hi + s.lo != p[i]) return 1;
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s CHECKPOINT.safetensors LATENT.npy OUT.wav\n", argv[0]);
+    return 2;
   }
-  std::printf("meshnn consumer ok: tensor %s\n", meshnn::shape_str(t.shape()).c_str());
+  try {
+    const auto decoder = meshnn::LtxAudioDecoder::load(argv[1]);  // weights loaded once
+    const meshnn::Tensor latent = meshnn::io::load_npy(argv[2]);    // (1, 8, T, 16) f32
+    const meshnn::Tensor wave = decoder.decode(latent);             // (1, 2, samples), mesh auto
+    // WAV rows are interleaved (samples, channels).
+    const int64_t n = wave.dim(2);
+    meshnn::Tensor rows({n, 2});
+    for (int64_t t = 0; t < n; ++t)
+      for (int c = 0; c < 2; ++c) rows.data<float>()[t * 2 + c] = wave.data<float>()[c * n + t];
+    meshnn::io::write_wav(argv[3], rows, decoder.sample_rate());
+    std::printf("wrote %s: %lld samples at %d Hz\n", argv[3], static_cast<long long>(n),
+                decoder.sample_rate());
+  } catch (const meshnn::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
   return 0;
 }

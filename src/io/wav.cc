@@ -124,6 +124,8 @@ void write_wav(const std::string& path, const Tensor& samples, int sample_rate, 
     if (!snd) throw BackendError(detail::concat(path, ": cannot write WAV: ", sf_strerror(nullptr)));
     // pcm16: clip out-of-range floats instead of letting them wrap around.
     sf_command(snd.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
+    // No PEAK chunk: it carries a timestamp, and equal samples should give equal files.
+    sf_command(snd.get(), SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
     const sf_count_t frames = samples.dim(0);
     if (sf_writef_float(snd.get(), x, frames) != frames)
       throw BackendError(detail::concat(path, ": WAV write failed: ", sf_strerror(snd.get())));
