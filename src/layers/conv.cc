@@ -17,11 +17,6 @@ using dnnl_glue::ConvKind;
 using dnnl_glue::ConvPads;
 using dnnl_glue::ConvSpec;
 
-std::string weights_variant(Precision precision, bool tap_matmul) {
-  if (precision == Precision::fp32 && !tap_matmul) return "";
-  return std::string("_") + precision_name(precision) + "_tap" + (tap_matmul ? "1" : "0");
-}
-
 // ---- ConvLayerBase -------------------------------------------------------------------------
 
 ConvLayerBase::ConvLayerBase(std::string name, int spatial, int64_t c_in, int64_t c_out,
@@ -48,10 +43,6 @@ ConvLayerBase::ConvLayerBase(const ConvLayerBase& o)
       engine_(o.engine_ ? o.engine_->fork() : nullptr) {}
 ConvLayerBase::ConvLayerBase(ConvLayerBase&&) noexcept = default;
 ConvLayerBase& ConvLayerBase::operator=(ConvLayerBase&&) noexcept = default;
-
-std::string ConvLayerBase::weights_variant() const {
-  return meshnn::weights_variant(precision_, tap_matmul_);
-}
 
 void ConvLayerBase::build(bool deconv, const std::array<int64_t, 2>& kernel,
                           const std::array<int64_t, 2>& stride,

@@ -277,13 +277,6 @@ TEST(ConvStateDict, MissingAndMisshapedKeysNameTheKey) {
   EXPECT_THROW(c.load(st, "a"), WeightError);
 }
 
-TEST(ConvWeightsVariant, Keys) {
-  EXPECT_EQ(weights_variant(Precision::fp32, false), "");
-  EXPECT_EQ(weights_variant(Precision::bf16x3, true), "_bf16x3_tap1");
-  EXPECT_EQ(weights_variant(Precision::bf16x2, false), "_bf16x2_tap0");
-  EXPECT_EQ(weights_variant(Precision::fp32, true), "_fp32_tap1");
-}
-
 // ---- bad input -----------------------------------------------------------------------------
 
 TEST(ConvBadInput, NamedErrors) {

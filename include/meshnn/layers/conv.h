@@ -30,10 +30,6 @@ namespace dnnl_glue {
 class ConvEngine;
 }
 
-// Cache-key suffix for prepared weights: "" for the all-fast default
-// (fp32, no tap_matmul), otherwise "_<precision>_tap<0|1>", e.g. "_bf16x3_tap1".
-std::string weights_variant(Precision precision, bool tap_matmul);
-
 struct Conv1dConfig {
   int64_t in_channels = 0;
   int64_t out_channels = 0;
@@ -86,8 +82,6 @@ class ConvLayerBase {
   const std::string& name() const { return name_; }
   Precision precision() const { return precision_; }
   bool loaded() const { return engine_ != nullptr; }
-  // Prepared-weight cache key suffix of this layer.
-  std::string weights_variant() const;
 
   // x: (B, T, C_in) [2-D: (B, H, W, C_in)] f32 → (B, T_out, C_out) [(B, H_out, W_out, C_out)].
   Tensor forward(const Tensor& x);
