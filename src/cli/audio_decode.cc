@@ -34,7 +34,9 @@ void run(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, a.chunk_frames == 0 || a.mesh == "auto" || a.mesh == "1x1",
                   "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
                   "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
+  const auto t_load = std::chrono::steady_clock::now();
   const LtxAudioDecoder decoder = LtxAudioDecoder::load(a.checkpoint, precision);
+  const double load_s = seconds_since(t_load);
   const bool writer = process_rank(run.backend) == 0;
   Progress progress(a.quiet || !writer);
   run.progress = progress.fn();
@@ -46,9 +48,9 @@ void run(const Args& a) {
     io::write_wav(a.out, interleave_for_wav(wave), decoder.sample_rate());
     const double audio_s = static_cast<double>(wave.dim(2)) / decoder.sample_rate();
     if (!a.quiet)
-      std::printf("wrote %s: %.2f s of %d Hz stereo; decode %.2f s (real-time factor %.3f), total "
-                  "%.2f s\n",
-                  a.out.c_str(), audio_s, decoder.sample_rate(), secs, secs / audio_s,
+      std::printf("wrote %s: %.2f s of %d Hz stereo; load %.2f s, decode %.2f s (real-time factor "
+                  "%.3f), total %.2f s\n",
+                  a.out.c_str(), audio_s, decoder.sample_rate(), load_s, secs, secs / audio_s,
                   seconds_since(t0));
   }
   if (run.backend == Backend::mpi) finalize_backends();

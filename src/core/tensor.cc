@@ -277,8 +277,10 @@ Tensor Tensor::to(DType dtype) const {
   if (dtype_ == DType::bf16 && dtype == DType::f32) {
     // Every checkpoint load takes this path (bf16 files, f32 layers): a bit shift per value, not
     // the generic per-element switch through double (same values: bf16 → f32 is exact).
+    // Parallel for large tensors: most of the cost is first-touch page faults on the output.
     const bf16* s = static_cast<const bf16*>(data_);
     float* d = static_cast<float*>(out.data_);
+#pragma omp parallel for schedule(static) if (n > (1 << 18))
     for (int64_t i = 0; i < n; ++i) d[i] = to_f32(s[i]);
     return out;
   }
