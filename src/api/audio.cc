@@ -10,6 +10,7 @@
 #include "meshnn/core/cpu.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
+#include "models/audio_description.h"
 #include "models/bigvgan.h"
 #include "models/ltx_audio_decoder.h"
 #include "models/ltx_random.h"
@@ -121,7 +122,7 @@ LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, Precision precisi
   const io::SafetensorsFile file = io::SafetensorsFile::open(path);
   int64_t params = 0;
   for (const std::string& k : file.keys())
-    if (k.rfind("audio_vae.", 0) == 0 || k.rfind("vocoder.", 0) == 0)
+    if (models::is_ltx_audio_key(k))
       params += shape_numel(file.shape(k));
   return LtxAudioDecoder(
       std::make_shared<Impl>(models::LtxAudioDecoder::load(file, precision), params));

@@ -90,6 +90,18 @@ void AntiAliasedActivation::set_parameters(const Tensor& alpha, const Tensor* be
   loaded_ = true;
 }
 
+std::map<std::string, Shape> AntiAliasedActivation::tensor_names(const std::string& prefix,
+                                                                 int64_t channels, SnakeKind kind,
+                                                                 bool with_filters) {
+  std::map<std::string, Shape> out{{prefix + "act.alpha", {channels}}};
+  if (kind == SnakeKind::snake_beta) out[prefix + "act.beta"] = {channels};
+  if (with_filters) {
+    out[prefix + "upsample.filter"] = {1, 1, 12};
+    out[prefix + "downsample.lowpass.filter"] = {1, 1, 12};
+  }
+  return out;
+}
+
 void AntiAliasedActivation::load_state_dict(const std::map<std::string, Tensor>& sd, const std::string& prefix) {
   const Tensor alpha = get_key(sd, prefix + "act.alpha");
   Tensor beta;

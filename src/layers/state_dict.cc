@@ -82,6 +82,14 @@ WeightLookup lookup_in(const std::map<std::string, Tensor>& state) {
   };
 }
 
+std::map<std::string, Shape> conv_tensor_names(const std::string& prefix, const Shape& weight_shape,
+                                               int64_t bias_channels, bool wrapped) {
+  const std::string base = join_key(prefix, wrapped ? "conv." : "");
+  std::map<std::string, Shape> out{{base + "weight", weight_shape}};
+  if (bias_channels > 0) out[base + "bias"] = Shape{bias_channels};
+  return out;
+}
+
 std::string join_key(const std::string& prefix, const std::string& name) {
   if (prefix.empty()) return name;
   if (prefix.back() == '.') return prefix + name;

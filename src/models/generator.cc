@@ -3,43 +3,10 @@
 #include <algorithm>
 
 #include "meshnn/core/profile.h"
+#include "models/audio_description.h"
 #include "ops/elementwise.h"
 
 namespace meshnn::models {
-namespace {
-
-std::string key(const std::string& prefix, const std::string& rest) { return prefix + rest; }
-
-// Conv1d "same" (dilated) with bias, as every resblock conv and conv_pre/conv_post are.
-Conv1d make_conv(const std::map<std::string, Tensor>& state, const std::string& k,
-                                  int64_t ci, int64_t co, int64_t ksize, int64_t dil, bool bias,
-                                  Precision precision) {
-  Conv1dConfig c;
-  c.in_channels = ci;
-  c.out_channels = co;
-  c.kernel_size = ksize;
-  c.dilation = dil;
-  c.bias = bias;
-  c.precision = precision;
-  Conv1d conv(c, k);
-  conv.load(state, k);
-  return conv;
-}
-
-layers::SnakeKind snake_kind(GeneratorConfig::Act a) {
-  return a == GeneratorConfig::Act::snake ? layers::SnakeKind::snake : layers::SnakeKind::snake_beta;
-}
-
-layers::AntiAliasedActivation make_act(const std::map<std::string, Tensor>& state,
-                                                        const std::string& prefix, int64_t ch,
-                                                        const GeneratorConfig& cfg,
-                                                        layers::SnakeKind kind) {
-  layers::AntiAliasedActivation a(prefix, ch, kind, cfg.snake_logscale);
-  a.load_state_dict(state, prefix);
-  return a;
-}
-
-}  // namespace
 
 Tensor Generator::Block::forward(const Tensor& x_in, const TimeShard& ts, int64_t real) {
   Tensor x = [&] {
@@ -70,60 +37,26 @@ Generator::Generator(const GeneratorConfig& cfg, const std::map<std::string, Ten
                      const std::string& prefix, Precision precision)
     : cfg_(cfg) {
   cfg_.validate(prefix);
-  const bool nvidia = cfg_.keys == GeneratorConfig::KeyStyle::nvidia;
-  const auto kind = snake_kind(cfg_.activation);
-  conv_pre_ = make_conv(state, key(prefix, "conv_pre"), cfg_.in_channels,
-                        cfg_.upsample_initial_channel, 7, 1, true, precision);
-  const int n_k = static_cast<int>(cfg_.resblock_kernel_sizes.size());
-  for (int i = 0; i < cfg_.num_stages(); ++i) {
-    ConvTranspose1dConfig c;
-    c.in_channels = cfg_.upsample_initial_channel >> i;
-    c.out_channels = cfg_.stage_channels(i);
-    c.kernel_size = cfg_.upsample_kernel_sizes[i];
-    c.stride = cfg_.upsample_rates[i];
-    c.precision = precision;
-    const std::string k = key(prefix, "ups." + std::to_string(i) + (nvidia ? ".0" : ""));
-    ConvTranspose1d up(c, k);
-    up.load(state, k);
-    ups_.push_back(std::move(up));
-    const int64_t ch = cfg_.stage_channels(i);
-    for (int j = 0; j < n_k; ++j) {
-      const int r = i * n_k + j;
-      const std::string rp = key(prefix, "resblocks." + std::to_string(r) + ".");
-      Block b;
-      b.type = cfg_.block;
-      b.slope = cfg_.lrelu_slope;
-      const int64_t ks = cfg_.resblock_kernel_sizes[j];
-      const auto& dils = cfg_.resblock_dilation_sizes[j];
-      for (size_t m = 0; m < dils.size(); ++m) {
-        const std::string ms = std::to_string(m);
-        if (cfg_.block == GeneratorConfig::Block::amp2) {
-          b.convs1.push_back(make_conv(state, rp + "convs." + ms, ch, ch, ks, dils[m], true, precision));
-          b.acts1.push_back(make_act(state, rp + "activations." + ms + ".", ch, cfg_, kind));
-          continue;
-        }
-        b.convs1.push_back(make_conv(state, rp + "convs1." + ms, ch, ch, ks, dils[m], true, precision));
-        b.convs2.push_back(make_conv(state, rp + "convs2." + ms, ch, ch, ks, 1, true, precision));
-        if (cfg_.block == GeneratorConfig::Block::amp1) {
-          // NVIDIA keeps one list and pairs activations[2m] (before convs1[m]) with
-          // activations[2m + 1] (before convs2[m]); ltx-core names them acts1[m] / acts2[m].
-          const std::string a1 = nvidia ? "activations." + std::to_string(2 * m) + "." : "acts1." + ms + ".";
-          const std::string a2 = nvidia ? "activations." + std::to_string(2 * m + 1) + "." : "acts2." + ms + ".";
-          b.acts1.push_back(make_act(state, rp + a1, ch, cfg_, kind));
-          b.acts2.push_back(make_act(state, rp + a2, ch, cfg_, kind));
-        }
-      }
-      blocks_.push_back(std::move(b));
+  blocks_.resize(cfg_.num_stages() * cfg_.resblock_kernel_sizes.size());
+  for (Block& b : blocks_) {
+    b.type = cfg_.block;
+    b.slope = cfg_.lrelu_slope;
+  }
+  // The layers come from the model's description, in its order (stage by stage, block by block).
+  using Role = LayerDesc::Role;
+  for (const LayerDesc& d : describe_generator(cfg_, prefix)) {
+    switch (d.role) {
+      case Role::conv_pre: conv_pre_ = build_conv1d(d, state, precision); break;
+      case Role::ups: ups_.push_back(build_conv_transpose1d(d, state, precision)); break;
+      case Role::convs1: blocks_[d.block].convs1.push_back(build_conv1d(d, state, precision)); break;
+      case Role::convs2: blocks_[d.block].convs2.push_back(build_conv1d(d, state, precision)); break;
+      case Role::acts1: blocks_[d.block].acts1.push_back(build_activation(d, state)); break;
+      case Role::acts2: blocks_[d.block].acts2.push_back(build_activation(d, state)); break;
+      case Role::act_post: act_post_ = build_activation(d, state); break;
+      case Role::conv_post: conv_post_ = build_conv1d(d, state, precision); break;
+      default: MESHNN_CHECK(false, "generator: unexpected layer '", d.key, "'");
     }
   }
-  const int64_t ch_last = cfg_.stage_channels(cfg_.num_stages() - 1);
-  if (cfg_.block != GeneratorConfig::Block::hifigan1) {
-    // ltx-core's act_post is always SnakeBeta in AMP mode; NVIDIA follows the config.
-    act_post_ = make_act(state, key(prefix, nvidia ? "activation_post." : "act_post."), ch_last, cfg_,
-                         nvidia ? kind : layers::SnakeKind::snake_beta);
-  }
-  conv_post_ = make_conv(state, key(prefix, "conv_post"), ch_last, cfg_.out_channels, 7, 1,
-                         cfg_.use_bias_at_final, precision);
 }
 
 Generator::~Generator() = default;
@@ -189,20 +122,7 @@ int64_t Generator::context_frames() const {
 }
 
 double Generator::flops(int64_t frames) const {
-  double f = 2.0 * cfg_.in_channels * cfg_.upsample_initial_channel * 7 * frames;
-  int64_t t = frames;
-  for (int i = 0; i < cfg_.num_stages(); ++i) {
-    const double ci = cfg_.upsample_initial_channel >> i, co = cfg_.stage_channels(i);
-    f += 2.0 * ci * co * cfg_.upsample_kernel_sizes[i] * t;
-    t *= cfg_.upsample_rates[i];
-    for (size_t j = 0; j < cfg_.resblock_kernel_sizes.size(); ++j) {
-      const double convs = static_cast<double>(cfg_.resblock_dilation_sizes[j].size()) *
-                           (cfg_.block == GeneratorConfig::Block::amp2 ? 1 : 2);
-      f += 2.0 * co * co * cfg_.resblock_kernel_sizes[j] * convs * static_cast<double>(t);
-    }
-  }
-  f += 2.0 * cfg_.stage_channels(cfg_.num_stages() - 1) * cfg_.out_channels * 7 * t;
-  return f;
+  return models::flops(describe_generator(cfg_, ""), frames);
 }
 
 }  // namespace meshnn::models

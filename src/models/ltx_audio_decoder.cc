@@ -8,38 +8,11 @@
 
 #include "io/json.h"
 #include "meshnn/ops/filter_design.h"
-#include "models/ltx_random.h"
+#include "models/audio_description.h"
 #include "ops/elementwise.h"
 
 namespace meshnn::models {
 namespace {
-
-const std::string kVae = "audio_vae.decoder.";
-const std::string kStats = "audio_vae.per_channel_statistics.";
-
-Tensor get(const std::map<std::string, Tensor>& state, const std::string& k, const Shape& shape) {
-  auto it = state.find(k);
-  if (it == state.end()) throw WeightError("missing checkpoint key '" + k + "'");
-  MESHNN_CHECK_AS(WeightError, it->second.shape() == shape, "checkpoint key '", k, "' has shape ",
-                  shape_str(it->second.shape()), ", expected ", shape_str(shape));
-  return it->second.dtype() == DType::f32 ? it->second : it->second.to(DType::f32);
-}
-
-// CausalConv2d (ltx-core): zero pad time (H) k − 1 at the top, mel (W) (k − 1)/2 | rest.
-Conv2d causal_conv2d(const std::map<std::string, Tensor>& state,
-                                      const std::string& prefix, int64_t ci, int64_t co, int64_t k,
-                                      Precision precision) {
-  Conv2dConfig c;
-  c.in_channels = ci;
-  c.out_channels = co;
-  c.kernel_size = {k, k};
-  c.padding_mode = "causal_height";
-  c.precision = precision;
-  Conv2d conv(c, prefix);
-  conv.load(state, prefix);  // accepts the wrapper's inner "conv.weight"
-  return conv;
-}
-
 
 }  // namespace
 
@@ -58,37 +31,38 @@ struct LtxAudioDecoder::MelVae {
 
   MelVae(const AudioVaeDecoderConfig& c, const std::map<std::string, Tensor>& state, Precision p)
       : cfg(c) {
-    const int64_t feats = static_cast<int64_t>(cfg.z_channels) * cfg.latent_mel_bins;
-    const Tensor sd = get(state, kStats + "std-of-means", {feats});
-    const Tensor mn = get(state, kStats + "mean-of-means", {feats});
-    stats_std.assign(sd.data<float>(), sd.data<float>() + feats);
-    stats_mean.assign(mn.data<float>(), mn.data<float>() + feats);
+    using Role = LayerDesc::Role;
     const int levels = static_cast<int>(cfg.ch_mult.size());
-    int64_t ch = static_cast<int64_t>(cfg.ch) * cfg.ch_mult.back();
-    conv_in = causal_conv2d(state, kVae + "conv_in", cfg.z_channels, ch, 3, p);
-    auto res = [&](const std::string& pre, int64_t ci, int64_t co) {
-      ResBlock b;
-      b.conv1 = causal_conv2d(state, pre + "conv1", ci, co, 3, p);
-      b.conv2 = causal_conv2d(state, pre + "conv2", co, co, 3, p);
-      if (ci != co) b.nin = causal_conv2d(state, pre + "nin_shortcut", ci, co, 1, p);
-      return b;
+    mid.resize(2);
+    up.resize(levels);
+    upsample_conv.resize(levels);
+    // Residual block `d.block` of run-order level `d.stage` (−1: the middle blocks).
+    auto block = [&](const LayerDesc& d) -> ResBlock& {
+      std::vector<ResBlock>& v = d.stage < 0 ? mid : up[d.stage];
+      if (static_cast<int>(v.size()) <= d.block) v.resize(d.block + 1);
+      return v[d.block];
     };
-    mid.push_back(res(kVae + "mid.block_1.", ch, ch));
-    mid.push_back(res(kVae + "mid.block_2.", ch, ch));
-    for (int level = levels - 1; level >= 0; --level) {
-      const int64_t co = static_cast<int64_t>(cfg.ch) * cfg.ch_mult[level];
-      std::vector<ResBlock> blocks;
-      for (int i = 0; i <= cfg.num_res_blocks; ++i) {
-        blocks.push_back(res(kVae + "up." + std::to_string(level) + ".block." + std::to_string(i) + ".", ch, co));
-        ch = co;
+    for (const LayerDesc& d : describe_mel_vae(cfg)) {
+      switch (d.role) {
+        case Role::stats_std: {
+          const Tensor t = tensor_of(d, state);
+          stats_std.assign(t.data<float>(), t.data<float>() + t.numel());
+          break;
+        }
+        case Role::stats_mean: {
+          const Tensor t = tensor_of(d, state);
+          stats_mean.assign(t.data<float>(), t.data<float>() + t.numel());
+          break;
+        }
+        case Role::conv_in: conv_in = build_causal_conv2d(d, state, p); break;
+        case Role::res_conv1: block(d).conv1 = build_causal_conv2d(d, state, p); break;
+        case Role::res_conv2: block(d).conv2 = build_causal_conv2d(d, state, p); break;
+        case Role::res_shortcut: block(d).nin = build_causal_conv2d(d, state, p); break;
+        case Role::upsample_conv: upsample_conv[d.stage] = build_causal_conv2d(d, state, p); break;
+        case Role::conv_out: conv_out = build_causal_conv2d(d, state, p); break;
+        default: MESHNN_CHECK(false, "mel-VAE: unexpected layer '", d.key, "'");
       }
-      up.push_back(std::move(blocks));
-      upsample_conv.emplace_back();
-      if (level != 0)
-        upsample_conv.back() =
-            causal_conv2d(state, kVae + "up." + std::to_string(level) + ".upsample.conv", ch, ch, 3, p);
     }
-    conv_out = causal_conv2d(state, kVae + "conv_out", ch, cfg.out_ch, 3, p);
   }
 
   // x: (B, S, W, C) → same; PixelNorm → SiLU → conv1 → PixelNorm → SiLU → conv2, + shortcut.
@@ -176,10 +150,12 @@ struct LtxAudioDecoder::Bwe {
   int ratio;
 
   Bwe(const BweConfig& c, const std::map<std::string, Tensor>& state, Precision p) : cfg(c) {
+    using Role = LayerDesc::Role;
     const int64_t bins = cfg.n_fft / 2 + 1;
+    const ModelDesc desc = describe_bwe(cfg);
     // The bases are stored (bf16-rounded from training) and used as stored, never recomputed.
-    Tensor fb = get(state, "vocoder.mel_stft.stft_fn.forward_basis", {2 * bins, 1, cfg.n_fft});
-    Tensor mb = get(state, "vocoder.mel_stft.mel_basis", {cfg.num_mels, bins});
+    const Tensor fb = tensor_of(*with_role(desc, Role::stft_basis).front(), state);
+    const Tensor mb = tensor_of(*with_role(desc, Role::mel_basis).front(), state);
     Conv1dConfig sc;
     sc.in_channels = 1;
     sc.out_channels = 2 * bins;
@@ -188,16 +164,16 @@ struct LtxAudioDecoder::Bwe {
     sc.padding = 0;  // the causal left pad comes from the halo
     sc.bias = false;
     sc.precision = Precision::fp32;  // fp32 required for Stage C
-    stft.emplace(sc, "vocoder.mel_stft.stft_fn");
+    stft.emplace(sc, "BWE STFT");
     stft->set_weights(fb, Tensor());
     Conv1dConfig mc;
     mc.in_channels = bins;
     mc.out_channels = cfg.num_mels;
     mc.kernel_size = 1;
     mc.bias = false;
-    mel.emplace(mc, "vocoder.mel_stft.mel_basis");
+    mel.emplace(mc, "BWE mel basis");
     mel->set_weights(mb.reshape({cfg.num_mels, bins, 1}), Tensor());
-    gen.emplace(cfg.generator, state, "vocoder.bwe_generator.", p);
+    gen.emplace(cfg.generator, state, bwe_generator_prefix(), p);
     ratio = cfg.output_sampling_rate / cfg.input_sampling_rate;
     hann = ops::hann_sinc_filter1d(ratio);
     geom = ops::hann_upsample_geometry(ratio);
@@ -267,7 +243,7 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
                                                     file.path());
   // Check every key up front so that a broken checkpoint is reported in full, not key by key.
   std::vector<std::string> problems;
-  for (const auto& [k, shape] : ltx_required_shapes(cfg)) {
+  for (const auto& [k, shape] : required_shapes(describe_ltx(cfg))) {
     if (!file.contains(k)) problems.push_back("missing '" + k + "' " + shape_str(shape));
     else if (file.shape(k) != shape)
       problems.push_back("'" + k + "' has shape " + shape_str(file.shape(k)) + ", expected " + shape_str(shape));
@@ -280,7 +256,7 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
   }
   std::map<std::string, Tensor> state;
   for (const std::string& k : file.keys())
-    if (k.rfind("audio_vae.", 0) == 0 || k.rfind("vocoder.", 0) == 0) state.emplace(k, file.get(k));
+    if (is_ltx_audio_key(k)) state.emplace(k, file.get(k));
   return std::make_unique<LtxAudioDecoder>(cfg, state, precision);
 }
 
@@ -288,9 +264,8 @@ LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::
                                  Precision precision)
     : cfg_(cfg) {
   vae_ = std::make_unique<MelVae>(cfg_.vae, state, precision);
-  // LTX-2.3 nests the main generator under vocoder.vocoder.; LTX-2 is flat under vocoder.
   const bool v23 = cfg_.version == LtxAudioConfig::Version::ltx23;
-  vocoder_ = std::make_unique<Generator>(cfg_.vocoder, state, v23 ? "vocoder.vocoder." : "vocoder.", precision);
+  vocoder_ = std::make_unique<Generator>(cfg_.vocoder, state, ltx_vocoder_prefix(cfg_), precision);
   if (v23) bwe_ = std::make_unique<Bwe>(cfg_.bwe, state, precision);
 }
 

@@ -14,8 +14,4 @@
 namespace meshnn::models {
 
 std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64_t seed);
-// Every key decode needs, with its shape (the same enumeration as random_ltx_state; optional
-// buffers — kaiser filters, the inverse STFT basis — left out). Used to list all missing keys at once.
-std::map<std::string, Shape> ltx_required_shapes(const LtxAudioConfig& cfg);
-
 }  // namespace meshnn::models

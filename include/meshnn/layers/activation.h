@@ -43,6 +43,10 @@ class AntiAliasedActivation {
   AntiAliasedActivation(std::string name, int64_t channels, SnakeKind kind, bool alpha_logscale,
                         int64_t channel_align = 1);
 
+  // The tensors under `prefix` (ending in '.'): act.alpha (C), act.beta (C) for SnakeBeta, and
+  // when `with_filters` the two (1, 1, 12) kaiser filters (optional: computed when absent).
+  static std::map<std::string, Shape> tensor_names(const std::string& prefix, int64_t channels,
+                                                   SnakeKind kind, bool with_filters);
   // Loads `prefix` + "act.alpha" (+ "act.beta" for SnakeBeta) and, when present, the two filter
   // buffers. Missing / misshaped keys → WeightError naming the key.
   void load_state_dict(const std::map<std::string, Tensor>& sd, const std::string& prefix);

@@ -30,6 +30,12 @@ std::string join_key(const std::string& prefix, const std::string& name);
 // INPUT channel. `key` names v in errors.
 Tensor fold_weight_norm(const Tensor& g, const Tensor& v, const std::string& key);
 
+// The tensors a conv layer reads under `prefix`, by their first accepted spelling (plain
+// weight / bias, or conv.weight / conv.bias for the CausalConv wrappers when `wrapped`) → shape.
+// bias_channels: C_out, or 0 for a layer without bias.
+std::map<std::string, Shape> conv_tensor_names(const std::string& prefix, const Shape& weight_shape,
+                                               int64_t bias_channels, bool wrapped = false);
+
 struct ConvWeights {
   Tensor weight;  // f32, PyTorch layout
   Tensor bias;    // f32 (C_out), undefined when the layer has no bias
