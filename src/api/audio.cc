@@ -236,7 +236,7 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
                          [&](models::BigVgan& m, const TimeShard& ts,
                              const models::ProgressFn& report) {
                            Tensor w = m.vocode_mel(mel, ts);
-                           report(1, 1, "vocoder");
+                           report(1, 1, "neural vocoder");
                            return w;
                          });
   return to_planar(y);

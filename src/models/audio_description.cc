@@ -215,6 +215,18 @@ ModelDesc describe_bwe(const BweConfig& b) {
   return out;
 }
 
+std::string nvidia_generator_prefix(const std::map<std::string, Tensor>& state,
+                                    const GeneratorConfig& cfg) {
+  // Any accepted spelling of conv_pre's weight (plain, weight norm, parametrised) has a key that
+  // starts with "<prefix>conv_pre.".
+  auto has_layer = [&](const std::string& prefix) {
+    const std::string first = describe_generator(cfg, prefix).front().key + ".";
+    auto it = state.lower_bound(first);
+    return it != state.end() && it->first.rfind(first, 0) == 0;
+  };
+  return !has_layer("") && has_layer("generator.") ? "generator." : "";
+}
+
 std::string bwe_generator_prefix() { return "vocoder.bwe_generator."; }
 
 bool is_ltx_audio_key(const std::string& key) {

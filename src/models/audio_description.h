@@ -74,6 +74,10 @@ ModelDesc describe_ltx(const LtxAudioConfig& cfg);
 // The main vocoder's prefix in an LTX checkpoint.
 std::string ltx_vocoder_prefix(const LtxAudioConfig& cfg);
 
+// The prefix of an NVIDIA BigVGAN generator's keys in `state`: "" or "generator." (checkpoints saved
+// as {"generator": state_dict} and flattened), found by where its first layer is.
+std::string nvidia_generator_prefix(const std::map<std::string, Tensor>& state,
+                                    const GeneratorConfig& cfg);
 // The BWE generator's prefix in an LTX-2.3 checkpoint.
 std::string bwe_generator_prefix();
 // True for the keys of an LTX checkpoint's audio modules (the rest of a combined file, e.g. the

@@ -3,16 +3,14 @@
 #include <cmath>
 
 #include "io/json.h"
+#include "models/audio_description.h"
 
 namespace meshnn::models {
 
 BigVgan::BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state, Precision precision)
     : cfg_(config) {
-  // Checkpoints saved as {"generator": state_dict} and flattened keep a "generator." prefix.
-  const bool prefixed = !state.count("conv_pre.weight") && !state.count("conv_pre.weight_v") &&
-                        !state.count("conv_pre.parametrizations.weight.original1") &&
-                        (state.count("generator.conv_pre.weight") || state.count("generator.conv_pre.weight_v"));
-  gen_ = std::make_unique<Generator>(cfg_.generator, state, prefixed ? "generator." : "", precision);
+  gen_ = std::make_unique<Generator>(cfg_.generator, state, nvidia_generator_prefix(state, cfg_.generator),
+                                     precision);
 }
 
 std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file, const std::string& config_path,

@@ -357,7 +357,7 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts, const 
   if (progress) progress(1, total, "mel-VAE decoder");
   Tensor wav = stage_b(pack_mel(mel), ts, M);
   int64_t L = M * cfg_.vocoder.hop();
-  if (progress) progress(2, total, "vocoder");
+  if (progress) progress(2, total, "neural vocoder");
   if (bwe_) {
     wav = bwe_->forward(wav, ts, L).out;
     L *= cfg_.bwe.output_sampling_rate / cfg_.bwe.input_sampling_rate;

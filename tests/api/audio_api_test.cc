@@ -62,7 +62,7 @@ TEST(AudioApi, ProgressReportsEveryStage) {
     seen.push_back(what);
   };
   dec.decode(test::random_normal({1, 8, 6, 16}, 104), run);
-  EXPECT_EQ(seen, (std::vector<std::string>{"mel-VAE decoder", "vocoder", "bandwidth extension"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"mel-VAE decoder", "neural vocoder", "bandwidth extension"}));
 }
 
 TEST(AudioApi, RejectsBadInputBeforeWork) {
