@@ -1,4 +1,4 @@
-#include "meshnn/layers/channel_parallel.h"
+#include "layers/channel_parallel.h"
 
 #include <algorithm>
 

@@ -143,13 +143,17 @@ Tensor TimeShard::last_real_row(const Tensor& x, int64_t real) const {
   return rows(all, (real - 1) / s, 1);
 }
 
+// On one device the whole sequence is here (S = real): the layer pads it itself (oneDNN and the
+// direct kernel take the pads as implicit zero rows), so no padded copy of the input is made.
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
   ProfileScope prof("conv1d");
+  if (!ts.sharded() && x.dim(1) == real) return conv.forward(x);
   return conv.forward_padded(zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right()));
 }
 
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
   ProfileScope prof("conv2d");
+  if (!ts.sharded() && x.dim(1) == real) return conv.forward(x);
   return conv.forward_padded(zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right()));
 }
 

@@ -1,7 +1,7 @@
 // Column-parallel convs (channel tensor-parallel) equal the unsharded layers on local meshes,
 // including channel counts that do not divide by the axis size, a chain that keeps activations
 // channel-sharded, and channels × time on a 2×2 mesh.
-#include "meshnn/layers/channel_parallel.h"
+#include "layers/channel_parallel.h"
 
 #include <gtest/gtest.h>
 
