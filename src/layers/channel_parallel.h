@@ -1,7 +1,7 @@
 // Channel tensor-parallel convolutions over one mesh axis (column-parallel conv, input channels
-// all-gathered, output channels sharded). Internal: no model uses it yet (the audio models split
-// time, which measured faster on this machine kind: docs/benchmarks.md); kept with its tests for
-// the BWE generator's channel split on meshes wider than the time axis can use.
+// all-gathered, output channels sharded). Internal: no model uses it (the audio models split time
+// over the mesh; a channel split's gain has not been measured); kept with its tests for a BWE
+// generator channel split on meshes wider than the time axis can use.
 //
 // Device i of the channel axis group (n members, coordinate order) holds output channels
 // [i·C_out_pad/n, (i+1)·C_out_pad/n) of the weights and bias, sliced once at load from the full
