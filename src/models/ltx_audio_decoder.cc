@@ -255,27 +255,19 @@ struct LtxAudioDecoder::Bwe {
 // ---- the whole chain ------------------------------------------------------------------------------
 
 std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile& file,
-                                                       Precision precision) {
+                                                       Precision precision,
+                                                       const CheckpointCheckOptions& check) {
   const auto& meta = file.metadata();
   auto it = meta.find("config");
   if (it == meta.end())
     throw WeightError("checkpoint '" + file.path() +
                       "' has no 'config' entry in its safetensors metadata (LTX checkpoints carry one)");
-  const LtxAudioConfig cfg = parse_ltx_audio_config(io::parse_json(it->second, file.path() + " config"),
-                                                    file.path());
+  const LtxAudioConfig cfg = parse_ltx_audio_config(
+      io::parse_config_json(it->second, file.path() + " config"), file.path());
   // Check every key up front so that a broken checkpoint is reported in full, not key by key.
-  std::vector<std::string> problems;
-  for (const auto& [k, shape] : ltx_required_shapes(cfg)) {
-    if (!file.contains(k)) problems.push_back("missing '" + k + "' " + shape_str(shape));
-    else if (file.shape(k) != shape)
-      problems.push_back("'" + k + "' has shape " + shape_str(file.shape(k)) + ", expected " + shape_str(shape));
-  }
-  if (!problems.empty()) {
-    std::string msg = file.path() + ": " + std::to_string(problems.size()) + " checkpoint key problem(s) for this config:";
-    for (size_t i = 0; i < problems.size() && i < 25; ++i) msg += "\n  " + problems[i];
-    if (problems.size() > 25) msg += "\n  … and " + std::to_string(problems.size() - 25) + " more";
-    throw WeightError(msg);
-  }
+  std::map<std::string, Shape> shapes;
+  for (const std::string& k : file.keys()) shapes.emplace(k, file.shape(k));
+  require_ltx_checkpoint(cfg, shapes, check, file.path());
   std::map<std::string, Tensor> state;
   for (const std::string& k : file.keys())
     if (k.rfind("audio_vae.", 0) == 0 || k.rfind("vocoder.", 0) == 0) state.emplace(k, file.get(k));

@@ -17,6 +17,7 @@
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
 #include "models/audio_config.h"
+#include "models/checkpoint_check.h"
 #include "models/generator.h"
 
 namespace meshnn::models {
@@ -27,9 +28,11 @@ using ProgressFn = std::function<void(int, int, const char*)>;
 class LtxAudioDecoder {
  public:
   // Reads the config from the checkpoint's `config` metadata (the config wins over defaults; the
-  // version is chosen by the presence of config.vocoder.bwe) and loads every weight. Missing keys
-  // are listed together in one WeightError.
-  static std::unique_ptr<LtxAudioDecoder> load(const io::SafetensorsFile& file, Precision precision);
+  // version is chosen by the presence of config.vocoder.bwe) and loads every weight. Missing keys,
+  // wrong shapes and unused audio tensors (models/checkpoint_check.h) are listed together in one
+  // WeightError before any weight is read.
+  static std::unique_ptr<LtxAudioDecoder> load(const io::SafetensorsFile& file, Precision precision,
+                                               const CheckpointCheckOptions& check = {});
   LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::string, Tensor>& state,
                   Precision precision);
   ~LtxAudioDecoder();

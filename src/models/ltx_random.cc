@@ -194,6 +194,12 @@ std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64
   return f.fill();
 }
 
+std::map<std::string, Shape> ltx_known_shapes(const LtxAudioConfig& cfg) {
+  Filler f(0);
+  describe_ltx_state(cfg, f);
+  return f.shapes();
+}
+
 std::map<std::string, Shape> ltx_required_shapes(const LtxAudioConfig& cfg) {
   Filler f(0);
   describe_ltx_state(cfg, f);

@@ -17,5 +17,8 @@ std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64
 // Every key decode needs, with its shape (the same enumeration as random_ltx_state; optional
 // buffers — kaiser filters, the inverse STFT basis — left out). Used to list all missing keys at once.
 std::map<std::string, Shape> ltx_required_shapes(const LtxAudioConfig& cfg);
+// Every key a real checkpoint of this config holds under the decoder's prefixes: the required ones
+// plus the optional buffers (kaiser filters, the inverse STFT basis).
+std::map<std::string, Shape> ltx_known_shapes(const LtxAudioConfig& cfg);
 
 }  // namespace meshnn::models
