@@ -4,9 +4,12 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/preflight.h"
 #include "mesh/mpi_comm.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/wav.h"
 
@@ -17,7 +20,8 @@ struct Args {
   std::string checkpoint, latent, out, mesh = "auto", backend = "local", precision = "fp32";
   int threads = 0;
   int64_t chunk_frames = 0;
-  bool quiet = false;
+  bool chunk_given = false;  // --chunk-frames on the command line (else the memory rule decides)
+  bool allow_unused = false, quiet = false;
 };
 
 // --mesh auto on the local backend: one single-thread device per core along time (measured on
@@ -41,33 +45,35 @@ MeshConfig auto_mesh(int64_t latent_frames, bool chunked, int threads) {
 }
 
 void run(const Args& a) {
+  check_thread_count(a.threads, "--threads");
+  io::check_output_path(a.out, {a.checkpoint, a.latent});
   const Precision precision = parse_precision(a.precision);
   const Backend backend = parse_backend(a.backend);
   MESHNN_CHECK(a.mesh != "auto" || backend == Backend::local,
                "--mesh auto is for the local backend; with --backend mpi give the mesh (RxC = ranks)");
   const io::SafetensorsFile file = io::SafetensorsFile::open(a.checkpoint);
-  Tensor latent = io::load_npy(a.latent);
-  MESHNN_CHECK_AS(ShapeError, latent.dtype() == DType::f32 || latent.dtype() == DType::f64,
-                  a.latent, ": latent must be float32 or float64, got ", dtype_name(latent.dtype()));
-  if (latent.dtype() != DType::f32) latent = latent.to(DType::f32);
-  if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
+  const Tensor latent = models::prepare_ltx_latent(io::load_npy(a.latent), a.latent);
+  const int64_t chunk_frames =
+      choose_chunk_frames(a.chunk_given, a.chunk_frames, latent.dim(2), a.mesh, a.quiet);
   MeshConfig mc;
   if (a.mesh == "auto") {
-    MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, a.latent, ": expected (1, 8, T, 16), got ",
-                    shape_str(latent.shape()));
-    mc = auto_mesh(latent.dim(2), a.chunk_frames > 0, a.threads);
+    mc = auto_mesh(latent.dim(2), chunk_frames > 0, a.threads);
   } else {
     mc = parse_mesh(a.mesh);
     mc.threads_per_device = a.threads;
   }
   mc.backend = backend;
-  MESHNN_CHECK_AS(InvalidArgument, a.chunk_frames == 0 || mc.rows * mc.cols == 1,
-                  "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
-                  "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
+  models::LtxAudioDecoder::check_mesh_fits(latent.dim(2), mc.rows * mc.cols);
+  models::CheckpointCheckOptions check;
+  check.allow_unused_audio_tensors = a.allow_unused;
+  MESHNN_CHECK_AS(
+      InvalidArgument, chunk_frames == 0 || mc.rows * mc.cols == 1,
+      "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
+      "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
   const auto t0 = std::chrono::steady_clock::now();
   DecodeResult r = decode_on_mesh(
-      mc, [&] { return models::LtxAudioDecoder::load(file, precision); }, latent, a.quiet,
-      a.chunk_frames);
+      mc, [&] { return models::LtxAudioDecoder::load(file, precision, check); }, latent, a.quiet,
+      chunk_frames);
   if (r.is_writer) {
     MESHNN_CHECK_AS(ShapeError, r.wave.dim(0) == 1, "batch of ", r.wave.dim(0),
                     " latents: write one WAV per latent (batch 1 expected)");
@@ -95,9 +101,15 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
   cmd->add_option("--chunk-frames", args->chunk_frames,
                   "decode in chunks of N latent frames (25 per second) with exact context: memory "
-                  "bounded by N, output equal to one shot; about 1.2 s of context is recomputed per "
-                  "chunk, so N >= 50 keeps the extra compute under ~1.6x; 1x1 mesh only; 0 = one shot")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+                  "bounded by N, output within 1.25e-6 (max |diff|, measured) of one shot, f32 "
+                  "rounding; about 1.2 s of context is recomputed per chunk, so N >= 50 keeps the "
+                  "extra compute under ~1.6x; 1x1 mesh only; 0 = one shot. Default: one shot up to "
+                  "250 frames (10 s), chunks of 125 above (with --mesh auto or 1x1)")
+      ->check(CLI::NonNegativeNumber)
+      ->each([args](const std::string&) { args->chunk_given = true; });
+  cmd->add_flag("--allow-unused-tensors", args->allow_unused,
+                "accept tensors under audio_vae. / vocoder. that no layer uses (a warning instead "
+                "of an error)");
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->callback([args] { run(*args); });
 });

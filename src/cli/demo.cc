@@ -8,7 +8,9 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/preflight.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
 #include "models/ltx_random.h"
 
@@ -23,7 +25,8 @@ struct Args {
 };
 
 void run(const Args& a) {
-  MESHNN_CHECK(a.seconds > 0 && a.seconds <= 60, "--seconds must be in (0, 60]");
+  const int64_t T = demo_latent_frames(a.seconds, a.mesh);
+  io::check_output_path(a.out, {});
   const models::LtxAudioConfig cfg =
       models::parse_ltx_audio_config(models::ltx23_reference_config(), "LTX-2.3 reference config");
   std::printf("meshnn demo — LTX-2.3 audio decode (mel-VAE → BigVGAN v2 → BWE), random weights seed %llu\n",
@@ -33,10 +36,8 @@ void run(const Args& a) {
   const std::map<std::string, Tensor> state = models::random_ltx_state(cfg, a.seed);
   size_t params = 0;
   for (const auto& [k, t] : state) params += static_cast<size_t>(t.numel());
-  std::printf("checkpoint: %zu tensors, %.1f M parameters, built in %.1f s\n", state.size(), params / 1e6,
-              seconds_since(t0));
-  // Latent frames for the requested duration: round(seconds · 25) (Python's round-half-even).
-  const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
+  std::printf("checkpoint: %zu tensors, %.1f M parameters, built in %.1f s\n", state.size(),
+              params / 1e6, seconds_since(t0));
   Tensor latent({1, 8, T, 16});
   {
     std::mt19937_64 rng(a.seed + 1);

@@ -4,7 +4,9 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/wav.h"
 #include "models/bigvgan.h"
@@ -19,6 +21,7 @@ struct Args {
 
 void run(const Args& a) {
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
+  io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.wav});
   const io::SafetensorsFile file = io::SafetensorsFile::open(a.checkpoint);
   auto model = models::BigVgan::load(file, a.config, parse_precision(a.precision));
   const int sr = model->config().generator.sampling_rate;
@@ -32,8 +35,7 @@ void run(const Args& a) {
     Tensor m = model->mel_of(w.samples.reshape({w.samples.dim(0)}));
     mel = m.reshape({1, m.dim(0), m.dim(1)});
   } else {
-    mel = io::load_npy(a.mel);
-    if (mel.dtype() != DType::f32) mel = mel.to(DType::f32);
+    mel = float_input(io::load_npy(a.mel), a.mel);  // the same dtype rule as audio-decode
     if (mel.rank() == 2) mel = mel.reshape({1, mel.dim(0), mel.dim(1)});
   }
   const auto t0 = std::chrono::steady_clock::now();

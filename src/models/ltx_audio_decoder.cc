@@ -6,6 +6,7 @@
 #include <set>
 
 #include "io/json.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/ops/filter_design.h"
 #include "models/ltx_random.h"
 #include "ops/elementwise.h"
@@ -328,6 +329,39 @@ Tensor LtxAudioDecoder::stage_b(const Tensor& mel_packed, const TimeShard& ts, i
 LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const TimeShard& ts, int64_t real) {
   MESHNN_CHECK(bwe_ != nullptr, "stage C: this checkpoint (LTX-2) has no bandwidth extension");
   return bwe_->forward(wav16, ts, real);
+}
+
+bool LtxAudioDecoder::mesh_fits(int64_t T, int devices) {
+  if (devices <= 1) return true;
+  const int64_t rows = (T + devices - 1) / devices;
+  return rows >= kMinFramesPerDevice && (devices - 1) * rows < T;
+}
+
+void LtxAudioDecoder::check_mesh_fits(int64_t T, int devices) {
+  if (mesh_fits(T, devices)) return;
+  int best = devices;
+  while (best > 1 && !mesh_fits(T, best)) --best;
+  throw ShapeError(detail::concat("a latent of ", T, " frames cannot be split over ", devices,
+                                  " devices (each needs at least ", kMinFramesPerDevice,
+                                  " frames and the last one a real frame); at most ", best,
+                                  " device(s) fit"));
+}
+
+int64_t LtxAudioDecoder::auto_chunk_frames(int64_t T) {
+  return T > kAutoChunkAboveFrames ? kAutoChunkFrames : 0;
+}
+
+Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name) {
+  Tensor x = float_input(latent, name);
+  if (x.rank() == 3) x = x.reshape({1, x.dim(0), x.dim(1), x.dim(2)});
+  MESHNN_CHECK_AS(ShapeError, x.rank() == 4, name, ": expected (1, 8, T, 16) or (8, T, 16), got ",
+                  shape_str(latent.shape()));
+  MESHNN_CHECK_AS(ShapeError, x.dim(0) == 1, name, ": a batch of ", x.dim(0),
+                  " latents; decode one latent per output file (batch 1)");
+  MESHNN_CHECK_AS(ShapeError, x.dim(1) == 8 && x.dim(3) == 16 && x.dim(2) >= 1, name,
+                  ": expected (1, 8, T, 16), got ", shape_str(x.shape()));
+  check_finite(x, name);
+  return x;
 }
 
 void LtxAudioDecoder::check_latent(const Tensor& latent) const {
