@@ -186,6 +186,7 @@ class MpiCommunicator final : public Communicator {
             const Region& recv_next) override {
     std::vector<MPI_Request> req(4, MPI_REQUEST_NULL);
     std::vector<int> peer_of(4, -1);
+    std::vector<bool> recv_of(4, false);
     int nreq = 0;
     auto* base = static_cast<uint8_t*>(buf);
     std::vector<std::unique_ptr<RegionType>> types;
@@ -193,6 +194,7 @@ class MpiCommunicator final : public Communicator {
       if (r.empty()) return;
       types.push_back(std::make_unique<RegionType>(r));
       peer_of[nreq] = peer;
+      recv_of[nreq] = !send;
       if (send)
         check_mpi(MPI_Isend(base + r.offset, 1, types.back()->type, peer, tag, comm_, &req[nreq++]),
                   "MPI_Isend");
@@ -211,18 +213,20 @@ class MpiCommunicator final : public Communicator {
     }
     req.resize(nreq);
     peer_of.resize(nreq);
-    if (nreq > 0) {
-      const std::vector<int> silent = wait_requests(req, peer_of, timeout_);
-      if (!silent.empty()) fail(silent, "halo exchange");
-    }
+    recv_of.resize(nreq);
+    std::vector<int> silent;
+    if (nreq > 0 && !wait_requests(req, peer_of, recv_of, timeout_, silent))
+      fail(silent, "halo exchange");
   }
 
  private:
-  // Polls `reqs` until all complete or `timeout` seconds pass (0 = forever). Returns the group
-  // indices (peer_of) of the requests still pending at the deadline, empty when all completed.
-  // Pending requests are cancelled where MPI allows it and released (MPI_Request_free).
-  std::vector<int> wait_requests(std::vector<MPI_Request>& reqs, const std::vector<int>& peer_of,
-                                 double timeout) {
+  // Polls `reqs` until all complete (true) or `timeout` seconds pass (0 = forever; false). On a
+  // timeout `silent` gets the group indices (peer_of, −1 = unknown) of the requests still pending.
+  // Pending point-to-point requests are released (receives cancelled first); a pending collective
+  // request cannot be cancelled or freed (MPI forbids it) and is kept, never waited on again.
+  bool wait_requests(std::vector<MPI_Request>& reqs, const std::vector<int>& peer_of,
+                     const std::vector<bool>& is_recv, double timeout, std::vector<int>& silent,
+                     bool collective = false) {
     check_usable();
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
@@ -230,7 +234,7 @@ class MpiCommunicator final : public Communicator {
       int done = 0;
       check_mpi(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE),
                 "MPI_Testall");
-      if (done) return {};
+      if (done) return true;
       // Spin first (a peer is usually microseconds away), then back off so that a waiting rank
       // does not steal the core of an oversubscribed peer.
       if (polls > 20000)
@@ -238,18 +242,28 @@ class MpiCommunicator final : public Communicator {
       if (timeout > 0 && std::chrono::duration<double>(clock::now() - start).count() > timeout)
         break;
     }
-    std::vector<int> silent;
+    silent.clear();
+    // A process that was itself stopped past the deadline finds everything done on waking.
+    int all_done = 0;
+    MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &all_done, MPI_STATUSES_IGNORE);
+    if (all_done) return true;
     for (size_t i = 0; i < reqs.size(); ++i) {
+      // MPI_Testall completes nothing unless everything completed: test each one.
       int flag = 0;
       if (reqs[i] != MPI_REQUEST_NULL) MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
       if (reqs[i] == MPI_REQUEST_NULL) continue;
-      if (std::find(silent.begin(), silent.end(), peer_of[i]) == silent.end() && peer_of[i] >= 0)
+      if (peer_of[i] >= 0 && std::find(silent.begin(), silent.end(), peer_of[i]) == silent.end())
         silent.push_back(peer_of[i]);
-      MPI_Cancel(&reqs[i]);
+      if (collective) {
+        abandoned_.push_back(reqs[i]);
+        continue;
+      }
+      // A cancelled receive cannot land late in a buffer its caller has freed.
+      if (i < is_recv.size() && is_recv[i]) MPI_Cancel(&reqs[i]);
       MPI_Request_free(&reqs[i]);
     }
     std::sort(silent.begin(), silent.end());
-    return silent;
+    return false;
   }
 
   // Every member sends `mine` to every other member and receives theirs, point to point, so that
@@ -261,22 +275,25 @@ class MpiCommunicator final : public Communicator {
     (*all)[index_] = mine;
     std::vector<MPI_Request> reqs;
     std::vector<int> peer_of;
+    std::vector<bool> is_recv;
     for (int k = 0; k < size_; ++k) {
       if (k == index_) continue;
       reqs.emplace_back();
       peer_of.push_back(k);
+      is_recv.push_back(true);
       check_mpi(MPI_Irecv(&(*all)[k], sizeof(OpDesc), MPI_BYTE, k, tag, comm_, &reqs.back()),
                 "MPI_Irecv");
     }
     for (int k = 0; k < size_; ++k) {
       if (k == index_) continue;
       reqs.emplace_back();
-      peer_of.push_back(-1);  // a send waits on the receiver, but the receivers are named above
+      peer_of.push_back(k);  // a send pending this long: k never posted its receive
+      is_recv.push_back(false);
       check_mpi(MPI_Isend(send.get(), sizeof(OpDesc), MPI_BYTE, k, tag, comm_, &reqs.back()),
                 "MPI_Isend");
     }
-    const std::vector<int> silent = wait_requests(reqs, peer_of, timeout);
-    if (!silent.empty()) {
+    std::vector<int> silent;
+    if (!wait_requests(reqs, peer_of, is_recv, timeout, silent)) {
       orphans_.push_back(all);
       orphans_.push_back(send);
       fail(silent, what);
@@ -288,7 +305,8 @@ class MpiCommunicator final : public Communicator {
   // grace for members that reached the deadline a little later, and name those who do not answer.
   void wait_collective(MPI_Request& r, const char* what) {
     std::vector<MPI_Request> reqs{r};
-    if (wait_requests(reqs, {-1}, timeout_).empty()) return;
+    std::vector<int> unknown;
+    if (wait_requests(reqs, {-1}, {}, timeout_, unknown, true)) return;
     // The collective's buffers belong to the caller; after this the communicator is unusable
     // and the job is expected to end (the CLI aborts it).
     OpDesc probe;
@@ -330,6 +348,7 @@ class MpiCommunicator final : public Communicator {
   bool broken_ = false;
   std::vector<int> last_silent_;
   std::vector<std::shared_ptr<void>> orphans_;  // buffers of requests abandoned at a timeout
+  std::vector<MPI_Request> abandoned_;          // collective requests pending at a timeout
   std::vector<float> packed_, out_, recv_;  // reduce_scatter scratch, grown on demand
   int size_ = 0;
   int index_ = 0;
