@@ -189,11 +189,15 @@ void GeneratorConfig::validate(const std::string& where) const {
   MESHNN_CHECK(!upsample_rates.empty(), where, ": upsample_rates is empty");
   MESHNN_CHECK(upsample_rates.size() == upsample_kernel_sizes.size(), where,
                ": upsample_rates and upsample_kernel_sizes differ in length");
+  MESHNN_CHECK(resblock_kernel_sizes.size() <= 8, where, ": ", resblock_kernel_sizes.size(),
+               " resblock kernels (at most 8)");
+  for (const auto& d : resblock_dilation_sizes)
+    MESHNN_CHECK(d.size() <= 8, where, ": ", d.size(), " dilations in one resblock (at most 8)");
   MESHNN_CHECK(!resblock_kernel_sizes.empty() &&
                    resblock_kernel_sizes.size() == resblock_dilation_sizes.size(),
                where, ": resblock_kernel_sizes and resblock_dilation_sizes differ in length");
-  MESHNN_CHECK(upsample_rates.size() <= 16, where, ": ", upsample_rates.size(),
-               " upsample stages (at most 16)");
+  MESHNN_CHECK(upsample_rates.size() <= 12, where, ": ", upsample_rates.size(),
+               " upsample stages (at most 12)");
   MESHNN_CHECK(upsample_initial_channel >= 1 && upsample_initial_channel <= (1 << 20), where,
                ": upsample_initial_channel ", upsample_initial_channel, " must be in [1, 2^20]");
   for (size_t i = 0; i < upsample_rates.size(); ++i) {
@@ -329,7 +333,7 @@ LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& whe
   MESHNN_CHECK(c.vae.z_channels >= 1 && c.vae.out_ch >= 1 && c.vae.mel_bins >= 1, vwhere,
                ": z_channels, out_ch and mel_bins must be positive");
   MESHNN_CHECK(
-      c.vae.ch <= 4096 && levels <= 8 && c.vae.num_res_blocks <= 64 && c.vae.z_channels <= 4096,
+      c.vae.ch <= 4096 && levels <= 8 && c.vae.num_res_blocks <= 16 && c.vae.z_channels <= 4096,
       vwhere, ": ch, ch_mult, num_res_blocks or z_channels out of range");
   for (int m : c.vae.ch_mult)
     MESHNN_CHECK(m >= 1 && m <= 64, vwhere, ": ch_mult entries must be in [1, 64], got ", m);

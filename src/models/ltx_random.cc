@@ -15,13 +15,19 @@ namespace {
 // thread count.
 class Filler {
  public:
-  explicit Filler(uint64_t seed) : seed_(seed) {}
+  explicit Filler(uint64_t seed, bool shapes_only = false)
+      : seed_(seed), shapes_only_(shapes_only) {}
+  // Shape enumeration only (ltx_required_shapes / ltx_known_shapes): fixed tensors are not
+  // computed, which keeps checking a checkpoint against its config cheap.
+  bool shapes_only() const { return shapes_only_; }
+  void fixed_shape(const std::string& key, const Shape& s) { fixed_shapes_[key] = s; }
   void normal(const std::string& key, const Shape& s, double stddev) { specs_.push_back({key, s, 0, stddev}); }
   void uniform(const std::string& key, const Shape& s, double lo, double hi) { specs_.push_back({key, s, lo, hi, true}); }
   void constant(const std::string& key, const Shape& s, double v) { specs_.push_back({key, s, v, v, true}); }
   std::map<std::string, Shape> shapes() const {
     std::map<std::string, Shape> m;
     for (const auto& [k, t] : fixed_) m[k] = t.shape();
+    for (const auto& [k, sh] : fixed_shapes_) m[k] = sh;
     for (const Spec& sp : specs_) m[sp.key] = sp.shape;
     return m;
   }
@@ -72,6 +78,8 @@ class Filler {
     return z ^ (z >> 31);
   }
   uint64_t seed_;
+  bool shapes_only_ = false;
+  std::map<std::string, Shape> fixed_shapes_;
   std::vector<Spec> specs_;
   std::map<std::string, Tensor> fixed_;
 };
@@ -89,6 +97,11 @@ void conv2d(Filler& f, const std::string& k, int64_t ci, int64_t co, int64_t ks,
 // The two (1, 1, 12) kaiser buffers every Activation1d carries in the checkpoint, rounded to bf16
 // as in the real (bf16) LTX files.
 void act_filters(Filler& f, const std::string& prefix) {
+  if (f.shapes_only()) {
+    f.fixed_shape(prefix + "upsample.filter", {1, 1, 12});
+    f.fixed_shape(prefix + "downsample.lowpass.filter", {1, 1, 12});
+    return;
+  }
   const std::vector<float> taps = ops::kaiser_sinc_filter1d(0.25, 0.3, 12);
   Tensor t({1, 1, 12});
   for (int i = 0; i < 12; ++i) t.data<float>()[i] = round_to_bf16(taps[i]);
@@ -162,6 +175,12 @@ void describe_ltx_state(const LtxAudioConfig& cfg, Filler& f) {
     generator(f, cfg.vocoder, "vocoder.vocoder.", 0.08);
     generator(f, cfg.bwe.generator, "vocoder.bwe_generator.", 0.05);
     const int n = cfg.bwe.n_fft, bins = n / 2 + 1;
+    if (f.shapes_only()) {
+      f.fixed_shape("vocoder.mel_stft.stft_fn.forward_basis", {2 * bins, 1, n});
+      f.fixed_shape("vocoder.mel_stft.stft_fn.inverse_basis", {2 * bins, 1, n});
+      f.fixed_shape("vocoder.mel_stft.mel_basis", {cfg.bwe.num_mels, bins});
+      return;
+    }
     Tensor fb({2 * bins, 1, n});
     for (int k = 0; k < bins; ++k)
       for (int t = 0; t < n; ++t) {
@@ -195,13 +214,13 @@ std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64
 }
 
 std::map<std::string, Shape> ltx_known_shapes(const LtxAudioConfig& cfg) {
-  Filler f(0);
+  Filler f(0, true);
   describe_ltx_state(cfg, f);
   return f.shapes();
 }
 
 std::map<std::string, Shape> ltx_required_shapes(const LtxAudioConfig& cfg) {
-  Filler f(0);
+  Filler f(0, true);
   describe_ltx_state(cfg, f);
   std::map<std::string, Shape> out = f.shapes();
   // Decode computes these when absent (the kaiser taps) or never reads them (inverse basis).
