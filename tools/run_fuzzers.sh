@@ -6,7 +6,8 @@
 # With FUZZ_RUNS=N in the environment each target runs N executions instead (no time limit), e.g.
 #   FUZZ_RUNS=1000000 nice -n 19 tools/run_fuzzers.sh build-fuzz 0
 # FUZZ_TARGETS="a_fuzz b_fuzz" restricts the run to those targets; FUZZ_TIMEOUT=S changes the
-# per-input time limit (default 10 s; raise it for niced runs on a loaded machine).
+# per-input time limit (default 10 s; raise it for niced runs on a loaded machine); FUZZ_MAX_LEN=N
+# the input size limit (default 65536).
 set -uo pipefail
 if [ $# -ne 2 ]; then
   echo "usage: $0 BUILD_DIR SECONDS" >&2
@@ -56,7 +57,7 @@ for t in "${targets[@]}"; do
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$bin" "$corpus" "${limit[@]}" -print_final_stats=1 -timeout="${FUZZ_TIMEOUT:-10}" \
-      -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$artifacts/$t-" >"$log" 2>&1
+      -rss_limit_mb=2048 -max_len="${FUZZ_MAX_LEN:-65536}" -artifact_prefix="$artifacts/$t-" >"$log" 2>&1
   rc=$?
   execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
   if [ $rc -ne 0 ]; then
