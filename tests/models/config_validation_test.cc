@@ -7,6 +7,7 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
+#include "meshnn/models/gr00t_config.h"
 #include "models/audio_config.h"
 #include "models/checkpoint_check.h"
 #include "models/ltx_random.h"
@@ -182,3 +183,23 @@ TEST(CheckpointCheck, UnusedAudioTensorsAreAnErrorByDefault) {
 
 }  // namespace
 }  // namespace meshnn::models
+
+namespace meshnn::gr00t {
+namespace {
+
+// Found by gr00t_config_fuzz: a float where an integer belongs was cast (1e128 → undefined
+// behaviour, 64.5 → 64). Integer fields are strict now.
+TEST(Gr00tConfigValidation, IntegerFieldsAreStrict) {
+  for (const char* bad : {"{\"hidden_size\": 3.14e128}", "{\"hidden_size\": 64.5}",
+                          "{\"row_block\": \"64\"}", "{\"max_state_dim\": 99999999999999999999}"}) {
+    try {
+      Config::from_json(bad, Version::n1_5);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("config field"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshnn::gr00t
