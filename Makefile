@@ -57,9 +57,11 @@ $(FUZZ_BUILD)/build.ninja:
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DMESHNN_FUZZ=ON -DMESHNN_BUILD_TESTS=OFF -DMESHNN_BUILD_BENCH=OFF -DMESHNN_BUILD_CLI=OFF
 
-# libFuzzer on every parser, FUZZ_SECONDS each (default 60); corpora seeded from fuzz/corpus.
+# libFuzzer on every parser and config check, FUZZ_SECONDS each (default 60); corpora seeded from
+# fuzz/corpus. A run to a fixed execution count instead: FUZZ_RUNS=1000000 (see tools/run_fuzzers.sh).
 fuzz: deps $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target safetensors_fuzz npy_fuzz wav_fuzz
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target safetensors_fuzz npy_fuzz wav_fuzz \
+	  ltx_config_fuzz bigvgan_config_fuzz gr00t_config_fuzz ltx_checkpoint_fuzz
 	./tools/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 fuzz-smoke:

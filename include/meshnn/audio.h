@@ -43,8 +43,11 @@ struct RunOptions {
 // 24 kHz) audio decode. The version comes from the checkpoint's `config` metadata.
 class LtxAudioDecoder {
  public:
-  // path: safetensors with ltx-core's key names and the `config` metadata entry.
-  static LtxAudioDecoder load(const std::string& path, Precision precision = Precision::fp32);
+  // path: safetensors with ltx-core's key names and the `config` metadata entry. Tensors under
+  // the audio prefixes that no layer uses are an error unless allow_unused_tensors (then a
+  // warning); other models' tensors in a combined file are always fine.
+  static LtxAudioDecoder load(const std::string& path, Precision precision = Precision::fp32,
+                              bool allow_unused_tensors = false);
   // A seeded random LTX-2.3 checkpoint at the real architecture (demo, tests, benchmarks).
   static LtxAudioDecoder random_ltx23(uint64_t seed, Precision precision = Precision::fp32);
 
@@ -54,7 +57,17 @@ class LtxAudioDecoder {
   // Output samples per channel for a latent of `latent_frames` frames.
   int64_t output_samples(int64_t latent_frames) const;
   // Mesh "auto" resolves to this for a latent of `latent_frames` frames (see RunOptions).
-  MeshConfig auto_mesh(int64_t latent_frames, int threads = 0) const;
+  static MeshConfig auto_mesh(int64_t latent_frames, int threads = 0);
+  // Everything about a call that can be checked without weights (latent shape, dtype and
+  // finiteness; threads; can the mesh split the latent?): throws as decode() would, returns the
+  // mesh decode() will use. Call it before load() to fail before the expensive work.
+  static MeshConfig check_run(const Tensor& latent, const RunOptions& run = {});
+  // ShapeError naming the largest mesh that fits when `devices` cannot split `latent_frames`.
+  static void check_mesh_fits(int64_t latent_frames, int devices);
+  // The memory rule: a one-shot decode's memory grows with the latent, a chunked one's does not.
+  // 0 (one shot) up to auto_chunk_above() latent frames (10 s), else the chunk size to use.
+  static int64_t auto_chunk_frames(int64_t latent_frames);
+  static int64_t auto_chunk_above();
 
   // latent: (B, 8, T, 16) f32, finite → waveform (B, 2, samples) f32 in [−1, 1] at sample_rate().
   Tensor decode(const Tensor& latent, const RunOptions& run = {}) const;

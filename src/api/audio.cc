@@ -8,6 +8,7 @@
 
 #include "api/runner_pool.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
 #include "models/audio_description.h"
@@ -48,8 +49,7 @@ MeshConfig auto_mesh_for(int64_t frames, int64_t min_rows, int threads) {
 
 // The mesh a call runs on, validated against the input length before any work.
 MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows, const char* what) {
-  MESHNN_CHECK_AS(InvalidArgument, run.threads >= 0 && run.threads <= 4096,
-                  "threads per device must be in [0, 4096] (0 = cores / devices), got ", run.threads);
+  check_thread_count(run.threads, "threads per device");
   MeshConfig mc;
   if (run.mesh == "auto") {
     MESHNN_CHECK_AS(InvalidArgument, run.backend == Backend::local,
@@ -62,9 +62,14 @@ MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows,
   }
   mc.backend = run.backend;
   const int parts = mc.rows * mc.cols;
-  MESHNN_CHECK_AS(InvalidArgument, splits(frames, parts, min_rows), "a ", what, " of ", frames,
-                  " frames cannot be split over ", parts, " devices (each needs at least ", min_rows,
-                  " frames and the last one a real frame); use a smaller mesh");
+  if (!splits(frames, parts, min_rows)) {
+    int best = parts;
+    while (best > 1 && !splits(frames, best, min_rows)) --best;
+    throw ShapeError(detail::concat("a ", what, " of ", frames, " frames cannot be split over ",
+                                    parts, " devices (each needs at least ", min_rows,
+                                    " frames and the last one a real frame); at most ", best,
+                                    " device(s) fit"));
+  }
   return mc;
 }
 
@@ -118,14 +123,17 @@ struct LtxAudioDecoder::Impl {
 
 LtxAudioDecoder::LtxAudioDecoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, Precision precision) {
+LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, Precision precision,
+                                      bool allow_unused_tensors) {
   const io::SafetensorsFile file = io::SafetensorsFile::open(path);
+  models::CheckpointCheckOptions check;
+  check.allow_unused_audio_tensors = allow_unused_tensors;
   int64_t params = 0;
   for (const std::string& k : file.keys())
     if (models::is_ltx_audio_key(k))
       params += shape_numel(file.shape(k));
   return LtxAudioDecoder(
-      std::make_shared<Impl>(models::LtxAudioDecoder::load(file, precision), params));
+      std::make_shared<Impl>(models::LtxAudioDecoder::load(file, precision, check), params));
 }
 
 LtxAudioDecoder LtxAudioDecoder::random_ltx23(uint64_t seed, Precision precision) {
@@ -152,8 +160,20 @@ int64_t LtxAudioDecoder::output_samples(int64_t latent_frames) const {
   return impl_->pool.weights().output_samples(latent_frames);
 }
 
-MeshConfig LtxAudioDecoder::auto_mesh(int64_t latent_frames, int threads) const {
+MeshConfig LtxAudioDecoder::auto_mesh(int64_t latent_frames, int threads) {
   return auto_mesh_for(latent_frames, models::LtxAudioDecoder::kMinFramesPerDevice, threads);
+}
+
+void LtxAudioDecoder::check_mesh_fits(int64_t latent_frames, int devices) {
+  models::LtxAudioDecoder::check_mesh_fits(latent_frames, devices);
+}
+
+int64_t LtxAudioDecoder::auto_chunk_frames(int64_t latent_frames) {
+  return models::LtxAudioDecoder::auto_chunk_frames(latent_frames);
+}
+
+int64_t LtxAudioDecoder::auto_chunk_above() {
+  return models::LtxAudioDecoder::kAutoChunkAboveFrames;
 }
 
 namespace {
@@ -164,13 +184,17 @@ void check_latent_input(const Tensor& latent) {
                   latent.defined() ? dtype_name(latent.dtype()) : "no tensor");
   MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, "latent: expected (B, 8, T, 16), got ",
                   shape_str(latent.shape()));
+  check_finite(latent, "latent");
 }
 }  // namespace
 
-Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) const {
+MeshConfig LtxAudioDecoder::check_run(const Tensor& latent, const RunOptions& run) {
   check_latent_input(latent);
-  const MeshConfig mc = resolve_mesh(run, latent.dim(2),
-                                     models::LtxAudioDecoder::kMinFramesPerDevice, "latent");
+  return resolve_mesh(run, latent.dim(2), models::LtxAudioDecoder::kMinFramesPerDevice, "latent");
+}
+
+Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) const {
+  const MeshConfig mc = check_run(latent, run);
   Tensor y = run_on_mesh(impl_->pool, mc, run.progress,
                          [&](models::LtxAudioDecoder& m, const TimeShard& ts,
                              const models::ProgressFn& report) {
@@ -182,6 +206,7 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) cons
 Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk_frames,
                                        const RunOptions& run) const {
   check_latent_input(latent);
+  check_thread_count(run.threads, "threads per device");
   MESHNN_CHECK_AS(InvalidArgument, run.mesh == "auto" || run.mesh == "1x1",
                   "chunked decode runs on one device: use mesh 1x1 (got ", run.mesh, ")");
   MeshConfig mc;

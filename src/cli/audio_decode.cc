@@ -3,8 +3,11 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/preflight.h"
 #include "meshnn/audio.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
 
 namespace meshnn::cli {
@@ -14,35 +17,42 @@ struct Args {
   std::string checkpoint, latent, out, mesh = "auto", backend = "local", precision = "fp32";
   int threads = 0;
   int64_t chunk_frames = 0;
-  bool quiet = false;
+  bool chunk_given = false;  // --chunk-frames on the command line (else the memory rule decides)
+  bool allow_unused = false, quiet = false;
 };
 
 void run(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
+  // Everything that can be checked is checked before the weights are read.
+  io::check_output_path(a.out, {a.checkpoint, a.latent});
   RunOptions run;
   run.mesh = a.mesh;
   run.backend = parse_backend(a.backend);
   run.threads = a.threads;
   const Precision precision = parse_precision(a.precision);
-  Tensor latent = io::load_npy(a.latent);
-  MESHNN_CHECK_AS(ShapeError, latent.dtype() == DType::f32 || latent.dtype() == DType::f64,
-                  a.latent, ": latent must be float32 or float64, got ", dtype_name(latent.dtype()));
-  if (latent.dtype() != DType::f32) latent = latent.to(DType::f32);
+  Tensor latent = float_input(io::load_npy(a.latent), a.latent);
   if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
-  MESHNN_CHECK_AS(ShapeError, latent.rank() == 4 && latent.dim(0) == 1, a.latent,
-                  ": expected one latent (1, 8, T, 16) or (8, T, 16), got ", shape_str(latent.shape()));
-  MESHNN_CHECK_AS(InvalidArgument, a.chunk_frames == 0 || a.mesh == "auto" || a.mesh == "1x1",
+  MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, a.latent,
+                  ": expected (1, 8, T, 16) or (8, T, 16), got ", shape_str(latent.shape()));
+  MESHNN_CHECK_AS(ShapeError, latent.dim(0) == 1, a.latent, ": a batch of ", latent.dim(0),
+                  " latents; decode one latent per output file (batch 1)");
+  const int64_t chunk_frames =
+      choose_chunk_frames(a.chunk_given, a.chunk_frames, latent.dim(2), a.mesh, a.quiet);
+  MESHNN_CHECK_AS(InvalidArgument, chunk_frames == 0 || a.mesh == "auto" || a.mesh == "1x1",
                   "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
                   "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
+  if (chunk_frames > 0) run.mesh = "1x1";
+  LtxAudioDecoder::check_run(latent, run);
+
   const auto t_load = std::chrono::steady_clock::now();
-  const LtxAudioDecoder decoder = LtxAudioDecoder::load(a.checkpoint, precision);
+  const LtxAudioDecoder decoder = LtxAudioDecoder::load(a.checkpoint, precision, a.allow_unused);
   const double load_s = seconds_since(t_load);
   const bool writer = process_rank(run.backend) == 0;
   Progress progress(a.quiet || !writer);
   run.progress = progress.fn();
   const auto t1 = std::chrono::steady_clock::now();
-  const Tensor wave = a.chunk_frames > 0 ? decoder.decode_chunked(latent, a.chunk_frames, run)
-                                         : decoder.decode(latent, run);
+  const Tensor wave = chunk_frames > 0 ? decoder.decode_chunked(latent, chunk_frames, run)
+                                       : decoder.decode(latent, run);
   const double secs = seconds_since(t1);
   if (writer) {
     io::write_wav(a.out, interleave_for_wav(wave), decoder.sample_rate());
@@ -71,10 +81,15 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
   cmd->add_option("--chunk-frames", args->chunk_frames,
                   "decode in chunks of N latent frames (25 per second) with exact context: memory "
-                  "bounded by N, output equal to one shot to f32 rounding (max |diff| ~1e-6); about "
-                  "1.2 s of context is recomputed per chunk, so N >= 50 keeps the extra compute "
-                  "under ~1.6x; one device; 0 = one shot")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+                  "bounded by N, output within 1.25e-6 (max |diff|, measured) of one shot, f32 "
+                  "rounding; about 1.2 s of context is recomputed per chunk, so N >= 50 keeps the "
+                  "extra compute under ~1.6x; 1x1 mesh only; 0 = one shot. Default: one shot up to "
+                  "250 frames (10 s), chunks of 125 above (with --mesh auto or 1x1)")
+      ->check(CLI::NonNegativeNumber)
+      ->each([args](const std::string&) { args->chunk_given = true; });
+  cmd->add_flag("--allow-unused-tensors", args->allow_unused,
+                "accept tensors under audio_vae. / vocoder. that no layer uses (a warning instead "
+                "of an error)");
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->callback([args] { run(*args); });
 });

@@ -17,6 +17,7 @@
 #include "io/json.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
 #include "models/ltx_random.h"
@@ -68,6 +69,7 @@ std::string torch_bench_path() {
 }
 
 void run(const Args& a) {
+  check_thread_count(a.threads, "--threads");
   const models::LtxAudioConfig cfg =
       models::parse_ltx_audio_config(models::ltx23_reference_config(), "LTX-2.3 reference config");
   std::printf("meshnn bench audio: LTX-2.3 decode, %.1f s of audio, %d thread(s), %d repetitions (medians)\n",

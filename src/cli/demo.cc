@@ -10,8 +10,10 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/preflight.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
 
 namespace meshnn::cli {
@@ -25,8 +27,8 @@ struct Args {
 };
 
 void run(const Args& a) {
-  MESHNN_CHECK_AS(InvalidArgument, a.seconds >= 0.1 && a.seconds <= 60,
-                  "--seconds must be in [0.1, 60], got ", a.seconds);
+  const int64_t T = demo_latent_frames(a.seconds, a.mesh);
+  io::check_output_path(a.out, {});
   std::printf("meshnn demo — LTX-2.3 audio decode (mel-VAE → BigVGAN v2 → BWE), random weights seed %llu\n",
               static_cast<unsigned long long>(a.seed));
   std::printf("cpu: %s (%s), %d cores\n", cpu_features().brand.c_str(), cpu_features_str().c_str(),
@@ -35,8 +37,6 @@ void run(const Args& a) {
   const LtxAudioDecoder decoder = LtxAudioDecoder::random_ltx23(a.seed);
   std::printf("checkpoint: %.1f M parameters, built and loaded once in %.1f s (shared by every device)\n",
               static_cast<double>(decoder.parameters()) / 1e6, seconds_since(t0));
-  // Latent frames for the requested duration: round(seconds · 25) (Python's round-half-even).
-  const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
   Tensor latent({1, 8, T, 16});
   {
     std::mt19937_64 rng(a.seed + 1);

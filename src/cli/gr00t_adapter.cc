@@ -1,16 +1,19 @@
 // meshnn gr00t-adapter: backbone features + token types + state (+ embodiment id) → hoisted cross
 // K/V, gathered VL rows and state features (.safetensors); --describe prints the plan as JSON.
+#include "meshnn/models/gr00t_adapter.h"
+
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/models/gr00t_adapter.h"
 
 namespace meshnn::cli {
 
@@ -27,6 +30,8 @@ struct Args {
 void run(const Args& a) {
   using namespace gr00t;
   const Version v = parse_version(a.version);
+  if (!a.out.empty())
+    io::check_output_path(a.out, {a.checkpoint, a.features, a.token_types, a.state, a.config});
   MeshConfig mc = parse_mesh(a.mesh);
   mc.backend = parse_backend(a.backend);
   MESHNN_CHECK(mc.rows == 1 || mc.cols == 1, "--mesh ", a.mesh,
@@ -69,6 +74,7 @@ void run(const Args& a) {
   MESHNN_CHECK(!a.features.empty() && !a.out.empty(), "--features and --out are required "
                "(or --describe alone to print the plan)");
   Tensor feats = io::load_npy(a.features);
+  check_finite(feats, a.features);  // before any weight is packed
   // Token rows (1, S, D) / (S, D) from the backbone go into the slot layout; a (1, 1, S_pad, D)
   // tensor is taken as already laid out.
   if (feats.rank() != 4) {

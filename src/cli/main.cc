@@ -32,6 +32,11 @@ int main(int argc, char** argv) {
   meshnn::init_logging_from_env();
   CLI::App app{"meshnn — sharded inference runtime for audio decoders and robotics adapters"};
   app.require_subcommand(1);
+  app.add_option_function<double>(
+         "--comm-timeout", [](double s) { meshnn::set_default_comm_timeout(s); },
+         "liveness bound of every collective in seconds (default: MESHNN_COMM_TIMEOUT or 120; 0 = "
+         "wait forever); give it before the subcommand")
+      ->check(CLI::NonNegativeNumber);
   for (auto& [name, fn] : meshnn::cli::command_registry()) fn(app);
   try {
     app.parse(argc, argv);

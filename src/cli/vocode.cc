@@ -5,6 +5,8 @@
 #include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "meshnn/audio.h"
+#include "meshnn/core/input_checks.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/wav.h"
 
@@ -19,6 +21,8 @@ struct Args {
 
 void run(const Args& a) {
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
+  io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.wav});
+  check_thread_count(a.threads, "--threads");
   const BigVganVocoder vocoder = BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
   const int sr = vocoder.sample_rate();
   Tensor mel;
@@ -31,10 +35,7 @@ void run(const Args& a) {
     Tensor m = vocoder.mel_spectrogram(w.samples.reshape({w.samples.dim(0)}));
     mel = m.reshape({1, m.dim(0), m.dim(1)});
   } else {
-    mel = io::load_npy(a.mel);
-    MESHNN_CHECK_AS(ShapeError, mel.dtype() == DType::f32 || mel.dtype() == DType::f64, a.mel,
-                    ": mel must be float32 or float64, got ", dtype_name(mel.dtype()));
-    if (mel.dtype() != DType::f32) mel = mel.to(DType::f32);
+    mel = float_input(io::load_npy(a.mel), a.mel);  // the same dtype rule as audio-decode
     if (mel.rank() == 2) mel = mel.reshape({1, mel.dim(0), mel.dim(1)});
   }
   MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(0) == 1,

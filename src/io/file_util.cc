@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+
+#include "meshnn/io/output.h"
 
 namespace meshnn::io {
 
@@ -32,7 +35,8 @@ std::shared_ptr<ByteSource> ByteSource::map_file(const std::string& path) {
   void* p = ::mmap(nullptr, src->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
   const int err = errno;
   ::close(fd);
-  if (p == MAP_FAILED) throw BackendError(detail::concat(path, ": mmap failed: ", std::strerror(err)));
+  if (p == MAP_FAILED)
+    throw BackendError(detail::concat(path, ": mmap failed: ", std::strerror(err)));
   const size_t n = src->size;
   src->data = static_cast<uint8_t*>(p);
   src->owner = std::shared_ptr<void>(p, [n](void* q) { ::munmap(q, n); });
@@ -60,32 +64,168 @@ std::vector<uint8_t> read_file_bytes(const std::string& path) {
   return bytes;
 }
 
-void write_file_atomic(const std::string& path,
-                       const std::function<void(const std::string&)>& write) {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_name(const fs::path& dir, const std::string& stem) {
   static std::atomic<unsigned> counter{0};
-  const std::string tmp =
-      detail::concat(path, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
+  return (dir / detail::concat(".", stem, ".meshnn-tmp.", ::getpid(), ".", counter.fetch_add(1)))
+      .string();
+}
+
+// Copies the whole of `src` into the already existing `dst` (opened without O_CREAT: a FIFO, a
+// device, or a regular file rewritten in place).
+void stream_into(const std::string& src, const std::string& dst, bool truncate,
+                 const std::string& shown) {
+  const int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) throw BackendError(detail::concat(src, ": cannot reopen: ", std::strerror(errno)));
+  const int out = ::open(dst.c_str(), O_WRONLY | O_CLOEXEC | (truncate ? O_TRUNC : 0));
+  if (out < 0) {
+    const int err = errno;
+    ::close(in);
+    throw BackendError(detail::concat(shown, ": cannot open for writing: ", std::strerror(err)));
+  }
+  std::vector<char> buf(size_t{1} << 20);
+  int err = 0;
+  for (;;) {
+    const ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+      break;
+    }
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = ::write(out, buf.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        err = errno;
+        break;
+      }
+      done += w;
+    }
+    if (err) break;
+  }
+  ::close(in);
+  if (::close(out) != 0 && err == 0) err = errno;
+  if (err) throw BackendError(detail::concat(shown, ": write failed: ", std::strerror(err)));
+}
+
+// write() into a scratch file under the system temp folder, then stream it into `target`.
+void write_streamed(const std::string& target, const std::string& shown, bool truncate,
+                    const std::function<void(const std::string&)>& write) {
+  const std::string tmp = temp_name(fs::temp_directory_path(), "meshnn-out");
+  try {
+    write(tmp);
+    stream_into(tmp, target, truncate, shown);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  std::remove(tmp.c_str());
+}
+
+}  // namespace
+
+std::string resolve_output_path(const std::string& path) {
+  MESHNN_CHECK(!path.empty(), "output path is empty");
+  fs::path p = fs::absolute(path);
+  for (int hop = 0; hop < 40; ++hop) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p.string();
+    std::vector<char> buf(4096);
+    const ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
+    if (n < 0 || static_cast<size_t>(n) >= buf.size())
+      throw BackendError(detail::concat(path, ": cannot read the symbolic link ", p.string()));
+    const fs::path t(std::string(buf.data(), static_cast<size_t>(n)));
+    p = t.is_absolute() ? t : p.parent_path() / t;
+  }
+  throw InvalidArgument(detail::concat(path, ": too many levels of symbolic links"));
+}
+
+void write_output(const std::string& path, const std::function<void(const std::string&)>& write) {
+  const std::string target = resolve_output_path(path);
+  struct stat st {};
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  MESHNN_CHECK(!exists || !S_ISDIR(st.st_mode), path, ": is a folder, not a file");
+  // FIFO, character / block device, socket: never replace it, write into it.
+  if (exists && !S_ISREG(st.st_mode)) return write_streamed(target, path, false, write);
+  const fs::path dir = fs::path(target).parent_path();
+  // A folder we cannot create files in, but a writable file: rewrite it in place.
+  if (exists && ::access(dir.c_str(), W_OK | X_OK) != 0)
+    return write_streamed(target, path, true, write);
+  const std::string tmp = temp_name(dir, fs::path(target).filename().string());
   try {
     write(tmp);
   } catch (...) {
     std::remove(tmp.c_str());
     throw;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (exists) {
+    // Keep the replaced file's permission bits and owner. When the owner cannot be kept (not
+    // root, someone else's file), rewrite the file in place instead: that keeps both.
+    bool keep = ::chmod(tmp.c_str(), st.st_mode & 07777) == 0;
+    struct stat tst {};
+    if (keep && ::stat(tmp.c_str(), &tst) == 0 &&
+        (tst.st_uid != st.st_uid || tst.st_gid != st.st_gid))
+      keep = ::chown(tmp.c_str(), st.st_uid, st.st_gid) == 0;
+    if (!keep) {
+      try {
+        stream_into(tmp, target, true, path);
+      } catch (...) {
+        std::remove(tmp.c_str());
+        throw;
+      }
+      std::remove(tmp.c_str());
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp.c_str());
-    throw BackendError(detail::concat(path, ": cannot rename the temporary file: ", std::strerror(err)));
+    throw BackendError(
+        detail::concat(path, ": cannot rename the temporary file: ", std::strerror(err)));
   }
 }
 
-void write_bytes_atomic(const std::string& path, const void* bytes, size_t n) {
-  write_file_atomic(path, [&](const std::string& tmp) {
+void write_bytes_output(const std::string& path, const void* bytes, size_t n) {
+  write_output(path, [&](const std::string& tmp) {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw BackendError(detail::concat(tmp, ": cannot open for writing: ", std::strerror(errno)));
+    if (!f)
+      throw BackendError(detail::concat(tmp, ": cannot open for writing: ", std::strerror(errno)));
     const bool ok = (n == 0 || std::fwrite(bytes, 1, n, f) == n);
     const bool closed = std::fclose(f) == 0;
     if (!ok || !closed) throw BackendError(detail::concat(path, ": write failed"));
   });
+}
+
+void check_output_path(const std::string& out, const std::vector<std::string>& inputs,
+                       const std::string& option) {
+  MESHNN_CHECK(!out.empty(), option, ": empty output path");
+  const std::string target = resolve_output_path(out);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0) {
+    MESHNN_CHECK(!S_ISDIR(st.st_mode), option, " ", out, ": is a folder, not a file");
+    for (const std::string& in : inputs) {
+      struct stat ist {};
+      if (in.empty() || ::stat(in.c_str(), &ist) != 0) continue;
+      MESHNN_CHECK(ist.st_dev != st.st_dev || ist.st_ino != st.st_ino, option, " ", out,
+                   " is the same file as the input ", in,
+                   ": writing it would destroy the input; choose another output path");
+    }
+    const fs::path dir = fs::path(target).parent_path();
+    MESHNN_CHECK(::access(target.c_str(), W_OK) == 0 ||
+                     (S_ISREG(st.st_mode) && ::access(dir.c_str(), W_OK | X_OK) == 0),
+                 option, " ", out, ": not writable (", target, ")");
+    return;
+  }
+  const fs::path dir = fs::path(target).parent_path();
+  struct stat dst {};
+  MESHNN_CHECK(::stat(dir.c_str(), &dst) == 0 && S_ISDIR(dst.st_mode), option, " ", out,
+               ": the folder ", dir.string(), " does not exist");
+  MESHNN_CHECK(::access(dir.c_str(), W_OK | X_OK) == 0, option, " ", out, ": the folder ",
+               dir.string(), " is not writable");
 }
 
 }  // namespace meshnn::io

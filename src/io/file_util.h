@@ -1,5 +1,5 @@
 // Private file helpers shared by the io/ parsers: a read-only byte source (mmap or vector),
-// FormatError construction, and atomic (temp + rename) writes.
+// FormatError construction, and safe output writes (temp + rename, or streamed into devices).
 #pragma once
 
 #include <cstddef>
@@ -35,9 +35,12 @@ template <class... Args>
 // Reads a whole file (BackendError if it cannot be opened).
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 
-// Calls write(tmp_path) and renames tmp_path to path; removes the temporary file on any failure.
-void write_file_atomic(const std::string& path, const std::function<void(const std::string&)>& write);
-// Writes `bytes` to path atomically.
-void write_bytes_atomic(const std::string& path, const void* bytes, size_t n);
+// Writes an output file the safe way (rules in include/meshnn/io/output.h): calls write(file) with
+// a path to a fresh regular file to fill, then puts the result where `path` leads — renamed over a
+// regular target (keeping its mode and owner), streamed into a FIFO / device / other non-regular
+// target, through symlinks. The scratch file is removed on any failure.
+void write_output(const std::string& path, const std::function<void(const std::string&)>& write);
+// Writes `bytes` to path with write_output.
+void write_bytes_output(const std::string& path, const void* bytes, size_t n);
 
 }  // namespace meshnn::io

@@ -236,7 +236,7 @@ std::vector<uint8_t> npy_bytes(const Tensor& t) {
 
 void save_npy(const std::string& path, const Tensor& t) {
   const std::vector<uint8_t> bytes = npy_bytes(t);
-  write_bytes_atomic(path, bytes.data(), bytes.size());
+  write_bytes_output(path, bytes.data(), bytes.size());
 }
 
 }  // namespace meshnn::io

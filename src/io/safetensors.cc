@@ -244,11 +244,12 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   std::string h = header.dump();  // compact, keys sorted (std::map) like st.py
   h.append((8 - h.size() % 8) % 8, ' ');
 
-  write_file_atomic(path, [&](const std::string& tmp) {
+  write_output(path, [&](const std::string& tmp) {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (!f) throw BackendError(detail::concat(tmp, ": cannot open for writing"));
     uint8_t len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(h.size()) >> (8 * i));
+    for (int i = 0; i < 8; ++i)
+      len[i] = static_cast<uint8_t>(static_cast<uint64_t>(h.size()) >> (8 * i));
     bool ok = std::fwrite(len, 1, 8, f) == 8 && std::fwrite(h.data(), 1, h.size(), f) == h.size();
     for (const auto& kv : tensors)
       if (ok && kv.second.nbytes())

@@ -115,13 +115,14 @@ void write_wav(const std::string& path, const Tensor& samples, int sample_rate, 
     MESHNN_CHECK(std::isfinite(x[i]), "write_wav: non-finite sample ", x[i], " at flat index ", i,
                  " of ", path);
 
-  write_file_atomic(path, [&](const std::string& tmp) {
+  write_output(path, [&](const std::string& tmp) {
     SF_INFO info{};
     info.samplerate = sample_rate;
     info.channels = static_cast<int>(samples.dim(1));
     info.format = SF_FORMAT_WAV | (format == WavFormat::pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT);
     SndPtr snd(sf_open(tmp.c_str(), SFM_WRITE, &info));
-    if (!snd) throw BackendError(detail::concat(path, ": cannot write WAV: ", sf_strerror(nullptr)));
+    if (!snd)
+      throw BackendError(detail::concat(path, ": cannot write WAV: ", sf_strerror(nullptr)));
     // pcm16: clip out-of-range floats instead of letting them wrap around.
     sf_command(snd.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
     // No PEAK chunk: it carries a timestamp, and equal samples should give equal files.
@@ -129,7 +130,8 @@ void write_wav(const std::string& path, const Tensor& samples, int sample_rate, 
     const sf_count_t frames = samples.dim(0);
     if (sf_writef_float(snd.get(), x, frames) != frames)
       throw BackendError(detail::concat(path, ": WAV write failed: ", sf_strerror(snd.get())));
-    if (sf_close(snd.release()) != 0) throw BackendError(detail::concat(path, ": WAV close failed"));
+    if (sf_close(snd.release()) != 0)
+      throw BackendError(detail::concat(path, ": WAV close failed"));
   });
 }
 

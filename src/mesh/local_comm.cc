@@ -66,10 +66,15 @@ std::vector<int> split_members(const std::vector<OpDesc>& all, int color) {
 
 // ---- barrier ------------------------------------------------------------------------------
 
-void GroupBarrier::arrive_and_wait(LocalMeshState& st, const std::vector<int>& members,
+GroupBarrier::GroupBarrier(int n) : n_(n), seen_(std::make_unique<std::atomic<uint64_t>[]>(n)) {
+  for (int i = 0; i < n; ++i) seen_[i].store(0);
+}
+
+void GroupBarrier::arrive_and_wait(LocalMeshState& st, const std::vector<int>& members, int me,
                                    const char* what) {
   if (st.aborted()) st.throw_abort(what);
   const uint64_t g = gen_.load(std::memory_order_acquire);
+  seen_[me].store(g + 1, std::memory_order_release);
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
     arrived_.store(0, std::memory_order_relaxed);
     gen_.store(g + 1, std::memory_order_seq_cst);
@@ -114,8 +119,19 @@ void GroupBarrier::arrive_and_wait(LocalMeshState& st, const std::vector<int>& m
       }
     }
     if (timeout > 0 && std::chrono::duration<double>(clock::now() - start).count() > timeout) {
-      const std::string msg = detail::concat("timeout after ", timeout, " s in ", what,
-                                             ": a device of the group did not arrive");
+      std::string silent;
+      for (size_t i = 0; i < members.size(); ++i)
+        if (seen_[i].load(std::memory_order_acquire) != g + 1) {
+          const int m = members[i];
+          silent += detail::concat(silent.empty() ? "" : ", ", m, " (", st.mesh().coord(m, 0), ", ",
+                                   st.mesh().coord(m, 1), ")");
+        }
+      if (gen_.load(std::memory_order_seq_cst) != g) return;  // completed meanwhile
+      const std::string msg = detail::concat(
+          "liveness timeout, no progress for ", timeout, " s in ", what, ": device(s) ",
+          silent.empty() ? std::string("?") : silent,
+          " did not arrive (silent; the liveness bound is MeshConfig::timeout_seconds or "
+          "MESHNN_COMM_TIMEOUT)");
       lk.unlock();
       st.abort(-1, std::make_exception_ptr(CommError(msg)), msg);
       st.throw_abort(what);
@@ -307,7 +323,7 @@ class LocalCommunicator final : public Communicator {
   }
 
  private:
-  void wait() { group_.barrier.arrive_and_wait(*st_, group_.members, what_.c_str()); }
+  void wait() { group_.barrier.arrive_and_wait(*st_, group_.members, index_, what_.c_str()); }
 
   std::shared_ptr<LocalMeshState> st_;
   LocalGroup& group_;

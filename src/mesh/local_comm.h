@@ -25,9 +25,11 @@ class LocalMeshState;
 // Spin-then-sleep generation barrier for n threads.
 class GroupBarrier {
  public:
-  explicit GroupBarrier(int n) : n_(n) {}
-  // Throws CommError if the mesh aborts or a member is already finished while we wait.
-  void arrive_and_wait(LocalMeshState& st, const std::vector<int>& members, const char* what);
+  explicit GroupBarrier(int n);
+  // `me`: the caller's index in `members`. Throws CommError if the mesh aborts, a member is
+  // already finished, or the wait exceeds the mesh timeout (naming the members that never came).
+  void arrive_and_wait(LocalMeshState& st, const std::vector<int>& members, int me,
+                       const char* what);
   void wake_all();
 
  private:
@@ -35,6 +37,8 @@ class GroupBarrier {
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<uint64_t> gen_{0};
   std::atomic<int> sleepers_{0};
+  // seen_[i] = g + 1 once member i arrived in generation g: who is missing when a wait times out.
+  std::unique_ptr<std::atomic<uint64_t>[]> seen_;
   std::mutex m_;
   std::condition_variable cv_;
 };
@@ -52,6 +56,7 @@ struct LocalGroup {
 class LocalMeshState {
  public:
   LocalMeshState(const Mesh& mesh, double timeout_seconds);
+  const Mesh& mesh() const { return mesh_; }
 
   // Marks the mesh failed; the first call wins and its error becomes the one rethrown.
   void abort(int device, std::exception_ptr error, const std::string& message);

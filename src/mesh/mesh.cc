@@ -3,6 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 
@@ -10,6 +13,7 @@
 #include "mesh/mpi_comm.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/mesh/ccl.h"
 
 namespace meshnn {
@@ -137,6 +141,8 @@ int thread_budget(const MeshConfig& cfg, int devices_on_host) {
   return std::max(1, available_cores() / std::max(1, devices_on_host));
 }
 
+std::atomic<double> g_default_timeout{-1.0};
+
 void run_local(const MeshConfig& cfg, const std::function<void(Device&)>& fn) {
   const Mesh mesh(cfg.rows, cfg.cols);
   const int threads = thread_budget(cfg, mesh.size());
@@ -154,7 +160,8 @@ void run_local(const MeshConfig& cfg, const std::function<void(Device&)>& fn) {
     omp_set_num_threads(saved);
     return;
   }
-  auto state = std::make_shared<mesh_detail::LocalMeshState>(mesh, cfg.timeout_seconds);
+  auto state = std::make_shared<mesh_detail::LocalMeshState>(
+      mesh, resolve_comm_timeout(cfg.timeout_seconds));
   std::vector<std::thread> workers;
   workers.reserve(mesh.size());
   for (int rank = 0; rank < mesh.size(); ++rank) {
@@ -184,7 +191,8 @@ void run_local(const MeshConfig& cfg, const std::function<void(Device&)>& fn) {
 
 void run_mpi(const MeshConfig& cfg, const std::function<void(Device&)>& fn) {
   const Mesh mesh(cfg.rows, cfg.cols);
-  mesh_detail::MpiMesh m = mesh_detail::make_mpi_mesh(mesh);
+  mesh_detail::MpiMesh m =
+      mesh_detail::make_mpi_mesh(mesh, resolve_comm_timeout(cfg.timeout_seconds));
   const int threads = thread_budget(cfg, m.local_ranks);
   const int saved = omp_get_max_threads();
   omp_set_num_threads(threads);
@@ -204,12 +212,34 @@ void run_mpi(const MeshConfig& cfg, const std::function<void(Device&)>& fn) {
 void run_spmd(const MeshConfig& config, const std::function<void(Device&)>& fn) {
   MESHNN_CHECK(config.rows >= 1 && config.cols >= 1, "mesh ", config.rows, "x", config.cols,
                ": extents must be ≥ 1");
-  MESHNN_CHECK(config.threads_per_device >= 0, "threads_per_device must be ≥ 0");
-  MESHNN_CHECK(config.timeout_seconds >= 0, "timeout_seconds must be ≥ 0");
+  check_thread_count(config.threads_per_device, "threads_per_device");
+  MESHNN_CHECK(std::isfinite(config.timeout_seconds), "timeout_seconds must be finite");
   if (config.backend == Backend::mpi)
     run_mpi(config, fn);
   else
     run_local(config, fn);
+}
+
+double comm_timeout_seconds() {
+  const double set = g_default_timeout.load();
+  if (set >= 0) return set;
+  if (const char* env = std::getenv("MESHNN_COMM_TIMEOUT"); env && *env) {
+    char* end = nullptr;
+    const double v = std::strtod(env, &end);
+    MESHNN_CHECK(end && *end == '\0' && std::isfinite(v) && v >= 0, "MESHNN_COMM_TIMEOUT='", env,
+                 "': expected seconds ≥ 0 (0 = wait forever)");
+    return v;
+  }
+  return kDefaultCommTimeoutSeconds;
+}
+
+void set_default_comm_timeout(double seconds) {
+  MESHNN_CHECK(!std::isnan(seconds), "comm timeout must be a number");
+  g_default_timeout.store(seconds);
+}
+
+double resolve_comm_timeout(double configured) {
+  return configured >= 0 ? configured : comm_timeout_seconds();
 }
 
 // ---- shard helpers ------------------------------------------------------------------------

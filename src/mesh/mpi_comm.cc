@@ -5,9 +5,12 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "meshnn/core/bf16.h"
 #include "meshnn/core/error.h"
@@ -55,10 +58,13 @@ struct RegionType {
   }
 };
 
+constexpr int kDescTag = 11;   // descriptor exchange / barrier (point to point, so a timeout
+constexpr int kProbeTag = 12;  // knows who did not send), and the liveness probe after a timeout
+
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm comm, std::vector<int> mesh_ranks)
-      : comm_(comm), ranks_(std::move(mesh_ranks)) {
+  MpiCommunicator(MPI_Comm comm, std::vector<int> mesh_ranks, double timeout)
+      : comm_(comm), ranks_(std::move(mesh_ranks)), timeout_(timeout) {
     MPI_Comm_size(comm_, &size_);
     MPI_Comm_rank(comm_, &index_);
   }
@@ -73,14 +79,10 @@ class MpiCommunicator final : public Communicator {
   int mesh_rank(int i) const override { return ranks_[i]; }
 
   std::vector<OpDesc> exchange(const OpDesc& desc, const void*) override {
-    std::vector<OpDesc> all(size_);
-    check_mpi(
-        MPI_Allgather(&desc, sizeof(OpDesc), MPI_BYTE, all.data(), sizeof(OpDesc), MPI_BYTE, comm_),
-        "MPI_Allgather(descriptor)");
-    return all;
+    return p2p_gather(desc, kDescTag, timeout_, "descriptor exchange");
   }
 
-  void barrier() override { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+  void barrier() override { p2p_gather(OpDesc{}, kDescTag, timeout_, "barrier"); }
 
   std::shared_ptr<Communicator> split(int color, int key) override {
     OpDesc d;
@@ -95,13 +97,16 @@ class MpiCommunicator final : public Communicator {
       MPI_Comm_free(&sub);
       return nullptr;
     }
-    return std::make_shared<MpiCommunicator>(sub, std::move(ranks));
+    return std::make_shared<MpiCommunicator>(sub, std::move(ranks), timeout_);
   }
 
   void all_gather(const void* src, void* dst, int64_t outer, int64_t chunk) override {
     const int send = as_int(outer * chunk, "all_gather bytes per device");
     if (outer == 1) {
-      check_mpi(MPI_Allgather(src, send, MPI_BYTE, dst, send, MPI_BYTE, comm_), "MPI_Allgather");
+      MPI_Request r;
+      check_mpi(MPI_Iallgather(src, send, MPI_BYTE, dst, send, MPI_BYTE, comm_, &r),
+                "MPI_Iallgather");
+      wait_collective(r, "all_gather");
       return;
     }
     // Each member's (outer, chunk) block lands strided: a vector type resized to extent `chunk`.
@@ -111,10 +116,12 @@ class MpiCommunicator final : public Communicator {
               "MPI_Type_vector");
     check_mpi(MPI_Type_create_resized(vec, 0, chunk, &rtype), "MPI_Type_create_resized");
     MPI_Type_commit(&rtype);
-    const int rc = MPI_Allgather(src, send, MPI_BYTE, dst, 1, rtype, comm_);
-    MPI_Type_free(&rtype);
+    MPI_Request r;
+    const int rc = MPI_Iallgather(src, send, MPI_BYTE, dst, 1, rtype, comm_, &r);
+    MPI_Type_free(&rtype);  // freeing a type in use by a pending request is allowed
     MPI_Type_free(&vec);
-    check_mpi(rc, "MPI_Allgather");
+    check_mpi(rc, "MPI_Iallgather");
+    wait_collective(r, "all_gather");
   }
 
   void reduce_scatter(const void* src, void* dst, DType dtype, int64_t outer,
@@ -125,8 +132,10 @@ class MpiCommunicator final : public Communicator {
     std::vector<int> counts(n, cnt);
     // Fast path: f32 with the scatter dim outermost is already in MPI's (n, per) layout.
     if (n == 2 && dtype == DType::f32 && outer == 1) {
-      check_mpi(MPI_Reduce_scatter(src, dst, counts.data(), MPI_FLOAT, MPI_SUM, comm_),
-                "MPI_Reduce_scatter");
+      MPI_Request r;
+      check_mpi(MPI_Ireduce_scatter(src, dst, counts.data(), MPI_FLOAT, MPI_SUM, comm_, &r),
+                "MPI_Ireduce_scatter");
+      wait_collective(r, "reduce_scatter");
       return;
     }
     // Pack (outer, n, chunk) → (n, outer, chunk) in f32: MPI scatters contiguous blocks and has
@@ -149,14 +158,18 @@ class MpiCommunicator final : public Communicator {
     if (n == 2) {
       // Two terms: one f32 add per element, commutative, so bit-identical to the local backend's
       // x0 + x1. MPI_Reduce_scatter, not _block: the latter is 7–20× slower in Open MPI 4.1.
-      check_mpi(MPI_Reduce_scatter(packed, out, counts.data(), MPI_FLOAT, MPI_SUM, comm_),
-                "MPI_Reduce_scatter");
+      MPI_Request r;
+      check_mpi(MPI_Ireduce_scatter(packed, out, counts.data(), MPI_FLOAT, MPI_SUM, comm_, &r),
+                "MPI_Ireduce_scatter");
+      wait_collective(r, "reduce_scatter");
     } else {
       // Open MPI may associate three or more terms in any order; to stay bit-identical with
       // ((x0 + x1) + x2) + … we move the chunks with an all-to-all and add them in member order.
       recv_.resize(static_cast<size_t>(per) * n);
-      check_mpi(MPI_Alltoall(packed, cnt, MPI_FLOAT, recv_.data(), cnt, MPI_FLOAT, comm_),
-                "MPI_Alltoall");
+      MPI_Request r;
+      check_mpi(MPI_Ialltoall(packed, cnt, MPI_FLOAT, recv_.data(), cnt, MPI_FLOAT, comm_, &r),
+                "MPI_Ialltoall");
+      wait_collective(r, "reduce_scatter (all-to-all)");
       std::memcpy(out, recv_.data(), per * sizeof(float));
       for (int k = 1; k < n; ++k) {
         const float* x = recv_.data() + k * per;
@@ -171,13 +184,17 @@ class MpiCommunicator final : public Communicator {
 
   void halo(void* buf, const Region& send_prev, const Region& send_next, const Region& recv_prev,
             const Region& recv_next) override {
-    MPI_Request req[4];
+    std::vector<MPI_Request> req(4, MPI_REQUEST_NULL);
+    std::vector<int> peer_of(4, -1);
+    std::vector<bool> recv_of(4, false);
     int nreq = 0;
     auto* base = static_cast<uint8_t*>(buf);
     std::vector<std::unique_ptr<RegionType>> types;
     auto post = [&](const Region& r, int peer, int tag, bool send) {
       if (r.empty()) return;
       types.push_back(std::make_unique<RegionType>(r));
+      peer_of[nreq] = peer;
+      recv_of[nreq] = !send;
       if (send)
         check_mpi(MPI_Isend(base + r.offset, 1, types.back()->type, peer, tag, comm_, &req[nreq++]),
                   "MPI_Isend");
@@ -194,12 +211,144 @@ class MpiCommunicator final : public Communicator {
       post(recv_next, index_ + 1, 2, false);
       post(send_next, index_ + 1, 1, true);
     }
-    if (nreq > 0) check_mpi(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    req.resize(nreq);
+    peer_of.resize(nreq);
+    recv_of.resize(nreq);
+    std::vector<int> silent;
+    if (nreq > 0 && !wait_requests(req, peer_of, recv_of, timeout_, silent))
+      fail(silent, "halo exchange");
   }
 
  private:
+  // Polls `reqs` until all complete (true) or `timeout` seconds pass (0 = forever; false). On a
+  // timeout `silent` gets the group indices (peer_of, −1 = unknown) of the requests still pending.
+  // Pending point-to-point requests are released (receives cancelled first); a pending collective
+  // request cannot be cancelled or freed (MPI forbids it) and is kept, never waited on again.
+  bool wait_requests(std::vector<MPI_Request>& reqs, const std::vector<int>& peer_of,
+                     const std::vector<bool>& is_recv, double timeout, std::vector<int>& silent,
+                     bool collective = false) {
+    check_usable();
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    for (long polls = 0;; ++polls) {
+      int done = 0;
+      check_mpi(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE),
+                "MPI_Testall");
+      if (done) return true;
+      // Spin first (a peer is usually microseconds away), then back off so that a waiting rank
+      // does not steal the core of an oversubscribed peer.
+      if (polls > 20000)
+        std::this_thread::sleep_for(std::chrono::microseconds(polls > 100000 ? 500 : 50));
+      if (timeout > 0 && std::chrono::duration<double>(clock::now() - start).count() > timeout)
+        break;
+    }
+    silent.clear();
+    // A process that was itself stopped past the deadline finds everything done on waking.
+    int all_done = 0;
+    MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &all_done, MPI_STATUSES_IGNORE);
+    if (all_done) return true;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      // MPI_Testall completes nothing unless everything completed: test each one.
+      int flag = 0;
+      if (reqs[i] != MPI_REQUEST_NULL) MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+      if (reqs[i] == MPI_REQUEST_NULL) continue;
+      if (peer_of[i] >= 0 && std::find(silent.begin(), silent.end(), peer_of[i]) == silent.end())
+        silent.push_back(peer_of[i]);
+      if (collective) {
+        abandoned_.push_back(reqs[i]);
+        continue;
+      }
+      // A cancelled receive cannot land late in a buffer its caller has freed.
+      if (i < is_recv.size() && is_recv[i]) MPI_Cancel(&reqs[i]);
+      MPI_Request_free(&reqs[i]);
+    }
+    std::sort(silent.begin(), silent.end());
+    return false;
+  }
+
+  // Every member sends `mine` to every other member and receives theirs, point to point, so that
+  // at a timeout the missing senders are known. The receive buffers stay alive after a timeout
+  // (a late sender's message may still land in them).
+  std::vector<OpDesc> p2p_gather(const OpDesc& mine, int tag, double timeout, const char* what) {
+    auto all = std::make_shared<std::vector<OpDesc>>(size_);
+    auto send = std::make_shared<OpDesc>(mine);
+    (*all)[index_] = mine;
+    std::vector<MPI_Request> reqs;
+    std::vector<int> peer_of;
+    std::vector<bool> is_recv;
+    for (int k = 0; k < size_; ++k) {
+      if (k == index_) continue;
+      reqs.emplace_back();
+      peer_of.push_back(k);
+      is_recv.push_back(true);
+      check_mpi(MPI_Irecv(&(*all)[k], sizeof(OpDesc), MPI_BYTE, k, tag, comm_, &reqs.back()),
+                "MPI_Irecv");
+    }
+    for (int k = 0; k < size_; ++k) {
+      if (k == index_) continue;
+      reqs.emplace_back();
+      peer_of.push_back(k);  // a send pending this long: k never posted its receive
+      is_recv.push_back(false);
+      check_mpi(MPI_Isend(send.get(), sizeof(OpDesc), MPI_BYTE, k, tag, comm_, &reqs.back()),
+                "MPI_Isend");
+    }
+    std::vector<int> silent;
+    if (!wait_requests(reqs, peer_of, is_recv, timeout, silent)) {
+      orphans_.push_back(all);
+      orphans_.push_back(send);
+      fail(silent, what);
+    }
+    return *all;
+  }
+
+  // A collective (no per-peer view): on timeout, ask every member who is alive, with a short
+  // grace for members that reached the deadline a little later, and name those who do not answer.
+  void wait_collective(MPI_Request& r, const char* what) {
+    std::vector<MPI_Request> reqs{r};
+    std::vector<int> unknown;
+    if (wait_requests(reqs, {-1}, {}, timeout_, unknown, true)) return;
+    // The collective's buffers belong to the caller; after this the communicator is unusable
+    // and the job is expected to end (the CLI aborts it).
+    OpDesc probe;
+    probe.op = -1;
+    std::vector<int> silent;
+    try {
+      p2p_gather(probe, kProbeTag, std::min(std::max(1.0, timeout_ / 10), 10.0), "liveness probe");
+    } catch (const CommError&) {
+      silent = last_silent_;
+    }
+    fail(silent, what);
+  }
+
+  [[noreturn]] void fail(const std::vector<int>& silent, const char* what) {
+    broken_ = true;
+    last_silent_ = silent;
+    std::string who;
+    for (int k : silent) who += detail::concat(who.empty() ? "" : ", ", ranks_[k]);
+    int world = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    throw CommError(detail::concat(
+        "MPI rank ", world, " (mesh rank ", ranks_[index_], "): liveness timeout, no progress for ",
+        timeout_, " s in ", what, "; ",
+        who.empty()
+            ? std::string(
+                  "every member answered the liveness probe, so the collective itself is stuck")
+            : detail::concat("silent mesh rank(s): ", who),
+        " (the bound is MeshConfig::timeout_seconds or MESHNN_COMM_TIMEOUT)"));
+  }
+
+  void check_usable() const {
+    if (broken_)
+      throw CommError("MPI communicator unusable after a liveness timeout (the job must end)");
+  }
+
   MPI_Comm comm_;
   std::vector<int> ranks_;
+  double timeout_ = 0;
+  bool broken_ = false;
+  std::vector<int> last_silent_;
+  std::vector<std::shared_ptr<void>> orphans_;  // buffers of requests abandoned at a timeout
+  std::vector<MPI_Request> abandoned_;          // collective requests pending at a timeout
   std::vector<float> packed_, out_, recv_;  // reduce_scatter scratch, grown on demand
   int size_ = 0;
   int index_ = 0;
@@ -248,7 +397,7 @@ void mpi_abort_if_running(int code, const std::string& message) {
   MPI_Abort(MPI_COMM_WORLD, code);
 }
 
-MpiMesh make_mpi_mesh(const Mesh& mesh) {
+MpiMesh make_mpi_mesh(const Mesh& mesh, double timeout) {
   ensure_init();
   const int world = mpi_world_size();
   MESHNN_CHECK(world == mesh.size(), "mpi backend: mesh ", mesh.rows(), "x", mesh.cols(), " needs ",
@@ -271,14 +420,14 @@ MpiMesh make_mpi_mesh(const Mesh& mesh) {
     int keep[2] = {axis == 0 ? 1 : 0, axis == 1 ? 1 : 0};
     check_mpi(MPI_Cart_sub(cart, keep, &sub), "MPI_Cart_sub");
     if (mesh.axis_size(axis) > 1)
-      out.comms[axis] = std::make_shared<MpiCommunicator>(sub, mesh.group(out.rank, axis));
+      out.comms[axis] = std::make_shared<MpiCommunicator>(sub, mesh.group(out.rank, axis), timeout);
     else
       MPI_Comm_free(&sub);
   }
   if (mesh.size() > 1) {
     std::vector<int> all(mesh.size());
     for (int i = 0; i < mesh.size(); ++i) all[i] = i;
-    out.comms[2] = std::make_shared<MpiCommunicator>(cart, std::move(all));
+    out.comms[2] = std::make_shared<MpiCommunicator>(cart, std::move(all), timeout);
   } else {
     MPI_Comm_free(&cart);
   }

@@ -19,7 +19,10 @@ struct MpiMesh {
 };
 
 // MPI_Init_thread if needed; InvalidArgument unless the world size is rows·cols.
-MpiMesh make_mpi_mesh(const Mesh& mesh);
+// timeout_seconds: liveness bound of every communication call (0 = wait forever). Calls are
+// non-blocking requests polled against it; on expiry the call throws CommError naming the mesh
+// ranks that did not take part, and the communicator is unusable afterwards.
+MpiMesh make_mpi_mesh(const Mesh& mesh, double timeout_seconds = 120.0);
 
 // MPI world rank / size (initialising MPI if needed); used by tests and the bench CLI.
 int mpi_world_rank();

@@ -233,6 +233,8 @@ bool is_ltx_audio_key(const std::string& key) {
   return key.rfind("audio_vae.", 0) == 0 || key.rfind("vocoder.", 0) == 0;
 }
 
+bool is_ltx_encoder_key(const std::string& key) { return key.rfind("audio_vae.encoder.", 0) == 0; }
+
 std::string ltx_vocoder_prefix(const LtxAudioConfig& cfg) {
   // LTX-2.3 nests the main generator under vocoder.vocoder.; LTX-2 is flat under vocoder.
   return cfg.version == LtxAudioConfig::Version::ltx23 ? "vocoder.vocoder." : "vocoder.";

@@ -83,6 +83,8 @@ std::string bwe_generator_prefix();
 // True for the keys of an LTX checkpoint's audio modules (the rest of a combined file, e.g. the
 // video model, is not ours).
 bool is_ltx_audio_key(const std::string& key);
+// True for the audio VAE's encoder half (decode never reads it; real files carry it).
+bool is_ltx_encoder_key(const std::string& key);
 
 // Every tensor the description requires (optional ones left out unless asked), key → shape.
 std::map<std::string, Shape> required_shapes(const ModelDesc& desc, bool with_optional = false);

@@ -17,13 +17,13 @@ std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file, const st
                                        Precision precision) {
   nlohmann::json j;
   if (!config_path.empty()) {
-    j = io::read_json_file(config_path);
+    j = io::read_config_json_file(config_path);
   } else {
     auto it = file.metadata().find("config");
     if (it == file.metadata().end())
       throw InvalidArgument("checkpoint '" + file.path() +
                             "' carries no 'config' metadata; pass the model's config.json with --config");
-    j = io::parse_json(it->second, file.path() + " config");
+    j = io::parse_config_json(it->second, file.path() + " config");
   }
   const BigVganConfig cfg = parse_bigvgan_config(j, config_path.empty() ? file.path() : config_path);
   std::map<std::string, Tensor> state;

@@ -12,6 +12,7 @@
 #include "layers/linear.h"
 #include "layers/mlp.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/core/profile.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
@@ -228,6 +229,7 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
   MESHNN_CHECK(!m.released, vn, ": forward after release() (the persistent K/V buffers are gone)");
 
   // ---- validate every input before any compute ---------------------------------------------
+  check_finite(features, "features");  // NaN / Inf would flow into every output
   const Tensor x_in = as_rows(features, p.s_pad, p.dim, "features");
   MESHNN_CHECK(vl_mask.defined() == p.vl_mask_present, vn, ": vl_mask presence ",
                vl_mask.defined() ? "true" : "false", " != fixed ",

@@ -5,8 +5,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <type_traits>
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
@@ -101,6 +103,21 @@ namespace {
 template <class T>
 void take(const json& j, const char* key, T& dst, const std::string& where) {
   if (!j.contains(key) || j[key].is_null()) return;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // Strict: 64.5 or 1e30 would otherwise be truncated (or overflow: undefined behaviour).
+    const json& v = j[key];
+    MESHNN_CHECK(v.is_number_integer(), "config field ", where, key, " must be an integer, got ",
+                 v.dump());
+    const bool fits =
+        v.is_number_unsigned()
+            ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+            : v.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                  v.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    MESHNN_CHECK(fits, "config field ", where, key, " = ", v.dump(), " is out of range");
+    dst = v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>())
+                                 : static_cast<T>(v.get<int64_t>());
+    return;
+  }
   try {
     dst = j[key].get<T>();
   } catch (const json::exception& e) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "io/json.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/ops/filter_design.h"
 #include "models/audio_description.h"
 #include "ops/elementwise.h"
@@ -233,27 +234,19 @@ struct LtxAudioDecoder::Bwe {
 // ---- the whole chain ------------------------------------------------------------------------------
 
 std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile& file,
-                                                       Precision precision) {
+                                                       Precision precision,
+                                                       const CheckpointCheckOptions& check) {
   const auto& meta = file.metadata();
   auto it = meta.find("config");
   if (it == meta.end())
     throw WeightError("checkpoint '" + file.path() +
                       "' has no 'config' entry in its safetensors metadata (LTX checkpoints carry one)");
-  const LtxAudioConfig cfg = parse_ltx_audio_config(io::parse_json(it->second, file.path() + " config"),
-                                                    file.path());
+  const LtxAudioConfig cfg = parse_ltx_audio_config(
+      io::parse_config_json(it->second, file.path() + " config"), file.path());
   // Check every key up front so that a broken checkpoint is reported in full, not key by key.
-  std::vector<std::string> problems;
-  for (const auto& [k, shape] : required_shapes(describe_ltx(cfg))) {
-    if (!file.contains(k)) problems.push_back("missing '" + k + "' " + shape_str(shape));
-    else if (file.shape(k) != shape)
-      problems.push_back("'" + k + "' has shape " + shape_str(file.shape(k)) + ", expected " + shape_str(shape));
-  }
-  if (!problems.empty()) {
-    std::string msg = file.path() + ": " + std::to_string(problems.size()) + " checkpoint key problem(s) for this config:";
-    for (size_t i = 0; i < problems.size() && i < 25; ++i) msg += "\n  " + problems[i];
-    if (problems.size() > 25) msg += "\n  … and " + std::to_string(problems.size() - 25) + " more";
-    throw WeightError(msg);
-  }
+  std::map<std::string, Shape> shapes;
+  for (const std::string& k : file.keys()) shapes.emplace(k, file.shape(k));
+  require_ltx_checkpoint(cfg, shapes, check, file.path());
   std::map<std::string, Tensor> state;
   for (const std::string& k : file.keys())
     if (is_ltx_audio_key(k)) state.emplace(k, file.get(k));
@@ -319,6 +312,39 @@ Tensor LtxAudioDecoder::stage_b(const Tensor& mel_packed, const TimeShard& ts, i
 LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const TimeShard& ts, int64_t real) {
   MESHNN_CHECK(bwe_ != nullptr, "stage C: this checkpoint (LTX-2) has no bandwidth extension");
   return bwe_->forward(wav16, ts, real);
+}
+
+bool LtxAudioDecoder::mesh_fits(int64_t T, int devices) {
+  if (devices <= 1) return true;
+  const int64_t rows = (T + devices - 1) / devices;
+  return rows >= kMinFramesPerDevice && (devices - 1) * rows < T;
+}
+
+void LtxAudioDecoder::check_mesh_fits(int64_t T, int devices) {
+  if (mesh_fits(T, devices)) return;
+  int best = devices;
+  while (best > 1 && !mesh_fits(T, best)) --best;
+  throw ShapeError(detail::concat("a latent of ", T, " frames cannot be split over ", devices,
+                                  " devices (each needs at least ", kMinFramesPerDevice,
+                                  " frames and the last one a real frame); at most ", best,
+                                  " device(s) fit"));
+}
+
+int64_t LtxAudioDecoder::auto_chunk_frames(int64_t T) {
+  return T > kAutoChunkAboveFrames ? kAutoChunkFrames : 0;
+}
+
+Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name) {
+  Tensor x = float_input(latent, name);
+  if (x.rank() == 3) x = x.reshape({1, x.dim(0), x.dim(1), x.dim(2)});
+  MESHNN_CHECK_AS(ShapeError, x.rank() == 4, name, ": expected (1, 8, T, 16) or (8, T, 16), got ",
+                  shape_str(latent.shape()));
+  MESHNN_CHECK_AS(ShapeError, x.dim(0) == 1, name, ": a batch of ", x.dim(0),
+                  " latents; decode one latent per output file (batch 1)");
+  MESHNN_CHECK_AS(ShapeError, x.dim(1) == 8 && x.dim(3) == 16 && x.dim(2) >= 1, name,
+                  ": expected (1, 8, T, 16), got ", shape_str(x.shape()));
+  check_finite(x, name);
+  return x;
 }
 
 void LtxAudioDecoder::check_latent(const Tensor& latent) const {

@@ -17,6 +17,7 @@
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
 #include "models/audio_config.h"
+#include "models/checkpoint_check.h"
 #include "models/generator.h"
 
 namespace meshnn::models {
@@ -27,9 +28,11 @@ using ProgressFn = std::function<void(int, int, const char*)>;
 class LtxAudioDecoder {
  public:
   // Reads the config from the checkpoint's `config` metadata (the config wins over defaults; the
-  // version is chosen by the presence of config.vocoder.bwe) and loads every weight. Missing keys
-  // are listed together in one WeightError.
-  static std::unique_ptr<LtxAudioDecoder> load(const io::SafetensorsFile& file, Precision precision);
+  // version is chosen by the presence of config.vocoder.bwe) and loads every weight. Missing keys,
+  // wrong shapes and unused audio tensors (models/checkpoint_check.h) are listed together in one
+  // WeightError before any weight is read.
+  static std::unique_ptr<LtxAudioDecoder> load(const io::SafetensorsFile& file, Precision precision,
+                                               const CheckpointCheckOptions& check = {});
   LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::string, Tensor>& state,
                   Precision precision);
   ~LtxAudioDecoder();
@@ -85,6 +88,19 @@ class LtxAudioDecoder {
 
   // Latent frames each device needs at least, for a mesh check before any compute.
   static constexpr int64_t kMinFramesPerDevice = 2;
+  // Whether a latent of T frames can be time-split over `devices` devices (the rule decode()
+  // enforces: ≥ kMinFramesPerDevice rows each, the last device holding a real frame), and the same
+  // as a ShapeError that names the largest device count that fits — for a check before loading.
+  static bool mesh_fits(int64_t latent_frames, int devices);
+  static void check_mesh_fits(int64_t latent_frames, int devices);
+
+  // The memory rule: one-shot decode memory grows with the latent length (measured 1.6 GB peak
+  // at 2 s, 2.5 GB at 8 s), chunked decode stays flat. Above kAutoChunkAboveFrames latent frames
+  // (10 s of audio) the CLI decodes in chunks of kAutoChunkFrames unless told otherwise.
+  static constexpr int64_t kAutoChunkAboveFrames = 250;
+  static constexpr int64_t kAutoChunkFrames = 125;
+  // 0 (one shot) up to kAutoChunkAboveFrames frames, else kAutoChunkFrames.
+  static int64_t auto_chunk_frames(int64_t latent_frames);
 
  private:
   struct MelVae;
@@ -97,6 +113,11 @@ class LtxAudioDecoder {
   std::unique_ptr<Generator> vocoder_;
   std::unique_ptr<Bwe> bwe_;
 };
+
+// A latent as read from a file, checked before any weight is loaded: float32 / float64 (the
+// float_input rule), (1, 8, T, 16) or (8, T, 16), batch 1 (ShapeError otherwise: one latent per
+// output file), finite (InvalidArgument naming the first bad index) → (1, 8, T, 16) f32.
+Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name);
 
 // (B, C, T, F) NCHW latent → (B, T, F, C) channels-last.
 Tensor latent_to_channels_last(const Tensor& latent);

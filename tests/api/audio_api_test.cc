@@ -69,7 +69,9 @@ TEST(AudioApi, RejectsBadInputBeforeWork) {
   const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path("ltx23_small.safetensors"));
   EXPECT_THROW(dec.decode(test::random_normal({8, 6, 16}, 1)), ShapeError);
   EXPECT_THROW(dec.decode(test::random_normal({1, 8, 6, 16}, 1).to(DType::bf16)), ShapeError);
-  EXPECT_THROW(dec.decode(test::random_normal({1, 8, 3, 16}, 1), on("1x4")), InvalidArgument);
+  EXPECT_THROW(dec.decode(test::random_normal({1, 8, 3, 16}, 1), on("1x4")), ShapeError);
+  EXPECT_THROW(LtxAudioDecoder::check_run(test::random_normal({1, 8, 3, 16}, 1), on("1x4")),
+               ShapeError);
   EXPECT_THROW(dec.decode(test::random_normal({1, 8, 6, 16}, 1), on("1x2", -1)), InvalidArgument);
   EXPECT_THROW(dec.decode(test::random_normal({1, 8, 6, 16}, 1), on("banana")), InvalidArgument);
   Tensor nan = test::random_normal({1, 8, 6, 16}, 2);

@@ -184,6 +184,20 @@ TEST(Gr00tAdapterBadInput, ForwardInputs) {
       [&] { ad6.forward(g6.features(), g6.layout.key_valid_mask(), Tensor(), 0); }, "vl_mask");
 }
 
+TEST(Gr00tAdapterBadInput, NonFiniteFeaturesNameTheFirstBadIndex) {
+  Golden g(Version::n1_5);
+  VlAdapter ad(g.cfg, g.layout, g.weights());
+  const Tensor m = g.mask(), s = g.t.at("input.state");
+  Tensor f = g.features().clone();  // (1, 1, 64, 48)
+  f.data<float>()[5 * 48 + 7] = std::numeric_limits<float>::quiet_NaN();
+  f.data<float>()[9 * 48 + 1] = std::numeric_limits<float>::infinity();
+  expect_error<InvalidArgument>([&] { ad.forward(f, m, s, 0); },
+                                "features: non-finite value nan at index (0, 0, 5, 7)");
+  f.data<float>()[5 * 48 + 7] = 0.5f;
+  expect_error<InvalidArgument>([&] { ad.forward(f, m, s, 0); },
+                                "non-finite value inf at index (0, 0, 9, 1)");
+}
+
 TEST(Gr00tAdapterBadInput, CheckpointAndConfig) {
   Golden g(Version::n1_7);
   auto w = g.t;

@@ -36,10 +36,20 @@ struct MeshConfig {
   Backend backend = Backend::local;
   // OpenMP threads per device; 0 = available_cores() / devices-on-this-host, at least 1.
   int threads_per_device = 0;
-  // Local backend: a device that does not arrive at a collective within this time makes every
-  // device fail with CommError (0 = wait forever). Not enforced by the MPI backend.
-  double timeout_seconds = 300.0;
+  // Liveness bound of every collective, both backends: a collective that makes no progress for
+  // this long (a peer stopped, hung or died silently) raises CommError on every live device,
+  // naming the silent one(s). 0 = wait forever; < 0 = the process default (comm_timeout_seconds).
+  double timeout_seconds = -1;
 };
+
+// The default liveness bound: set_default_comm_timeout's value if set, else the environment
+// variable MESHNN_COMM_TIMEOUT (seconds, ≥ 0; InvalidArgument when not a number), else 120 s.
+constexpr double kDefaultCommTimeoutSeconds = 120.0;
+double comm_timeout_seconds();
+// Overrides the process default (e.g. from a --comm-timeout command-line option); < 0 unsets.
+void set_default_comm_timeout(double seconds);
+// `configured` if ≥ 0, else comm_timeout_seconds().
+double resolve_comm_timeout(double configured);
 
 // Parses "RxC" (e.g. "1x2"); InvalidArgument on anything else.
 MeshConfig parse_mesh(const std::string& s);

@@ -1,0 +1,23 @@
+// libFuzzer target: GR00T config JSON (the --config file / checkpoint `config` metadata) →
+// gr00t::Config::from_json, for the version chosen by the first byte. A meshnn::Error is the
+// expected outcome for bad input; any other exception or crash is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "meshnn/core/error.h"
+#include "meshnn/models/gr00t_config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  using meshnn::gr00t::Version;
+  const Version versions[] = {Version::n1_5, Version::n1_6, Version::n1_7};
+  const Version v = versions[data[0] % 3];
+  try {
+    const auto c = meshnn::gr00t::Config::from_json(
+        std::string(reinterpret_cast<const char*>(data + 1), size - 1), v);
+    (void)c;
+  } catch (const meshnn::Error&) {
+  }
+  return 0;
+}

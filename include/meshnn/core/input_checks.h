@@ -1,0 +1,25 @@
+// Checks every entry point makes on user inputs before any expensive work, one rule each, so that
+// the commands and the library agree (e.g. `vocode --mel` and `audio-decode --latent` accept the
+// same dtypes).
+#pragma once
+
+#include <string>
+
+#include "meshnn/core/tensor.h"
+
+namespace meshnn {
+
+// Float inputs (latents, mels, features): float32 or float64, converted to float32. Any other
+// dtype (float16, bfloat16, integers, bool) is a ShapeError naming `name` and the dtype: a silent
+// conversion would hide a wrong file.
+Tensor float_input(const Tensor& t, const std::string& name);
+
+// InvalidArgument naming the first non-finite element as "<name>: non-finite value nan at index
+// (i, j, k)" (any float dtype; integer tensors are always finite).
+void check_finite(const Tensor& t, const std::string& name);
+
+// Thread counts: 0 = automatic; otherwise 1 … max_threads(). InvalidArgument naming `option`.
+int max_threads();  // 8 × available cores, at least 64
+void check_thread_count(int threads, const std::string& option);
+
+}  // namespace meshnn

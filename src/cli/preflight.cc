@@ -1,0 +1,39 @@
+#include "cli/preflight.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "meshnn/core/error.h"
+#include "meshnn/mesh/mesh.h"
+#include "meshnn/audio.h"
+
+namespace meshnn::cli {
+
+
+int64_t demo_latent_frames(double seconds, const std::string& mesh) {
+  MESHNN_CHECK(std::isfinite(seconds) && seconds >= 0.08 && seconds <= 60, "--seconds ", seconds,
+               ": must be in [0.08, 60] (0.08 s = 2 latent frames, the shortest decodable latent)");
+  // round(seconds · 25) (Python's round-half-even, as the reference pipeline).
+  const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(seconds * 25)));
+  const MeshConfig mc = parse_mesh(mesh);
+  LtxAudioDecoder::check_mesh_fits(T, mc.rows * mc.cols);
+  return T;
+}
+
+int64_t choose_chunk_frames(bool given, int64_t requested, int64_t latent_frames,
+                            const std::string& mesh, bool quiet) {
+  if (given) return requested;
+  if (mesh != "auto" && mesh != "1x1") return 0;  // an explicit mesh shards instead
+  const int64_t chunk = LtxAudioDecoder::auto_chunk_frames(latent_frames);
+  if (chunk > 0 && !quiet)
+    std::fprintf(
+        stderr,
+        "meshnn: latent of %lld frames (%.1f s) is above %lld frames (%.0f s): decoding in "
+        "chunks of %lld frames to bound memory (--chunk-frames 0 forces one shot)\n",
+        static_cast<long long>(latent_frames), latent_frames / 25.0,
+        static_cast<long long>(LtxAudioDecoder::auto_chunk_above()),
+        LtxAudioDecoder::auto_chunk_above() / 25.0, static_cast<long long>(chunk));
+  return chunk;
+}
+
+}  // namespace meshnn::cli

@@ -1,0 +1,63 @@
+#include "meshnn/core/input_checks.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "meshnn/core/cpu.h"
+#include "meshnn/core/error.h"
+
+namespace meshnn {
+
+Tensor float_input(const Tensor& t, const std::string& name) {
+  MESHNN_CHECK_AS(ShapeError, t.defined(), name, ": no data");
+  MESHNN_CHECK_AS(ShapeError, t.dtype() == DType::f32 || t.dtype() == DType::f64, name,
+                  ": must be float32 or float64, got ", dtype_name(t.dtype()),
+                  " (convert it explicitly, e.g. numpy .astype(np.float32))");
+  return t.dtype() == DType::f32 ? t : t.to(DType::f32);
+}
+
+namespace {
+template <class T>
+void check_finite_of(const T* p, const Tensor& t, const std::string& name) {
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isfinite(static_cast<double>(p[i]))) continue;
+    // Flat → (i, j, k) index, row-major.
+    std::string idx;
+    int64_t r = i;
+    for (int d = t.rank() - 1; d >= 0; --d) {
+      idx = detail::concat(r % t.dim(d), d == t.rank() - 1 ? "" : ", ", idx);
+      r /= t.dim(d);
+    }
+    throw InvalidArgument(detail::concat(name, ": non-finite value ", static_cast<double>(p[i]),
+                                         " at index (", idx, ") of shape ", shape_str(t.shape())));
+  }
+}
+}  // namespace
+
+void check_finite(const Tensor& t, const std::string& name) {
+  if (!t.defined()) return;
+  switch (t.dtype()) {
+    case DType::f32:
+      return check_finite_of(t.data<float>(), t, name);
+    case DType::f64:
+      return check_finite_of(t.data<double>(), t, name);
+    case DType::bf16:
+    case DType::f16: {
+      const Tensor f = t.to(DType::f32);
+      return check_finite_of(f.data<float>(), f, name);
+    }
+    default:
+      return;
+  }
+}
+
+int max_threads() { return std::max(64, 8 * available_cores()); }
+
+void check_thread_count(int threads, const std::string& option) {
+  MESHNN_CHECK(threads >= 0, option, " ", threads, ": must be ≥ 0 (0 = automatic)");
+  MESHNN_CHECK(threads <= max_threads(), option, " ", threads, ": above the bound ", max_threads(),
+               " (8 × the ", available_cores(), " available cores, at least 64)");
+}
+
+}  // namespace meshnn

@@ -1,0 +1,92 @@
+// The input rules every entry point shares: float dtypes, finiteness with the first bad index,
+// thread bounds, LTX latent shape / batch, mesh fit and the memory (auto-chunk) rule.
+#include "meshnn/core/input_checks.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "meshnn/core/error.h"
+#include "models/ltx_audio_decoder.h"
+
+namespace meshnn {
+namespace {
+
+using models::LtxAudioDecoder;
+
+Tensor filled(const Shape& s, DType dt) {
+  if (dt != DType::f32 && dt != DType::f64) return Tensor::empty(s, dt);  // never read
+  Tensor t = Tensor::empty(s, DType::f32);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = 0.25f * static_cast<float>(i % 7) - 0.6f;
+  return dt == DType::f32 ? t : t.to(dt);
+}
+
+TEST(InputChecks, FloatInputAcceptsF32AndF64Only) {
+  EXPECT_EQ(float_input(filled({2, 3}, DType::f64), "x").dtype(), DType::f32);
+  EXPECT_EQ(float_input(filled({2, 3}, DType::f32), "x").dtype(), DType::f32);
+  for (DType dt : {DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8}) {
+    try {
+      float_input(filled({2, 3}, dt), "mel.npy");
+      ADD_FAILURE() << dtype_name(dt) << " accepted";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find("mel.npy: must be float32 or float64, got"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(InputChecks, CheckFiniteNamesTheFirstBadIndex) {
+  Tensor t = filled({2, 3, 4}, DType::f32);
+  EXPECT_NO_THROW(check_finite(t, "t"));
+  t.data<float>()[1 * 12 + 0 * 4 + 2] = -std::numeric_limits<float>::infinity();
+  t.data<float>()[23] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    check_finite(t, "feats.npy");
+    ADD_FAILURE();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("feats.npy: non-finite value -inf at index (1, 0, 2)"),
+              std::string::npos)
+        << e.what();
+  }
+  Tensor d = filled({5}, DType::f64);
+  d.data<double>()[4] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(check_finite(d, "d"), InvalidArgument);
+}
+
+TEST(InputChecks, ThreadCountBounds) {
+  EXPECT_NO_THROW(check_thread_count(0, "--threads"));
+  EXPECT_NO_THROW(check_thread_count(max_threads(), "--threads"));
+  EXPECT_GE(max_threads(), 64);
+  EXPECT_THROW(check_thread_count(-1, "--threads"), InvalidArgument);
+  EXPECT_THROW(check_thread_count(100000, "--threads"), InvalidArgument);
+}
+
+TEST(InputChecks, LtxLatentBatchShapeAndFiniteBeforeAnyWork) {
+  EXPECT_EQ(models::prepare_ltx_latent(filled({8, 5, 16}, DType::f64), "l").shape(),
+            (Shape{1, 8, 5, 16}));
+  EXPECT_THROW(models::prepare_ltx_latent(filled({2, 8, 5, 16}, DType::f32), "l"), ShapeError);
+  EXPECT_THROW(models::prepare_ltx_latent(filled({1, 8, 5, 12}, DType::f32), "l"), ShapeError);
+  EXPECT_THROW(models::prepare_ltx_latent(filled({1, 8, 5, 16}, DType::f16), "l"), ShapeError);
+  Tensor bad = filled({1, 8, 5, 16}, DType::f32);
+  bad.data<float>()[100] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THROW(models::prepare_ltx_latent(bad, "l"), InvalidArgument);
+}
+
+TEST(InputChecks, MeshFitAndMemoryRule) {
+  EXPECT_TRUE(LtxAudioDecoder::mesh_fits(5, 2));
+  EXPECT_FALSE(LtxAudioDecoder::mesh_fits(5, 8));
+  try {
+    LtxAudioDecoder::check_mesh_fits(5, 8);
+    ADD_FAILURE();
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 3 device(s) fit"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(LtxAudioDecoder::auto_chunk_frames(LtxAudioDecoder::kAutoChunkAboveFrames), 0);
+  EXPECT_EQ(LtxAudioDecoder::auto_chunk_frames(LtxAudioDecoder::kAutoChunkAboveFrames + 1),
+            LtxAudioDecoder::kAutoChunkFrames);
+}
+
+}  // namespace
+}  // namespace meshnn
