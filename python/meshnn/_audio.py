@@ -43,7 +43,8 @@ def _torch_state_dict(pt_path):
         raise RuntimeError(
             f'{pt_path}: reading a PyTorch .pt checkpoint needs torch, which is not importable here. '
             f'Convert it once where torch is installed: /usr/bin/python3 {_CONVERTER} '
-            f'bigvgan {pt_path} OUT.safetensors (see docs/python.md), then load the .safetensors'
+            f'{pt_path} OUT.safetensors --kind bigvgan (see docs/python.md), then load the '
+            f'.safetensors'
         ) from None
     # weights_only where this torch has it: a .pt file can otherwise run code when unpickled.
     try:
@@ -55,8 +56,15 @@ def _torch_state_dict(pt_path):
     if not isinstance(state, dict):
         raise ValueError(f'{pt_path}: expected a state dict (or {{"generator": state_dict}}), '
                          f'got {type(state).__name__}')
-    return {k: v.detach().float().contiguous().numpy() for k, v in state.items()
-            if hasattr(v, 'detach')}
+    out = {}
+    for k, v in state.items():
+        if not hasattr(v, 'detach'):
+            continue
+        # torch.nn.utils.parametrizations.weight_norm names → the legacy weight_g / weight_v.
+        k = k.replace('.parametrizations.weight.original0', '.weight_g')
+        k = k.replace('.parametrizations.weight.original1', '.weight_v')
+        out[k] = v.detach().float().contiguous().numpy()
+    return out
 
 
 class BigVGAN:

@@ -108,3 +108,26 @@ def test_gr00t_adapter_vs_pytorch_goldens():
             want = t['golden.' + k]
             err = np.linalg.norm(got[k].reshape(want.shape) - want) / np.linalg.norm(want)
             assert err <= 1e-5, (version, k, err)
+
+
+def test_pt_without_torch_names_the_converter(bigvgan_folder, tmp_path):
+    """Where torch is not importable, a .pt folder is a RuntimeError naming the converter, and
+    `import meshnn` itself never imports torch."""
+    import subprocess
+    pt_only = tmp_path / 'nvidia'
+    pt_only.mkdir()
+    shutil.copy(bigvgan_folder / 'config.json', pt_only / 'config.json')
+    shutil.copy(bigvgan_folder / 'bigvgan_generator.pt', pt_only / 'bigvgan_generator.pt')
+    code = ('import sys; sys.modules["torch"] = None\n'  # makes `import torch` fail
+            'import meshnn\n'
+            'try:\n'
+            f'    meshnn.BigVGAN.from_pretrained({str(pt_only)!r})\n'
+            'except RuntimeError as e:\n'
+            '    print("RuntimeError:", e)\n')
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert r.returncode == 0, r.stderr
+    assert 'RuntimeError:' in r.stdout and 'tools/convert_checkpoint.py' in r.stdout, r.stdout
+    r = subprocess.run([sys.executable, '-c', 'import sys, meshnn; print("torch" in sys.modules)'],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert r.stdout.strip() == 'False', r.stdout + r.stderr
