@@ -46,4 +46,6 @@ class CMakeBuild(build_ext):
         shutil.copyfile(lib, os.path.join(os.path.dirname(dest), soname))
 
 
-setup(ext_modules=[CMakeExtension('meshnn._meshnn')], cmdclass={'build_ext': CMakeBuild})
+# setuptools' own build folders go to build-pip/, away from the CMake build dir build/.
+setup(ext_modules=[CMakeExtension('meshnn._meshnn')], cmdclass={'build_ext': CMakeBuild},
+      options={'build': {'build_base': 'build-pip'}})
