@@ -47,13 +47,14 @@ def timed(f):
 
 def summary(t, base='c++'):
     med = {k: statistics.median(v) for k, v in t.items()}
-    out = {'median_s': med}
+    out = {'median_s': med, 'times_s': {k: [round(x, 6) for x in v] for k, v in t.items()}}
     for k in t:
         if k == base:
             continue
         diffs = [a - b for a, b in zip(t[k], t[base])]
         out[k + '_minus_cpp_median_s'] = statistics.median(diffs)
         out[k + '_overhead_pct'] = 100 * statistics.median(diffs) / med[base]
+        out[k + '_medians_ratio_pct'] = 100 * (med[k] / med[base] - 1)
     return out
 
 
@@ -93,8 +94,9 @@ def main(argv=None):
            'load_avg_1m': os.getloadavg()[0]}
     f, s = res['full'], res['tiny_1_frame']
     print(f'{res["audio_s"]:.2f} s vocode ({frames} frames, mesh {a.mesh}): C++ '
-          f'{f["median_s"]["c++"]:.4f} s, Python {f["median_s"]["python"]:.4f} s; overhead '
-          f'(median of paired differences) {f["python_overhead_pct"]:+.2f} %'
+          f'{f["median_s"]["c++"]:.4f} s, Python {f["median_s"]["python"]:.4f} s; overhead: medians '
+          f'{f["python_medians_ratio_pct"]:+.2f} %, median of paired differences '
+          f'{f["python_overhead_pct"]:+.2f} %'
           + (f', torch in/out {f["torch_overhead_pct"]:+.2f} %' if 'torch_overhead_pct' in f else ''))
     print(f'fixed cost per call (1 frame, 1x1, 1 thread): '
           f'{1e6 * s["python_minus_cpp_median_s"]:.1f} us over a {1e3 * s["median_s"]["c++"]:.2f} ms '
