@@ -19,8 +19,9 @@ several threads at once. Errors: ValueError (bad input or option), KeyError (che
 RuntimeError (the rest), with meshnn's message. See docs/python.md.
 """
 from . import _meshnn
-from ._audio import BigVGAN, LtxAudioDecoder, mel_spectrogram, read_wav, write_wav
+from ._audio import BigVGAN, LtxAudioDecoder, mel_spectrogram, process_rank, read_wav, write_wav
 from . import gr00t
 
 __version__ = _meshnn.__version__
-__all__ = ['BigVGAN', 'LtxAudioDecoder', 'gr00t', 'mel_spectrogram', 'read_wav', 'write_wav']
+__all__ = ['BigVGAN', 'LtxAudioDecoder', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
+           'write_wav']

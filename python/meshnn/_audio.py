@@ -4,6 +4,7 @@ BigVGAN follows NVIDIA's bigvgan.BigVGAN (from_pretrained on a local folder, for
 (B, 1, samples), .h, remove_weight_norm / eval for drop-in code); LtxAudioDecoder follows
 ltx-core's decode_audio (latent (B, 8, T, 16) → (B, 2, samples)).
 """
+import atexit
 import json
 import os
 import tempfile
@@ -25,6 +26,26 @@ class AttrDict(dict):
             return self[key]
         except KeyError:
             raise AttributeError(key) from None
+
+
+_mpi_finalize_registered = False
+
+
+def _backend(backend):
+    """Checks the backend name; for "mpi", finalizes MPI when the interpreter exits (every rank of
+    an mpiexec launch must, or mpiexec reports an abnormal end)."""
+    global _mpi_finalize_registered
+    if backend not in ('local', 'mpi'):
+        raise ValueError(f'backend must be "local" or "mpi", got {backend!r}')
+    if backend == 'mpi' and not _mpi_finalize_registered:
+        atexit.register(_meshnn._finalize_backends)
+        _mpi_finalize_registered = True
+    return backend
+
+
+def process_rank(backend='mpi'):
+    """This process's rank under mpiexec (0 without MPI): write outputs from rank 0 only."""
+    return _meshnn.process_rank(_backend(backend))
 
 
 def _threads(threads):
@@ -70,15 +91,16 @@ def _torch_state_dict(pt_path):
 class BigVGAN:
     """NVIDIA BigVGAN vocoder on meshnn. Build with BigVGAN.from_pretrained(path)."""
 
-    def __init__(self, core, mesh='auto', threads=None):
+    def __init__(self, core, mesh='auto', threads=None, backend='local'):
         self._core = core
         self._mesh = mesh
         self._threads = _threads(threads)
+        self._backend = _backend(backend)
         self.h = AttrDict(json.loads(core.config_json) if core.config_json else {})
 
     @classmethod
     def from_pretrained(cls, path, precision='fp32', mesh='auto', threads=None, config=None,
-                        use_cuda_kernel=False, **unused):
+                        backend='local', use_cuda_kernel=False, **unused):
         """path: a folder as NVIDIA publishes it (config.json + bigvgan_generator.pt, or our
         bigvgan_generator.safetensors), or a .safetensors / .pt file (config.json next to it, or
         `config`, or the safetensors `config` metadata). No downloads: a hub id must be fetched
@@ -117,7 +139,7 @@ class BigVGAN:
                 core = _meshnn.BigVganVocoder.load(tmp, config, precision)
             finally:
                 os.unlink(tmp)
-        return cls(core, mesh=mesh, threads=threads)
+        return cls(core, mesh=mesh, threads=threads, backend=backend)
 
     @property
     def sample_rate(self):
@@ -133,7 +155,7 @@ class BigVGAN:
 
     def __call__(self, mel, *, as_torch=False, progress=None, mesh=None, threads=None):
         """mel: (B, num_mels, frames) float32 → (B, 1, frames · hop_length) float32 in [-1, 1]."""
-        y = self._core.vocode(as_array(mel, 'mel'), mesh=mesh or self._mesh,
+        y = self._core.vocode(as_array(mel, 'mel'), mesh=mesh or self._mesh, backend=self._backend,
                               threads=self._threads if threads is None else _threads(threads),
                               progress=progress)
         return out(y, as_torch)
@@ -174,7 +196,7 @@ class LtxAudioDecoder:
         self._core = core
         self._mesh = mesh
         self._threads = _threads(threads)
-        self._backend = backend
+        self._backend = _backend(backend)
 
     @classmethod
     def from_checkpoint(cls, path, mesh='auto', precision='fp32', threads=None, backend='local'):

@@ -393,6 +393,13 @@ PYBIND11_MODULE(_meshnn, m) {
           },
           py::arg("mel"), py::arg("mesh") = "1x1", py::arg("threads") = 0, py::arg("repeat") = 1);
 
+  // ---- MPI backend: this process's rank; finalize once at exit (the package registers it) ----
+  m.def(
+      "process_rank",
+      [](const std::string& backend) { return process_rank(parse_backend(backend)); },
+      py::arg("backend") = "mpi");
+  m.def("_finalize_backends", &finalize_backends);
+
   // ---- audio files (what the CLI reads and writes) ----
   m.def(
       "read_wav",
