@@ -86,6 +86,9 @@ def main(argv=None):
     tiny = np.random.default_rng(1).standard_normal((1, v.num_mels, 1), np.float32) - 4
     tfns = {'python': timed(lambda: v(tiny, mesh='1x1', threads=1)),
             'c++': lambda: v._core._native_vocode_seconds(tiny, '1x1', 1, 1)[0]}
+    if torch is not None:
+        tt = torch.from_numpy(tiny.copy())
+        tfns['torch'] = timed(lambda: v(tt, mesh='1x1', threads=1, as_torch=True))
     small = rounds(tfns, a.tiny_repeat, 20)
 
     res = {'model': os.path.basename(os.path.normpath(a.model)), 'frames': frames,
@@ -99,8 +102,9 @@ def main(argv=None):
           f'{f["python_overhead_pct"]:+.2f} %'
           + (f', torch in/out {f["torch_overhead_pct"]:+.2f} %' if 'torch_overhead_pct' in f else ''))
     print(f'fixed cost per call (1 frame, 1x1, 1 thread): '
-          f'{1e6 * s["python_minus_cpp_median_s"]:.1f} us over a {1e3 * s["median_s"]["c++"]:.2f} ms '
-          f'C++ call; load average {res["load_avg_1m"]:.2f}')
+          f'{1e6 * s["python_minus_cpp_median_s"]:.1f} us (numpy), '
+          + (f'{1e6 * s["torch_minus_cpp_median_s"]:.1f} us (torch) ' if 'torch' in tfns else '')
+          + f'over a {1e3 * s["median_s"]["c++"]:.2f} ms C++ call; load average {res["load_avg_1m"]:.2f}')
     print(json.dumps(res))
     return 0
 
