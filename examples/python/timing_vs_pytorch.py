@@ -131,8 +131,13 @@ def main(argv=None):
         p.add_argument('--repeat', type=int, default=3)
         p.add_argument('--threads', type=int, default=os.cpu_count(), help='PyTorch threads')
         p.add_argument('--seed', type=int, default=0)
+        p.add_argument('--upsample-impl', choices=['convt', 'stuffed'], default='convt',
+                       help='PyTorch anti-aliased upsampler: convt = grouped conv_transpose1d as '
+                            'NVIDIA / ltx-core write it; stuffed = zero-stuff + depthwise conv1d, '
+                            'same math, much faster in torch 1.13')
     a = ap.parse_args(argv)
     torch.set_num_threads(a.threads)
+    M.set_upsample_impl(a.upsample_impl)
     if a.what == 'ltx' and not (a.checkpoint or a.random):
         ap.error('ltx: give --checkpoint or --random')
     bigvgan(a) if a.what == 'bigvgan' else ltx(a)
