@@ -185,8 +185,10 @@ class PyVlAdapter {
     opt_.gather_mode = parse_gather_mode(gather_mode);
     opt_.collect_taps = taps;
     opt_.mesh_axis = mc_.rows > 1 ? 0 : 1;
-    // Full validation now (config, layout, every checkpoint key and shape), then build.
-    describe_ = AdapterPlan::build(cfg_, layout_, opt_, &lookup(), prefix_).describe();
+    // Full validation now (config, layout, every checkpoint key and shape, the head split over
+    // the mesh), then build; describe() is device 0's plan, as the CLI prints it.
+    describe_ = AdapterPlan::build(cfg_, layout_, opt_, &lookup(), prefix_, mc_.rows * mc_.cols, 0)
+                    .describe();
     if (mc_.rows * mc_.cols == 1) {
       py::gil_scoped_release nogil;
       adapter_ = std::make_unique<VlAdapter>(cfg_, layout_, lookup(), opt_, prefix_);

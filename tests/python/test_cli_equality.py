@@ -1,5 +1,7 @@
 """The module's outputs equal the CLI's bit for bit on the same inputs (float32 WAV round trip is
 exact), for BigVGAN (mel and WAV front end), the LTX-2.3 / LTX-2 decode and the GR00T adapter."""
+import json
+
 import numpy as np
 import pytest
 
@@ -56,9 +58,10 @@ def test_audio_decode_equals_cli(tmp_path, rng, name, mesh, chunk):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize('version,mesh', [('n1_5', '1x1'), ('n1_6', '1x1'), ('n1_7', '1x1'),
-                                          ('n1_6', '1x2')])
-def test_gr00t_adapter_equals_cli(tmp_path, version, mesh):
+@pytest.mark.parametrize('version,mesh,extra', [
+    ('n1_5', '1x1', {}), ('n1_6', '1x1', {}), ('n1_7', '1x1', {}), ('n1_6', '1x2', {}),
+    ('n1_5', '1x1', {'taps': True, 'gather_mode': 'onehot', 'precision': 'bf16'})])
+def test_gr00t_adapter_equals_cli(tmp_path, version, mesh, extra):
     ckpt = fixture(f'gr00t_adapter_{version}.safetensors')
     from meshnn._safetensors import load_safetensors
     t, meta = load_safetensors(ckpt)
@@ -67,12 +70,19 @@ def test_gr00t_adapter_equals_cli(tmp_path, version, mesh):
     np.save(tmp_path / 'state.npy', t['input.state'])
     emb = int(meta['embodiment'])
     v = version.replace('_', '.')
+    flags = []
+    if extra.get('taps'):
+        flags.append('--taps')
+    for k in ('gather_mode', 'precision'):
+        if k in extra:
+            flags += ['--' + k.replace('_', '-'), extra[k]]
     run_cli('gr00t-adapter', '--checkpoint', ckpt, '--version', v, '--token-types',
             tmp_path / 'types.npy', '--features', tmp_path / 'features.npy', '--state',
             tmp_path / 'state.npy', '--embodiment', emb, '--mesh', mesh, '--out',
-            tmp_path / 'out.safetensors')
-    want, _ = load_safetensors(tmp_path / 'out.safetensors')
-    adapter = meshnn.gr00t.VlAdapter(ckpt, v, t['input.token_types'], mesh=mesh)
+            tmp_path / 'out.safetensors', *flags)
+    want, meta = load_safetensors(tmp_path / 'out.safetensors')
+    adapter = meshnn.gr00t.VlAdapter(ckpt, v, t['input.token_types'], mesh=mesh, **extra)
+    assert adapter.describe() == json.loads(meta['plan'])
     got = adapter(t['input.features'], state=t['input.state'], embodiment=emb)
     assert sorted(got) == sorted(want)
     for k in want:

@@ -151,3 +151,25 @@ def test_wav_round_trip(tmp_path, rng):
     s, sr = meshnn.read_wav(tmp_path / 'a.wav')
     assert sr == 48000 and s.shape == (1000, 2)
     np.testing.assert_array_equal(s.T, x)
+
+
+def test_gr00t_adapter_errors():
+    ckpt = fixture('gr00t_adapter_n1_5.safetensors')
+    t, _ = load_safetensors(ckpt)
+    types = t['input.token_types']
+    with pytest.raises(ValueError, match='num_attention_heads \\(3\\) divisible by 2'):
+        meshnn.gr00t.VlAdapter(ckpt, 'n1.5', types, mesh='1x2')  # checked at construction
+    with pytest.raises(ValueError):
+        meshnn.gr00t.VlAdapter(ckpt, 'n2.0', types)
+    adapter = meshnn.gr00t.VlAdapter(ckpt, 'n1.5', types)
+    feats = t['input.features']
+    with pytest.raises(ValueError, match='S=40'):
+        adapter(feats[:, :39].copy(), state=t['input.state'])
+    with pytest.raises(ValueError, match='expected float32'):
+        adapter(feats.astype(np.float64), state=t['input.state'])
+    bad_state = t['input.state'].copy()
+    bad_state[0, 0, 1] = np.nan
+    with pytest.raises(ValueError, match='non-finite'):
+        adapter(feats, state=bad_state)
+    out = adapter(feats)  # no state: no state encoder run
+    assert 'state_features' not in out and 'kv.0.k' in out
