@@ -8,11 +8,13 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-# Every Debian package the project needs (build, tests, fuzzing, goldens, MPI).
+# Every Debian package the project needs (build, tests, fuzzing, goldens, MPI, the Python module
+# and its pytest suite, whose reference tests run the PyTorch models in tools/).
 DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
   libdnnl-dev ocl-icd-opencl-dev opencl-headers libopenmpi-dev openmpi-bin \
   nlohmann-json3-dev libsndfile1-dev libcli11-dev libspdlog-dev libfmt-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
 # Only `make goldens` and `make bench` (PyTorch comparisons) need these.
 PY_PACKAGES := python3-torch python3-numpy
 
@@ -77,6 +79,8 @@ goldens: deps-python
 goldens-check: deps-python
 	./tools/goldens/make_all.sh --check
 
+# Library, headers, CLI, CMake package and the Python package (into
+# $(PREFIX)/lib/python3.X/dist-packages, where Debian's /usr/bin/python3 finds it for /usr/local).
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
 

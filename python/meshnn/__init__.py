@@ -1,0 +1,27 @@
+"""meshnn from Python: NVIDIA BigVGAN, the LTX-2 / LTX-2.3 audio decode and the GR00T VL adapter
+on CPUs, without PyTorch at run time (torch tensors are accepted and can be returned).
+
+    import meshnn
+    vocoder = meshnn.BigVGAN.from_pretrained("bigvgan_v2_24khz_100band_256x/")
+    wav = vocoder(mel)                       # (B, num_mels, frames) → (B, 1, frames · hop)
+
+    decoder = meshnn.LtxAudioDecoder.from_checkpoint("ltx-2.3.safetensors")
+    audio = decoder(latent)                  # (B, 8, T, 16) → (B, 2, samples) at 48 kHz
+
+    adapter = meshnn.gr00t.VlAdapter("action_head.safetensors", version="n1.5", token_types=types)
+    out = adapter(features, state=state)     # dict of arrays, as `meshnn gr00t-adapter` writes
+
+Inputs: float32, C-contiguous numpy arrays or CPU torch tensors (read in place, no copy); float64,
+non-contiguous, wrong-rank or non-finite inputs raise ValueError. Outputs: numpy arrays that own
+meshnn's buffer (no copy); as_torch=True wraps the same buffer with torch.from_numpy. The GIL is
+released while meshnn computes, so other Python threads run meanwhile; one model may be called from
+several threads at once. Errors: ValueError (bad input or option), KeyError (checkpoint keys),
+RuntimeError (the rest), with meshnn's message. See docs/python.md.
+"""
+from . import _meshnn
+from ._audio import BigVGAN, LtxAudioDecoder, mel_spectrogram, process_rank, read_wav, write_wav
+from . import gr00t
+
+__version__ = _meshnn.__version__
+__all__ = ['BigVGAN', 'LtxAudioDecoder', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
+           'write_wav']

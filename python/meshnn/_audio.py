@@ -1,0 +1,269 @@
+"""meshnn.BigVGAN and meshnn.LtxAudioDecoder: the audio models with the calls PyTorch users know.
+
+BigVGAN follows NVIDIA's bigvgan.BigVGAN (from_pretrained on a local folder, forward(mel) →
+(B, 1, samples), .h, remove_weight_norm / eval for drop-in code); LtxAudioDecoder follows
+ltx-core's decode_audio (latent (B, 8, T, 16) → (B, 2, samples)).
+"""
+import atexit
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from . import _meshnn
+from ._convert import as_array, out
+from ._safetensors import save_safetensors
+
+_CONVERTER = 'tools/convert_checkpoint.py'
+
+
+class AttrDict(dict):
+    """A dict whose keys are also attributes (NVIDIA's `h`)."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+_mpi_finalize_registered = False
+
+
+def _backend(backend):
+    """Checks the backend name; for "mpi", finalizes MPI when the interpreter exits (every rank of
+    an mpiexec launch must, or mpiexec reports an abnormal end)."""
+    global _mpi_finalize_registered
+    if backend not in ('local', 'mpi'):
+        raise ValueError(f'backend must be "local" or "mpi", got {backend!r}')
+    if backend == 'mpi' and not _mpi_finalize_registered:
+        atexit.register(_meshnn._finalize_backends)
+        _mpi_finalize_registered = True
+    return backend
+
+
+def process_rank(backend='mpi'):
+    """This process's rank under mpiexec (0 without MPI): write outputs from rank 0 only."""
+    return _meshnn.process_rank(_backend(backend))
+
+
+def _threads(threads):
+    if threads is None:
+        return 0
+    if not isinstance(threads, int) or threads < 0:
+        raise ValueError(f'threads must be None or a non-negative int, got {threads!r}')
+    return threads
+
+
+def _torch_state_dict(pt_path):
+    """bigvgan_generator.pt → {name: float32 numpy array} (NVIDIA saves {"generator": state_dict})."""
+    try:
+        import torch
+    except ImportError:
+        raise RuntimeError(
+            f'{pt_path}: reading a PyTorch .pt checkpoint needs torch, which is not importable here. '
+            f'Convert it once where torch is installed: /usr/bin/python3 {_CONVERTER} '
+            f'{pt_path} OUT.safetensors --kind bigvgan (see docs/python.md), then load the '
+            f'.safetensors'
+        ) from None
+    # weights_only where this torch has it: a .pt file can otherwise run code when unpickled.
+    try:
+        state = torch.load(pt_path, map_location='cpu', weights_only=True)
+    except TypeError:
+        state = torch.load(pt_path, map_location='cpu')
+    if isinstance(state, dict) and 'generator' in state:
+        state = state['generator']
+    if not isinstance(state, dict):
+        raise ValueError(f'{pt_path}: expected a state dict (or {{"generator": state_dict}}), '
+                         f'got {type(state).__name__}')
+    out = {}
+    for k, v in state.items():
+        if not hasattr(v, 'detach'):
+            continue
+        # torch.nn.utils.parametrizations.weight_norm names → the legacy weight_g / weight_v.
+        k = k.replace('.parametrizations.weight.original0', '.weight_g')
+        k = k.replace('.parametrizations.weight.original1', '.weight_v')
+        out[k] = v.detach().float().contiguous().numpy()
+    return out
+
+
+class BigVGAN:
+    """NVIDIA BigVGAN vocoder on meshnn. Build with BigVGAN.from_pretrained(path)."""
+
+    def __init__(self, core, mesh='auto', threads=None, backend='local'):
+        self._core = core
+        self._mesh = mesh
+        self._threads = _threads(threads)
+        self._backend = _backend(backend)
+        self.h = AttrDict(json.loads(core.config_json) if core.config_json else {})
+
+    @classmethod
+    def from_pretrained(cls, path, precision='fp32', mesh='auto', threads=None, config=None,
+                        backend='local', use_cuda_kernel=False, **unused):
+        """path: a folder as NVIDIA publishes it (config.json + bigvgan_generator.pt, or our
+        bigvgan_generator.safetensors), or a .safetensors / .pt file (config.json next to it, or
+        `config`, or the safetensors `config` metadata). No downloads: a hub id must be fetched
+        first (e.g. `huggingface-cli download nvidia/bigvgan_v2_24khz_100band_256x --local-dir D`).
+        use_cuda_kernel is accepted for drop-in calls and ignored (CPU only)."""
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                f'{path}: no such file or folder (meshnn does not download; fetch the model folder '
+                f'first, e.g. huggingface-cli download <repo> --local-dir <dir>)')
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        if config is None and os.path.isfile(os.path.join(folder, 'config.json')):
+            config = os.path.join(folder, 'config.json')
+        config = os.fspath(config) if config is not None else ''
+        if os.path.isdir(path):
+            candidates = [os.path.join(path, n) for n in
+                          ('bigvgan_generator.safetensors', 'model.safetensors', 'bigvgan_generator.pt')]
+            found = [c for c in candidates if os.path.isfile(c)]
+            if not found:
+                raise FileNotFoundError(f'{path}: no bigvgan_generator.pt or bigvgan_generator.safetensors')
+            ckpt = found[0]
+        else:
+            ckpt = path
+        if ckpt.endswith('.safetensors'):
+            core = _meshnn.BigVganVocoder.load(ckpt, config, precision)
+        else:
+            if not config:
+                raise ValueError(f'{ckpt}: a .pt checkpoint needs its config.json (next to it or config=)')
+            state = _torch_state_dict(ckpt)
+            # The library reads safetensors: write the state dict to a private temp file, load
+            # (the weights are converted and packed into memory), remove the file.
+            fd, tmp = tempfile.mkstemp(suffix='.safetensors', prefix='meshnn_bigvgan_')
+            os.close(fd)
+            try:
+                save_safetensors(tmp, state)
+                core = _meshnn.BigVganVocoder.load(tmp, config, precision)
+            finally:
+                os.unlink(tmp)
+        return cls(core, mesh=mesh, threads=threads, backend=backend)
+
+    @property
+    def sample_rate(self):
+        return self._core.sample_rate
+
+    @property
+    def num_mels(self):
+        return self._core.num_mels
+
+    @property
+    def hop_length(self):
+        return self._core.hop_length
+
+    def __call__(self, mel, *, as_torch=False, progress=None, mesh=None, threads=None):
+        """mel: (B, num_mels, frames) float32 → (B, 1, frames · hop_length) float32 in [-1, 1]."""
+        y = self._core.vocode(as_array(mel, 'mel'), mesh=mesh or self._mesh, backend=self._backend,
+                              threads=self._threads if threads is None else _threads(threads),
+                              progress=progress)
+        return out(y, as_torch)
+
+    forward = __call__
+
+    def mel_spectrogram(self, wav, *, as_torch=False):
+        """wav: (T,) or (B, T) float32 at sample_rate → log-mel (B, num_mels, T // hop_length),
+        as NVIDIA's meldataset.get_mel_spectrogram (B = 1 for a 1-D input)."""
+        a = as_array(wav, 'wav')
+        if a.ndim == 1:
+            y = self._core.mel_spectrogram(a)[None]
+        elif a.ndim == 2:
+            y = np.stack([self._core.mel_spectrogram(np.ascontiguousarray(r)) for r in a])
+        else:
+            raise ValueError(f'wav: expected (T,) or (B, T), got shape {tuple(a.shape)}')
+        return out(y, as_torch)
+
+    # Drop-in no-ops: meshnn folds weight norm at load and has no training mode.
+    def remove_weight_norm(self):
+        return None
+
+    def eval(self):
+        return self
+
+    def to(self, *args, **kwargs):
+        return self
+
+    def __repr__(self):
+        return (f'meshnn.BigVGAN(sample_rate={self.sample_rate}, num_mels={self.num_mels}, '
+                f'hop_length={self.hop_length})')
+
+
+class LtxAudioDecoder:
+    """LTX-2.3 / LTX-2 audio decode (mel-VAE decoder → vocoder [→ bandwidth extension])."""
+
+    def __init__(self, core, mesh='auto', threads=None, backend='local'):
+        self._core = core
+        self._mesh = mesh
+        self._threads = _threads(threads)
+        self._backend = _backend(backend)
+
+    @classmethod
+    def from_checkpoint(cls, path, mesh='auto', precision='fp32', threads=None, backend='local'):
+        """path: an LTX-2 / LTX-2.3 .safetensors with ltx-core's key names and `config` metadata.
+        mesh: "auto" (one single-thread device per core along time) or "RxC"; precision: fp32 |
+        bf16 | bf16x2 | bf16x3; threads: OpenMP threads per device (None = cores / devices)."""
+        core = _meshnn.LtxAudioDecoder.load(os.fspath(path), precision)
+        return cls(core, mesh=mesh, threads=threads, backend=backend)
+
+    @classmethod
+    def random_ltx23(cls, seed=0, mesh='auto', precision='fp32', threads=None):
+        """A seeded random LTX-2.3 decoder at the real architecture (demos, timing)."""
+        return cls(_meshnn.LtxAudioDecoder.random_ltx23(seed, precision), mesh=mesh, threads=threads)
+
+    @property
+    def sample_rate(self):
+        return self._core.sample_rate
+
+    @property
+    def version(self):
+        return self._core.version
+
+    @property
+    def parameters(self):
+        return self._core.parameters
+
+    def output_samples(self, latent_frames):
+        return self._core.output_samples(latent_frames)
+
+    def __call__(self, latent, *, as_torch=False, progress=None, chunk_frames=None, mesh=None,
+                 threads=None):
+        """latent: (B, 8, T, 16) float32 → waveform (B, 2, samples) float32 at sample_rate.
+        chunk_frames: decode on one device in chunks of that many latent frames (bounded memory,
+        equal to the one-shot decode to f32 rounding). progress(done, total, stage) is called
+        after each stage or chunk; an exception it raises stops the decode and is re-raised."""
+        y = self._core.decode(as_array(latent, 'latent'), mesh=mesh or self._mesh,
+                              backend=self._backend,
+                              threads=self._threads if threads is None else _threads(threads),
+                              chunk_frames=int(chunk_frames or 0), progress=progress)
+        return out(y, as_torch)
+
+    decode = __call__
+
+    def __repr__(self):
+        return f'meshnn.LtxAudioDecoder(version={self.version!r}, sample_rate={self.sample_rate})'
+
+
+def mel_spectrogram(vocoder, wav, **kw):
+    """BigVGAN's mel front end of `vocoder` on wav (see BigVGAN.mel_spectrogram)."""
+    return vocoder.mel_spectrogram(wav, **kw)
+
+
+def read_wav(path):
+    """WAV file → (samples (T, C) float32 in [-1, 1], sample_rate) (libsndfile, as the CLI)."""
+    return _meshnn.read_wav(os.fspath(path))
+
+
+def write_wav(path, audio, sample_rate):
+    """audio: (T,), (C, T) or (1, C, T) float32 (channels first, as the models return) →
+    float32 WAV, as the CLI writes it."""
+    a = as_array(audio, 'audio')
+    if a.ndim == 3:
+        if a.shape[0] != 1:
+            raise ValueError(f'audio: one waveform at a time, got batch {a.shape[0]}')
+        a = a[0]
+    if a.ndim == 1:
+        a = a[None]
+    if a.ndim != 2:
+        raise ValueError(f'audio: expected (T,), (C, T) or (1, C, T), got shape {tuple(np.shape(audio))}')
+    _meshnn.write_wav(os.fspath(path), np.ascontiguousarray(a.T), int(sample_rate))
