@@ -13,10 +13,10 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "layers/conv_algorithm.h"
 #include "meshnn/core/bf16.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
-#include "kernels/conv1d_direct.h"
 
 namespace meshnn::dnnl_glue {
 namespace {
@@ -103,8 +103,9 @@ struct SharedWeights {
   std::vector<std::vector<float>> wterms;
   // Packed weights per term, one per distinct layout a primitive asked for.
   std::vector<std::vector<std::pair<memory::desc, memory>>> packed;
-  // Small-channel fp32 1-D convs run on our direct kernel instead of oneDNN (see use_direct).
-  std::optional<kernels::DirectConv1dWeights> direct;
+  // fp32 1-D convs on our own kernels (direct / Winograd, layers/conv_algorithm.h) instead of
+  // oneDNN; read-only once built (each engine keeps its own scratch).
+  std::unique_ptr<const conv::Conv1dAlgorithm> algo;
 };
 
 // Two independent 64-bit lanes over the bytes (each lane a multiply-xorshift chain over 8-byte
@@ -160,7 +161,7 @@ struct ConvEngine::Impl {
   bool native = false;  // native bf16 primitives in use for the bf16 modes
   std::vector<Term> terms;
   std::vector<float> bias;
-  std::shared_ptr<SharedWeights> sw;  // weight terms, packed copies, direct-kernel weights
+  std::shared_ptr<SharedWeights> sw;  // weight terms, packed copies, our kernels' weights
   std::map<PlanKey, Plan> plans;
   std::mutex mu;
   // tap_matmul: one runtime-M matmul (±sum) per weight term and tap.
@@ -260,25 +261,15 @@ struct ConvEngine::Impl {
   }
   bool fold_enabled_ = true;
 
-  // The direct kernel (kernels/conv1d_direct.h) for thin fp32 1-D convs. Threshold measured on
-  // the vocoder shapes (bench/conv_bench.cc, docs/benchmarks.md): up to C = 192 it runs at
-  // 120-185 GFLOP/s on 2 threads where oneDNN 2.6's AVX2 kernels (dilation folded or not) reach
-  // 33-156; from C = 384 oneDNN's gemm path is as fast.
-  static constexpr int64_t kDirectMaxChannels = 192;
-  bool use_direct() const {
-    return spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
-           spec.precision == Precision::fp32 &&
-           std::max(spec.c_in, spec.c_out) <= kDirectMaxChannels && direct_enabled_ &&
-           kernels::direct_conv1d_available();
+  // Our own kernels for fp32 1-D convs (the choice per shape lives in layers/conv_algorithm).
+  conv::Conv1dAlgo algo_choice() const {
+    const bool ours = spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
+                      spec.precision == Precision::fp32;
+    return ours ? conv::choose_conv1d(
+                      {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]})
+                : conv::Conv1dAlgo::onednn;
   }
-  bool direct_enabled_ = true;
-
-  void run_direct(const Tensor& src, Tensor& dst, const ConvPads& p, bool accumulate) {
-    const int64_t B = src.dim(0), T = src.dim(1), T_out = dst.dim(1);
-    for (int64_t b = 0; b < B; ++b)
-      kernels::direct_conv1d(*sw->direct, src.data<float>() + b * T * spec.c_in, T, p.l[0],
-                             dst.data<float>() + b * T_out * spec.c_out, T_out, accumulate);
-  }
+  conv::Conv1dScratch algo_scratch;
 
   Plan& plan_for(const Shape& s, const ConvPads& p) {
     const int64_t s1 = spec.spatial == 2 ? s[2] : 1;
@@ -516,15 +507,13 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   m.native = cpu_features().avx512_bf16;
   // MESHNN_CONV_FOLD=0 disables dilation folding (for benchmarks and A/B checks).
   if (const char* e = std::getenv("MESHNN_CONV_FOLD")) m.fold_enabled_ = std::string(e) != "0";
-  // MESHNN_CONV_DIRECT=0 keeps thin convs on oneDNN (for benchmarks and A/B checks).
-  if (const char* e = std::getenv("MESHNN_CONV_DIRECT")) m.direct_enabled_ = std::string(e) != "0";
   const float* w = weights.data<float>();
   const int64_t n = weights.numel();
   if (spec.bias) {
     bias.check_dtype(DType::f32);
     m.bias.assign(bias.data<float>(), bias.data<float>() + bias.numel());
   }
-  const bool direct = m.use_direct();
+  const conv::Conv1dAlgo algo = m.algo_choice();
   auto build = [&](SharedWeights& s) {
     if (spec.precision == Precision::fp32) {
       s.wterms.emplace_back(w, w + n);
@@ -538,12 +527,10 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
       if (spec.precision != Precision::bf16) s.wterms.push_back(std::move(lo));
     }
     s.packed.resize(s.wterms.size());
-    if (direct) {
-      s.direct = kernels::pack_direct_conv1d(s.wterms[0].data(), spec.bias ? m.bias.data() : nullptr,
-                                             spec.c_out, spec.c_in, spec.kernel[0], spec.stride[0],
-                                             spec.dilation[0]);
-      std::vector<float>().swap(s.wterms[0]);
-    }
+    s.algo = conv::make_conv1d_algorithm(
+        algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
+        s.wterms[0].data(), spec.bias ? m.bias.data() : nullptr);
+    if (s.algo) std::vector<float>().swap(s.wterms[0]);
   };
   if (spec.tap_matmul) {
     // tap_matmul packs per engine below (a benchmark lever): nothing to share.
@@ -553,12 +540,13 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     WeightsKey key;
     key.spec = {static_cast<int64_t>(spec.kind), spec.spatial, spec.c_in, spec.c_out,
                 spec.kernel[0], spec.kernel[1], spec.stride[0], spec.stride[1], spec.dilation[0],
-                spec.dilation[1], static_cast<int64_t>(spec.precision), spec.bias, direct};
+                spec.dilation[1], static_cast<int64_t>(spec.precision), spec.bias,
+                static_cast<int64_t>(algo)};
     key.w = hash_bytes(w, sizeof(float) * static_cast<size_t>(n));
     key.b = hash_bytes(m.bias.data(), sizeof(float) * m.bias.size());
     m.sw = shared_weights(key, build);
   }
-  if (direct) return;
+  if (m.sw->algo) return;
   try {
     if (spec.tap_matmul) {
       try {
@@ -611,8 +599,9 @@ int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
 void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   try {
-    if (impl_->sw->direct)
-      impl_->run_direct(src, dst, pads, accumulate);
+    if (const auto& a = impl_->sw->algo)
+      a->run(src.data<float>(), src.dim(0), src.dim(1), pads.l[0], dst.data<float>(), dst.dim(1),
+             accumulate, impl_->algo_scratch);
     else if (impl_->spec.tap_matmul)
       impl_->run_taps(src, dst, pads, accumulate);
     else
@@ -630,7 +619,7 @@ std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) 
   std::lock_guard<std::mutex> lock(impl_->mu);
   Impl& m = *impl_;
   try {
-    if (m.sw->direct) return "direct:avx2";
+    if (m.sw->algo) return m.sw->algo->name();
     if (m.spec.tap_matmul) return "tap_matmul:" + m.taps[0].mm->impl;
     Plan& plan = m.plan_for(src_shape, pads);
     const size_t nt = m.terms.size();
