@@ -104,7 +104,7 @@ struct SharedWeights {
   // Packed weights per term, one per distinct layout a primitive asked for.
   std::vector<std::vector<std::pair<memory::desc, memory>>> packed;
   // fp32 1-D convs on our own kernels (direct / Winograd, layers/conv_algorithm.h) instead of
-  // oneDNN; read-only once built (each engine keeps its own scratch).
+  // oneDNN; read-only once built.
   std::unique_ptr<const conv::Conv1dAlgorithm> algo;
 };
 
@@ -269,7 +269,6 @@ struct ConvEngine::Impl {
                       {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]})
                 : conv::Conv1dAlgo::onednn;
   }
-  conv::Conv1dScratch algo_scratch;
 
   Plan& plan_for(const Shape& s, const ConvPads& p) {
     const int64_t s1 = spec.spatial == 2 ? s[2] : 1;
@@ -601,7 +600,7 @@ void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool 
   try {
     if (const auto& a = impl_->sw->algo)
       a->run(src.data<float>(), src.dim(0), src.dim(1), pads.l[0], dst.data<float>(), dst.dim(1),
-             accumulate, impl_->algo_scratch);
+             accumulate);
     else if (impl_->spec.tap_matmul)
       impl_->run_taps(src, dst, pads, accumulate);
     else

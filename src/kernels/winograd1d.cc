@@ -1,7 +1,6 @@
 #include "kernels/winograd1d.h"
 
 #include <immintrin.h>
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -238,7 +237,7 @@ double Winograd1d::flop_ratio() const {
 }
 
 void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
-                     bool accumulate, WinogradScratch& scratch) const {
+                     bool accumulate) const {
   MESHNN_CHECK(winograd1d_available(), "winograd conv1d needs AVX2 and FMA");
   if (T_out <= 0) return;
   const int a = tile_.alpha(), m = tile_.m;
@@ -261,11 +260,9 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   const int64_t vrows = nb + S - 1;
   const InputFn in_fn = pick_input(a);
   const OutputFn out_fn = pick_output(a);
-  const int nthr = omp_get_max_threads();
-  if (static_cast<int>(scratch.per_thread.size()) < nthr) scratch.per_thread.resize(nthr);
 #pragma omp parallel
   {
-    auto& buf = scratch.per_thread[omp_get_thread_num()];
+    static thread_local std::vector<float> buf;
     // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products.
     const int64_t vstride = vrows * Ci, mstride = nb * Co;
     if (buf.size() < static_cast<size_t>(a * (vstride + mstride)))

@@ -35,12 +35,6 @@ struct WinogradMatrices {
 };
 WinogradMatrices winograd_matrices(int m, int r);
 
-// Per-caller scratch (transformed inputs and products), kept between calls so steady-state runs
-// allocate nothing; one per concurrent caller (the transformed filters are shared, read-only).
-struct WinogradScratch {
-  std::vector<std::vector<float>> per_thread;  // one block buffer per OpenMP thread
-};
-
 class Winograd1d {
  public:
   // weights: PyTorch Conv1d (C_out, C_in, K) f32; bias: C_out values or nullptr. The filters are
@@ -50,10 +44,11 @@ class Winograd1d {
 
   // One batch row: x (T, C_in) → y (T_out, C_out); output row t reads input rows
   // t + j·dilation − pad_l for j < K, rows outside [0, T) being zeros (so pad_r is implied by
-  // T_out). y = conv + bias, or y += conv + bias when accumulate. OpenMP inside. Thread-safe
-  // given one scratch per concurrent caller.
-  void run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out, bool accumulate,
-           WinogradScratch& scratch) const;
+  // T_out). y = conv + bias, or y += conv + bias when accumulate. OpenMP inside; thread-safe
+  // (the transformed filters are read-only, each OpenMP thread works in its own thread-local
+  // block buffer, shared by every layer and kept between calls: no allocation in steady state).
+  void run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+           bool accumulate) const;
 
   // Direct-algorithm FLOPs over Winograd multiply FLOPs (the GEMMs): K·m / (α·S).
   double flop_ratio() const;

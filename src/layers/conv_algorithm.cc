@@ -5,7 +5,9 @@
 #include <string>
 
 #include "kernels/conv1d_direct.h"
+#include "kernels/winograd1d.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
 
 namespace meshnn::conv {
 
@@ -16,9 +18,13 @@ namespace {
 // path is as fast (bench/conv_bench.cc, docs/benchmarks.md).
 constexpr int64_t kDirectMaxChannels = 192;
 
-// Winograd from this many channels (min of C_in, C_out): below it the transforms (O(C) per row)
-// and the thin GEMMs cost more than the multiplies saved (measured, docs/benchmarks.md).
-constexpr int64_t kWinogradMinChannels = 32;
+// Winograd when both channel counts reach this, and the layer does not widen more than 4×
+// (conv_pre-like 64/128 → 512/1536 layers on few frames stay on oneDNN). Measured with
+// bench/conv_bench.cc /direct /winograd /onednn (docs/benchmarks.md): Winograd 1.3-2× ahead of the
+// best direct algorithm from C = 48 up, behind at C = 32 and below (the transforms, O(C) per
+// row, and the thin GEMMs cost more than the multiplies saved), behind on the widening layers.
+constexpr int64_t kWinogradMinChannels = 48;
+constexpr int64_t kWinogradMaxWidening = 4;
 
 class DirectAlgorithm final : public Conv1dAlgorithm {
  public:
@@ -27,7 +33,8 @@ class DirectAlgorithm final : public Conv1dAlgorithm {
   Conv1dAlgo kind() const override { return Conv1dAlgo::direct; }
   std::string name() const override { return "direct:avx2"; }
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
-           bool accumulate, Conv1dScratch&) const override {
+           bool accumulate) const override {
+    ProfileScope prof("conv1d.direct");
     for (int64_t b = 0; b < B; ++b)
       kernels::direct_conv1d(w_, x + b * T * w_.c_in, T, pad_l, y + b * T_out * w_.c_out, T_out,
                              accumulate);
@@ -47,10 +54,10 @@ class WinogradAlgorithm final : public Conv1dAlgorithm {
     return "winograd:F(" + std::to_string(t.m) + "," + std::to_string(t.r) + "):avx2";
   }
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
-           bool accumulate, Conv1dScratch& scratch) const override {
+           bool accumulate) const override {
+    ProfileScope prof("conv1d.winograd");
     for (int64_t b = 0; b < B; ++b)
-      wg_.run(x + b * T * wg_.c_in(), T, pad_l, y + b * T_out * wg_.c_out(), T_out, accumulate,
-              scratch.winograd);
+      wg_.run(x + b * T * wg_.c_in(), T, pad_l, y + b * T_out * wg_.c_out(), T_out, accumulate);
   }
 
  private:
@@ -105,7 +112,8 @@ Conv1dAlgo choose_conv1d(const Conv1dGeometry& g) {
   // fft is not built yet: it resolves like winograd (the fast-algorithm request).
   const bool fast =
       o == Conv1dAlgo::winograd || o == Conv1dAlgo::fft ||
-      (o == Conv1dAlgo::automatic && std::min(g.c_in, g.c_out) >= kWinogradMinChannels);
+      (o == Conv1dAlgo::automatic && std::min(g.c_in, g.c_out) >= kWinogradMinChannels &&
+       g.c_out <= kWinogradMaxWidening * g.c_in);
   if (fast && winograd_fits(g)) return Conv1dAlgo::winograd;
   return direct_fits(g) ? Conv1dAlgo::direct : Conv1dAlgo::onednn;
 }

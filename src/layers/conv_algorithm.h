@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/winograd1d.h"
-
 namespace meshnn::conv {
 
 enum class Conv1dAlgo { automatic, direct, winograd, fft, onednn };
@@ -34,11 +32,6 @@ struct Conv1dGeometry {
   int64_t c_in = 0, c_out = 0, k = 1, stride = 1, dilation = 1;
 };
 
-// What a caller keeps between calls (reused buffers); one per concurrent caller.
-struct Conv1dScratch {
-  kernels::WinogradScratch winograd;
-};
-
 class Conv1dAlgorithm {
  public:
   virtual ~Conv1dAlgorithm() = default;
@@ -47,10 +40,10 @@ class Conv1dAlgorithm {
   virtual std::string name() const = 0;
   // x: (B, T, C_in) dense f32 → y: (B, T_out, C_out) dense f32; output row t reads input rows
   // t·stride + j·dilation − pad_l (zeros outside [0, T): pad_r is implied by T_out).
-  // y = conv + bias, or y += conv + bias when accumulate. Const: the weights are shared
-  // read-only; concurrent callers pass their own scratch.
+  // y = conv + bias, or y += conv + bias when accumulate. Const and thread-safe: the weights
+  // are read-only (shareable between devices), scratch is thread-local inside the kernels.
   virtual void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
-                   bool accumulate, Conv1dScratch& scratch) const = 0;
+                   bool accumulate) const = 0;
 };
 
 // The algorithm for this shape: the override when set, else the cost model below (channels,

@@ -44,8 +44,7 @@ double rel_error(const Case& c, WinogradTile tile, uint64_t seed) {
   const std::vector<float> y0 = uniform(static_cast<size_t>(T_out * c.co), seed + 3);
   std::vector<float> got = y0, want = y0;
   Winograd1d wg(w.data(), c.bias ? b.data() : nullptr, c.co, c.ci, c.k, c.dil, tile);
-  WinogradScratch scratch;
-  wg.run(x.data(), c.T, c.pad_l, got.data(), T_out, c.accumulate, scratch);
+  wg.run(x.data(), c.T, c.pad_l, got.data(), T_out, c.accumulate);
   direct_conv1d_reference(w.data(), c.bias ? b.data() : nullptr, c.co, c.ci, c.k, 1, c.dil,
                           x.data(), c.T, c.pad_l, want.data(), T_out, c.accumulate);
   double num = 0, den = 0;
