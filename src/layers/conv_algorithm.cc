@@ -68,7 +68,7 @@ bool direct_fits(const Conv1dGeometry& g) {
   return std::max(g.c_in, g.c_out) <= kDirectMaxChannels && kernels::direct_conv1d_available();
 }
 bool winograd_fits(const Conv1dGeometry& g) {
-  return g.stride == 1 && kernels::winograd1d_available();
+  return g.stride == 1 && g.k >= 3 && kernels::winograd1d_available();  // K < 3: nothing to save
 }
 
 }  // namespace

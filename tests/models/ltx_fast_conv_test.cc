@@ -1,8 +1,8 @@
 // The LTX-2.3 decode with the fast convolution algorithms (Winograd) against the direct path:
 // waveform PSNR ≥ 100 dB, on the small fixture checkpoint with Winograd forced on every stride-1
 // conv, and at the real widths (random checkpoint, a short latent) with the default choice; and
-// sharded == unsharded with Winograd (its tiles start at each shard's first row, so the rounding
-// differs near seams but stays within the same bounds as the direct path).
+// sharded == unsharded with Winograd, within the Winograd rounding (its tiles start at each
+// shard's first row, so the tile rounding differs between sharded and unsharded runs).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -108,7 +108,10 @@ TEST(LtxFastConv, SmallFixtureWinogradEverywhereVsDirect) {
       });
     }
     const std::string what = std::to_string(m.r) + "x" + std::to_string(m.c);
-    EXPECT_TRUE(test::close_rel_l2(sharded, got, 1e-6, what));
+    // Not 1e-6 as on the direct path: each shard's Winograd tiles start at its own first row, so
+    // the tile rounding (≤ 1.6e-6 per layer) differs between the runs everywhere, not only at
+    // the seams. Measured 1.05e-6 (2x2, F(6,3) for K = 3).
+    EXPECT_TRUE(test::close_rel_l2(sharded, got, 4e-6, what));
   }
 }
 
