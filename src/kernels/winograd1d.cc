@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 
@@ -260,6 +261,7 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   const int64_t vrows = nb + S - 1;
   const InputFn in_fn = pick_input(a);
   const OutputFn out_fn = pick_output(a);
+  std::atomic<int> failed{0};  // a dnnl status (exceptions cannot leave the parallel region)
 #pragma omp parallel
   {
     static thread_local std::vector<float> buf;
@@ -280,13 +282,15 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
           const dnnl_status_t st = dnnl_sgemm('N', 'N', n, Co, Ci, 1.f, v + xi * vstride + s * Ci,
                                               Ci, u_.data() + (xi * S + s) * Ci * Co, Co,
                                               s == 0 ? 0.f : 1.f, mo + xi * mstride, Co);
-          if (st != dnnl_success) std::abort();  // only on bad arguments: a bug here, not input
+          if (st != dnnl_success) failed.store(static_cast<int>(st), std::memory_order_relaxed);
         }
       for (int64_t j = 0; j < n; ++j)
         out_fn(at_.data(), m, mo + j * Co, mstride, bias_.data(), Co, y, p + d * (i0 + j) * m, d,
                T_out, accumulate);
     }
   }
+  MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN sgemm K=", Ci,
+                  " N=", Co, " failed (status ", failed.load(), ")");
 }
 
 }  // namespace meshnn::kernels
