@@ -6,7 +6,9 @@
 //   conv_ci<C_in>_co<C_out>_k<K>_s<stride>_d<dilation>_T<T>   "same" padded Conv1d
 //   deconv_ci<C_in>_co<C_out>_k<K>_s<stride>_T<T>            ConvTranspose1d, padding (k − s)//2
 // Suffixes: /fp32 /bf16 /bf16x2 /bf16x3 (precision), /tap (tap_matmul lever), /pad16 (channel
-// counts rounded up to a multiple of 16 — the channel-alignment experiment; real FLOPs counted).
+// counts rounded up to a multiple of 16 — the channel-alignment experiment; real FLOPs counted),
+// /direct /winograd /onednn (fp32 under MESHNN_CONV_ALGO=<that>; /fp32 is the default choice).
+// GFLOP/s of the fast algorithms is "direct-equivalent": the direct algorithm's FLOPs / time.
 // GFLOP/s counts 2·T_out·C_out·C_in·K per call (the real, unpadded work).
 //
 //   OMP_NUM_THREADS=2 meshnn_bench --benchmark_filter=conv --benchmark_format=json > ours.json
@@ -47,8 +49,18 @@ Key parse(const std::string& key) {
 
 int64_t round16(int64_t c) { return (c + 15) / 16 * 16; }
 
-void run_case(benchmark::State& state, const std::string& key, Precision prec, bool tap,
-              bool pad16) {
+void run_case(benchmark::State& state, const std::string& key, Precision prec, bool tap, bool pad16,
+              const char* algo = nullptr) {
+  // The algorithm override is read at layer construction: set it for this layer only.
+  struct EnvAlgo {
+    explicit EnvAlgo(const char* a) : set(a != nullptr) {
+      if (set) setenv("MESHNN_CONV_ALGO", a, 1);
+    }
+    ~EnvAlgo() {
+      if (set) unsetenv("MESHNN_CONV_ALGO");
+    }
+    bool set;
+  };
   const Key k = parse(key);
   const int64_t ci = pad16 ? round16(k.ci) : k.ci, co = pad16 ? round16(k.co) : k.co;
   std::unique_ptr<ConvLayerBase> layer;
@@ -73,6 +85,7 @@ void run_case(benchmark::State& state, const std::string& key, Precision prec, b
     c.precision = prec;
     c.tap_matmul = tap;
     auto l = std::make_unique<Conv1d>(c, key);
+    const EnvAlgo env(algo);
     l->set_weights(Tensor({co, ci, k.k}), Tensor({co}));
     layer = std::move(l);
   }
@@ -96,15 +109,24 @@ void run_case(benchmark::State& state, const std::string& key, Precision prec, b
 const std::vector<std::string> kConvKeys = {
     "conv_ci128_co1536_k7_s1_d1_T400",  // conv_pre
     "conv_ci768_co768_k3_s1_d1_T2000",  // AMP stage 0
-    "conv_ci768_co768_k7_s1_d3_T2000", "conv_ci768_co768_k11_s1_d5_T2000",
-    "conv_ci384_co384_k7_s1_d3_T4000", "conv_ci192_co192_k7_s1_d3_T8000",
-    "conv_ci96_co96_k7_s1_d3_T16000",  "conv_ci96_co96_k11_s1_d5_T16000",
-    "conv_ci48_co48_k7_s1_d3_T32000",  "conv_ci24_co24_k3_s1_d1_T64000",
-    "conv_ci24_co24_k7_s1_d3_T64000",  "conv_ci24_co24_k11_s1_d5_T64000",
+    "conv_ci768_co768_k7_s1_d3_T2000",
+    "conv_ci768_co768_k11_s1_d5_T2000",
+    "conv_ci384_co384_k7_s1_d3_T4000",
+    "conv_ci192_co192_k7_s1_d3_T8000",
+    "conv_ci96_co96_k7_s1_d3_T16000",
+    "conv_ci96_co96_k11_s1_d5_T16000",
+    "conv_ci48_co48_k7_s1_d3_T32000",
+    "conv_ci24_co24_k3_s1_d1_T64000",
+    "conv_ci24_co24_k7_s1_d3_T64000",
+    "conv_ci24_co24_k11_s1_d5_T64000",
     "conv_ci24_co2_k7_s1_d1_T64000",  // conv_post
     // LTX-2.3 BWE generator (512 channels, rates 6-5-2-2-2) on 4 s of 48 kHz output
-    "conv_ci128_co128_k7_s1_d3_T24000", "conv_ci32_co32_k7_s1_d3_T96000",
+    "conv_ci128_co128_k7_s1_d3_T24000",
+    "conv_ci32_co32_k7_s1_d3_T96000",
     "conv_ci16_co16_k11_s1_d5_T192000",
+    "conv_ci64_co512_k7_s1_d1_T800",
+    "conv_ci256_co256_k7_s1_d3_T4800",
+    "conv_ci64_co64_k7_s1_d3_T48000",
 };
 const std::vector<std::string> kDeconvKeys = {
     "deconv_ci1536_co768_k11_s5_T400",  // ups.0
@@ -135,6 +157,14 @@ int register_all() {
         ->MinTime(0.3);
   };
   for (const auto& k : kConvKeys) reg(k, "/fp32", Precision::fp32, false, false);
+  for (const char* algo : {"direct", "winograd", "onednn"})
+    for (const auto& k : kConvKeys)
+      benchmark::RegisterBenchmark(
+          (k + "/" + algo).c_str(),
+          [=](benchmark::State& s) { run_case(s, k, Precision::fp32, false, false, algo); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.3);
   for (const auto& k : kDeconvKeys) reg(k, "/fp32", Precision::fp32, false, false);
   for (const auto& k : kAlignKeys) {
     if (std::find(kConvKeys.begin(), kConvKeys.end(), k) == kConvKeys.end() &&

@@ -1,7 +1,10 @@
 // meshnn bench audio: LTX-2.3 audio decode (full architecture, seeded random weights) timed in
 // meshnn and in PyTorch (tools/bench/torch_audio_bench.py on the same checkpoint and latent) in one
 // invocation: medians, the ratio, real-time factors, peak memory, output agreement, and the mesh
-// scaling from 1×1 with 1 thread to 1×2 with 1 thread per device.
+// scaling from 1×1 with 1 thread to 1×2 with 1 thread per device. The 1×1 run is repeated per
+// convolution algorithm setting (--algos, MESHNN_CONV_ALGO values; default "direct,auto": the
+// path without fast algorithms, then the default choice), interleaved, with the speed-up and the
+// waveform PSNR of each against the first.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -17,7 +20,6 @@
 #include "io/json.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
-#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
 #include "models/ltx_random.h"
@@ -31,15 +33,57 @@ struct Args {
   uint64_t seed = 0;
   bool skip_torch = false, skip_mesh = false;
   std::string torch_impl = "stuffed";
+  std::string algos = "direct,auto";
 };
+
+// Sets MESHNN_CONV_ALGO for the layers built while it lives (read at layer construction);
+// "" leaves the environment as it is.
+struct ScopedConvAlgo {
+  explicit ScopedConvAlgo(const std::string& algo) : set_(!algo.empty()) {
+    if (const char* e = std::getenv("MESHNN_CONV_ALGO")) old_ = e, had_ = true;
+    if (set_) setenv("MESHNN_CONV_ALGO", algo.c_str(), 1);
+  }
+  ~ScopedConvAlgo() {
+    if (!set_) return;
+    if (had_)
+      setenv("MESHNN_CONV_ALGO", old_.c_str(), 1);
+    else
+      unsetenv("MESHNN_CONV_ALGO");
+  }
+  bool set_, had_ = false;
+  std::string old_;
+};
+
+std::vector<std::string> split_csv(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    const size_t e = std::min(s.find(',', b), s.size());
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+// Waveform PSNR of `got` against `ref` (same shape): peak of ref over the RMS difference.
+double psnr_db(const Tensor& got, const Tensor& ref) {
+  double num = 0, peak = 0;
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    const double d = static_cast<double>(got.data<float>()[i]) - ref.data<float>()[i];
+    num += d * d;
+    peak = std::max(peak, std::abs(static_cast<double>(ref.data<float>()[i])));
+  }
+  if (num == 0) return INFINITY;
+  return 20 * std::log10(peak / std::sqrt(num / static_cast<double>(ref.numel())));
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Decodes `repeat` times after one warm-up (which packs the weights and creates every
-// primitive) with one loaded decoder; returns the per-run seconds and the last output.
+// Decodes `repeat` times after one warm-up (which packs the weights and creates every primitive)
+// with one loaded decoder on `mesh`; returns the per-run seconds and the last output.
 struct Timed {
   std::vector<double> runs;
   double first = 0;
@@ -55,8 +99,10 @@ Timed time_decode(const LtxAudioDecoder& dec, const std::string& mesh, int threa
     const auto t0 = std::chrono::steady_clock::now();
     t.out = dec.decode(latent, run);
     const double s = seconds_since(t0);
-    if (r == 0) t.first = s;
-    else t.runs.push_back(s);
+    if (r == 0)
+      t.first = s;
+    else
+      t.runs.push_back(s);
   }
   return t;
 }
@@ -69,14 +115,17 @@ std::string torch_bench_path() {
 }
 
 void run(const Args& a) {
-  check_thread_count(a.threads, "--threads");
   const models::LtxAudioConfig cfg =
       models::parse_ltx_audio_config(models::ltx23_reference_config(), "LTX-2.3 reference config");
-  std::printf("meshnn bench audio: LTX-2.3 decode, %.1f s of audio, %d thread(s), %d repetitions (medians)\n",
-              a.seconds, a.threads, a.repeat);
+  std::printf(
+      "meshnn bench audio: LTX-2.3 decode, %.1f s of audio, %d thread(s), %d repetitions "
+      "(medians)\n",
+      a.seconds, a.threads, a.repeat);
   std::printf("cpu: %s (%s); load average at start %.1f\n", cpu_features().brand.c_str(),
-              cpu_features_str().c_str(), [] { double l[1]; return getloadavg(l, 1) == 1 ? l[0] : -1.0; }());
-  const LtxAudioDecoder dec = LtxAudioDecoder::random_ltx23(a.seed);
+              cpu_features_str().c_str(), [] {
+                double l[1];
+                return getloadavg(l, 1) == 1 ? l[0] : -1.0;
+              }());
   const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
   Tensor latent({1, 8, T, 16});
   std::mt19937_64 rng(a.seed + 1);
@@ -84,36 +133,71 @@ void run(const Args& a) {
   for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
   const double audio_s = static_cast<double>((4 * T - 3) * 160) / 16000.0;
 
-  Timed ours = time_decode(dec, "1x1", a.threads, latent, a.repeat);
+  // One decoder per algorithm setting (built under its MESHNN_CONV_ALGO, which is read when the
+  // layers are built), timed in rounds that interleave the settings so machine-load drift hits
+  // them alike.
+  std::vector<std::string> algos = split_csv(a.algos);
+  if (algos.empty()) algos.push_back("");
+  std::vector<LtxAudioDecoder> decs;
+  for (const std::string& algo : algos) {
+    const ScopedConvAlgo env(algo);
+    decs.push_back(LtxAudioDecoder::random_ltx23(a.seed));
+  }
+  std::vector<Timed> per(algos.size());
+  for (int r = 0; r < a.repeat + 1; ++r)
+    for (size_t i = 0; i < algos.size(); ++i) {
+      const Timed one = time_decode(decs[i], "1x1", a.threads, latent, 0);
+      per[i].out = one.out;
+      if (r == 0)
+        per[i].first = one.first;
+      else
+        per[i].runs.push_back(one.first);
+    }
+  const size_t def = algos.size() - 1;  // the last setting is the one compared with PyTorch
+  Timed& ours = per[def];
   const double ours_med = median(ours.runs);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("\n%-34s %10s %10s %8s\n", "run", "median s", "first s", "RTF");
-  std::printf("%-34s %10.3f %10.3f %8.3f\n", ("meshnn 1x1, " + std::to_string(a.threads) + " threads").c_str(),
-              ours_med, ours.first, ours_med / audio_s);
+  std::printf("\n%-48s %10s %10s %8s %9s %9s\n", "run", "median s", "first s", "RTF", "speed-up",
+              "PSNR dB");
+  for (size_t i = 0; i < algos.size(); ++i) {
+    const std::string label = "meshnn 1x1, " + std::to_string(a.threads) + " threads, algo " +
+                              (algos[i].empty() ? "(env)" : algos[i]);
+    const double med = median(per[i].runs);
+    std::printf("%-48s %10.3f %10.3f %8.3f %8.2fx %9.1f\n", label.c_str(), med, per[i].first,
+                med / audio_s, median(per[0].runs) / med, psnr_db(per[i].out, per[0].out));
+  }
+  std::printf(
+      "(speed-up and PSNR against the first setting; first s = the first decode of a fresh "
+      "decoder, which builds every plan)\n");
 
   if (!a.skip_mesh) {
+    const LtxAudioDecoder& dec = decs.back();
     Timed s1 = time_decode(dec, "1x1", 1, latent, a.repeat);
     Timed s2 = time_decode(dec, "1x2", 1, latent, a.repeat);
     std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x1, 1 thread", median(s1.runs), s1.first,
                 median(s1.runs) / audio_s);
-    std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x2, 1 thread per device", median(s2.runs), s2.first,
-                median(s2.runs) / audio_s);
+    std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x2, 1 thread per device", median(s2.runs),
+                s2.first, median(s2.runs) / audio_s);
     double diff = 0;
     for (int64_t i = 0; i < s2.out.numel(); ++i)
-      diff = std::max(diff, static_cast<double>(std::abs(s2.out.data<float>()[i] - ours.out.data<float>()[i])));
-    std::printf("mesh speed-up 1x1/1t → 1x2/1t per device: %.2fx (sharded vs unsharded max |diff| %.2g)\n",
-                median(s1.runs) / median(s2.runs), diff);
+      diff = std::max(
+          diff, static_cast<double>(std::abs(s2.out.data<float>()[i] - ours.out.data<float>()[i])));
+    std::printf(
+        "mesh speed-up 1x1/1t → 1x2/1t per device: %.2fx (sharded vs unsharded max |diff| %.2g)\n",
+        median(s1.runs) / median(s2.runs), diff);
   }
   std::printf("meshnn peak RSS: %.0f MB\n", ru.ru_maxrss / 1024.0);
 
   const std::string script = torch_bench_path();
   if (a.skip_torch || script.empty()) {
-    if (!a.skip_torch) std::printf("PyTorch comparison skipped: tools/bench/torch_audio_bench.py not found\n");
+    if (!a.skip_torch)
+      std::printf("PyTorch comparison skipped: tools/bench/torch_audio_bench.py not found\n");
     return;
   }
   // Same weights and latent for PyTorch: write them to a scratch folder.
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("meshnn-bench-" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("meshnn-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::map<std::string, Tensor> bf;
   for (const auto& [k, t] : models::random_ltx_state(cfg, a.seed))
@@ -123,11 +207,12 @@ void run(const Args& a) {
   io::save_npy((dir / "latent.npy").string(), latent);
   // PyTorch's best set-up on these machines (docs/benchmarks.md): OpenBLAS without the preset core
   // type, glibc malloc keeping freed memory.
-  const std::string cmd = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE MALLOC_MMAP_MAX_=0 "
-                          "MALLOC_TRIM_THRESHOLD_=68719476736 /usr/bin/python3 " + script +
-                          " --threads " + std::to_string(a.threads) + " --repeat " + std::to_string(a.repeat) +
-                          " --upsample-impl " + a.torch_impl + " --checkpoint " + (dir / "ckpt.safetensors").string() +
-                          " --latent " + (dir / "latent.npy").string() + " --out " + (dir / "torch_out.npy").string();
+  const std::string cmd =
+      "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE MALLOC_MMAP_MAX_=0 "
+      "MALLOC_TRIM_THRESHOLD_=68719476736 /usr/bin/python3 " +
+      script + " --threads " + std::to_string(a.threads) + " --repeat " + std::to_string(a.repeat) +
+      " --upsample-impl " + a.torch_impl + " --checkpoint " + (dir / "ckpt.safetensors").string() +
+      " --latent " + (dir / "latent.npy").string() + " --out " + (dir / "torch_out.npy").string();
   std::FILE* p = popen(cmd.c_str(), "r");
   MESHNN_CHECK(p, "could not start PyTorch: ", cmd);
   std::string text;
@@ -143,33 +228,37 @@ void run(const Args& a) {
   const nlohmann::json j = io::parse_json(text.substr(text.rfind('{')), "torch bench output");
   const double torch_med = j.at("median_s").get<double>();
   std::printf("%-34s %10.3f %10s %8.3f   (upsample %s, peak RSS %.0f MB)\n",
-              ("PyTorch " + j.at("torch").get<std::string>() + ", " + std::to_string(a.threads) + " threads").c_str(),
-              torch_med, "-", torch_med / audio_s, a.torch_impl.c_str(), j.at("peak_rss_mb").get<double>());
+              ("PyTorch " + j.at("torch").get<std::string>() + ", " + std::to_string(a.threads) +
+               " threads")
+                  .c_str(),
+              torch_med, "-", torch_med / audio_s, a.torch_impl.c_str(),
+              j.at("peak_rss_mb").get<double>());
   // Output agreement: both are (B, 2, samples) planar.
   const Tensor ty = io::load_npy((dir / "torch_out.npy").string()).to(DType::f32);
-  MESHNN_CHECK_AS(ShapeError, ty.numel() == ours.out.numel(), "PyTorch output ",
+  MESHNN_CHECK_AS(ShapeError, ty.shape() == ours.out.shape(), "PyTorch output ",
                   shape_str(ty.shape()), " vs ours ", shape_str(ours.out.shape()));
-  double num = 0, peak = 0;
-  for (int64_t i = 0; i < ty.numel(); ++i) {
-    const double d = ours.out.data<float>()[i] - ty.data<float>()[i];
-    num += d * d;
-    peak = std::max(peak, std::abs(static_cast<double>(ty.data<float>()[i])));
-  }
-  const double psnr = 20 * std::log10(peak / std::sqrt(num / static_cast<double>(ty.numel())));
+  const double psnr = psnr_db(ours.out, ty);
   std::printf("\nspeed-up over PyTorch (same threads): %.2fx; waveform PSNR vs PyTorch %.1f dB\n",
               torch_med / ours_med, psnr);
   std::filesystem::remove_all(dir);
 }
 
-
 const Registrar reg("bench-audio", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = bench_parent(app)->add_subcommand("audio", "LTX-2.3 audio decode: meshnn vs PyTorch, mesh scaling");
+  auto* cmd = bench_parent(app)->add_subcommand(
+      "audio", "LTX-2.3 audio decode: meshnn vs PyTorch, mesh scaling");
   cmd->add_option("--seconds", args->seconds, "audio length")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "threads for the 1x1 and PyTorch runs")->capture_default_str();
-  cmd->add_option("--repeat", args->repeat, "timed repetitions (after one warm-up)")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "threads for the 1x1 and PyTorch runs")
+      ->capture_default_str();
+  cmd->add_option("--repeat", args->repeat, "timed repetitions (after one warm-up)")
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "checkpoint seed")->capture_default_str();
-  cmd->add_option("--torch-impl", args->torch_impl, "PyTorch upsampler: stuffed (fast) | convt (ltx-core verbatim)")
+  cmd->add_option("--torch-impl", args->torch_impl,
+                  "PyTorch upsampler: stuffed (fast) | convt (ltx-core verbatim)")
+      ->capture_default_str();
+  cmd->add_option("--algos", args->algos,
+                  "comma-separated MESHNN_CONV_ALGO settings to time side by side (the last one "
+                  "is compared with PyTorch and the mesh runs)")
       ->capture_default_str();
   cmd->add_flag("--skip-torch", args->skip_torch, "meshnn only");
   cmd->add_flag("--skip-mesh", args->skip_mesh, "skip the 1x1 vs 1x2 single-thread scaling runs");

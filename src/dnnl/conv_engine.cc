@@ -13,10 +13,10 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "layers/conv_algorithm.h"
 #include "meshnn/core/bf16.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
-#include "kernels/conv1d_direct.h"
 
 namespace meshnn::dnnl_glue {
 namespace {
@@ -105,8 +105,9 @@ struct SharedWeights {
   std::vector<Tensor> wterms;
   // Packed weights per term, one per distinct layout a primitive asked for.
   std::vector<std::vector<std::pair<memory::desc, memory>>> packed;
-  // Small-channel fp32 1-D convs run on our direct kernel instead of oneDNN (see use_direct).
-  std::optional<kernels::DirectConv1dWeights> direct;
+  // fp32 1-D convs on our own kernels (direct / Winograd, layers/conv_algorithm.h) instead of
+  // oneDNN; read-only once built.
+  std::unique_ptr<const conv::Conv1dAlgorithm> algo;
 };
 
 // Plans kept per engine: audio lengths vary per call, and a long-running process that decodes
@@ -121,7 +122,7 @@ struct ConvEngine::Impl {
   bool native = false;  // native bf16 primitives in use for the bf16 modes
   std::vector<Term> terms;
   std::vector<float> bias;
-  std::shared_ptr<SharedWeights> sw;  // weight terms, packed copies, direct-kernel weights
+  std::shared_ptr<SharedWeights> sw;  // weight terms, packed copies, our kernels' weights
   std::map<PlanKey, Plan> plans;
   std::vector<PlanKey> plan_order;  // insertion order, for the kMaxPlans bound
   // tap_matmul: one runtime-M matmul (±sum) per weight term and tap.
@@ -222,24 +223,13 @@ struct ConvEngine::Impl {
   }
   bool fold_enabled_ = true;
 
-  // The direct kernel (kernels/conv1d_direct.h) for thin fp32 1-D convs. Threshold measured on
-  // the vocoder shapes (bench/conv_bench.cc, docs/benchmarks.md): up to C = 192 it runs at
-  // 120-185 GFLOP/s on 2 threads where oneDNN 2.6's AVX2 kernels (dilation folded or not) reach
-  // 33-156; from C = 384 oneDNN's gemm path is as fast.
-  static constexpr int64_t kDirectMaxChannels = 192;
-  bool use_direct() const {
-    return spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
-           spec.precision == Precision::fp32 &&
-           std::max(spec.c_in, spec.c_out) <= kDirectMaxChannels && direct_enabled_ &&
-           kernels::direct_conv1d_available();
-  }
-  bool direct_enabled_ = true;
-
-  void run_direct(const Tensor& src, Tensor& dst, const ConvPads& p, bool accumulate) {
-    const int64_t B = src.dim(0), T = src.dim(1), T_out = dst.dim(1);
-    for (int64_t b = 0; b < B; ++b)
-      kernels::direct_conv1d(*sw->direct, src.data<float>() + b * T * spec.c_in, T, p.l[0],
-                             dst.data<float>() + b * T_out * spec.c_out, T_out, accumulate);
+  // Our own kernels for fp32 1-D convs (the choice per shape lives in layers/conv_algorithm).
+  conv::Conv1dAlgo algo_choice() const {
+    const bool ours = spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
+                      spec.precision == Precision::fp32;
+    return ours ? conv::choose_conv1d(
+                      {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]})
+                : conv::Conv1dAlgo::onednn;
   }
 
   Plan& plan_for(const Shape& s, const ConvPads& p) {
@@ -483,15 +473,13 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   m.native = cpu_features().avx512_bf16;
   // MESHNN_CONV_FOLD=0 disables dilation folding (for benchmarks and A/B checks).
   if (const char* e = std::getenv("MESHNN_CONV_FOLD")) m.fold_enabled_ = std::string(e) != "0";
-  // MESHNN_CONV_DIRECT=0 keeps thin convs on oneDNN (for benchmarks and A/B checks).
-  if (const char* e = std::getenv("MESHNN_CONV_DIRECT")) m.direct_enabled_ = std::string(e) != "0";
   const float* w = weights.data<float>();
   const int64_t n = weights.numel();
   if (spec.bias) {
     bias.check_dtype(DType::f32);
     m.bias.assign(bias.data<float>(), bias.data<float>() + bias.numel());
   }
-  const bool direct = m.use_direct();
+  const conv::Conv1dAlgo algo = m.algo_choice();
   m.sw = std::make_shared<SharedWeights>();
   SharedWeights& s = *m.sw;
   if (spec.precision == Precision::fp32) {
@@ -508,13 +496,12 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     if (spec.precision != Precision::bf16) s.wterms.push_back(std::move(lo));
   }
   s.packed.resize(s.wterms.size());
-  if (direct) {
-    s.direct = kernels::pack_direct_conv1d(s.wterms[0].data<float>(), spec.bias ? m.bias.data() : nullptr,
-                                           spec.c_out, spec.c_in, spec.kernel[0], spec.stride[0],
-                                           spec.dilation[0]);
-    s.wterms[0] = Tensor();
+  s.algo = conv::make_conv1d_algorithm(
+      algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
+      s.wterms[0].data<float>(), spec.bias ? m.bias.data() : nullptr);
+  if (s.algo) s.wterms[0] = Tensor();
   }
-  if (direct) return;
+  if (m.sw->algo) return;
   try {
     if (spec.tap_matmul) {
       try {
@@ -573,7 +560,6 @@ std::unique_ptr<ConvEngine> ConvEngine::fork() const {
   m.bias = o.bias;
   m.sw = o.sw;  // shared by reference: no copy, no repacking
   m.fold_enabled_ = o.fold_enabled_;
-  m.direct_enabled_ = o.direct_enabled_;
   try {
     if (m.spec.tap_matmul) m.build_taps();
   } catch (const dnnl::error& err) {
@@ -588,8 +574,9 @@ int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
 
 void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
   try {
-    if (impl_->sw->direct)
-      impl_->run_direct(src, dst, pads, accumulate);
+    if (const auto& a = impl_->sw->algo)
+      a->run(src.data<float>(), src.dim(0), src.dim(1), pads.l[0], dst.data<float>(), dst.dim(1),
+             accumulate);
     else if (impl_->spec.tap_matmul)
       impl_->run_taps(src, dst, pads, accumulate);
     else
@@ -606,7 +593,7 @@ void ConvEngine::prepare(const Shape& src_shape, const ConvPads& pads) {
 std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) {
   Impl& m = *impl_;
   try {
-    if (m.sw->direct) return "direct:avx2";
+    if (m.sw->algo) return m.sw->algo->name();
     if (m.spec.tap_matmul) return "tap_matmul:" + m.taps[0].mm->impl;
     Plan& plan = m.plan_for(src_shape, pads);
     const size_t nt = m.terms.size();

@@ -105,10 +105,11 @@ Sharded run_sharded(const MeshShape& m, const Tensor& x, int64_t real_out, const
 
 // got vs the unsharded `ref` (whole tensor and the rows within `seam` of every boundary, which
 // sits every `shard_out_rows` output rows), and vs the local backend bit for bit.
+// tol: relative L2 bound against the unsharded run.
 void expect_matches(const Sharded& got, const Tensor& ref, int64_t shard_out_rows, int64_t seam,
-                    const std::string& what) {
+                    const std::string& what, double tol = 1e-6) {
   ASSERT_EQ(got.mpi.shape(), ref.shape()) << what;
-  EXPECT_TRUE(test::close_rel_l2(got.mpi, ref, 1e-6, what + " mpi vs unsharded"));
+  EXPECT_TRUE(test::close_rel_l2(got.mpi, ref, tol, what + " mpi vs unsharded"));
   const bool have_local = got.local.defined();
   if (have_local) {
     EXPECT_TRUE(test::bit_equal(got.mpi, got.local, what + " mpi vs local"));
@@ -117,7 +118,7 @@ void expect_matches(const Sharded& got, const Tensor& ref, int64_t shard_out_row
   for (int64_t b = shard_out_rows; b < t; b += shard_out_rows) {
     const int64_t lo = std::max<int64_t>(0, b - seam), len = std::min<int64_t>(t, b + seam) - lo;
     const std::string at = what + " seam rows at " + std::to_string(b);
-    EXPECT_TRUE(test::close_rel_l2(got.mpi.narrow(1, lo, len), ref.narrow(1, lo, len), 1e-6,
+    EXPECT_TRUE(test::close_rel_l2(got.mpi.narrow(1, lo, len), ref.narrow(1, lo, len), tol,
                                    at + " mpi vs unsharded"));
     if (have_local) {
       EXPECT_TRUE(test::bit_equal(got.mpi.narrow(1, lo, len).clone(),
@@ -257,7 +258,9 @@ TEST(MpiLtxAudio, DecodeShardedEqualsUnsharded) {
     }
     // A shard of S latent frames becomes 4·S mel frames · 160 hop · 3 (BWE) samples at 48 kHz.
     const int64_t per = 4 * shard_rows(T, parts(m)) * 480;
-    expect_matches(got, ref, per, 64, "decode " + name(m));
+    // 4e-6: layers on Winograd (layers/conv_algorithm.h) start their tiles at each shard's first
+    // row, so their rounding (≤ 1.6e-6 per layer) differs between sharded and unsharded runs.
+    expect_matches(got, ref, per, 64, "decode " + name(m), 4e-6);
   }
 }
 

@@ -1,0 +1,214 @@
+// meshnn bench vocode: NVIDIA BigVGAN (default v2 24 kHz) on a seeded random checkpoint at the
+// released size (written by tools/make_checkpoint.py), mel → waveform for each --seconds, timed
+// per convolution algorithm setting side by side (MESHNN_CONV_ALGO values, interleaved rounds),
+// and in PyTorch (tools/bench/torch_bigvgan_bench.py, same weights and mel, same threads, its best
+// set-up) unless --skip-torch.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "cli/audio_common.h"
+#include "cli/commands.h"
+#include "io/json.h"
+#include "meshnn/core/cpu.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/safetensors.h"
+#include "models/bigvgan.h"
+
+namespace meshnn::cli {
+namespace {
+
+struct Args {
+  std::string config = "bigvgan_v2_24khz_100band_256x";
+  std::vector<double> seconds{1.0, 4.0};
+  int threads = 2, repeat = 3;
+  uint64_t seed = 0;
+  bool skip_torch = false;
+  std::string algos = "direct,auto";
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct ScopedConvAlgo {
+  explicit ScopedConvAlgo(const std::string& algo) : set_(!algo.empty()) {
+    if (const char* e = std::getenv("MESHNN_CONV_ALGO")) old_ = e, had_ = true;
+    if (set_) setenv("MESHNN_CONV_ALGO", algo.c_str(), 1);
+  }
+  ~ScopedConvAlgo() {
+    if (!set_) return;
+    if (had_)
+      setenv("MESHNN_CONV_ALGO", old_.c_str(), 1);
+    else
+      unsetenv("MESHNN_CONV_ALGO");
+  }
+  bool set_, had_ = false;
+  std::string old_;
+};
+
+std::vector<std::string> split_csv(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    const size_t e = std::min(s.find(',', b), s.size());
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+// Waveform PSNR of `got` against `ref` over their common length (flat order).
+double psnr_db(const float* got, const float* ref, int64_t n) {
+  double num = 0, peak = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(got[i]) - ref[i];
+    num += d * d;
+    peak = std::max(peak, std::abs(static_cast<double>(ref[i])));
+  }
+  return num == 0 ? INFINITY : 20 * std::log10(peak / std::sqrt(num / static_cast<double>(n)));
+}
+
+std::string run_capture(const std::string& cmd, int& rc) {
+  std::FILE* p = popen(cmd.c_str(), "r");
+  MESHNN_CHECK(p, "could not start: ", cmd);
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+  rc = pclose(p);
+  return text;
+}
+
+void run(const Args& a) {
+  const std::string tools = std::string(MESHNN_SOURCE_DIR) + "/tools";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("meshnn-vocode-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::printf(
+      "meshnn bench vocode: %s, seeded random weights, %d thread(s), %d repetitions "
+      "(medians)\n",
+      a.config.c_str(), a.threads, a.repeat);
+  std::printf("cpu: %s (%s); load average at start %.1f\n", cpu_features().brand.c_str(),
+              cpu_features_str().c_str(), [] {
+                double l[1];
+                return getloadavg(l, 1) == 1 ? l[0] : -1.0;
+              }());
+  int rc = 0;
+  const std::string make = "/usr/bin/python3 " + tools + "/make_checkpoint.py bigvgan " +
+                           dir.string() + " --config " + a.config + " --fold --no-check --seed " +
+                           std::to_string(a.seed) + " 2>&1";
+  const std::string made = run_capture(make, rc);
+  if (rc != 0) {
+    std::printf("could not write the checkpoint (exit %d): %s\n", rc, made.c_str());
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  const io::SafetensorsFile file =
+      io::SafetensorsFile::open((dir / "bigvgan_generator.safetensors").string());
+  const std::vector<std::string> algos = split_csv(a.algos);
+  MeshConfig one;
+  one.threads_per_device = a.threads;
+
+  for (const double secs : a.seconds) {
+    std::unique_ptr<models::BigVgan> probe =
+        models::BigVgan::load(file, (dir / "config.json").string(), Precision::fp32);
+    const models::BigVganConfig cfg = probe->config();
+    probe.reset();
+    const int64_t hop = cfg.hop_size, sr = cfg.generator.sampling_rate;
+    const int64_t frames = std::max<int64_t>(1, std::llround(secs * sr / hop));
+    Tensor mel({1, cfg.num_mels, frames});
+    std::mt19937_64 rng(a.seed + 7);
+    std::normal_distribution<float> nd(-4.f, 2.f);  // log-mel range of speech
+    for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
+    const double audio_s = static_cast<double>(frames * hop) / static_cast<double>(sr);
+
+    std::vector<std::vector<double>> runs(algos.size());
+    std::vector<double> first(algos.size());
+    std::vector<Tensor> outs(algos.size());
+    run_spmd(one, [&](Device&) {
+      std::vector<std::unique_ptr<models::BigVgan>> models_;
+      for (const std::string& algo : algos) {
+        const ScopedConvAlgo env(algo);
+        models_.push_back(
+            models::BigVgan::load(file, (dir / "config.json").string(), Precision::fp32));
+      }
+      for (int r = 0; r < a.repeat + 1; ++r)
+        for (size_t i = 0; i < algos.size(); ++i) {
+          const auto t0 = std::chrono::steady_clock::now();
+          outs[i] = models_[i]->vocode_mel(mel);
+          const double s = seconds_since(t0);
+          if (r == 0)
+            first[i] = s;
+          else
+            runs[i].push_back(s);
+        }
+    });
+    std::printf("\n%.2f s of audio (%ld mel frames at %ld Hz)\n", audio_s, long(frames), long(sr));
+    std::printf("%-44s %10s %10s %8s %9s %9s\n", "run", "median s", "first s", "RTF", "speed-up",
+                "PSNR dB");
+    for (size_t i = 0; i < algos.size(); ++i) {
+      const double med = median(runs[i]);
+      std::printf("%-44s %10.3f %10.3f %8.3f %8.2fx %9.1f\n",
+                  ("meshnn, " + std::to_string(a.threads) + " threads, algo " + algos[i]).c_str(),
+                  med, first[i], med / audio_s, median(runs[0]) / med,
+                  psnr_db(outs[i].data<float>(), outs[0].data<float>(), outs[0].numel()));
+    }
+    if (a.skip_torch) continue;
+    io::save_npy((dir / "mel.npy").string(), mel);
+    // PyTorch's best set-up on these machines (docs/benchmarks.md): OpenBLAS without the preset
+    // core type, glibc malloc keeping freed memory, the zero-stuffed upsampler.
+    const std::string cmd =
+        "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE MALLOC_MMAP_MAX_=0 "
+        "MALLOC_TRIM_THRESHOLD_=68719476736 /usr/bin/python3 " +
+        tools + "/bench/torch_bigvgan_bench.py --config " + a.config + " --seed " +
+        std::to_string(a.seed) + " --threads " + std::to_string(a.threads) + " --repeat " +
+        std::to_string(a.repeat) + " --mel " + (dir / "mel.npy").string() + " --out " +
+        (dir / "torch_out.npy").string();
+    const std::string text = run_capture(cmd, rc);
+    if (rc != 0 || text.find('{') == std::string::npos) {
+      std::printf("PyTorch run failed (exit %d): %s\n", rc, text.c_str());
+      continue;
+    }
+    const nlohmann::json j = io::parse_json(text.substr(text.rfind('{')), "torch bench output");
+    const double torch_med = j.at("median_s").get<double>();
+    const Tensor ty = io::load_npy((dir / "torch_out.npy").string()).to(DType::f32);
+    const size_t last = algos.size() - 1;
+    std::printf("%-44s %10.3f %10s %8.3f   (upsample stuffed, peak RSS %.0f MB)\n",
+                ("PyTorch " + j.at("torch").get<std::string>() + ", " + std::to_string(a.threads) +
+                 " threads")
+                    .c_str(),
+                torch_med, "-", torch_med / audio_s, j.at("peak_rss_mb").get<double>());
+    std::printf("speed-up over PyTorch (algo %s): %.2fx; waveform PSNR vs PyTorch %.1f dB\n",
+                algos[last].c_str(), torch_med / median(runs[last]),
+                psnr_db(outs[last].data<float>(), ty.data<float>(),
+                        std::min(ty.numel(), outs[last].numel())));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+const Registrar reg("bench-vocode", [](CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* cmd = bench_parent(app)->add_subcommand(
+      "vocode", "NVIDIA BigVGAN mel → waveform: conv algorithms side by side, and PyTorch");
+  cmd->add_option("--config", args->config, "released BigVGAN config name")->capture_default_str();
+  cmd->add_option("--seconds", args->seconds, "audio lengths")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "threads (meshnn and PyTorch)")
+      ->capture_default_str();
+  cmd->add_option("--repeat", args->repeat, "timed repetitions (after one warm-up)")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "checkpoint seed")->capture_default_str();
+  cmd->add_option("--algos", args->algos, "comma-separated MESHNN_CONV_ALGO settings")
+      ->capture_default_str();
+  cmd->add_flag("--skip-torch", args->skip_torch, "meshnn only");
+  cmd->callback([args] { run(*args); });
+});
+
+}  // namespace
+}  // namespace meshnn::cli

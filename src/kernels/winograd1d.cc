@@ -1,0 +1,296 @@
+#include "kernels/winograd1d.h"
+
+#include <immintrin.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+
+#include "meshnn/core/cpu.h"
+#include "meshnn/core/error.h"
+
+namespace meshnn::kernels {
+
+namespace {
+
+constexpr int kMaxAlpha = 12;
+// Target bytes of one block's transformed inputs + products (see Winograd1d::run).
+constexpr int64_t kBlockBytes = 1024 * 1024;
+
+// Interpolation points in the order they are taken: small magnitudes and their reciprocals keep
+// the Vandermonde system well conditioned (the powers stay near 1), ∞ is always added last.
+constexpr double kPoints[] = {0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 0.25, -0.25, 4.0, -4.0};
+
+// Inverse of an n × n row-major matrix (Gauss-Jordan, partial pivoting, float64).
+std::vector<double> invert(std::vector<double> a, int n) {
+  std::vector<double> inv(static_cast<size_t>(n * n), 0.0);
+  for (int i = 0; i < n; ++i) inv[i * n + i] = 1.0;
+  for (int col = 0; col < n; ++col) {
+    int piv = col;
+    for (int r = col + 1; r < n; ++r)
+      if (std::abs(a[r * n + col]) > std::abs(a[piv * n + col])) piv = r;
+    MESHNN_CHECK(a[piv * n + col] != 0.0, "winograd: singular interpolation matrix");
+    for (int c = 0; c < n; ++c) {
+      std::swap(a[col * n + c], a[piv * n + c]);
+      std::swap(inv[col * n + c], inv[piv * n + c]);
+    }
+    const double p = a[col * n + col];
+    for (int c = 0; c < n; ++c) a[col * n + c] /= p, inv[col * n + c] /= p;
+    for (int r = 0; r < n; ++r) {
+      if (r == col || a[r * n + col] == 0.0) continue;
+      const double f = a[r * n + col];
+      for (int c = 0; c < n; ++c)
+        a[r * n + c] -= f * a[col * n + c], inv[r * n + c] -= f * inv[col * n + c];
+    }
+  }
+  return inv;
+}
+
+__attribute__((target("avx2,fma"))) inline __m256i lane_mask(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// One input tile: α rows (row0 + j·d, zeros outside [0, T)) of C channels → α transformed rows
+// v[ξ·vstride + c] = Σ_j bt[ξ][j]·x[row_j][c].
+template <int A>
+__attribute__((target("avx2,fma"))) void input_tile(const float* bt, const float* x, int64_t T,
+                                                    int64_t row0, int64_t d, int64_t C, float* v,
+                                                    int64_t vstride) {
+  const float* rows[A];
+  for (int j = 0; j < A; ++j) {
+    const int64_t r = row0 + j * d;
+    rows[j] = r >= 0 && r < T ? x + r * C : nullptr;
+  }
+  for (int64_t c = 0; c < C; c += 8) {
+    const int64_t n = std::min<int64_t>(8, C - c);
+    const __m256i mask = lane_mask(n);
+    __m256 in[A];
+#pragma GCC unroll 12
+    for (int j = 0; j < A; ++j)
+      in[j] = rows[j] == nullptr ? _mm256_setzero_ps()
+              : n == 8           ? _mm256_loadu_ps(rows[j] + c)
+                                 : _mm256_maskload_ps(rows[j] + c, mask);
+#pragma GCC unroll 12
+    for (int xi = 0; xi < A; ++xi) {
+      __m256 acc = _mm256_setzero_ps();
+#pragma GCC unroll 12
+      for (int j = 0; j < A; ++j) {
+        const float b = bt[xi * A + j];
+        if (b != 0.f) acc = _mm256_fmadd_ps(_mm256_set1_ps(b), in[j], acc);
+      }
+      if (n == 8)
+        _mm256_storeu_ps(v + xi * vstride + c, acc);
+      else
+        _mm256_maskstore_ps(v + xi * vstride + c, mask, acc);
+    }
+  }
+}
+
+// One output tile: products mo[ξ·mstride + o] → rows t0 + u·d (u < m, rows < T_out kept) of
+// y = Σ_ξ at[u][ξ]·mo[ξ] + bias (+ y when accumulating).
+template <int A>
+__attribute__((target("avx2,fma"))) void output_tile(const float* at, int m, const float* mo,
+                                                     int64_t mstride, const float* bias, int64_t C,
+                                                     float* y, int64_t t0, int64_t d, int64_t T_out,
+                                                     bool accumulate) {
+  int valid = 0;
+  while (valid < m && t0 + valid * d < T_out) ++valid;
+  for (int64_t o = 0; o < C; o += 8) {
+    const int64_t n = std::min<int64_t>(8, C - o);
+    const __m256i mask = lane_mask(n);
+    __m256 p[A];
+#pragma GCC unroll 12
+    for (int xi = 0; xi < A; ++xi)
+      p[xi] = n == 8 ? _mm256_loadu_ps(mo + xi * mstride + o)
+                     : _mm256_maskload_ps(mo + xi * mstride + o, mask);
+    const __m256 b = n == 8 ? _mm256_loadu_ps(bias + o) : _mm256_maskload_ps(bias + o, mask);
+    for (int u = 0; u < valid; ++u) {
+      __m256 acc = b;
+#pragma GCC unroll 12
+      for (int xi = 0; xi < A; ++xi) {
+        const float a = at[u * A + xi];
+        if (a != 0.f) acc = _mm256_fmadd_ps(_mm256_set1_ps(a), p[xi], acc);
+      }
+      float* yr = y + (t0 + u * d) * C + o;
+      if (n == 8) {
+        if (accumulate) acc = _mm256_add_ps(acc, _mm256_loadu_ps(yr));
+        _mm256_storeu_ps(yr, acc);
+      } else {
+        if (accumulate) acc = _mm256_add_ps(acc, _mm256_maskload_ps(yr, mask));
+        _mm256_maskstore_ps(yr, mask, acc);
+      }
+    }
+  }
+}
+
+using InputFn = void (*)(const float*, const float*, int64_t, int64_t, int64_t, int64_t, float*,
+                         int64_t);
+using OutputFn = void (*)(const float*, int, const float*, int64_t, const float*, int64_t, float*,
+                          int64_t, int64_t, int64_t, bool);
+
+template <int A>
+constexpr InputFn input_fn() {
+  return &input_tile<A>;
+}
+template <int A>
+constexpr OutputFn output_fn() {
+  return &output_tile<A>;
+}
+
+InputFn pick_input(int a) {
+  static constexpr InputFn t[] = {nullptr,       nullptr,       input_fn<2>(),  input_fn<3>(),
+                                  input_fn<4>(), input_fn<5>(), input_fn<6>(),  input_fn<7>(),
+                                  input_fn<8>(), input_fn<9>(), input_fn<10>(), input_fn<11>(),
+                                  input_fn<12>()};
+  return t[a];
+}
+OutputFn pick_output(int a) {
+  static constexpr OutputFn t[] = {nullptr,        nullptr,        output_fn<2>(),  output_fn<3>(),
+                                   output_fn<4>(), output_fn<5>(), output_fn<6>(),  output_fn<7>(),
+                                   output_fn<8>(), output_fn<9>(), output_fn<10>(), output_fn<11>(),
+                                   output_fn<12>()};
+  return t[a];
+}
+
+}  // namespace
+
+WinogradMatrices winograd_matrices(int m, int r) {
+  const int a = m + r - 1;
+  MESHNN_CHECK_AS(InvalidArgument, m >= 1 && r >= 1 && a >= 2 && a <= kMaxAlpha,
+                  "winograd: unsupported tile F(", m, ", ", r, ") (alpha must be 2..", kMaxAlpha,
+                  ")");
+  WinogradMatrices w;
+  w.m = m, w.r = r, w.alpha = a;
+  const int nf = a - 1;  // finite points; the last row is the point at infinity
+  w.points.assign(kPoints, kPoints + nf);
+  std::vector<double> V(static_cast<size_t>(a * a), 0.0);
+  for (int i = 0; i < nf; ++i)
+    for (int c = 0; c < a; ++c) V[i * a + c] = std::pow(w.points[i], c);
+  V[nf * a + (a - 1)] = 1.0;
+  // Linear convolution s = h * x (h: r taps, x: m values) is s = V⁻¹[(G h) ⊙ (E x)]; its
+  // transpose (the correlation a conv layer computes) is y = Eᵀ[(G h) ⊙ (V⁻ᵀ d)].
+  const std::vector<double> vinv = invert(V, a);
+  w.bt.resize(static_cast<size_t>(a * a));
+  for (int xi = 0; xi < a; ++xi)
+    for (int j = 0; j < a; ++j) w.bt[xi * a + j] = vinv[j * a + xi];
+  w.g.assign(static_cast<size_t>(a * r), 0.0);
+  w.at.assign(static_cast<size_t>(m * a), 0.0);
+  for (int xi = 0; xi < nf; ++xi) {
+    for (int j = 0; j < r; ++j) w.g[xi * r + j] = std::pow(w.points[xi], j);
+    for (int u = 0; u < m; ++u) w.at[u * a + xi] = std::pow(w.points[xi], u);
+  }
+  w.g[nf * r + (r - 1)] = 1.0;
+  w.at[(m - 1) * a + nf] = 1.0;
+  return w;
+}
+
+WinogradTile default_winograd_tile(int64_t k) {
+  // Measured relative L2 errors at C = 768 (winograd1d_test.cc, docs/precision.md): F(6,3)
+  // 1.6e-6, F(4,4) 1.4e-6, within the 3e-6 contract; every α ≥ 9 tile measured above it
+  // (F(5,5) 5e-6, F(4,7) 1.3e-5, F(6,6) 1.3e-5), so α ≤ 8 and long kernels go segmented.
+  if (k == 3) return {6, 3};  // F(6,3): α = 8, 2.25× fewer multiplies
+  return {4, 4};              // segmented F(4,4): α = 7; K = 7 → 2×, K = 11 → 2.1×
+}
+
+bool winograd1d_available() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx2 && f.fma;
+}
+
+Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
+                       int64_t k, int64_t dilation, WinogradTile tile)
+    : c_in_(c_in), c_out_(c_out), k_(k), d_(dilation), tile_(tile) {
+  MESHNN_CHECK_AS(InvalidArgument, c_out > 0 && c_in > 0 && k > 0 && dilation > 0,
+                  "winograd conv1d: bad geometry C_out=", c_out, " C_in=", c_in, " K=", k,
+                  " dilation=", dilation);
+  MESHNN_CHECK_AS(InvalidArgument, tile.r == k || tile.r == tile.m, "winograd conv1d: tile F(",
+                  tile.m, ", ", tile.r, ") does not fit K = ", k,
+                  " (r must equal K, or equal m for a segmented kernel)");
+  const WinogradMatrices wm = winograd_matrices(tile.m, tile.r);
+  const int a = wm.alpha, r = tile.r;
+  segs_ = (k + r - 1) / r;
+  bt_.assign(wm.bt.begin(), wm.bt.end());
+  at_.assign(wm.at.begin(), wm.at.end());
+  // U[ξ][s][c][o] = Σ_j G[ξ][j]·w[o][c][s·r + j] in float64, one rounding to f32.
+  u_.assign(static_cast<size_t>(a * segs_ * c_in * c_out), 0.f);
+  for (int xi = 0; xi < a; ++xi)
+    for (int64_t s = 0; s < segs_; ++s)
+      for (int64_t c = 0; c < c_in; ++c) {
+        float* dst = u_.data() + ((xi * segs_ + s) * c_in + c) * c_out;
+        for (int64_t o = 0; o < c_out; ++o) {
+          double acc = 0;
+          for (int j = 0; j < r; ++j) {
+            const int64_t tap = s * r + j;
+            if (tap < k) acc += wm.g[xi * r + j] * weights[(o * c_in + c) * k + tap];
+          }
+          dst[o] = static_cast<float>(acc);
+        }
+      }
+  bias_.assign(static_cast<size_t>(c_out), 0.f);
+  if (bias) std::copy(bias, bias + c_out, bias_.begin());
+}
+
+double Winograd1d::flop_ratio() const {
+  return static_cast<double>(k_ * tile_.m) / static_cast<double>(tile_.alpha() * segs_);
+}
+
+void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+                     bool accumulate) const {
+  MESHNN_CHECK(winograd1d_available(), "winograd conv1d needs AVX2 and FMA");
+  if (T_out <= 0) return;
+  const int a = tile_.alpha(), m = tile_.m;
+  const int64_t d = d_, Ci = c_in_, Co = c_out_, S = segs_;
+  // Per phase p (output rows p + d·q, q < ⌈T_out / d⌉): n_t output tiles. Output tile i's
+  // segment s reads input tile i + s of its phase, so a block of n output tiles transforms
+  // n + S − 1 input tiles.
+  const int64_t n_q = (T_out + d - 1) / d;
+  const int64_t n_t = (n_q + m - 1) / m;
+  // Work items: blocks of nb output tiles of one phase. Each thread runs whole blocks (input
+  // transform → single-threaded GEMMs → output transform) in its own scratch: no barrier inside
+  // a layer, and a thread that the OS deschedules only delays its own blocks (dynamic schedule).
+  // nb: the products of a block stay cache-sized, while the GEMMs keep enough rows (≥ 64) to
+  // amortise oneDNN's packing of the (C_in × C_out) filter matrix (measured: 64-256 rows
+  // within noise of each other at C = 48-768, 32 rows up to 1.5× slower at C = 768).
+  const int64_t per_tile = int64_t{a} * (Ci + Co) * int64_t{sizeof(float)};
+  const int64_t nb = std::clamp<int64_t>(kBlockBytes / per_tile, 64, 256);
+  const int64_t blocks_per_phase = (n_t + nb - 1) / nb;
+  const int64_t n_items = d * blocks_per_phase;
+  const int64_t vrows = nb + S - 1;
+  const InputFn in_fn = pick_input(a);
+  const OutputFn out_fn = pick_output(a);
+  std::atomic<int> failed{0};  // a dnnl status (exceptions cannot leave the parallel region)
+#pragma omp parallel
+  {
+    static thread_local std::vector<float> buf;
+    // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products.
+    const int64_t vstride = vrows * Ci, mstride = nb * Co;
+    if (buf.size() < static_cast<size_t>(a * (vstride + mstride)))
+      buf.resize(static_cast<size_t>(a * (vstride + mstride)));
+    float* v = buf.data();
+    float* mo = v + a * vstride;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t item = 0; item < n_items; ++item) {
+      const int64_t p = item / blocks_per_phase, i0 = (item % blocks_per_phase) * nb;
+      const int64_t n = std::min(nb, n_t - i0);
+      for (int64_t j = 0; j < n + S - 1; ++j)
+        in_fn(bt_.data(), x, T, p + d * (i0 + j) * m - pad_l, d, Ci, v + j * Ci, vstride);
+      for (int xi = 0; xi < a; ++xi)
+        for (int64_t s = 0; s < S; ++s) {
+          const dnnl_status_t st = dnnl_sgemm('N', 'N', n, Co, Ci, 1.f, v + xi * vstride + s * Ci,
+                                              Ci, u_.data() + (xi * S + s) * Ci * Co, Co,
+                                              s == 0 ? 0.f : 1.f, mo + xi * mstride, Co);
+          if (st != dnnl_success) failed.store(static_cast<int>(st), std::memory_order_relaxed);
+        }
+      for (int64_t j = 0; j < n; ++j)
+        out_fn(at_.data(), m, mo + j * Co, mstride, bias_.data(), Co, y, p + d * (i0 + j) * m, d,
+               T_out, accumulate);
+    }
+  }
+  MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN sgemm K=", Ci,
+                  " N=", Co, " failed (status ", failed.load(), ")");
+}
+
+}  // namespace meshnn::kernels

@@ -1,0 +1,73 @@
+// Winograd (Toom-Cook) 1-D convolution for stride-1 f32 Conv1d on channels-last rows.
+//
+// F(m, r): m outputs of an r-tap correlation from α = m + r − 1 inputs with α multiplications
+// instead of m·r. Per layer: input transform of every tile → for each of the α transform points
+// one GEMM (tiles × C_in)·(C_in × C_out) → output transform. FLOPs per output ≈ α·S/m of the
+// direct algorithm's K, S = number of r-tap segments.
+//
+// Long kernels are cut into S = ⌈K / m⌉ segments of r = m taps (the last zero-padded): segment s
+// of output tile i reads exactly input tile i + s, so every tile is transformed once and the
+// segments are summed in the transform domain (S GEMMs per point, β = 1). Dilation d: the d
+// phases (rows ≡ p mod d) are undilated convolutions of strided subsequences; tiles of all
+// phases are stacked in one tile list, so the GEMMs cover every phase at once.
+//
+// Accuracy: the error grows with α and depends on the interpolation points (0, ±1, ±1/2, ±2, ∞,
+// ...); tests/kernels/winograd1d_test.cc measures it per tile choice, docs/precision.md lists it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace meshnn::kernels {
+
+struct WinogradTile {
+  int m = 4;  // outputs per tile
+  int r = 3;  // taps per segment: r == K (one segment), or r == m (segmented long kernels)
+  int alpha() const { return m + r - 1; }
+};
+
+// The transform matrices of F(m, r) built in float64 from α − 1 finite points plus ∞:
+// bt (α × α) input transform, g (α × r) filter transform, at (m × α) output transform, so that
+// y = atᵀ-applied [(g·w) ⊙ (bt·x)] is the correlation y[u] = Σ_j x[u + j]·w[j].
+struct WinogradMatrices {
+  int m = 0, r = 0, alpha = 0;
+  std::vector<double> bt, g, at, points;  // points: the α − 1 finite points
+};
+WinogradMatrices winograd_matrices(int m, int r);
+
+class Winograd1d {
+ public:
+  // weights: PyTorch Conv1d (C_out, C_in, K) f32; bias: C_out values or nullptr. The filters are
+  // transformed here, once (in float64). Throws InvalidArgument on a tile that does not fit K.
+  Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in, int64_t k,
+             int64_t dilation, WinogradTile tile);
+
+  // One batch row: x (T, C_in) → y (T_out, C_out); output row t reads input rows
+  // t + j·dilation − pad_l for j < K, rows outside [0, T) being zeros (so pad_r is implied by
+  // T_out). y = conv + bias, or y += conv + bias when accumulate. OpenMP inside; thread-safe
+  // (the transformed filters are read-only, each OpenMP thread works in its own thread-local
+  // block buffer, shared by every layer and kept between calls: no allocation in steady state).
+  void run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+           bool accumulate) const;
+
+  // Direct-algorithm FLOPs over Winograd multiply FLOPs (the GEMMs): K·m / (α·S).
+  double flop_ratio() const;
+  const WinogradTile& tile() const { return tile_; }
+  int64_t c_in() const { return c_in_; }
+  int64_t c_out() const { return c_out_; }
+
+ private:
+  int64_t c_in_, c_out_, k_, d_, segs_;
+  WinogradTile tile_;
+  std::vector<float> bt_, at_;  // f32 copies of the transforms
+  std::vector<float> u_;        // transformed filters: [ξ][s][C_in][C_out]
+  std::vector<float> bias_;     // C_out (zeros when none)
+};
+
+// Which tile a K-tap kernel uses by default (chosen by measured error, winograd1d_test.cc).
+WinogradTile default_winograd_tile(int64_t k);
+
+// True when this CPU can run the kernel (AVX2 and FMA).
+bool winograd1d_available();
+
+}  // namespace meshnn::kernels

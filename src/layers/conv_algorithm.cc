@@ -1,0 +1,136 @@
+#include "layers/conv_algorithm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "kernels/conv1d_direct.h"
+#include "kernels/winograd1d.h"
+#include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
+
+namespace meshnn::conv {
+
+namespace {
+
+// Our direct kernel up to this many channels (max of C_in, C_out): there it runs at 120-185
+// GFLOP/s on 2 threads where oneDNN 2.6's AVX2 kernels reach 33-156; from C = 384 oneDNN's gemm
+// path is as fast (bench/conv_bench.cc, docs/benchmarks.md).
+constexpr int64_t kDirectMaxChannels = 192;
+
+// Winograd when both channel counts reach this, and the layer does not widen more than 4×
+// (conv_pre-like 64/128 → 512/1536 layers on few frames stay on oneDNN). Measured with
+// bench/conv_bench.cc /direct /winograd /onednn (docs/benchmarks.md): Winograd 1.3-2× ahead of the
+// best direct algorithm from C = 48 up, behind at C = 32 and below (the transforms, O(C) per
+// row, and the thin GEMMs cost more than the multiplies saved), behind on the widening layers.
+constexpr int64_t kWinogradMinChannels = 48;
+constexpr int64_t kWinogradMaxWidening = 4;
+
+class DirectAlgorithm final : public Conv1dAlgorithm {
+ public:
+  DirectAlgorithm(const Conv1dGeometry& g, const float* w, const float* b)
+      : w_(kernels::pack_direct_conv1d(w, b, g.c_out, g.c_in, g.k, g.stride, g.dilation)) {}
+  Conv1dAlgo kind() const override { return Conv1dAlgo::direct; }
+  std::string name() const override { return "direct:avx2"; }
+  void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+           bool accumulate) const override {
+    ProfileScope prof("conv1d.direct");
+    for (int64_t b = 0; b < B; ++b)
+      kernels::direct_conv1d(w_, x + b * T * w_.c_in, T, pad_l, y + b * T_out * w_.c_out, T_out,
+                             accumulate);
+  }
+
+ private:
+  kernels::DirectConv1dWeights w_;
+};
+
+class WinogradAlgorithm final : public Conv1dAlgorithm {
+ public:
+  WinogradAlgorithm(const Conv1dGeometry& g, const float* w, const float* b)
+      : wg_(w, b, g.c_out, g.c_in, g.k, g.dilation, kernels::default_winograd_tile(g.k)) {}
+  Conv1dAlgo kind() const override { return Conv1dAlgo::winograd; }
+  std::string name() const override {
+    const kernels::WinogradTile t = wg_.tile();
+    return "winograd:F(" + std::to_string(t.m) + "," + std::to_string(t.r) + "):avx2";
+  }
+  void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+           bool accumulate) const override {
+    ProfileScope prof("conv1d.winograd");
+    for (int64_t b = 0; b < B; ++b)
+      wg_.run(x + b * T * wg_.c_in(), T, pad_l, y + b * T_out * wg_.c_out(), T_out, accumulate);
+  }
+
+ private:
+  kernels::Winograd1d wg_;
+};
+
+bool direct_fits(const Conv1dGeometry& g) {
+  return std::max(g.c_in, g.c_out) <= kDirectMaxChannels && kernels::direct_conv1d_available();
+}
+bool winograd_fits(const Conv1dGeometry& g) {
+  return g.stride == 1 && g.k >= 3 && kernels::winograd1d_available();  // K < 3: nothing to save
+}
+
+}  // namespace
+
+Conv1dAlgo conv_algo_override() {
+  if (const char* e = std::getenv("MESHNN_CONV_ALGO"); e && *e) {
+    const std::string v(e);
+    if (v == "auto") return Conv1dAlgo::automatic;
+    if (v == "direct") return Conv1dAlgo::direct;
+    if (v == "winograd") return Conv1dAlgo::winograd;
+    if (v == "fft") return Conv1dAlgo::fft;
+    if (v == "onednn") return Conv1dAlgo::onednn;
+    throw InvalidArgument("MESHNN_CONV_ALGO=" + v +
+                          ": expected auto, direct, winograd, fft or onednn");
+  }
+  // The switch this one replaced: MESHNN_CONV_DIRECT=0 kept every conv on oneDNN.
+  if (const char* e = std::getenv("MESHNN_CONV_DIRECT"); e && std::string(e) == "0")
+    return Conv1dAlgo::onednn;
+  return Conv1dAlgo::automatic;
+}
+
+const char* to_string(Conv1dAlgo a) {
+  switch (a) {
+    case Conv1dAlgo::automatic:
+      return "auto";
+    case Conv1dAlgo::direct:
+      return "direct";
+    case Conv1dAlgo::winograd:
+      return "winograd";
+    case Conv1dAlgo::fft:
+      return "fft";
+    case Conv1dAlgo::onednn:
+      return "onednn";
+  }
+  return "?";
+}
+
+Conv1dAlgo choose_conv1d(const Conv1dGeometry& g) {
+  const Conv1dAlgo o = conv_algo_override();
+  if (o == Conv1dAlgo::onednn) return Conv1dAlgo::onednn;
+  // fft is not built yet: it resolves like winograd (the fast-algorithm request).
+  const bool fast =
+      o == Conv1dAlgo::winograd || o == Conv1dAlgo::fft ||
+      (o == Conv1dAlgo::automatic && std::min(g.c_in, g.c_out) >= kWinogradMinChannels &&
+       g.c_out <= kWinogradMaxWidening * g.c_in);
+  if (fast && winograd_fits(g)) return Conv1dAlgo::winograd;
+  return direct_fits(g) ? Conv1dAlgo::direct : Conv1dAlgo::onednn;
+}
+
+std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Conv1dGeometry& g,
+                                                       const float* weights, const float* bias) {
+  switch (algo) {
+    case Conv1dAlgo::direct:
+      if (!kernels::direct_conv1d_available()) return nullptr;
+      return std::make_unique<DirectAlgorithm>(g, weights, bias);
+    case Conv1dAlgo::winograd:
+    case Conv1dAlgo::fft:
+      if (!winograd_fits(g)) return nullptr;
+      return std::make_unique<WinogradAlgorithm>(g, weights, bias);
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace meshnn::conv

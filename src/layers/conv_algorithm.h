@@ -1,0 +1,59 @@
+// Which algorithm runs an f32 Conv1d, chosen once per layer shape; our own kernels behind one
+// narrow interface so the conv engine (src/dnnl/conv_engine.cc) only asks "which one?" and
+// "run it".
+//
+//   direct    kernels/conv1d_direct: register-blocked AVX2 direct convolution (thin layers)
+//   winograd  kernels/winograd1d: Toom-Cook F(m, r) tiles, GEMMs per transform point
+//   onednn    the engine's oneDNN primitive (nullptr from make_conv1d_algorithm)
+//   fft       reserved (not implemented: resolves like "winograd")
+//
+// MESHNN_CONV_ALGO=auto|direct|winograd|fft|onednn overrides the choice for A/B runs; it is read
+// here only, at each layer's construction (so one process can build layers under different
+// settings). "direct" is the path without fast algorithms: our direct kernel where it wins and
+// oneDNN's direct convolution elsewhere (the behaviour before Winograd). The old
+// MESHNN_CONV_DIRECT=0 still means "onednn".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace meshnn::conv {
+
+enum class Conv1dAlgo { automatic, direct, winograd, fft, onednn };
+
+// The override from the environment (automatic when unset); InvalidArgument on an unknown value.
+Conv1dAlgo conv_algo_override();
+const char* to_string(Conv1dAlgo a);
+
+// An f32 1-D convolution layer's geometry (PyTorch conventions: dilation 1 = dense).
+struct Conv1dGeometry {
+  int64_t c_in = 0, c_out = 0, k = 1, stride = 1, dilation = 1;
+};
+
+class Conv1dAlgorithm {
+ public:
+  virtual ~Conv1dAlgorithm() = default;
+  virtual Conv1dAlgo kind() const = 0;
+  // Implementation label for benchmarks, e.g. "winograd:F(4,4)x2:avx2".
+  virtual std::string name() const = 0;
+  // x: (B, T, C_in) dense f32 → y: (B, T_out, C_out) dense f32; output row t reads input rows
+  // t·stride + j·dilation − pad_l (zeros outside [0, T): pad_r is implied by T_out).
+  // y = conv + bias, or y += conv + bias when accumulate. Const and thread-safe: the weights
+  // are read-only (shareable between devices), scratch is thread-local inside the kernels.
+  virtual void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+                   bool accumulate) const = 0;
+};
+
+// The algorithm for this shape: the override when set, else the cost model below (channels,
+// kernel, stride: fixed per layer, so every shard of a time-sharded layer agrees).
+Conv1dAlgo choose_conv1d(const Conv1dGeometry& g);
+
+// Builds `algo` for this layer from PyTorch-layout weights (C_out, C_in, K) f32 and bias (C_out)
+// or nullptr (weights transformed / packed here, once). Returns nullptr for onednn, and when the
+// algorithm cannot run this layer (e.g. no AVX2).
+std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Conv1dGeometry& g,
+                                                       const float* weights, const float* bias);
+
+}  // namespace meshnn::conv
