@@ -499,9 +499,10 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   s.algo = conv::make_conv1d_algorithm(
       algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
       s.wterms[0].data<float>(), spec.bias ? m.bias.data() : nullptr);
-  if (s.algo) s.wterms[0] = Tensor();
+  if (s.algo) {
+    s.wterms[0] = Tensor();
+    return;
   }
-  if (m.sw->algo) return;
   try {
     if (spec.tap_matmul) {
       try {

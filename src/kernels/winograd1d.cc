@@ -215,20 +215,24 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   bt_.assign(wm.bt.begin(), wm.bt.end());
   at_.assign(wm.at.begin(), wm.at.end());
   // U[ξ][s][c][o] = Σ_j G[ξ][j]·w[o][c][s·r + j] in float64, one rounding to f32.
+  // Loops ordered so each (o, c) filter row is read once, contiguously; parallel over C_in (the
+  // transforms of the big vocoder layers dominate the load time otherwise).
   u_.assign(static_cast<size_t>(a * segs_ * c_in * c_out), 0.f);
-  for (int xi = 0; xi < a; ++xi)
-    for (int64_t s = 0; s < segs_; ++s)
-      for (int64_t c = 0; c < c_in; ++c) {
-        float* dst = u_.data() + ((xi * segs_ + s) * c_in + c) * c_out;
-        for (int64_t o = 0; o < c_out; ++o) {
+  const int64_t segs = segs_;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < c_in; ++c)
+    for (int64_t o = 0; o < c_out; ++o) {
+      const float* wrow = weights + (o * c_in + c) * k;
+      for (int xi = 0; xi < a; ++xi)
+        for (int64_t s = 0; s < segs; ++s) {
           double acc = 0;
           for (int j = 0; j < r; ++j) {
             const int64_t tap = s * r + j;
-            if (tap < k) acc += wm.g[xi * r + j] * weights[(o * c_in + c) * k + tap];
+            if (tap < k) acc += wm.g[xi * r + j] * wrow[tap];
           }
-          dst[o] = static_cast<float>(acc);
+          u_[((xi * segs + s) * c_in + c) * c_out + o] = static_cast<float>(acc);
         }
-      }
+    }
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
 }
