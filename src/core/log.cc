@@ -1,4 +1,5 @@
 #include "meshnn/core/log.h"
+#include "core/env.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -27,11 +28,11 @@ void set_log_level(LogLevel level) {
 }
 
 void init_logging_from_env() {
-  const char* v = std::getenv("MESHNN_LOG");
+  const auto v = env_value(EnvSwitch::log);
   if (!v) return;
   static const char* names[] = {"trace", "debug", "info", "warn", "error", "off"};
   for (int i = 0; i < 6; ++i)
-    if (std::strcmp(v, names[i]) == 0) set_log_level(static_cast<LogLevel>(i));
+    if (*v == names[i]) set_log_level(static_cast<LogLevel>(i));
 }
 
 void log_debug(const std::string& msg) { logger().debug(msg); }

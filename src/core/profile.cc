@@ -1,4 +1,5 @@
 #include "meshnn/core/profile.h"
+#include "core/env.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -32,8 +33,8 @@ Profile& profile() {
 
 bool profiling_enabled() {
   static const bool on = [] {
-    const char* v = std::getenv("MESHNN_PROFILE");
-    return v && *v && *v != '0';
+    const auto v = env_value(EnvSwitch::profile);
+    return v && (*v)[0] != '0';
   }();
   return on;
 }

@@ -1,4 +1,5 @@
 #include "meshnn/core/tensor.h"
+#include "core/env.h"
 
 #include <algorithm>
 #include <cmath>
@@ -114,8 +115,8 @@ class BlockCache {
 #if defined(__SANITIZE_ADDRESS__)
     cap_ = 0;
 #else
-    const char* v = std::getenv("MESHNN_ALLOC_CACHE_MB");
-    cap_ = static_cast<size_t>(v ? std::atoll(v) : 8192) << 20;
+    const auto v = env_value(EnvSwitch::alloc_cache_mb);
+    cap_ = static_cast<size_t>(v ? std::atoll(v->c_str()) : 8192) << 20;
 #endif
   }
   static constexpr size_t kMinCached = 64 << 10;

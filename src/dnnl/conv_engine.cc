@@ -1,4 +1,5 @@
 #include "dnnl/conv_engine.h"
+#include "core/env.h"
 
 #include <omp.h>
 
@@ -472,7 +473,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   m.terms = terms_for(spec.precision);
   m.native = cpu_features().avx512_bf16;
   // MESHNN_CONV_FOLD=0 disables dilation folding (for benchmarks and A/B checks).
-  if (const char* e = std::getenv("MESHNN_CONV_FOLD")) m.fold_enabled_ = std::string(e) != "0";
+  m.fold_enabled_ = env_value(EnvSwitch::conv_fold) != "0";
   const float* w = weights.data<float>();
   const int64_t n = weights.numel();
   if (spec.bias) {

@@ -1,4 +1,5 @@
 #include "layers/conv_algorithm.h"
+#include "core/env.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -74,8 +75,8 @@ bool winograd_fits(const Conv1dGeometry& g) {
 }  // namespace
 
 Conv1dAlgo conv_algo_override() {
-  if (const char* e = std::getenv("MESHNN_CONV_ALGO"); e && *e) {
-    const std::string v(e);
+  if (const auto e = env_value(EnvSwitch::conv_algo)) {
+    const std::string& v = *e;
     if (v == "auto") return Conv1dAlgo::automatic;
     if (v == "direct") return Conv1dAlgo::direct;
     if (v == "winograd") return Conv1dAlgo::winograd;
@@ -85,7 +86,7 @@ Conv1dAlgo conv_algo_override() {
                           ": expected auto, direct, winograd, fft or onednn");
   }
   // The switch this one replaced: MESHNN_CONV_DIRECT=0 kept every conv on oneDNN.
-  if (const char* e = std::getenv("MESHNN_CONV_DIRECT"); e && std::string(e) == "0")
+  if (env_value(EnvSwitch::conv_direct) == "0")
     return Conv1dAlgo::onednn;
   return Conv1dAlgo::automatic;
 }

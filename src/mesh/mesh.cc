@@ -1,4 +1,5 @@
 #include "meshnn/mesh/mesh.h"
+#include "core/env.h"
 
 #include <omp.h>
 
@@ -223,10 +224,10 @@ void run_spmd(const MeshConfig& config, const std::function<void(Device&)>& fn) 
 double comm_timeout_seconds() {
   const double set = g_default_timeout.load();
   if (set >= 0) return set;
-  if (const char* env = std::getenv("MESHNN_COMM_TIMEOUT"); env && *env) {
+  if (const auto env = env_value(EnvSwitch::comm_timeout)) {
     char* end = nullptr;
-    const double v = std::strtod(env, &end);
-    MESHNN_CHECK(end && *end == '\0' && std::isfinite(v) && v >= 0, "MESHNN_COMM_TIMEOUT='", env,
+    const double v = std::strtod(env->c_str(), &end);
+    MESHNN_CHECK(end && *end == '\0' && std::isfinite(v) && v >= 0, "MESHNN_COMM_TIMEOUT='", *env,
                  "': expected seconds ≥ 0 (0 = wait forever)");
     return v;
   }

@@ -1,0 +1,25 @@
+// Every MESHNN_* environment switch, read here and nowhere else (the README lists them). Each is
+// read when asked for, so a benchmark may change one between builds of a model.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace meshnn {
+
+enum class EnvSwitch {
+  log,             // MESHNN_LOG: off | error | warn | info | debug
+  profile,         // MESHNN_PROFILE: 1 prints wall time per op kind at exit
+  alloc_cache_mb,  // MESHNN_ALLOC_CACHE_MB: size of the reused-allocation cache
+  comm_timeout,    // MESHNN_COMM_TIMEOUT: seconds without progress before CommError (0 = none)
+  conv_algo,       // MESHNN_CONV_ALGO: auto | direct | winograd | fft | onednn
+  conv_direct,     // MESHNN_CONV_DIRECT: 0 = the same as MESHNN_CONV_ALGO=onednn (older switch)
+  conv_fold,       // MESHNN_CONV_FOLD: 0 turns off dilation folding in oneDNN convolutions
+};
+
+// The variable's name, e.g. "MESHNN_CONV_ALGO".
+const char* env_name(EnvSwitch s);
+// Its value when set and not empty.
+std::optional<std::string> env_value(EnvSwitch s);
+
+}  // namespace meshnn
