@@ -191,6 +191,13 @@ Tensor action_sinusoid(int t, int64_t dim) {
   return e;
 }
 
+// Per-step GEMMs have few rows (N ≈ 50): the primitive with weights packed once (fp32), or the
+// native bf16 kernel (already packed).
+Linear packed(Linear l) {
+  l.primitive().set_packed_f32(true);
+  return l;
+}
+
 void silu_inplace(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.f + std::exp(-x[i]));
 }
@@ -351,10 +358,10 @@ struct ActionHead::Impl {
       return w.narrow(0, e, 1).reshape({in, out}).narrow(0, r0, rows);
     };
     auto bias = [](const Tensor& b, int e) { return b.narrow(0, e, 1).reshape({b.dim(1)}); };
-    s.w1 = Linear::from_in_out(slice(w1, e, 0, A), bias(b1, e), Activation::none, prec());
-    s.w2a = Linear::from_in_out(slice(w2, e, 0, D), Tensor(), Activation::none, prec());
+    s.w1 = packed(Linear::from_in_out(slice(w1, e, 0, A), bias(b1, e), Activation::none, prec()));
+    s.w2a = packed(Linear::from_in_out(slice(w2, e, 0, D), Tensor(), Activation::none, prec()));
     s.w2t = Linear::from_in_out(slice(w2, e, D, D), bias(b2, e), Activation::none, prec());
-    s.w3 = Linear::from_in_out(slice(w3, e, 0, D), bias(b3, e), Activation::none, prec());
+    s.w3 = packed(Linear::from_in_out(slice(w3, e, 0, D), bias(b3, e), Activation::none, prec()));
     return enc.emplace(e, std::move(s)).first->second;
   }
 
@@ -430,8 +437,8 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
   // t_lin1's SiLU is applied between the two products
   m.proj_out_1 = Linear::from_out_in(get(mp + "proj_out_1.weight"), get(mp + "proj_out_1.bias"),
                                      Activation::none, p);
-  m.proj_out_2 = Linear::from_out_in(get(mp + "proj_out_2.weight"), get(mp + "proj_out_2.bias"),
-                                     Activation::none, p);
+  m.proj_out_2 = packed(Linear::from_out_in(get(mp + "proj_out_2.weight"),
+                                            get(mp + "proj_out_2.bias"), Activation::none, p));
   // Non-affine norms as γ = 1, β = 0 (exact: x·1 + 0).
   Tensor ones({m.D}), zeros({m.D});
   for (int64_t i = 0; i < m.D; ++i) ones.data<float>()[i] = 1.f;
@@ -451,8 +458,9 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
     blk.key_set = blk.cross ? cfg.dit.key_set(i) : "";
     blk.ada = Linear::from_out_in(get(b + "norm1.linear.weight"), get(b + "norm1.linear.bias"),
                                   Activation::none, p);
-    blk.q = Linear::from_out_in(part(get(b + "attn1.to_q.weight"), 0, c0, dl),
-                                part(get(b + "attn1.to_q.bias"), 0, c0, dl), Activation::none, p);
+    blk.q = packed(Linear::from_out_in(part(get(b + "attn1.to_q.weight"), 0, c0, dl),
+                                       part(get(b + "attn1.to_q.bias"), 0, c0, dl),
+                                       Activation::none, p));
     if (!blk.cross) {
       Tensor w = concat({part(get(b + "attn1.to_k.weight"), 0, c0, dl),
                          part(get(b + "attn1.to_v.weight"), 0, c0, dl)},
@@ -460,16 +468,16 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
       Tensor bb = concat({part(get(b + "attn1.to_k.bias"), 0, c0, dl),
                           part(get(b + "attn1.to_v.bias"), 0, c0, dl)},
                          0);
-      blk.kv = Linear::from_out_in(w, bb, Activation::none, p);
+      blk.kv = packed(Linear::from_out_in(w, bb, Activation::none, p));
     }
-    blk.out = Linear::from_out_in(part(get(b + "attn1.to_out.0.weight"), 1, c0, dl), Tensor(),
-                                  Activation::none, p);
+    blk.out = packed(Linear::from_out_in(part(get(b + "attn1.to_out.0.weight"), 1, c0, dl),
+                                         Tensor(), Activation::none, p));
     blk.bo = get(b + "attn1.to_out.0.bias");
-    blk.ff1 = Linear::from_out_in(part(get(b + "ff.net.0.proj.weight"), 0, f0, m.ff_local),
-                                  part(get(b + "ff.net.0.proj.bias"), 0, f0, m.ff_local),
-                                  Activation::gelu_tanh, p);
-    blk.ff2 = Linear::from_out_in(part(get(b + "ff.net.2.weight"), 1, f0, m.ff_local), Tensor(),
-                                  Activation::none, p);
+    blk.ff1 = packed(Linear::from_out_in(part(get(b + "ff.net.0.proj.weight"), 0, f0, m.ff_local),
+                                         part(get(b + "ff.net.0.proj.bias"), 0, f0, m.ff_local),
+                                         Activation::gelu_tanh, p));
+    blk.ff2 = packed(Linear::from_out_in(part(get(b + "ff.net.2.weight"), 1, f0, m.ff_local),
+                                         Tensor(), Activation::none, p));
     blk.b2 = get(b + "ff.net.2.bias");
     m.blocks.push_back(std::move(blk));
   }
