@@ -57,9 +57,10 @@ def torch_times(version, reps, cache_kv):
     return tuple(statistics.median(v[i] for v in r) for i in range(3))
 
 
-def meshnn_times(bench, threads):
+def meshnn_times(bench, threads, versions):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([bench, '--benchmark_filter=gr00t_policy_', '--benchmark_format=json'], env=env,
+    filt = 'gr00t_policy_(' + '|'.join(v.replace('.', '\\.') for v in versions) + ')_'
+    out = subprocess.run([bench, '--benchmark_filter=' + filt, '--benchmark_format=json'], env=env,
                          check=True, capture_output=True, text=True).stdout
     res = {}
     for b in json.loads(out)['benchmarks']:
@@ -77,7 +78,7 @@ def main():
     ap.add_argument('--torch-cache-kv', action='store_true', help='also time torch with cached cross K/V')
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    ours = meshnn_times(a.meshnn_bench, a.threads) if a.meshnn_bench else {}
+    ours = meshnn_times(a.meshnn_bench, a.threads, a.versions.split(',')) if a.meshnn_bench else {}
     print(f'threads {a.threads}, torch {torch.__version__}, {TOKENS} VL tokens, {STEPS} steps, load {os.getloadavg()}')
     print(f'{"case":<34}{"side":<22}{"call ms":>10}{"adapter ms":>12}{"step ms":>10}{"speed-up":>10}')
     for version in a.versions.split(','):
