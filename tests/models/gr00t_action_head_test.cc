@@ -298,3 +298,34 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace meshnn::test
+
+namespace meshnn::test {
+namespace {
+
+// The key table at the released dims gives the reference's parameter counts (DiT, action encoder
+// and decoder over all 32 embodiments).
+TEST(Gr00tHeadShapes, ReleasedParameterCounts) {
+  using namespace meshnn::gr00t;
+  const struct {
+    Version v;
+    int64_t dit, enc, dec;
+  } want[] = {{Version::n1_5, 550386688, 228212736, 34636800},
+              {Version::n1_6, 1091722240, 232931328, 37785600},
+              {Version::n1_7, 1091722240, 233127936, 37916800}};
+  for (const auto& w : want) {
+    int64_t dit = 0, enc = 0, dec = 0;
+    for (const auto& [key, shape] :
+         action_head_weight_shapes(Config::defaults(w.v), ActionHeadConfig::defaults(w.v))) {
+      const int64_t n = shape_numel(shape);
+      if (key.rfind("action_head.model.", 0) == 0) dit += n;
+      if (key.rfind("action_head.action_encoder.", 0) == 0) enc += n;
+      if (key.rfind("action_head.action_decoder.", 0) == 0) dec += n;
+    }
+    EXPECT_EQ(dit, w.dit) << version_name(w.v);
+    EXPECT_EQ(enc, w.enc) << version_name(w.v);
+    EXPECT_EQ(dec, w.dec) << version_name(w.v);
+  }
+}
+
+}  // namespace
+}  // namespace meshnn::test
