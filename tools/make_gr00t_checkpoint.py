@@ -4,6 +4,9 @@ reference of the VL adapter that the goldens and the benchmark use.
 
     make_gr00t_checkpoint.py --version n1.5 --out ckpt.safetensors [--seed 0] [--bf16]
                              [--small]   # reduced dims (the golden fixtures' config)
+                             [--head]    # the whole action head (DiT, action encoder / decoder,
+                                         # position embedding, future tokens), not only the adapter
+                             [--embodiments E]  # fewer per-embodiment slices (default: the config's)
 
 Only the tensors the adapter reads are written: `action_head.vlln.*`,
 `action_head.vl_self_attention.transformer_blocks.{i}.*` (N1.5 / N1.7),
@@ -12,7 +15,11 @@ Only the tensors the adapter reads are written: `action_head.vlln.*`,
 ("config", JSON in Isaac-GR00T field names, and "gr00t_version"), which meshnn reads with the
 checkpoint's values winning over the version defaults.
 
-Math: docs/reference/gr00t_adapter.md §3 (vlln, VL-SA block, key sets, hoist, state encoder).
+With --head every action-head tensor is written too (tools/gr00t_ref/action_head.py:
+head_weight_shapes), and the config gains the head fields (action_dim, action_horizon,
+num_target_vision_tokens, max_seq_len, num_inference_timesteps, num_timestep_buckets).
+
+Math: the adapter's §3 (vlln, VL-SA block, key sets, hoist, state encoder).
 """
 import argparse
 import json
@@ -25,6 +32,9 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'goldens'))
 import st  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gr00t_ref import action_head as ah  # noqa: E402
 
 VERSIONS = ('n1.5', 'n1.6', 'n1.7')
 
@@ -115,13 +125,22 @@ def weight_shapes(c, prefix='action_head.'):
     return w
 
 
-def random_checkpoint(c, seed, prefix='action_head.'):
+def full_weight_shapes(c, prefix='action_head.'):
+    """Adapter tensors first (so an adapter-only checkpoint of the same seed is a prefix of the
+    random stream), then the rest of the action head."""
+    w = weight_shapes(c, prefix)
+    seen = {k for k, _ in w}
+    return w + [(k, s) for k, s in ah.head_weight_shapes(c, prefix) if k not in seen]
+
+
+def random_checkpoint(c, seed, prefix='action_head.', head=False):
     """uniform ±1/sqrt(fan_in) weights, LayerNorm γ = 1 ± 0.1, β = ±0.1, biases ±0.02."""
     g = torch.Generator().manual_seed(seed)
     out = {}
-    for key, shape in weight_shapes(c, prefix):
+    for key, shape in (full_weight_shapes if head else weight_shapes)(c, prefix):
         u = torch.rand(shape, generator=g, dtype=torch.float32) * 2 - 1
-        is_norm = 'norm' in key or 'vlln' in key
+        # norm1.linear is the AdaLN projection (a Linear), not a LayerNorm's γ / β
+        is_norm = ('norm' in key or 'vlln' in key) and 'norm1.linear' not in key
         is_bias = key.endswith('.bias') or key.endswith('.b')
         if is_norm:
             t = (0.0 if is_bias else 1.0) + 0.1 * u
@@ -210,9 +229,15 @@ def main():
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--bf16', action='store_true', help='store the weights as bf16 (N1.6 / N1.7 head dtype)')
     ap.add_argument('--small', action='store_true', help='reduced dims (the golden fixtures\' config)')
+    ap.add_argument('--head', action='store_true', help='write the whole action head, not only the adapter')
+    ap.add_argument('--embodiments', type=int, default=None, help='max_num_embodiments override')
     a = ap.parse_args()
     c = small_config(a.version) if a.small else default_config(a.version)
-    W = random_checkpoint(c, a.seed)
+    if a.embodiments:
+        c['max_num_embodiments'] = a.embodiments
+    if a.head:
+        ah.add_head_config(c, small=a.small)
+    W = random_checkpoint(c, a.seed, head=a.head)
     if a.bf16:
         W = {k: v.to(torch.bfloat16) for k, v in W.items()}
     st.save(a.out, W, {'config': json.dumps(c, sort_keys=True), 'gr00t_version': a.version,

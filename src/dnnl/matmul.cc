@@ -62,7 +62,13 @@ struct LinearPrimitive::Impl {
     dnnl::memory src_mem, wei_mem, bias_mem, dst_mem;
     Tensor src_scratch;  // bf16 (native) or bf16-rounded f32 (emulated) copy of src
   };
-  std::map<std::tuple<int64_t, int64_t, bool>, Plan> plans;  // (M, ldd, accumulate), native bf16
+  // (M, ldd, accumulate) → plan, native bf16 or packed f32
+  std::map<std::tuple<int64_t, int64_t, bool>, Plan> plans;
+  // fp32 on the matmul primitive with its weights packed once (set_packed_f32): at few rows
+  // (M ≈ 50) dnnl_sgemm re-packs the whole weight matrix on every call and ran at a third of
+  // the primitive's speed on AVX-512 for GR00T's DiT shapes (M 49, K 1536, N 6144).
+  bool packed_f32 = false;
+  bool use_primitive() const { return native_bf16 || (packed_f32 && precision == Precision::fp32); }
 
   // f32 path (fp32 and emulated bf16): oneDNN's sgemm on the weights in their user layout, with
   // the bias written into dst first (beta = 1) and the activation applied in place afterwards.
@@ -157,7 +163,7 @@ struct LinearPrimitive::Impl {
         po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
       dnnl::primitive_attr attr;
       attr.set_post_ops(po);
-      const dt src_dt = dt::bf16;
+      const dt src_dt = native_bf16 ? dt::bf16 : dt::f32;
       dnnl::memory::desc src_md({M, K}, src_dt, dnnl::memory::dims{K, 1});
       dnnl::memory::desc wei_md({K, N}, src_dt, tag::any);
       dnnl::memory::desc dst_md({M, N}, dt::f32, dnnl::memory::dims{ldd, 1});
@@ -172,7 +178,7 @@ struct LinearPrimitive::Impl {
       p.src_mem = dnnl::memory(src_md, cpu_engine(), DNNL_MEMORY_NONE);
       p.dst_mem = dnnl::memory(dst_md, cpu_engine(), DNNL_MEMORY_NONE);
       if (bias.defined()) p.bias_mem = dnnl::memory(bias_md, cpu_engine(), bias.raw());
-      p.src_scratch = Tensor::empty({M, K}, DType::bf16);
+      p.src_scratch = Tensor::empty({M, K}, native_bf16 ? DType::bf16 : DType::f32);
       return plans.emplace(key, std::move(p)).first->second;
     } catch (const dnnl::error& e) {
       rethrow(e, detail::concat("plan M=", M, " K=", K, " N=", N));
@@ -234,12 +240,17 @@ int64_t LinearPrimitive::out_features() const { return impl_->N; }
 Precision LinearPrimitive::precision() const { return impl_->precision; }
 bool LinearPrimitive::native_bf16() const { return impl_->native_bf16; }
 
+void LinearPrimitive::set_packed_f32(bool on) {
+  MESHNN_CHECK(impl_->plans.empty(), "LinearPrimitive: set_packed_f32 after the first run");
+  impl_->packed_f32 = on;
+}
+
 void LinearPrimitive::prepare(int64_t M, bool accumulate) {
-  if (impl_->native_bf16) impl_->plan(M, impl_->N, accumulate);
+  if (impl_->use_primitive()) impl_->plan(M, impl_->N, accumulate);
 }
 
 std::string LinearPrimitive::impl_info(int64_t M, bool accumulate) {
-  if (!impl_->native_bf16) return "dnnl_sgemm";
+  if (!impl_->use_primitive()) return "dnnl_sgemm";
   return impl_->plan(M, impl_->N, accumulate).pd.impl_info_str();
 }
 
@@ -250,7 +261,7 @@ void LinearPrimitive::run(const float* src, int64_t M, int64_t lda, float* dst, 
                "LinearPrimitive: accumulate with an activation is not supported");
   if (M == 0) return;
   ProfileScope prof("matmul");
-  if (!m.native_bf16) {
+  if (!m.use_primitive()) {
     if (m.precision == Precision::fp32) return m.run_sgemm(src, M, lda, dst, ldd, accumulate);
     // Emulated bf16: the activations rounded to bf16 values, as the native kernel's input is.
     Tensor& scratch = m.round_scratch[M];
@@ -261,13 +272,21 @@ void LinearPrimitive::run(const float* src, int64_t M, int64_t lda, float* dst, 
       for (int64_t k = 0; k < m.K; ++k) s[r * m.K + k] = round_to_bf16(src[r * lda + k]);
     return m.run_sgemm(s, M, m.K, dst, ldd, accumulate);
   }
-  // Native bf16: the activations converted to bf16 for the primitive.
+  // Native bf16: the activations converted to bf16 for the primitive; packed f32: read in place
+  // when dense, else copied to dense rows.
   Impl::Plan& p = m.plan(M, ldd, accumulate);
-  bf16* s = p.src_scratch.data<bf16>();
+  const void* src_ptr = src;
+  if (m.native_bf16) {
+    bf16* s = p.src_scratch.data<bf16>();
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < M; ++r)
-    for (int64_t k = 0; k < m.K; ++k) s[r * m.K + k] = to_bf16(src[r * lda + k]);
-  const void* src_ptr = s;
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t k = 0; k < m.K; ++k) s[r * m.K + k] = to_bf16(src[r * lda + k]);
+    src_ptr = s;
+  } else if (lda != m.K) {
+    float* s = p.src_scratch.data<float>();
+    for (int64_t r = 0; r < M; ++r) std::memcpy(s + r * m.K, src + r * lda, sizeof(float) * m.K);
+    src_ptr = s;
+  }
   try {
     p.src_mem.set_data_handle(const_cast<void*>(src_ptr));
     p.dst_mem.set_data_handle(dst);

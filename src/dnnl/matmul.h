@@ -50,6 +50,9 @@ class LinearPrimitive {
   // Native bf16: builds the plan for M ahead of time so the first call pays no JIT / packing
   // (nothing to prepare on the sgemm path).
   void prepare(int64_t M, bool accumulate);
+  // fp32 only: run on the matmul primitive with the weights packed once (a private packed copy)
+  // instead of dnnl_sgemm on the caller's layout; faster at few rows. Call before the first run.
+  void set_packed_f32(bool on);
   // Implementation name: "dnnl_sgemm", or the native bf16 primitive's (e.g. "brg:avx512_core_bf16").
   std::string impl_info(int64_t M, bool accumulate);
 

@@ -137,6 +137,7 @@ struct VlAdapter::Impl {
   Tensor proj;  // (max L_pad, kv_width) hoist scratch
   bool released = false;
   bool collect_taps = false;
+  int64_t hoist_projections = 0;
 };
 
 VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLookup& weights,
@@ -218,6 +219,7 @@ VlAdapter::~VlAdapter() = default;
 
 const AdapterPlan& VlAdapter::plan() const { return impl_->plan; }
 bool VlAdapter::released() const { return impl_->released; }
+int64_t VlAdapter::hoist_projections() const { return impl_->hoist_projections; }
 void VlAdapter::set_collect_taps(bool on) { impl_->collect_taps = on; }
 
 AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
@@ -325,6 +327,7 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
     const KeySetPlan& ks = p.key_sets.at(hb.key_set);
     const int64_t rows = ks.identity ? std::min(Sa, hb.l_pad) : ks.l_real;
     m.hoist.at(hb.block).forward_rows(src, rows, D, proj, W);
+    ++m.hoist_projections;
     const float* bkv = m.hoist_bias.at(hb.block).data<float>();
     for (int64_t l = rows; l < hb.l_pad; ++l) std::memcpy(proj + l * W, bkv, sizeof(float) * W);
     auto& [K, V] = m.kv.at(hb.block);

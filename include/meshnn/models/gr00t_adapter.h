@@ -60,6 +60,8 @@ class VlAdapter {
   // Frees the persistent K/V buffers; forward afterwards is an InvalidArgument.
   void release();
   bool released() const;
+  // Cross K/V projections run so far (one per cross block per forward).
+  int64_t hoist_projections() const;
   std::string describe() const;
   void set_collect_taps(bool on);
 

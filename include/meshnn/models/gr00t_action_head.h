@@ -1,0 +1,148 @@
+// GR00T N1.5 / N1.6 / N1.7 action head after the VL adapter: flow matching to an action chunk.
+//
+//   x_0 = noise (1, T, A)                                   (given, or seeded)
+//   for k in 0 … K−1:  t = int(k / K · buckets)             (K = 4: 0, 250, 500, 750)
+//     a   = ActionEncoder_e(x_k, t) + pos[0:T]              (1, T, D)
+//     h   = [state_features | future tokens (N1.5) | a]     (1, N, D), N = 1 + F + T
+//     y   = DiT(h, temb(t), cross K/V of the adapter)       (1, N, O)
+//     v_k = ActionDecoder_e(y)[-T:]                         (1, T, A)
+//     x_{k+1} = x_k + v_k / K
+//   → x_K (1, T, A) in the model's normalised action space.
+//
+// DiT block i (i odd: self-attention; even: cross-attention to the VL key set of the version):
+//   m = norm1.linear(SiLU(temb)) → scale, shift;  x = LN(h)·(1 + scale) + shift
+//   h += to_out(attention(to_q(x), K, V));  h += FF(LN(h))
+// Output: proj_out_1(SiLU(temb)) → shift, scale; y = proj_out_2(LN_1e-6(h)·(1 + scale) + shift).
+// Cross K/V are the adapter's hoisted buffers: computed once per observation, read by every
+// step. Everything that depends on the timestep only (temb, every block's scale / shift, the
+// output modulation, the action encoder's time term) is computed once per bucket and cached.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "meshnn/models/gr00t_adapter.h"
+#include "meshnn/models/gr00t_config.h"
+
+namespace meshnn {
+class Device;
+}
+
+namespace meshnn::gr00t {
+
+// Head dims beyond the adapter's Config (reference §1; checkpoint values over code defaults).
+struct ActionHeadConfig {
+  int64_t action_dim = 32;      // A: max_action_dim / action_dim
+  int64_t action_horizon = 16;  // T
+  int64_t future_tokens = 32;   // F: num_target_vision_tokens (N1.5 only, else 0)
+  int64_t max_seq_len = 1024;   // position-embedding rows
+  int num_steps = 4;            // num_inference_timesteps (default of get_action)
+  int num_buckets = 1000;       // num_timestep_buckets
+
+  static ActionHeadConfig defaults(Version v);
+  // Fields read (top level or under "action_head_cfg"): action_dim | max_action_dim,
+  // action_horizon, num_target_vision_tokens, max_seq_len, num_inference_timesteps,
+  // num_timestep_buckets. Missing fields keep the version's defaults.
+  static ActionHeadConfig from_json(const std::string& json_text, Version v);
+  static ActionHeadConfig from_metadata(const std::map<std::string, std::string>& metadata,
+                                        Version v);
+  std::string to_json() const;
+};
+
+// Checkpoint key → expected shape for every action-head tensor the adapter does not read (the
+// DiT, action encoder / decoder, position embedding, future tokens), under `prefix`.
+std::vector<std::pair<std::string, Shape>> action_head_weight_shapes(
+    const Config& cfg, const ActionHeadConfig& hc, const std::string& prefix = "action_head.");
+
+struct ActionHeadOptions {
+  // Every head GEMM (DiT, encoder, decoder, t-only projections): fp32 | bf16 (bf16 operands, f32
+  // accumulation). The residual stream, norms, softmax and the Euler state stay f32.
+  Precision precision = Precision::fp32;
+  // Head-parallel: the mesh axis whose devices split the DiT heads and FF columns (the same
+  // axis as the adapter's, so each device reads the K/V of its own heads).
+  int mesh_axis = 1;
+};
+
+// Counters of the work done since construction (tests assert that no cross K/V is projected by
+// the head and that per-step work scales with the steps).
+struct ActionHeadStats {
+  int64_t get_action_calls = 0;
+  int64_t steps = 0;          // DiT evaluations
+  int64_t q_projections = 0;  // to_q products (one per block per step)
+  int64_t self_kv_projections = 0;
+  int64_t cross_kv_projections = 0;       // always 0: cross K/V come from the adapter
+  int64_t timestep_buckets_computed = 0;  // t-only vectors (cached per bucket)
+};
+
+class ActionHead {
+ public:
+  // Loads the weights under `prefix` (every missing or misshaped key is listed in one
+  // WeightError), packs the DiT once and each embodiment's encoder / decoder on its first use.
+  // device: head-parallel over options.mesh_axis (SPMD, as VlAdapter); null: one device.
+  ActionHead(const Config& cfg, const ActionHeadConfig& hc, const WeightLookup& weights,
+             const ActionHeadOptions& options = {}, const std::string& prefix = "action_head.",
+             Device* device = nullptr);
+  ~ActionHead();
+  ActionHead(const ActionHead&) = delete;
+  ActionHead& operator=(const ActionHead&) = delete;
+
+  // adapter: outputs of VlAdapter::forward for this observation (kv, state_features) and its
+  //   plan (key sets and their valid rows); built on the same device / axis.
+  // noise: (1, T, A) | (T, A) f32, finite; embodiment 0 … E−1; steps ≥ 1 (0 = the config's).
+  // velocities: when non-null, receives each step's velocity (1, T, A).
+  // → actions (1, T, A) f32.
+  Tensor get_action(const AdapterOutputs& adapter, const AdapterPlan& plan, const Tensor& noise,
+                    int embodiment, int steps = 0, std::vector<Tensor>* velocities = nullptr);
+
+  const ActionHeadConfig& head_config() const;
+  const ActionHeadStats& stats() const;
+  std::string describe() const;  // JSON
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Seeded random whole-head checkpoint (adapter tensors of make_random_checkpoint, then every
+// action_head_weight_shapes tensor uniform ±1/sqrt(fan_in), vectors ±0.02), Isaac-GR00T names.
+std::map<std::string, Tensor> make_random_head_checkpoint(
+    const Config& cfg, const ActionHeadConfig& hc, uint64_t seed,
+    const std::string& prefix = "action_head.");
+
+// Standard-normal noise (1, T, A) from meshnn's own seeded generator (not torch's stream).
+Tensor seeded_noise(int64_t horizon, int64_t action_dim, uint64_t seed);
+
+// The whole policy after the backbone: adapter + action head on one device (or SPMD over a mesh
+// axis). Validates every input before any compute.
+struct PolicyOptions {
+  AdapterOptions adapter;  // its mesh_axis is used for both
+  ActionHeadOptions head;
+};
+
+class Policy {
+ public:
+  Policy(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& layout,
+         const WeightLookup& weights, const PolicyOptions& options = {},
+         const std::string& prefix = "action_head.", Device* device = nullptr);
+  ~Policy();
+  // features: (1, 1, S_pad, D) slot layout (or (1, S, D) token rows, laid out here), finite;
+  // state: (1, 1, d) | (1, d) | (d), d ≤ state_dim_pad, finite; noise: (1, T, A) finite, or
+  // undefined to draw seeded_noise(seed). → actions (1, T, A).
+  Tensor get_action(const Tensor& features, const Tensor& state, int embodiment,
+                    const Tensor& noise, uint64_t seed = 0, int steps = 0,
+                    std::vector<Tensor>* velocities = nullptr);
+  VlAdapter& adapter();
+  ActionHead& head();
+  // Hoisted cross K/V projections the adapter ran (one per cross block per get_action).
+  int64_t adapter_hoist_projections() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace meshnn::gr00t

@@ -1,0 +1,105 @@
+// meshnn gr00t-policy: backbone features + token types + state + embodiment id → action chunk
+// (1, T, A) .npy in the model's normalised space: VL adapter, then the flow-matching DiT head
+// (K Euler steps on cross K/V hoisted once). Every input is validated before any compute; on an
+// error nothing is written.
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cli/commands.h"
+#include "mesh/mpi_comm.h"
+#include "meshnn/core/error.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/safetensors.h"
+#include "meshnn/mesh/ccl.h"
+#include "meshnn/mesh/mesh.h"
+#include "meshnn/models/gr00t_action_head.h"
+
+namespace meshnn::cli {
+
+namespace {
+
+struct Args {
+  std::string checkpoint, version, features, token_types, state, noise, out, mesh = "1x1";
+  std::string backend = "local", precision = "fp32";
+  int embodiment = -1, steps = 0;
+  uint64_t seed = 0;
+  bool describe = false;
+};
+
+void run(const Args& a) {
+  using namespace gr00t;
+  const Version v = parse_version(a.version);
+  MeshConfig mc = parse_mesh(a.mesh);
+  mc.backend = parse_backend(a.backend);
+  MESHNN_CHECK(mc.rows == 1 || mc.cols == 1, "--mesh ", a.mesh,
+               ": the head-parallel policy splits heads over one mesh axis (use 1xN or Nx1)");
+  MESHNN_CHECK(a.steps >= 0, "--steps must be ≥ 1, got ", a.steps);
+  const io::SafetensorsFile ck = io::SafetensorsFile::open(a.checkpoint);
+  const std::string prefix = detect_weight_prefix(ck.keys());
+  // A checkpoint of another version fails here (its metadata names the version).
+  const Config cfg = Config::from_metadata(ck.metadata(), v);
+  const ActionHeadConfig hc = ActionHeadConfig::from_metadata(ck.metadata(), v);
+  const Tensor types = io::load_npy(a.token_types);
+  const SlotLayout layout = SlotLayout::from_token_types(types, cfg.row_block);
+  const Tensor feats = io::load_npy(a.features);
+  const Tensor state = io::load_npy(a.state);
+  const Tensor noise = a.noise.empty() ? Tensor() : io::load_npy(a.noise);
+  PolicyOptions opt;
+  const Precision p = parse_precision(a.precision);
+  opt.adapter.precision = opt.adapter.hoist_precision = opt.adapter.state_precision = p;
+  opt.head.precision = p;
+  opt.adapter.mesh_axis = mc.rows > 1 ? 0 : 1;
+  const WeightLookup lookup = [&ck](const std::string& k) -> std::optional<Tensor> {
+    if (!ck.contains(k)) return std::nullopt;
+    return ck.get(k);
+  };
+  Tensor actions;
+  std::mutex mu;
+  run_spmd(mc, [&](Device& dev) {
+    Policy pol(cfg, hc, layout, lookup, opt, prefix, &dev);
+    if (a.describe && dev.rank() == 0) std::printf("%s\n", pol.head().describe().c_str());
+    Tensor act = pol.get_action(feats, state, a.embodiment, noise, a.seed, a.steps);
+    if (dev.rank() != 0) return;
+    std::lock_guard<std::mutex> lock(mu);
+    actions = act;
+  });
+  if (mc.backend == Backend::mpi) mesh_detail::mpi_finalize();
+  if (!actions.defined()) return;  // MPI ranks other than 0
+  io::save_npy(a.out, actions);
+  std::fprintf(stderr, "gr00t-policy: %s, embodiment %d, %d steps, mesh %s → %s %s\n",
+               version_name(v), a.embodiment, a.steps ? a.steps : hc.num_steps, a.mesh.c_str(),
+               shape_str(actions.shape()).c_str(), a.out.c_str());
+}
+
+const Registrar reg("gr00t-policy", [](CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("gr00t-policy",
+                                 "GR00T action head: features + state → action chunk (adapter, "
+                                 "DiT, flow-matching Euler steps)");
+  cmd->add_option("--checkpoint", args->checkpoint, "Isaac-GR00T action head (.safetensors)")
+      ->required();
+  cmd->add_option("--version", args->version, "n1.5 | n1.6 | n1.7")->required();
+  cmd->add_option("--features", args->features, "backbone features .npy (1, S, D)")->required();
+  cmd->add_option("--token-types", args->token_types, "(S) .npy: 0 text, 1 image, 2 padding")
+      ->required();
+  cmd->add_option("--state", args->state, "state .npy (1, 1, d), d ≤ max_state_dim")->required();
+  cmd->add_option("--embodiment", args->embodiment, "embodiment id (0 … max_num_embodiments − 1)")
+      ->required();
+  cmd->add_option("--steps", args->steps, "Euler steps (default: the checkpoint's, 4)");
+  auto* seed =
+      cmd->add_option("--seed", args->seed, "seed of the initial noise (meshnn's generator)");
+  auto* noise = cmd->add_option("--noise", args->noise, "initial noise .npy (1, T, A)");
+  seed->excludes(noise);
+  cmd->add_option("--out", args->out, "output actions .npy (1, T, A)")->required();
+  cmd->add_option("--mesh", args->mesh, "mesh RxC: heads split over the axis of extent > 1");
+  cmd->add_option("--backend", args->backend, "local | mpi");
+  cmd->add_option("--precision", args->precision, "fp32 | bf16 (bf16 operands, f32 accumulation)");
+  cmd->add_flag("--describe", args->describe, "print the head's plan as JSON");
+  cmd->callback([args] { run(*args); });
+});
+
+}  // namespace
+
+}  // namespace meshnn::cli
