@@ -29,6 +29,9 @@ class Linear {
   int64_t in_features() const { return prim_->in_features(); }
   int64_t out_features() const { return prim_->out_features(); }
 
+  // Threads: the primitive caches per-M plans and scratch, so one Linear (and its copies, which
+  // share the primitive) serves one thread at a time even though forward is const; each device
+  // builds its own layers. (Making forward non-const through the GR00T layers is still to do.)
   // x: (M, in) f32 → (M, out) f32 (x may have any leading dims; the last is `in`).
   Tensor forward(const Tensor& x) const;
   // Raw rows: src (M, in) rows `lda` floats apart → dst (M, out) rows `ldd` apart;
