@@ -215,24 +215,34 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   bt_.assign(wm.bt.begin(), wm.bt.end());
   at_.assign(wm.at.begin(), wm.at.end());
   // U[ξ][s][c][o] = Σ_j G[ξ][j]·w[o][c][s·r + j] in float64, one rounding to f32.
-  // Loops ordered so each (o, c) filter row is read once, contiguously; parallel over C_in (the
-  // transforms of the big vocoder layers dominate the load time otherwise).
+  // The filters transposed to [c][tap][o] first, so the transform runs over contiguous output
+  // channels (vectorised; the transforms of the big vocoder layers dominate the load time
+  // otherwise). Sums in float64 as before: one rounding to f32 per value.
   u_.assign(static_cast<size_t>(a * segs_ * c_in * c_out), 0.f);
   const int64_t segs = segs_;
+  std::vector<float> wt(static_cast<size_t>(c_in * k * c_out));
 #pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < c_in; ++c)
-    for (int64_t o = 0; o < c_out; ++o) {
-      const float* wrow = weights + (o * c_in + c) * k;
+  for (int64_t o = 0; o < c_out; ++o)
+    for (int64_t c = 0; c < c_in; ++c)
+      for (int64_t tap = 0; tap < k; ++tap)
+        wt[(c * k + tap) * c_out + o] = weights[(o * c_in + c) * k + tap];
+#pragma omp parallel
+  {
+    std::vector<double> acc(static_cast<size_t>(c_out));
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < c_in; ++c)
       for (int xi = 0; xi < a; ++xi)
         for (int64_t s = 0; s < segs; ++s) {
-          double acc = 0;
-          for (int j = 0; j < r; ++j) {
-            const int64_t tap = s * r + j;
-            if (tap < k) acc += wm.g[xi * r + j] * wrow[tap];
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (int j = 0; j < r && s * r + j < k; ++j) {
+            const double g = wm.g[xi * r + j];
+            const float* w = wt.data() + (c * k + s * r + j) * c_out;
+            for (int64_t o = 0; o < c_out; ++o) acc[o] += g * w[o];
           }
-          u_[((xi * segs + s) * c_in + c) * c_out + o] = static_cast<float>(acc);
+          float* dst = u_.data() + ((xi * segs + s) * c_in + c) * c_out;
+          for (int64_t o = 0; o < c_out; ++o) dst[o] = static_cast<float>(acc[o]);
         }
-    }
+  }
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
 }
