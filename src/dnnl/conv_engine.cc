@@ -99,11 +99,12 @@ struct Plan {
 // checkpoint is converted and packed once per process however many devices run it.
 struct SharedWeights {
   std::mutex mu;  // guards lazy packing (runners on several threads may ask for a layout at once)
-  // Weight terms in PyTorch layout, f32 values (bf16-representable in the bf16 modes); the fp32
-  // term is the caller's tensor itself (shared, not copied). Each is released once its first
-  // packed copy exists: a later layout is reordered from that copy (reorders only move values, so
-  // nothing changes), which halves the weight memory.
-  std::vector<Tensor> wterms;
+  // Weight terms in PyTorch layout, f32 values (bf16-representable in the bf16 modes). Each is
+  // released once its first packed copy exists: a later layout is reordered from that copy
+  // (reorders only move values, so nothing changes), which halves the weight memory. Plain heap
+  // vectors on purpose: freed, they go back to the system, where a Tensor's storage would stay in
+  // the reuse cache and hold the whole f32 checkpoint in the peak RSS.
+  std::vector<std::vector<float>> wterms;
   // Packed weights per term, one per distinct layout a primitive asked for.
   std::vector<std::vector<std::pair<memory::desc, memory>>> packed;
   // fp32 1-D convs on our own kernels (direct / Winograd, layers/conv_algorithm.h) instead of
@@ -167,13 +168,12 @@ struct ConvEngine::Impl {
     auto& wterm = sw->wterms[w];
     for (auto& [d, m] : packed)
       if (d == md) return m;
-    memory src = !wterm.defined() ? packed.front().second
-                                  : memory(user_md, cpu_engine(), wterm.data<float>());
+    memory src = wterm.empty() ? packed.front().second : memory(user_md, cpu_engine(), wterm.data());
     memory dst(md, cpu_engine());
     dnnl::reorder(src, dst).execute(strm, src, dst);  // also f32 → bf16 (exact: values are bf16)
     strm.wait();
     packed.emplace_back(md, dst);
-    wterm = Tensor();
+    std::vector<float>().swap(wterm);
     return dst;
   }
 
@@ -407,7 +407,7 @@ struct ConvEngine::Impl {
       for (int64_t j = 0; j < K; ++j) {
         // W_j[i][o] = w[o][i][j] of the PyTorch (C_out, C_in, K) buffer: strides {K, C_in·K}.
         memory user(memory::desc({spec.c_in, spec.c_out}, dt::f32, memory::dims{K, spec.c_in * K}),
-                    cpu_engine(), sw->wterms[w].data<float>() + j);
+                    cpu_engine(), sw->wterms[w].data() + j);
         memory packed_w(pd.weights_desc(), cpu_engine());
         dnnl::reorder(user, packed_w).execute(strm, user, packed_w);
         taps[w].wtap.push_back(packed_w);
@@ -484,14 +484,12 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   m.sw = std::make_shared<SharedWeights>();
   SharedWeights& s = *m.sw;
   if (spec.precision == Precision::fp32) {
-    s.wterms.push_back(weights);
+    s.wterms.emplace_back(w, w + n);
   } else {
-    Tensor hi = Tensor::empty({n}), lo = Tensor::empty({n});
-    float* h = hi.data<float>();
-    float* l = lo.data<float>();
+    std::vector<float> hi(n), lo(n);
     for (int64_t i = 0; i < n; ++i) {
-      h[i] = round_to_bf16(w[i]);
-      l[i] = round_to_bf16(w[i] - h[i]);
+      hi[i] = round_to_bf16(w[i]);
+      lo[i] = round_to_bf16(w[i] - hi[i]);
     }
     s.wterms.push_back(std::move(hi));
     if (spec.precision != Precision::bf16) s.wterms.push_back(std::move(lo));
@@ -499,9 +497,9 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   s.packed.resize(s.wterms.size());
   s.algo = conv::make_conv1d_algorithm(
       algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
-      s.wterms[0].data<float>(), spec.bias ? m.bias.data() : nullptr);
+      s.wterms[0].data(), spec.bias ? m.bias.data() : nullptr);
   if (s.algo) {
-    s.wterms[0] = Tensor();
+    std::vector<float>().swap(s.wterms[0]);
     return;
   }
   try {
