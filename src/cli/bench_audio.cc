@@ -16,6 +16,7 @@
 #include <random>
 
 #include "cli/audio_common.h"
+#include "cli/bench_util.h"
 #include "cli/commands.h"
 #include "io/json.h"
 #include "meshnn/audio.h"
@@ -36,51 +37,9 @@ struct Args {
   std::string algos = "direct,auto";
 };
 
-// Sets MESHNN_CONV_ALGO for the layers built while it lives (read at layer construction);
-// "" leaves the environment as it is.
-struct ScopedConvAlgo {
-  explicit ScopedConvAlgo(const std::string& algo) : set_(!algo.empty()) {
-    if (const char* e = std::getenv("MESHNN_CONV_ALGO")) old_ = e, had_ = true;
-    if (set_) setenv("MESHNN_CONV_ALGO", algo.c_str(), 1);
-  }
-  ~ScopedConvAlgo() {
-    if (!set_) return;
-    if (had_)
-      setenv("MESHNN_CONV_ALGO", old_.c_str(), 1);
-    else
-      unsetenv("MESHNN_CONV_ALGO");
-  }
-  bool set_, had_ = false;
-  std::string old_;
-};
 
-std::vector<std::string> split_csv(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    const size_t e = std::min(s.find(',', b), s.size());
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
 
-// Waveform PSNR of `got` against `ref` (same shape): peak of ref over the RMS difference.
-double psnr_db(const Tensor& got, const Tensor& ref) {
-  double num = 0, peak = 0;
-  for (int64_t i = 0; i < ref.numel(); ++i) {
-    const double d = static_cast<double>(got.data<float>()[i]) - ref.data<float>()[i];
-    num += d * d;
-    peak = std::max(peak, std::abs(static_cast<double>(ref.data<float>()[i])));
-  }
-  if (num == 0) return INFINITY;
-  return 20 * std::log10(peak / std::sqrt(num / static_cast<double>(ref.numel())));
-}
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // Decodes `repeat` times after one warm-up (which packs the weights and creates every primitive)
 // with one loaded decoder on `mesh`; returns the per-run seconds and the last output.
@@ -165,7 +124,7 @@ void run(const Args& a) {
                               (algos[i].empty() ? "(env)" : algos[i]);
     const double med = median(per[i].runs);
     std::printf("%-48s %10.3f %10.3f %8.3f %8.2fx %9.1f\n", label.c_str(), med, per[i].first,
-                med / audio_s, median(per[0].runs) / med, psnr_db(per[i].out, per[0].out));
+                med / audio_s, median(per[0].runs) / med, psnr_db(per[i].out.data<float>(), per[0].out.data<float>(), per[0].out.numel()));
   }
   std::printf(
       "(speed-up and PSNR against the first setting; first s = the first decode of a fresh "
@@ -213,13 +172,8 @@ void run(const Args& a) {
       script + " --threads " + std::to_string(a.threads) + " --repeat " + std::to_string(a.repeat) +
       " --upsample-impl " + a.torch_impl + " --checkpoint " + (dir / "ckpt.safetensors").string() +
       " --latent " + (dir / "latent.npy").string() + " --out " + (dir / "torch_out.npy").string();
-  std::FILE* p = popen(cmd.c_str(), "r");
-  MESHNN_CHECK(p, "could not start PyTorch: ", cmd);
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
-  const int rc = pclose(p);
+  int rc = 0;
+  const std::string text = run_capture(cmd, rc);
   if (rc != 0 || text.find('{') == std::string::npos) {
     std::printf("PyTorch run failed (exit %d): %s\n", rc, text.c_str());
     std::filesystem::remove_all(dir);
@@ -237,7 +191,7 @@ void run(const Args& a) {
   const Tensor ty = io::load_npy((dir / "torch_out.npy").string()).to(DType::f32);
   MESHNN_CHECK_AS(ShapeError, ty.shape() == ours.out.shape(), "PyTorch output ",
                   shape_str(ty.shape()), " vs ours ", shape_str(ours.out.shape()));
-  const double psnr = psnr_db(ours.out, ty);
+  const double psnr = psnr_db(ours.out.data<float>(), ty.data<float>(), ty.numel());
   std::printf("\nspeed-up over PyTorch (same threads): %.2fx; waveform PSNR vs PyTorch %.1f dB\n",
               torch_med / ours_med, psnr);
   std::filesystem::remove_all(dir);

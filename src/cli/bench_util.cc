@@ -1,0 +1,62 @@
+#include "cli/bench_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "meshnn/core/error.h"
+
+namespace meshnn::cli {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::vector<std::string> split_csv(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    const size_t e = std::min(s.find(',', b), s.size());
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+double psnr_db(const float* got, const float* ref, int64_t n) {
+  double num = 0, peak = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(got[i]) - ref[i];
+    num += d * d;
+    peak = std::max(peak, std::abs(static_cast<double>(ref[i])));
+  }
+  return num == 0 ? INFINITY : 20 * std::log10(peak / std::sqrt(num / static_cast<double>(n)));
+}
+
+std::string run_capture(const std::string& cmd, int& rc) {
+  std::FILE* p = popen(cmd.c_str(), "r");
+  MESHNN_CHECK(p, "could not start: ", cmd);
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+  rc = pclose(p);
+  return text;
+}
+
+ScopedConvAlgo::ScopedConvAlgo(const std::string& algo) : set_(!algo.empty()) {
+  if (const char* e = std::getenv("MESHNN_CONV_ALGO")) old_ = e, had_ = true;
+  if (set_) setenv("MESHNN_CONV_ALGO", algo.c_str(), 1);
+}
+
+ScopedConvAlgo::~ScopedConvAlgo() {
+  if (!set_) return;
+  if (had_)
+    setenv("MESHNN_CONV_ALGO", old_.c_str(), 1);
+  else
+    unsetenv("MESHNN_CONV_ALGO");
+}
+
+}  // namespace meshnn::cli

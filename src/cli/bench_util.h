@@ -1,0 +1,33 @@
+// Helpers shared by the `meshnn bench` commands.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace meshnn::cli {
+
+double median(std::vector<double> v);
+// "a,b,,c" → {"a", "b", "c"}.
+std::vector<std::string> split_csv(const std::string& s);
+// Waveform PSNR of `got` against `ref` over n values: peak of ref over the RMS difference
+// (+inf when equal).
+double psnr_db(const float* got, const float* ref, int64_t n);
+// Runs a shell command and returns its stdout; rc gets pclose's status.
+std::string run_capture(const std::string& cmd, int& rc);
+
+// Sets MESHNN_CONV_ALGO for the layers built while it lives (the switch is read when a layer is
+// built); "" leaves the environment as it is.
+class ScopedConvAlgo {
+ public:
+  explicit ScopedConvAlgo(const std::string& algo);
+  ~ScopedConvAlgo();
+  ScopedConvAlgo(const ScopedConvAlgo&) = delete;
+  ScopedConvAlgo& operator=(const ScopedConvAlgo&) = delete;
+
+ private:
+  bool set_, had_ = false;
+  std::string old_;
+};
+
+}  // namespace meshnn::cli
