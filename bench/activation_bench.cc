@@ -38,8 +38,9 @@ void BM_AaSnakeBetaFused(benchmark::State& st) {
     act.forward_into(x, out);
     benchmark::DoNotOptimize(out.raw());
   }
-  st.counters["Msamples/s"] = benchmark::Counter(static_cast<double>(C * T), benchmark::Counter::kIsIterationInvariantRate,
-                                                benchmark::Counter::kIs1000);
+  st.counters["Msamples/s"] =
+      benchmark::Counter(static_cast<double>(C * T), benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::kIs1000);
 }
 
 void BM_DepthwiseFirK12S2(benchmark::State& st) {
@@ -57,15 +58,26 @@ void BM_DepthwiseFirK12S2(benchmark::State& st) {
 // (C, T) of each Activation1d in bigvgan_v2_24khz_100band_256x for 24 000 output samples; 1536 is
 // the LTX-2.3 / BigVGAN initial width at the mel-frame rate.
 void shapes(benchmark::internal::Benchmark* b) {
-  const int64_t cts[][2] = {{1536, 188}, {768, 375}, {384, 1500}, {192, 3000}, {96, 6000}, {48, 12000}, {24, 24000}};
+  const int64_t cts[][2] = {{1536, 188}, {768, 375},  {384, 1500}, {192, 3000},
+                            {96, 6000},  {48, 12000}, {24, 24000}};
   for (int threads : {1, 2})
     for (const auto& ct : cts) b->Args({ct[0], ct[1], threads});
 }
 
-BENCHMARK(BM_AaSnakeBetaFused)->Apply(shapes)->Unit(benchmark::kMicrosecond)->Repetitions(7)
-    ->ReportAggregatesOnly(true)->UseRealTime();
+BENCHMARK(BM_AaSnakeBetaFused)
+    ->Apply(shapes)
+    ->Unit(benchmark::kMicrosecond)
+    ->Repetitions(7)
+    ->ReportAggregatesOnly(true)
+    ->UseRealTime();
 BENCHMARK(BM_DepthwiseFirK12S2)
-    ->Args({96, 6000, 1, 0})->Args({96, 6000, 1, 1})->Args({96, 6000, 2, 0})->Args({96, 6000, 2, 1})
-    ->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly(true)->UseRealTime();
+    ->Args({96, 6000, 1, 0})
+    ->Args({96, 6000, 1, 1})
+    ->Args({96, 6000, 2, 0})
+    ->Args({96, 6000, 2, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true)
+    ->UseRealTime();
 
 }  // namespace

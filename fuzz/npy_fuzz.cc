@@ -11,7 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const meshnn::Tensor t = meshnn::io::load_npy_bytes(data, size, "fuzz");
     const auto bytes = meshnn::io::npy_bytes(t);
-    const meshnn::Tensor u = meshnn::io::load_npy_bytes(bytes.data(), bytes.size(), "fuzz-roundtrip");
+    const meshnn::Tensor u =
+        meshnn::io::load_npy_bytes(bytes.data(), bytes.size(), "fuzz-roundtrip");
     if (u.shape() != t.shape() || u.dtype() != t.dtype() ||
         (t.nbytes() && std::memcmp(u.raw(), t.raw(), t.nbytes()) != 0))
       std::abort();

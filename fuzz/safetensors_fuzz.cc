@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    const auto f = meshnn::io::SafetensorsFile::from_bytes(std::vector<uint8_t>(data, data + size), "fuzz");
+    const auto f =
+        meshnn::io::SafetensorsFile::from_bytes(std::vector<uint8_t>(data, data + size), "fuzz");
     uint64_t sum = 0;
     for (const auto& k : f.keys()) {
       const meshnn::Tensor t = f.get(k);

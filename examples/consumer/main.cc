@@ -11,8 +11,8 @@ int main(int argc, char** argv) {
   }
   try {
     const auto decoder = meshnn::LtxAudioDecoder::load(argv[1]);  // weights loaded once
-    const meshnn::Tensor latent = meshnn::io::load_npy(argv[2]);    // (1, 8, T, 16) f32
-    const meshnn::Tensor wave = decoder.decode(latent);             // (1, 2, samples), mesh auto
+    const meshnn::Tensor latent = meshnn::io::load_npy(argv[2]);  // (1, 8, T, 16) f32
+    const meshnn::Tensor wave = decoder.decode(latent);           // (1, 2, samples), mesh auto
     // WAV rows are interleaved (samples, channels).
     const int64_t n = wave.dim(2);
     meshnn::Tensor rows({n, 2});

@@ -51,9 +51,9 @@ class LtxAudioDecoder {
   // A seeded random LTX-2.3 checkpoint at the real architecture (demo, tests, benchmarks).
   static LtxAudioDecoder random_ltx23(uint64_t seed, Precision precision = Precision::fp32);
 
-  int sample_rate() const;        // 48000 (LTX-2.3) or 24000 (LTX-2)
-  std::string version() const;    // "ltx-2.3" | "ltx-2"
-  int64_t parameters() const;     // weight values in the checkpoint's audio modules
+  int sample_rate() const;      // 48000 (LTX-2.3) or 24000 (LTX-2)
+  std::string version() const;  // "ltx-2.3" | "ltx-2"
+  int64_t parameters() const;   // weight values in the checkpoint's audio modules
   // Output samples per channel for a latent of `latent_frames` frames.
   int64_t output_samples(int64_t latent_frames) const;
   // Mesh "auto" resolves to this for a latent of `latent_frames` frames (see RunOptions).
@@ -74,7 +74,8 @@ class LtxAudioDecoder {
   // Bounded memory on one device: chunks of `chunk_frames` latent frames, each decoded with
   // enough context that it matches the one-shot decode to f32 rounding (measured max |Δ| ≤ 2e-6,
   // not bit-identical: chunk windows reorder some sums). Same shapes as decode().
-  Tensor decode_chunked(const Tensor& latent, int64_t chunk_frames, const RunOptions& run = {}) const;
+  Tensor decode_chunked(const Tensor& latent, int64_t chunk_frames,
+                        const RunOptions& run = {}) const;
 
   struct Impl;
 
@@ -93,7 +94,7 @@ class BigVganVocoder {
 
   int sample_rate() const;
   int num_mels() const;
-  int hop_length() const;        // output samples per mel frame
+  int hop_length() const;           // output samples per mel frame
   std::string config_json() const;  // the config as parsed (JSON text)
 
   // mel: (B, num_mels, frames) f32, finite → (B, 1, frames · hop_length) f32, as BigVGAN.forward.

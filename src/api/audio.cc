@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "api/runner_pool.h"
+#include "io/json.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/safetensors.h"
@@ -15,7 +16,6 @@
 #include "models/bigvgan.h"
 #include "models/ltx_audio_decoder.h"
 #include "models/ltx_random.h"
-#include "io/json.h"
 
 namespace meshnn {
 namespace {
@@ -130,8 +130,7 @@ LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, Precision precisi
   check.allow_unused_audio_tensors = allow_unused_tensors;
   int64_t params = 0;
   for (const std::string& k : file.keys())
-    if (models::is_ltx_audio_key(k))
-      params += shape_numel(file.shape(k));
+    if (models::is_ltx_audio_key(k)) params += shape_numel(file.shape(k));
   return LtxAudioDecoder(
       std::make_shared<Impl>(models::LtxAudioDecoder::load(file, precision, check), params));
 }
@@ -195,11 +194,10 @@ MeshConfig LtxAudioDecoder::check_run(const Tensor& latent, const RunOptions& ru
 
 Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) const {
   const MeshConfig mc = check_run(latent, run);
-  Tensor y = run_on_mesh(impl_->pool, mc, run.progress,
-                         [&](models::LtxAudioDecoder& m, const TimeShard& ts,
-                             const models::ProgressFn& report) {
-                           return m.decode(latent, ts, report);
-                         });
+  Tensor y =
+      run_on_mesh(impl_->pool, mc, run.progress,
+                  [&](models::LtxAudioDecoder& m, const TimeShard& ts,
+                      const models::ProgressFn& report) { return m.decode(latent, ts, report); });
   return to_planar(y);
 }
 
@@ -252,18 +250,18 @@ std::string BigVganVocoder::config_json() const { return impl_->config_json; }
 
 Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
   MESHNN_CHECK_AS(ShapeError, mel.defined() && mel.dtype() == DType::f32,
-                  "mel: expected float32, got ", mel.defined() ? dtype_name(mel.dtype()) : "no tensor");
+                  "mel: expected float32, got ",
+                  mel.defined() ? dtype_name(mel.dtype()) : "no tensor");
   MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == num_mels() && mel.dim(2) >= 1,
                   "mel: expected (B, ", num_mels(), ", frames), got ", shape_str(mel.shape()));
-  const MeshConfig mc =
-      resolve_mesh(run, mel.dim(2), models::BigVgan::kMinFramesPerDevice, "mel");
-  Tensor y = run_on_mesh(impl_->pool, mc, run.progress,
-                         [&](models::BigVgan& m, const TimeShard& ts,
-                             const models::ProgressFn& report) {
-                           Tensor w = m.vocode_mel(mel, ts);
-                           report(1, 1, "neural vocoder");
-                           return w;
-                         });
+  const MeshConfig mc = resolve_mesh(run, mel.dim(2), models::BigVgan::kMinFramesPerDevice, "mel");
+  Tensor y =
+      run_on_mesh(impl_->pool, mc, run.progress,
+                  [&](models::BigVgan& m, const TimeShard& ts, const models::ProgressFn& report) {
+                    Tensor w = m.vocode_mel(mel, ts);
+                    report(1, 1, "neural vocoder");
+                    return w;
+                  });
   return to_planar(y);
 }
 

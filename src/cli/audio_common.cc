@@ -10,7 +10,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Progress::Progress(bool quiet) : quiet_(quiet), tty_(isatty(2)), t0_(std::chrono::steady_clock::now()) {}
+Progress::Progress(bool quiet)
+    : quiet_(quiet), tty_(isatty(2)), t0_(std::chrono::steady_clock::now()) {}
 
 void Progress::stage(int done, int total, const std::string& name) {
   if (quiet_) return;
@@ -27,8 +28,8 @@ void Progress::stage(int done, int total, const std::string& name) {
 }
 
 Tensor interleave_for_wav(const Tensor& planar) {
-  MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1, "batch of ",
-                  planar.dim(0), ": write one WAV per item (batch 1 expected)");
+  MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1, "batch of ", planar.dim(0),
+                  ": write one WAV per item (batch 1 expected)");
   const int64_t C = planar.dim(1), S = planar.dim(2);
   Tensor out = Tensor::empty({S, C});
   const float* s = planar.data<float>();

@@ -38,9 +38,10 @@ void run(const Args& a) {
                   " latents; decode one latent per output file (batch 1)");
   const int64_t chunk_frames =
       choose_chunk_frames(a.chunk_given, a.chunk_frames, latent.dim(2), a.mesh, a.quiet);
-  MESHNN_CHECK_AS(InvalidArgument, chunk_frames == 0 || a.mesh == "auto" || a.mesh == "1x1",
-                  "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
-                  "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
+  MESHNN_CHECK_AS(
+      InvalidArgument, chunk_frames == 0 || a.mesh == "auto" || a.mesh == "1x1",
+      "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
+      "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
   if (chunk_frames > 0) run.mesh = "1x1";
   LtxAudioDecoder::check_run(latent, run);
 
@@ -58,26 +59,35 @@ void run(const Args& a) {
     io::write_wav(a.out, interleave_for_wav(wave), decoder.sample_rate());
     const double audio_s = static_cast<double>(wave.dim(2)) / decoder.sample_rate();
     if (!a.quiet)
-      std::printf("wrote %s: %.2f s of %d Hz stereo; load %.2f s, decode %.2f s (real-time factor "
-                  "%.3f), total %.2f s\n",
-                  a.out.c_str(), audio_s, decoder.sample_rate(), load_s, secs, secs / audio_s,
-                  seconds_since(t0));
+      std::printf(
+          "wrote %s: %.2f s of %d Hz stereo; load %.2f s, decode %.2f s (real-time factor "
+          "%.3f), total %.2f s\n",
+          a.out.c_str(), audio_s, decoder.sample_rate(), load_s, secs, secs / audio_s,
+          seconds_since(t0));
   }
   if (run.backend == Backend::mpi) finalize_backends();
 }
 
 const Registrar reg("audio-decode", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("audio-decode", "Decode an LTX-2.3 audio latent (.npy) to a 48 kHz stereo WAV");
-  cmd->add_option("--checkpoint", args->checkpoint, "LTX checkpoint (.safetensors with `config` metadata)")
-      ->required()->check(CLI::ExistingFile);
-  cmd->add_option("--latent", args->latent, "latent .npy, (1, 8, T, 16) or (8, T, 16)")->required()->check(CLI::ExistingFile);
+  auto* cmd = app.add_subcommand("audio-decode",
+                                 "Decode an LTX-2.3 audio latent (.npy) to a 48 kHz stereo WAV");
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "LTX checkpoint (.safetensors with `config` metadata)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--latent", args->latent, "latent .npy, (1, 8, T, 16) or (8, T, 16)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "output .wav (float32)")->required();
   cmd->add_option("--mesh", args->mesh,
                   "device mesh RxC (time is split over every axis > 1), or auto: one single-thread "
-                  "device per core on the local backend")->capture_default_str();
-  cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")->capture_default_str();
-  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")->capture_default_str();
+                  "device per core on the local backend")
+      ->capture_default_str();
+  cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")
+      ->capture_default_str();
+  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
+      ->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
   cmd->add_option("--chunk-frames", args->chunk_frames,
                   "decode in chunks of N latent frames (25 per second) with exact context: memory "

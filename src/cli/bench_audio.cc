@@ -37,10 +37,6 @@ struct Args {
   std::string algos = "direct,auto";
 };
 
-
-
-
-
 // Decodes `repeat` times after one warm-up (which packs the weights and creates every primitive)
 // with one loaded decoder on `mesh`; returns the per-run seconds and the last output.
 struct Timed {
@@ -124,7 +120,8 @@ void run(const Args& a) {
                               (algos[i].empty() ? "(env)" : algos[i]);
     const double med = median(per[i].runs);
     std::printf("%-48s %10.3f %10.3f %8.3f %8.2fx %9.1f\n", label.c_str(), med, per[i].first,
-                med / audio_s, median(per[0].runs) / med, psnr_db(per[i].out.data<float>(), per[0].out.data<float>(), per[0].out.numel()));
+                med / audio_s, median(per[0].runs) / med,
+                psnr_db(per[i].out.data<float>(), per[0].out.data<float>(), per[0].out.numel()));
   }
   std::printf(
       "(speed-up and PSNR against the first setting; first s = the first decode of a fresh "

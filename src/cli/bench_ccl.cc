@@ -31,7 +31,6 @@ namespace {
 
 using mesh_detail::BenchOp;
 
-
 int64_t parse_size(const std::string& s) {
   size_t pos = 0;
   const int64_t v = std::stoll(s, &pos);

@@ -33,11 +33,6 @@ struct Args {
   std::string algos = "direct,auto";
 };
 
-
-
-
-
-
 void run(const Args& a) {
   const std::string tools = std::string(MESHNN_SOURCE_DIR) + "/tools";
   const std::filesystem::path dir =

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <map>
 #include <string>
@@ -24,7 +23,8 @@ struct Registrar {
 inline CLI::App* bench_parent(CLI::App& app) {
   auto found = app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; });
   if (!found.empty()) return found.front();
-  CLI::App* b = app.add_subcommand("bench", "Benchmarks (median timings, ratios against baselines)");
+  CLI::App* b =
+      app.add_subcommand("bench", "Benchmarks (median timings, ratios against baselines)");
   b->require_subcommand(1);
   return b;
 }

@@ -29,14 +29,16 @@ struct Args {
 void run(const Args& a) {
   const int64_t T = demo_latent_frames(a.seconds, a.mesh);
   io::check_output_path(a.out, {});
-  std::printf("meshnn demo — LTX-2.3 audio decode (mel-VAE → BigVGAN v2 → BWE), random weights seed %llu\n",
-              static_cast<unsigned long long>(a.seed));
+  std::printf(
+      "meshnn demo — LTX-2.3 audio decode (mel-VAE → BigVGAN v2 → BWE), random weights seed %llu\n",
+      static_cast<unsigned long long>(a.seed));
   std::printf("cpu: %s (%s), %d cores\n", cpu_features().brand.c_str(), cpu_features_str().c_str(),
               available_cores());
   auto t0 = std::chrono::steady_clock::now();
   const LtxAudioDecoder decoder = LtxAudioDecoder::random_ltx23(a.seed);
-  std::printf("checkpoint: %.1f M parameters, built and loaded once in %.1f s (shared by every device)\n",
-              static_cast<double>(decoder.parameters()) / 1e6, seconds_since(t0));
+  std::printf(
+      "checkpoint: %.1f M parameters, built and loaded once in %.1f s (shared by every device)\n",
+      static_cast<double>(decoder.parameters()) / 1e6, seconds_since(t0));
   Tensor latent({1, 8, T, 16});
   {
     std::mt19937_64 rng(a.seed + 1);
@@ -66,7 +68,8 @@ void run(const Args& a) {
   };
   std::printf("decoding %lld latent frames (%.2f s of audio):\n", static_cast<long long>(T),
               static_cast<double>(decoder.output_samples(T)) / decoder.sample_rate());
-  const std::string sharded_label = a.mesh + " mesh, " + std::to_string(per_dev) + " thread(s)/device";
+  const std::string sharded_label =
+      a.mesh + " mesh, " + std::to_string(per_dev) + " thread(s)/device";
   const std::string single_label = "1x1, " + std::to_string(available_cores()) + " thread(s)";
   const auto [sharded, t_sharded] = timed(sharded_run, sharded_label.c_str());
   const auto [single, t_single] = timed(single_run, single_label.c_str());
@@ -87,12 +90,14 @@ void run(const Args& a) {
   io::write_wav(a.out, interleave_for_wav(sharded), decoder.sample_rate());
   std::printf("wrote %s (%d Hz stereo, %.2f s)\n",
               std::filesystem::absolute(a.out).string().c_str(), decoder.sample_rate(), audio_s);
-  MESHNN_CHECK(max_diff < 1e-4, "sharded and unsharded decodes disagree (max |diff| ", max_diff, ")");
+  MESHNN_CHECK(max_diff < 1e-4, "sharded and unsharded decodes disagree (max |diff| ", max_diff,
+               ")");
 }
 
 const Registrar reg("demo", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("demo", "Decode a few seconds of LTX-2.3 audio (random weights) on a local 1x2 mesh");
+  auto* cmd = app.add_subcommand(
+      "demo", "Decode a few seconds of LTX-2.3 audio (random weights) on a local 1x2 mesh");
   cmd->add_option("--seconds", args->seconds, "audio length")->capture_default_str();
   cmd->add_option("--out", args->out, "output .wav")->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "mesh for the sharded run")->capture_default_str();

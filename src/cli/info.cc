@@ -19,8 +19,8 @@ const Registrar reg("info", [](CLI::App& app) {
     std::printf("cpu:          %s\n", f.brand.empty() ? "unknown" : f.brand.c_str());
     std::printf("cpu features: %s\n", cpu_features_str().c_str());
     std::printf("bf16 compute: %s\n", f.avx512_bf16 ? "native (avx512_bf16)"
-                                      : f.avx512bw   ? "emulated by oneDNN (slow)"
-                                                     : "unavailable (fp32 only)");
+                                      : f.avx512bw  ? "emulated by oneDNN (slow)"
+                                                    : "unavailable (fp32 only)");
     std::printf("oneDNN:       %s\n", onednn_version().c_str());
     std::printf("cores:        %d available\n", available_cores());
     std::printf("omp threads:  %d (OMP_NUM_THREADS=%s)\n", omp_get_max_threads(),

@@ -3,12 +3,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/audio.h"
 
 namespace meshnn::cli {
-
 
 int64_t demo_latent_frames(double seconds, const std::string& mesh) {
   MESHNN_CHECK(std::isfinite(seconds) && seconds >= 0.08 && seconds <= 60, "--seconds ", seconds,

@@ -6,8 +6,8 @@
 #include "cli/commands.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
-#include "meshnn/io/output.h"
 #include "meshnn/io/npy.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
 
 namespace meshnn::cli {
@@ -23,13 +23,14 @@ void run(const Args& a) {
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
   io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.wav});
   check_thread_count(a.threads, "--threads");
-  const BigVganVocoder vocoder = BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
+  const BigVganVocoder vocoder =
+      BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
   const int sr = vocoder.sample_rate();
   Tensor mel;
   if (!a.wav.empty()) {
     io::WavAudio w = io::read_wav(a.wav);
-    MESHNN_CHECK(w.sample_rate == sr, a.wav, ": sample rate ", w.sample_rate, " Hz, the model expects ", sr,
-                 " Hz (resample it first)");
+    MESHNN_CHECK(w.sample_rate == sr, a.wav, ": sample rate ", w.sample_rate,
+                 " Hz, the model expects ", sr, " Hz (resample it first)");
     MESHNN_CHECK_AS(ShapeError, w.samples.dim(1) == 1, a.wav, ": ", w.samples.dim(1),
                     " channels; BigVGAN is mono (mix down first)");
     Tensor m = vocoder.mel_spectrogram(w.samples.reshape({w.samples.dim(0)}));
@@ -55,15 +56,22 @@ void run(const Args& a) {
 
 const Registrar reg("vocode", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("vocode", "Run an NVIDIA BigVGAN vocoder on a mel (.npy) or a WAV");
-  cmd->add_option("--checkpoint", args->checkpoint, "generator weights (.safetensors, NVIDIA key names)")
-      ->required()->check(CLI::ExistingFile);
-  cmd->add_option("--config", args->config, "BigVGAN config.json (default: the checkpoint's `config` metadata)")
+  auto* cmd =
+      app.add_subcommand("vocode", "Run an NVIDIA BigVGAN vocoder on a mel (.npy) or a WAV");
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "generator weights (.safetensors, NVIDIA key names)")
+      ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--mel", args->mel, "log-mel .npy, (num_mels, frames) or (1, num_mels, frames)")->check(CLI::ExistingFile);
-  cmd->add_option("--wav", args->wav, "mono .wav at the model's rate (copy synthesis)")->check(CLI::ExistingFile);
+  cmd->add_option("--config", args->config,
+                  "BigVGAN config.json (default: the checkpoint's `config` metadata)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--mel", args->mel, "log-mel .npy, (num_mels, frames) or (1, num_mels, frames)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--wav", args->wav, "mono .wav at the model's rate (copy synthesis)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "output .wav (float32)")->required();
-  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")->capture_default_str();
+  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
+      ->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "local device mesh RxC (time split over it), or auto")
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");

@@ -22,8 +22,8 @@ CpuFeatures detect() {
   const bool osxsave = (c >> 27) & 1;
   const bool fma = (c >> 12) & 1;
   const uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-  const bool os_avx = (xcr0 & 0x6) == 0x6;           // XMM + YMM state
-  const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;      // + opmask, ZMM_Hi256, Hi16_ZMM
+  const bool os_avx = (xcr0 & 0x6) == 0x6;                    // XMM + YMM state
+  const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;               // + opmask, ZMM_Hi256, Hi16_ZMM
   const bool os_amx = (xcr0 & (3ull << 17)) == (3ull << 17);  // XTILECFG + XTILEDATA
   if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
     f.avx2 = os_avx && ((b >> 5) & 1);

@@ -1,11 +1,12 @@
 #include "meshnn/core/log.h"
-#include "core/env.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <cstring>
+
+#include "core/env.h"
 
 namespace meshnn {
 namespace {

@@ -1,6 +1,6 @@
 #include "meshnn/core/profile.h"
-#include "core/env.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -8,7 +8,8 @@
 #include <string>
 #include <utility>
 #include <vector>
-#include <algorithm>
+
+#include "core/env.h"
 
 namespace meshnn {
 namespace {
@@ -21,7 +22,8 @@ struct Profile {
     std::vector<std::pair<std::string, std::pair<double, long>>> v(totals.begin(), totals.end());
     std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
     std::fprintf(stderr, "meshnn profile (wall seconds summed over device threads):\n");
-    for (auto& [name, tc] : v) std::fprintf(stderr, "  %-28s %9.3f s  %8ld calls\n", name.c_str(), tc.first, tc.second);
+    for (auto& [name, tc] : v)
+      std::fprintf(stderr, "  %-28s %9.3f s  %8ld calls\n", name.c_str(), tc.first, tc.second);
   }
 };
 Profile& profile() {

@@ -1,42 +1,59 @@
 #include "meshnn/core/tensor.h"
-#include "core/env.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <mutex>
+#include <sstream>
 #include <unordered_map>
 #include <vector>
-#include <limits>
-#include <cstring>
-#include <sstream>
+
+#include "core/env.h"
 
 namespace meshnn {
 
 size_t dtype_size(DType dt) {
   switch (dt) {
-    case DType::f32: return 4;
-    case DType::bf16: return 2;
-    case DType::f16: return 2;
-    case DType::f64: return 8;
-    case DType::i64: return 8;
-    case DType::i32: return 4;
-    case DType::u8: return 1;
-    case DType::boolean: return 1;
+    case DType::f32:
+      return 4;
+    case DType::bf16:
+      return 2;
+    case DType::f16:
+      return 2;
+    case DType::f64:
+      return 8;
+    case DType::i64:
+      return 8;
+    case DType::i32:
+      return 4;
+    case DType::u8:
+      return 1;
+    case DType::boolean:
+      return 1;
   }
   return 0;
 }
 
 const char* dtype_name(DType dt) {
   switch (dt) {
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::f16: return "f16";
-    case DType::f64: return "f64";
-    case DType::i64: return "i64";
-    case DType::i32: return "i32";
-    case DType::u8: return "u8";
-    case DType::boolean: return "bool";
+    case DType::f32:
+      return "f32";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "f16";
+    case DType::f64:
+      return "f64";
+    case DType::i64:
+      return "i64";
+    case DType::i32:
+      return "i32";
+    case DType::u8:
+      return "u8";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
@@ -79,7 +96,8 @@ class BlockCache {
   }
   // Bucket size for a request: small blocks exact (64-byte multiple), big ones rounded up.
   static size_t bucket(size_t bytes) {
-    const size_t a = (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    const size_t a =
+        (std::max<size_t>(bytes, 1) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
     if (a < kMinCached) return a;
     size_t p2 = size_t{1} << (63 - __builtin_clzll(a));
     const size_t step = p2 / 8;
@@ -211,9 +229,8 @@ Tensor Tensor::slab(int d, int64_t start, int64_t len) const {
 
 Tensor Tensor::narrow(int d, int64_t start, int64_t len) const {
   d = norm_dim(d);
-  MESHNN_CHECK_AS(ShapeError, start >= 0 && len >= 0 && start + len <= shape_[d], "narrow [",
-                  start, ", ", start + len, ") out of range for dim ", d, " of ",
-                  shape_str(shape_));
+  MESHNN_CHECK_AS(ShapeError, start >= 0 && len >= 0 && start + len <= shape_[d], "narrow [", start,
+                  ", ", start + len, ") out of range for dim ", d, " of ", shape_str(shape_));
   Shape out_shape = shape_;
   out_shape[d] = len;
   Tensor out = empty(out_shape, dtype_);
@@ -242,22 +259,32 @@ void Tensor::fill_zero() {
 namespace {
 double load_as_f64(const void* p, DType dt, int64_t i) {
   switch (dt) {
-    case DType::f32: return static_cast<const float*>(p)[i];
-    case DType::bf16: return to_f32(static_cast<const bf16*>(p)[i]);
-    case DType::f64: return static_cast<const double*>(p)[i];
-    case DType::i64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case DType::i32: return static_cast<const int32_t*>(p)[i];
-    case DType::u8: return static_cast<const uint8_t*>(p)[i];
-    case DType::boolean: return static_cast<const uint8_t*>(p)[i] != 0;
+    case DType::f32:
+      return static_cast<const float*>(p)[i];
+    case DType::bf16:
+      return to_f32(static_cast<const bf16*>(p)[i]);
+    case DType::f64:
+      return static_cast<const double*>(p)[i];
+    case DType::i64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DType::i32:
+      return static_cast<const int32_t*>(p)[i];
+    case DType::u8:
+      return static_cast<const uint8_t*>(p)[i];
+    case DType::boolean:
+      return static_cast<const uint8_t*>(p)[i] != 0;
     case DType::f16: {
       // IEEE half → double (used only for reading F16 checkpoints).
       const uint16_t h = static_cast<const uint16_t*>(p)[i];
       const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
       double v;
-      if (exp == 0) v = man * 0x1p-24;
-      else if (exp == 31) v = man ? std::numeric_limits<double>::quiet_NaN()
-                                  : std::numeric_limits<double>::infinity();
-      else v = (1.0 + man * 0x1p-10) * std::ldexp(1.0, exp - 15);
+      if (exp == 0)
+        v = man * 0x1p-24;
+      else if (exp == 31)
+        v = man ? std::numeric_limits<double>::quiet_NaN()
+                : std::numeric_limits<double>::infinity();
+      else
+        v = (1.0 + man * 0x1p-10) * std::ldexp(1.0, exp - 15);
       return sign ? -v : v;
     }
   }
@@ -288,18 +315,30 @@ Tensor Tensor::to(DType dtype) const {
   for (int64_t i = 0; i < n; ++i) {
     const double v = load_as_f64(data_, dtype_, i);
     switch (dtype) {
-      case DType::f32: static_cast<float*>(out.data_)[i] = static_cast<float>(v); break;
+      case DType::f32:
+        static_cast<float*>(out.data_)[i] = static_cast<float>(v);
+        break;
       case DType::bf16:
         static_cast<bf16*>(out.data_)[i] = to_bf16(static_cast<float>(v));
         break;
-      case DType::f64: static_cast<double*>(out.data_)[i] = v; break;
-      case DType::i64: static_cast<int64_t*>(out.data_)[i] = static_cast<int64_t>(v); break;
-      case DType::i32: static_cast<int32_t*>(out.data_)[i] = static_cast<int32_t>(v); break;
-      case DType::u8: static_cast<uint8_t*>(out.data_)[i] = static_cast<uint8_t>(v); break;
-      case DType::boolean: static_cast<uint8_t*>(out.data_)[i] = v != 0; break;
+      case DType::f64:
+        static_cast<double*>(out.data_)[i] = v;
+        break;
+      case DType::i64:
+        static_cast<int64_t*>(out.data_)[i] = static_cast<int64_t>(v);
+        break;
+      case DType::i32:
+        static_cast<int32_t*>(out.data_)[i] = static_cast<int32_t>(v);
+        break;
+      case DType::u8:
+        static_cast<uint8_t*>(out.data_)[i] = static_cast<uint8_t>(v);
+        break;
+      case DType::boolean:
+        static_cast<uint8_t*>(out.data_)[i] = v != 0;
+        break;
       case DType::f16:
-        throw Unsupported(detail::concat("conversion to f16 is not supported (from ",
-                                         dtype_name(dtype_), ")"));
+        throw Unsupported(
+            detail::concat("conversion to f16 is not supported (from ", dtype_name(dtype_), ")"));
     }
   }
   return out;

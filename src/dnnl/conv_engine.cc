@@ -1,5 +1,4 @@
 #include "dnnl/conv_engine.h"
-#include "core/env.h"
 
 #include <omp.h>
 
@@ -14,6 +13,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/env.h"
 #include "layers/conv_algorithm.h"
 #include "meshnn/core/bf16.h"
 #include "meshnn/core/cpu.h"
@@ -168,7 +168,8 @@ struct ConvEngine::Impl {
     auto& wterm = sw->wterms[w];
     for (auto& [d, m] : packed)
       if (d == md) return m;
-    memory src = wterm.empty() ? packed.front().second : memory(user_md, cpu_engine(), wterm.data());
+    memory src =
+        wterm.empty() ? packed.front().second : memory(user_md, cpu_engine(), wterm.data());
     memory dst(md, cpu_engine());
     dnnl::reorder(src, dst).execute(strm, src, dst);  // also f32 → bf16 (exact: values are bf16)
     strm.wait();
@@ -359,10 +360,9 @@ struct ConvEngine::Impl {
       const bool with_bias = spec.bias && n == 0;
       Prim& pr = prim_for(plan, p, sum, with_bias);
       memory src_m(plan.src_md, cpu_engine(), src_ptr(plan, t.src, x));
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, src_m},
-          {DNNL_ARG_WEIGHTS, weights_for(pr, plan, t.w)},
-          {DNNL_ARG_DST, dst_m}};
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m},
+                                           {DNNL_ARG_WEIGHTS, weights_for(pr, plan, t.w)},
+                                           {DNNL_ARG_DST, dst_m}};
       memory bias_m;
       if (with_bias) {
         bias_m = memory(memory::desc({spec.c_out}, dt::f32, tag::a), cpu_engine(), bias.data());

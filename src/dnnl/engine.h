@@ -1,4 +1,5 @@
-// The process-wide oneDNN CPU engine and library facts (the version string is public: meshnn::onednn_version in meshnn/core/cpu.h). Only src/dnnl/ includes dnnl.hpp.
+// The process-wide oneDNN CPU engine and library facts (the version string is public:
+// meshnn::onednn_version in meshnn/core/cpu.h). Only src/dnnl/ includes dnnl.hpp.
 #pragma once
 
 #include <string>

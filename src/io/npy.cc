@@ -16,8 +16,8 @@ struct Descr {
   DType dtype;
 };
 // numpy writes '|' for one-byte types and '<' for little-endian multi-byte types.
-constexpr Descr kDescrs[] = {{"<f4", DType::f32}, {"<f8", DType::f64}, {"<f2", DType::f16},
-                             {"<i8", DType::i64}, {"<i4", DType::i32}, {"|u1", DType::u8},
+constexpr Descr kDescrs[] = {{"<f4", DType::f32},    {"<f8", DType::f64}, {"<f2", DType::f16},
+                             {"<i8", DType::i64},    {"<i4", DType::i32}, {"|u1", DType::u8},
                              {"|b1", DType::boolean}};
 
 // Parser for the header dict literal. Offsets in errors are absolute file offsets.
@@ -107,8 +107,14 @@ class HeaderParser {
     return std::string(p_ + start, i_ - 1 - start);
   }
   bool boolean() {
-    if (n_ - i_ >= 4 && std::memcmp(p_ + i_, "True", 4) == 0) { i_ += 4; return true; }
-    if (n_ - i_ >= 5 && std::memcmp(p_ + i_, "False", 5) == 0) { i_ += 5; return false; }
+    if (n_ - i_ >= 4 && std::memcmp(p_ + i_, "True", 4) == 0) {
+      i_ += 4;
+      return true;
+    }
+    if (n_ - i_ >= 5 && std::memcmp(p_ + i_, "False", 5) == 0) {
+      i_ += 5;
+      return false;
+    }
     fail(here(), "fortran_order is not True or False");
   }
   // (d0, d1, ...) with non-negative decimal integers; (n,) and () allowed.
@@ -164,14 +170,17 @@ Tensor load_npy_bytes(const uint8_t* data, size_t size, const std::string& name)
     hstart = 10;
   } else {
     if (size < 12) format_fail(name, 8, "truncated header length");
-    hlen = data[8] | (uint64_t{data[9]} << 8) | (uint64_t{data[10]} << 16) | (uint64_t{data[11]} << 24);
+    hlen = data[8] | (uint64_t{data[9]} << 8) | (uint64_t{data[10]} << 16) |
+           (uint64_t{data[11]} << 24);
     hstart = 12;
   }
   if (hlen > size - hstart)
-    format_fail(name, 8, "header length ", hlen, " runs past the end of the file (", size, " bytes)");
+    format_fail(name, 8, "header length ", hlen, " runs past the end of the file (", size,
+                " bytes)");
   // 1.0/2.0 headers are latin-1, 3.0 UTF-8; every byte we accept is ASCII, so both are checked
   // by the parser's character rules.
-  const auto hdr = HeaderParser(name, reinterpret_cast<const char*>(data + hstart), hlen, hstart).parse();
+  const auto hdr =
+      HeaderParser(name, reinterpret_cast<const char*>(data + hstart), hlen, hstart).parse();
 
   const Descr* d = nullptr;
   for (const auto& c : kDescrs)
@@ -180,7 +189,9 @@ Tensor load_npy_bytes(const uint8_t* data, size_t size, const std::string& name)
     const bool big = !hdr.descr.empty() && hdr.descr[0] == '>';
     const bool object = hdr.descr.find('O') != std::string::npos;
     format_fail(name, hstart, "unsupported descr '", hdr.descr, "'",
-                big ? " (big-endian data)" : object ? " (object arrays cannot be loaded)" : "");
+                big      ? " (big-endian data)"
+                : object ? " (object arrays cannot be loaded)"
+                         : "");
   }
   if (hdr.fortran_order)
     format_fail(name, hstart, "fortran_order True is not supported (save a C-contiguous array)");
@@ -208,8 +219,9 @@ std::vector<uint8_t> npy_bytes(const Tensor& t) {
   const char* descr = nullptr;
   for (const auto& c : kDescrs)
     if (c.dtype == t.dtype()) descr = c.text;
-  if (!descr) throw Unsupported(detail::concat("save_npy: ", dtype_name(t.dtype()),
-                                               " has no numpy dtype; convert with .to(DType::f32)"));
+  if (!descr)
+    throw Unsupported(detail::concat("save_npy: ", dtype_name(t.dtype()),
+                                     " has no numpy dtype; convert with .to(DType::f32)"));
   // Python's tuple repr: (), (5,), (2, 3).
   std::string shape = "(";
   for (int i = 0; i < t.rank(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape()[i]);
@@ -217,7 +229,8 @@ std::vector<uint8_t> npy_bytes(const Tensor& t) {
   // numpy.save's exact text (numpy 1.24 format._write_array_header): the dict, then spare spaces
   // so the first dim can grow to 21 digits in place, then padding so that magic + length +
   // header + '\n' is a multiple of 64 (a full 64 when already aligned, as numpy does).
-  std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   if (t.rank() > 0) header.append(21 - std::to_string(t.shape()[0]).size(), ' ');
   // Rank ≤ kMaxRank keeps the header far below 64 KiB, so version 1.0 (u16 length) always fits.
   constexpr size_t prefix = 10;

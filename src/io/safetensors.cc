@@ -18,8 +18,8 @@ struct DTypeName {
   const char* name;
   DType dtype;
 };
-constexpr DTypeName kDTypes[] = {{"F32", DType::f32}, {"BF16", DType::bf16}, {"F16", DType::f16},
-                                 {"F64", DType::f64}, {"I64", DType::i64},   {"I32", DType::i32},
+constexpr DTypeName kDTypes[] = {{"F32", DType::f32}, {"BF16", DType::bf16},   {"F16", DType::f16},
+                                 {"F64", DType::f64}, {"I64", DType::i64},     {"I32", DType::i32},
                                  {"U8", DType::u8},   {"BOOL", DType::boolean}};
 
 const char* st_dtype_name(DType dt) {
@@ -35,11 +35,24 @@ size_t utf8_valid_prefix(const uint8_t* p, size_t n) {
     const uint8_t c = p[i];
     size_t len;
     uint32_t cp, min;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; min = 0x80; }
-    else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; min = 0x800; }
-    else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; min = 0x10000; }
-    else return i;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+      min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+      min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+      min = 0x10000;
+    } else
+      return i;
     if (n - i < len) return i;
     for (size_t k = 1; k < len; ++k) {
       if ((p[i + k] & 0xc0) != 0x80) return i;
@@ -119,7 +132,9 @@ void SafetensorsFile::Impl::parse() {
       }
       continue;
     }
-    auto bad = [&](const auto&... parts) { format_fail(path, off(), "tensor '", key, "': ", parts...); };
+    auto bad = [&](const auto&... parts) {
+      format_fail(path, off(), "tensor '", key, "': ", parts...);
+    };
     if (!info.is_object()) bad("entry is not an object");
     const auto dt = info.find("dtype");
     const auto sh = info.find("shape");
@@ -202,7 +217,9 @@ SafetensorsFile SafetensorsFile::from_bytes(std::vector<uint8_t> bytes, std::str
   return SafetensorsFile(std::move(impl));
 }
 
-bool SafetensorsFile::contains(const std::string& key) const { return impl_->entries.count(key) > 0; }
+bool SafetensorsFile::contains(const std::string& key) const {
+  return impl_->entries.count(key) > 0;
+}
 
 std::vector<std::string> SafetensorsFile::keys() const {
   std::vector<std::string> out;
@@ -224,8 +241,12 @@ Tensor SafetensorsFile::get(const std::string& key) const {
 }
 
 DType SafetensorsFile::dtype(const std::string& key) const { return impl_->entry(key).dtype; }
-const Shape& SafetensorsFile::shape(const std::string& key) const { return impl_->entry(key).shape; }
-const std::map<std::string, std::string>& SafetensorsFile::metadata() const { return impl_->metadata; }
+const Shape& SafetensorsFile::shape(const std::string& key) const {
+  return impl_->entry(key).shape;
+}
+const std::map<std::string, std::string>& SafetensorsFile::metadata() const {
+  return impl_->metadata;
+}
 const std::string& SafetensorsFile::path() const { return impl_->path; }
 
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,

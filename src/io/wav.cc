@@ -72,7 +72,8 @@ WavAudio decode(SNDFILE* snd, const SF_INFO& info, const std::string& name) {
     format_fail(name, 0, "decoding failed after ", frames, " frames: ", sf_strerror(snd));
   WavAudio out;
   out.samples = Tensor::empty({frames, c}, DType::f32);
-  if (frames) std::memcpy(out.samples.raw(), buf.data(), static_cast<size_t>(frames * c) * sizeof(float));
+  if (frames)
+    std::memcpy(out.samples.raw(), buf.data(), static_cast<size_t>(frames * c) * sizeof(float));
   out.sample_rate = info.samplerate;
   return out;
 }
@@ -104,8 +105,9 @@ WavAudio read_wav_bytes(const uint8_t* data, size_t size, const std::string& nam
 
 // samples: (T, C) f32 → RIFF WAVE, float32 or pcm16.
 void write_wav(const std::string& path, const Tensor& samples, int sample_rate, WavFormat format) {
-  MESHNN_CHECK_AS(ShapeError, samples.defined() && samples.rank() == 2 && samples.dim(1) >= 1 &&
-                                  samples.dim(1) <= kMaxChannels,
+  MESHNN_CHECK_AS(ShapeError,
+                  samples.defined() && samples.rank() == 2 && samples.dim(1) >= 1 &&
+                      samples.dim(1) <= kMaxChannels,
                   "write_wav: samples must be (T, C) with 1 ≤ C ≤ ", kMaxChannels, ", got ",
                   samples.defined() ? shape_str(samples.shape()) : "undefined");
   samples.check_dtype(DType::f32);

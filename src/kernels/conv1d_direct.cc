@@ -38,7 +38,8 @@ __attribute__((target("avx2,fma"))) void tile(const DirectConv1dWeights& w, cons
         acc[i][b] = _mm256_loadu_ps(w.bias.data() + (cb0 + b) * 8);
       } else {
         const int64_t n = std::min<int64_t>(8, Co - (cb0 + b) * 8);
-        acc[i][b] = n == 8 ? _mm256_loadu_ps(yr + b * 8) : _mm256_maskload_ps(yr + b * 8, lane_mask(n));
+        acc[i][b] =
+            n == 8 ? _mm256_loadu_ps(yr + b * 8) : _mm256_maskload_ps(yr + b * 8, lane_mask(n));
       }
     }
   }
@@ -103,8 +104,8 @@ void rows_block(const DirectConv1dWeights& w, const float* x, int64_t t_begin, i
 // All output channels for rows [t_begin, t_end): blocks of 3 vectors (24 channels) and of 2;
 // a single-vector block only when C_out ≤ 8 (it needs 9 loads per 8 FMAs, so a remainder of
 // one vector becomes 2 + 2). Register budget (16 ymm): TT·CB accumulators + CB weights + 1.
-void rows_all_channels(const DirectConv1dWeights& w, const float* x, int64_t t_begin,
-                       int64_t t_end, int64_t pad_l, float* y, bool accumulate) {
+void rows_all_channels(const DirectConv1dWeights& w, const float* x, int64_t t_begin, int64_t t_end,
+                       int64_t pad_l, float* y, bool accumulate) {
   const int64_t nv = w.c_out_pad / 8;
   if (nv == 1) return rows_block<8, 1>(w, x, t_begin, t_end, pad_l, y, 0, accumulate);
   int64_t n3 = nv / 3;
@@ -158,8 +159,8 @@ bool direct_conv1d_available() {
   return f.avx2 && f.fma;
 }
 
-void direct_conv1d(const DirectConv1dWeights& w, const float* x, int64_t T, int64_t pad_l,
-                   float* y, int64_t T_out, bool accumulate) {
+void direct_conv1d(const DirectConv1dWeights& w, const float* x, int64_t T, int64_t pad_l, float* y,
+                   int64_t T_out, bool accumulate) {
   MESHNN_CHECK(direct_conv1d_available(), "direct conv1d needs AVX2 and FMA");
   if (T_out <= 0) return;
   const int64_t s = w.stride, reach = (w.k - 1) * w.dilation;

@@ -29,8 +29,8 @@ bool direct_conv1d_available();
 // One batch row: x (T, C_in) → y (T_out, C_out); output row t reads input rows
 // t·stride + j·dilation − pad_l for j < K, rows outside [0, T) being zeros. y = conv + bias, or
 // y += conv + bias when accumulate. Parallel over time tiles (OpenMP).
-void direct_conv1d(const DirectConv1dWeights& w, const float* x, int64_t T, int64_t pad_l,
-                   float* y, int64_t T_out, bool accumulate);
+void direct_conv1d(const DirectConv1dWeights& w, const float* x, int64_t T, int64_t pad_l, float* y,
+                   int64_t T_out, bool accumulate);
 
 // Float64 scalar reference of the same contract (tests).
 void direct_conv1d_reference(const float* weights, const float* bias, int64_t c_out, int64_t c_in,

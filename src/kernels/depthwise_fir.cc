@@ -18,9 +18,10 @@ __attribute__((target("avx2,fma"))) inline __m256i tail_mask(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), idx);
 }
 
-// One output row, fast form: acc = fma(tap_k, x_k, acc) in tap order, 4 vectors (32 channels) at a time.
-__attribute__((target("avx2,fma"))) void fir_row_avx2(const float* x, int64_t C, const float* taps, int K,
-                                                        float* y) {
+// One output row, fast form: acc = fma(tap_k, x_k, acc) in tap order, 4 vectors (32 channels) at a
+// time.
+__attribute__((target("avx2,fma"))) void fir_row_avx2(const float* x, int64_t C, const float* taps,
+                                                      int K, float* y) {
   int64_t c = 0;
   for (; c + 32 <= C; c += 32) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -57,22 +58,24 @@ void fir_row_scalar(const float* x, int64_t C, const float* taps, int K, float* 
 
 // MAC form on AVX2: multiply and add as separate instructions (target without "fma", so nothing can
 // be contracted) → bit-identical to fir_row_mac.
-__attribute__((target("avx2"))) void fir_row_mac_avx2(const float* x, int64_t C, const float* taps, int K,
-                                                       float* y) {
+__attribute__((target("avx2"))) void fir_row_mac_avx2(const float* x, int64_t C, const float* taps,
+                                                      int K, float* y) {
   const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int64_t c = 0; c < C; c += 32) {
     const int64_t w = std::min<int64_t>(32, C - c);
     __m256i m[4];
     for (int v = 0; v < 4; ++v)
       m[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(w - 8 * v)), idx);
-    __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                   _mm256_setzero_ps()};
     bool first = true;
     for (int k = 0; k < K; ++k) {
       if (taps[k] == 0.f) continue;
       const __m256 t = _mm256_set1_ps(taps[k]);
       const float* r = x + k * C + c;
       for (int v = 0; v < 4; ++v) {
-        const __m256 p = _mm256_mul_ps(t, w >= 32 ? _mm256_loadu_ps(r + 8 * v) : _mm256_maskload_ps(r + 8 * v, m[v]));
+        const __m256 p = _mm256_mul_ps(
+            t, w >= 32 ? _mm256_loadu_ps(r + 8 * v) : _mm256_maskload_ps(r + 8 * v, m[v]));
         a[v] = first ? p : _mm256_add_ps(a[v], p);
       }
       first = false;
@@ -109,8 +112,8 @@ void fir_row_mac(const float* x, int64_t C, const float* taps, int K, float* y) 
 
 }  // namespace
 
-void depthwise_fir_f32(const float* src, int64_t B, int64_t T_pad, int64_t C, const float* taps, int K,
-                       int stride, float* dst, int64_t T_out, FirImpl impl) {
+void depthwise_fir_f32(const float* src, int64_t B, int64_t T_pad, int64_t C, const float* taps,
+                       int K, int stride, float* dst, int64_t T_out, FirImpl impl) {
   const CpuFeatures& f = cpu_features();
   const bool avx2 = impl == FirImpl::fast && f.avx2 && f.fma;
   const bool mac_avx2 = impl == FirImpl::mac && f.avx2;

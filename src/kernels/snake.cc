@@ -12,8 +12,9 @@
 namespace meshnn::kernels {
 namespace {
 
-constexpr int64_t kTimeBlock = 160;  // outputs per task: 2·160 + 10 samples × 16 ch × 4 B ≈ 21 KiB of z
-constexpr int64_t kChanBlock = 16;   // one cache line of each row per task
+constexpr int64_t kTimeBlock =
+    160;  // outputs per task: 2·160 + 10 samples × 16 ch × 4 B ≈ 21 KiB of z
+constexpr int64_t kChanBlock = 16;         // one cache line of each row per task
 constexpr int64_t kParallelMin = 1 << 12;  // rows·C below this run on one thread
 
 bool use_avx2(bool force_scalar) {
@@ -21,7 +22,9 @@ bool use_avx2(bool force_scalar) {
   return !force_scalar && f.avx2 && f.fma;
 }
 
-inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
 
 // ---- plain snake -------------------------------------------------------------------------------
 
@@ -32,7 +35,8 @@ __attribute__((target("avx2,fma"))) inline __m256i tail_mask(int64_t n) {
 
 // z = x + inv · sin²(α·x): product, sine, square and a final FMA (torch rounds the inv·s² product
 // separately; the difference is ≤ 1 ulp of the snake term).
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 snake_avx2(__m256 x, __m256 a, __m256 inv) {
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 snake_avx2(__m256 x, __m256 a,
+                                                                            __m256 inv) {
   return _mm256_fmadd_ps(inv, sin_sq_avx2(_mm256_mul_ps(a, x)), x);
 }
 
@@ -41,8 +45,9 @@ inline float snake_scalar(float x, float a, float inv) {
   return std::fma(inv, s * s, x);
 }
 
-__attribute__((target("avx2,fma"))) void snake_row_avx2(const float* x, int64_t C, const float* alpha,
-                                                          const float* inv, float* y) {
+__attribute__((target("avx2,fma"))) void snake_row_avx2(const float* x, int64_t C,
+                                                        const float* alpha, const float* inv,
+                                                        float* y) {
   int64_t c = 0;
   for (; c + 8 <= C; c += 8)
     _mm256_storeu_ps(y + c, snake_avx2(_mm256_loadu_ps(x + c), _mm256_loadu_ps(alpha + c),
@@ -75,14 +80,16 @@ inline void z_range(const AaArgs& a, int64_t t0, int64_t t1, int64_t& mz0, int64
 
 // Vector v of a channel block; the last one masked when kMask.
 template <int NV, bool kMask>
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 load_lane(const float* p, int v, __m256i mask) {
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 load_lane(const float* p, int v,
+                                                                           __m256i mask) {
   return (kMask && v == NV - 1) ? _mm256_maskload_ps(p, mask) : _mm256_loadu_ps(p);
 }
 
 // One task: outputs [t0, t1) of channels [c0, c0 + NV·8) (the last vector masked when kMask).
 template <int NV, bool kMask>
-__attribute__((target("avx2,fma"))) void aa_task_avx2(const AaArgs& a, int64_t t0, int64_t t1, int64_t c0,
-                                                       int64_t cw, float* zbuf, const float** rows) {
+__attribute__((target("avx2,fma"))) void aa_task_avx2(const AaArgs& a, int64_t t0, int64_t t1,
+                                                      int64_t c0, int64_t cw, float* zbuf,
+                                                      const float** rows) {
   const int64_t C = a.C;
   int64_t mz0, mz1;
   z_range(a, t0, t1, mz0, mz1);
@@ -96,7 +103,8 @@ __attribute__((target("avx2,fma"))) void aa_task_avx2(const AaArgs& a, int64_t t
     alpha[v] = load_lane<NV, kMask>(a.alpha + c0 + 8 * v, v, mask);
     inv[v] = load_lane<NV, kMask>(a.inv + c0 + 8 * v, v, mask);
   }
-  __m256 ue[6], uo[6];  // even outputs use taps 1,3,…,11 on X(s+2 … s−3); odd 0,2,…,10 on X(s+3 … s−2)
+  __m256 ue[6],
+      uo[6];  // even outputs use taps 1,3,…,11 on X(s+2 … s−3); odd 0,2,…,10 on X(s+3 … s−2)
   for (int j = 0; j < 6; ++j) {
     ue[j] = _mm256_set1_ps(a.up2[2 * j + 1]);
     uo[j] = _mm256_set1_ps(a.up2[2 * j]);
@@ -109,9 +117,11 @@ __attribute__((target("avx2,fma"))) void aa_task_avx2(const AaArgs& a, int64_t t
     for (int v = 0; v < NV; ++v) {
       __m256 y = _mm256_setzero_ps();
       if ((m & 1) == 0) {
-        for (int j = 0; j < 6; ++j) y = _mm256_fmadd_ps(ue[j], load_lane<NV, kMask>(X[2 - j] + 8 * v, v, mask), y);
+        for (int j = 0; j < 6; ++j)
+          y = _mm256_fmadd_ps(ue[j], load_lane<NV, kMask>(X[2 - j] + 8 * v, v, mask), y);
       } else {
-        for (int j = 0; j < 6; ++j) y = _mm256_fmadd_ps(uo[j], load_lane<NV, kMask>(X[3 - j] + 8 * v, v, mask), y);
+        for (int j = 0; j < 6; ++j)
+          y = _mm256_fmadd_ps(uo[j], load_lane<NV, kMask>(X[3 - j] + 8 * v, v, mask), y);
       }
       _mm256_storeu_ps(zr + 8 * v, snake_avx2(y, alpha[v], inv[v]));
     }
@@ -127,7 +137,8 @@ __attribute__((target("avx2,fma"))) void aa_task_avx2(const AaArgs& a, int64_t t
       __m256 acc = _mm256_setzero_ps();
       if (interior) {
         const float* z = zbuf + (m0 - mz0) * kChanBlock + 8 * v;
-        for (int k = 0; k < kAaTaps; ++k) acc = _mm256_fmadd_ps(d[k], _mm256_loadu_ps(z + k * kChanBlock), acc);
+        for (int k = 0; k < kAaTaps; ++k)
+          acc = _mm256_fmadd_ps(d[k], _mm256_loadu_ps(z + k * kChanBlock), acc);
       } else {
         for (int k = 0; k < kAaTaps; ++k) {
           const int64_t mi = clamp64(m0 + k, zlo, zhi);
@@ -142,9 +153,9 @@ __attribute__((target("avx2,fma"))) void aa_task_avx2(const AaArgs& a, int64_t t
   }
 }
 
-__attribute__((target("avx2,fma"))) void aa_task_avx2_dispatch(const AaArgs& a, int64_t t0, int64_t t1,
-                                                                int64_t c0, int64_t cw, float* zbuf,
-                                                                const float** rows) {
+__attribute__((target("avx2,fma"))) void aa_task_avx2_dispatch(const AaArgs& a, int64_t t0,
+                                                               int64_t t1, int64_t c0, int64_t cw,
+                                                               float* zbuf, const float** rows) {
   if (cw == 16)
     aa_task_avx2<2, false>(a, t0, t1, c0, cw, zbuf, rows);
   else if (cw > 8)
@@ -191,8 +202,8 @@ void aa_task_scalar(const AaArgs& a, int64_t t0, int64_t t1, int64_t c0, int64_t
 
 }  // namespace
 
-void snake_rows_f32(const float* x, int64_t rows, int64_t C, const float* alpha, const float* inv, float* y,
-                    bool force_scalar) {
+void snake_rows_f32(const float* x, int64_t rows, int64_t C, const float* alpha, const float* inv,
+                    float* y, bool force_scalar) {
   const bool avx2 = use_avx2(force_scalar);
 #pragma omp parallel for schedule(static) if (rows * C >= kParallelMin)
   for (int64_t r = 0; r < rows; ++r) {
@@ -204,9 +215,10 @@ void snake_rows_f32(const float* x, int64_t rows, int64_t C, const float* alpha,
   }
 }
 
-void aa_snake_fused_f32(const float* x, int64_t x_bstride, int64_t B, int64_t C, int64_t lo, int64_t hi,
-                        int64_t n, const float* up_taps, const float* down_taps, const float* alpha,
-                        const float* inv, float* out, int64_t out_bstride, bool force_scalar) {
+void aa_snake_fused_f32(const float* x, int64_t x_bstride, int64_t B, int64_t C, int64_t lo,
+                        int64_t hi, int64_t n, const float* up_taps, const float* down_taps,
+                        const float* alpha, const float* inv, float* out, int64_t out_bstride,
+                        bool force_scalar) {
   if (B <= 0 || n <= 0 || C <= 0) return;
   const bool avx2 = use_avx2(force_scalar);
   float up2[kAaTaps];

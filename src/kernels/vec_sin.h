@@ -30,7 +30,7 @@ constexpr float kC3 = 2.443315711809948e-5f;
 
 // Shared reduction: r ∈ [−π/4, π/4] and the quadrant q (as int32 lanes).
 __attribute__((target("avx2,fma"), always_inline)) inline void sin_reduce_avx2(__m256 x, __m256& r,
-                                                                                  __m256i& q) {
+                                                                               __m256i& q) {
   using namespace sin_consts;
   const __m256 qf = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kTwoOverPi)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -41,7 +41,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void sin_reduce_avx2(_
 }
 
 // |sin| core: the polynomial for sin (even quadrant) or cos (odd quadrant) of r, without the sign.
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 sin_poly_avx2(__m256 r, __m256i q) {
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 sin_poly_avx2(__m256 r,
+                                                                               __m256i q) {
   using namespace sin_consts;
   const __m256 r2 = _mm256_mul_ps(r, r);
   __m256 ps = _mm256_fmadd_ps(_mm256_set1_ps(kS3), r2, _mm256_set1_ps(kS2));
@@ -63,7 +64,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 sin_avx2(__m256
   sin_reduce_avx2(x, r, q);
   const __m256 v = sin_poly_avx2(r, q);
   // Quadrants 2 and 3 negate: move bit 1 of q into the sign bit.
-  const __m256 sign = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_and_si256(q, _mm256_set1_epi32(2)), 30));
+  const __m256 sign =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_and_si256(q, _mm256_set1_epi32(2)), 30));
   return _mm256_xor_ps(v, sign);
 }
 

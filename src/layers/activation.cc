@@ -33,11 +33,13 @@ std::vector<float> load_filter(const Tensor& t, const std::string& key) {
 
 }  // namespace
 
-SnakeParams make_snake_params(SnakeKind kind, const Tensor& alpha, const Tensor* beta, bool alpha_logscale,
-                              int64_t channels, int64_t channel_align, const std::string& what) {
+SnakeParams make_snake_params(SnakeKind kind, const Tensor& alpha, const Tensor* beta,
+                              bool alpha_logscale, int64_t channels, int64_t channel_align,
+                              const std::string& what) {
   MESHNN_CHECK(channels >= 1, what, ": channels must be ≥ 1, got ", channels);
   auto check = [&](const Tensor& t, const char* nm) {
-    MESHNN_CHECK_AS(WeightError, t.defined() && t.numel() == channels && t.rank() >= 1 && t.dim(-1) == channels,
+    MESHNN_CHECK_AS(WeightError,
+                    t.defined() && t.numel() == channels && t.rank() >= 1 && t.dim(-1) == channels,
                     what, ".", nm, ": expected (", channels, ",), got ",
                     t.defined() ? shape_str(t.shape()) : std::string("nothing"));
   };
@@ -53,7 +55,8 @@ SnakeParams make_snake_params(SnakeKind kind, const Tensor& alpha, const Tensor*
   p.alpha.assign(ca, 0.f);  // padded α = 0: sin(0) = 0, so a padded channel is x ↦ x
   p.inv.assign(ca, 1.f / (1.f + kSnakeEps));  // padded β = 1 (seed rule)
   const std::vector<float> a = vec_f32(alpha);
-  const std::vector<float> b = kind == SnakeKind::snake_beta ? vec_f32(*beta) : std::vector<float>();
+  const std::vector<float> b =
+      kind == SnakeKind::snake_beta ? vec_f32(*beta) : std::vector<float>();
   for (int64_t c = 0; c < channels; ++c) {
     // exp in f32 as torch does (the parameters are f32 tensors); ε is added after the exponential.
     const float al = alpha_logscale ? std::exp(a[c]) : a[c];
@@ -66,17 +69,20 @@ SnakeParams make_snake_params(SnakeKind kind, const Tensor& alpha, const Tensor*
 
 Tensor snake_forward(const Tensor& x, const SnakeParams& p, bool force_scalar) {
   ops::check_btc(x, "snake");
-  MESHNN_CHECK_AS(ShapeError, x.dim(2) == p.aligned(), "snake: x has ", x.dim(2), " channels, parameters have ",
-                  p.aligned());
+  MESHNN_CHECK_AS(ShapeError, x.dim(2) == p.aligned(), "snake: x has ", x.dim(2),
+                  " channels, parameters have ", p.aligned());
   Tensor y = Tensor::empty(x.shape());
-  kernels::snake_rows_f32(x.data<float>(), x.dim(0) * x.dim(1), x.dim(2), p.alpha.data(), p.inv.data(),
-                          y.data<float>(), force_scalar);
+  kernels::snake_rows_f32(x.data<float>(), x.dim(0) * x.dim(1), x.dim(2), p.alpha.data(),
+                          p.inv.data(), y.data<float>(), force_scalar);
   return y;
 }
 
 AntiAliasedActivation::AntiAliasedActivation(std::string name, int64_t channels, SnakeKind kind,
                                              bool alpha_logscale, int64_t channel_align)
-    : name_(std::move(name)), channels_(channels), channel_align_(channel_align), logscale_(alpha_logscale) {
+    : name_(std::move(name)),
+      channels_(channels),
+      channel_align_(channel_align),
+      logscale_(alpha_logscale) {
   MESHNN_CHECK(channels >= 1, name_, ": channels must be ≥ 1, got ", channels);
   MESHNN_CHECK(channel_align >= 1, name_, ": channel_align must be ≥ 1, got ", channel_align);
   params_.kind = kind;
@@ -86,7 +92,8 @@ AntiAliasedActivation::AntiAliasedActivation(std::string name, int64_t channels,
 }
 
 void AntiAliasedActivation::set_parameters(const Tensor& alpha, const Tensor* beta) {
-  params_ = make_snake_params(params_.kind, alpha, beta, logscale_, channels_, channel_align_, name_ + ".act");
+  params_ = make_snake_params(params_.kind, alpha, beta, logscale_, channels_, channel_align_,
+                              name_ + ".act");
   loaded_ = true;
 }
 
@@ -102,13 +109,14 @@ std::map<std::string, Shape> AntiAliasedActivation::tensor_names(const std::stri
   return out;
 }
 
-void AntiAliasedActivation::load_state_dict(const std::map<std::string, Tensor>& sd, const std::string& prefix) {
+void AntiAliasedActivation::load_state_dict(const std::map<std::string, Tensor>& sd,
+                                            const std::string& prefix) {
   const Tensor alpha = get_key(sd, prefix + "act.alpha");
   Tensor beta;
   if (params_.kind == SnakeKind::snake_beta) beta = get_key(sd, prefix + "act.beta");
   set_parameters(alpha, params_.kind == SnakeKind::snake_beta ? &beta : nullptr);
-  // The checkpoints store the filters; loaded values win over computed ones (ltx-core's hand-written
-  // sinc can differ from torch.sinc in the last bit of one tap).
+  // The checkpoints store the filters; loaded values win over computed ones (ltx-core's
+  // hand-written sinc can differ from torch.sinc in the last bit of one tap).
   if (auto it = sd.find(prefix + "upsample.filter"); it != sd.end())
     up_ = load_filter(it->second, prefix + "upsample.filter");
   for (const char* k : {"downsample.lowpass.filter", "downsample.filter"}) {
@@ -126,14 +134,16 @@ void AntiAliasedActivation::check_input(const Tensor& x, const char* fn) const {
                   x.defined() ? shape_str(x.shape()) : std::string("an undefined tensor"));
   MESHNN_CHECK_AS(ShapeError, x.dtype() == DType::f32, name_, ".", fn, ": expected f32, got ",
                   dtype_name(x.dtype()));
-  MESHNN_CHECK_AS(ShapeError, x.dim(2) == params_.aligned(), name_, ".", fn, ": x ", shape_str(x.shape()),
-                  " has ", x.dim(2), " channels, the activation has ", params_.aligned());
+  MESHNN_CHECK_AS(ShapeError, x.dim(2) == params_.aligned(), name_, ".", fn, ": x ",
+                  shape_str(x.shape()), " has ", x.dim(2), " channels, the activation has ",
+                  params_.aligned());
 }
 
-void AntiAliasedActivation::run(const Tensor& slab, int64_t left_ctx, int64_t n, int64_t lo, int64_t hi,
-                                Tensor& out, bool force_scalar) const {
+void AntiAliasedActivation::run(const Tensor& slab, int64_t left_ctx, int64_t n, int64_t lo,
+                                int64_t hi, Tensor& out, bool force_scalar) const {
   const int64_t B = slab.dim(0), Ts = slab.dim(1), C = slab.dim(2);
-  MESHNN_CHECK_AS(ShapeError, out.defined() && out.shape() == Shape({B, n, C}) && out.dtype() == DType::f32,
+  MESHNN_CHECK_AS(ShapeError,
+                  out.defined() && out.shape() == Shape({B, n, C}) && out.dtype() == DType::f32,
                   name_, ": out must be f32 (", B, ", ", n, ", ", C, "), got ",
                   out.defined() ? shape_str(out.shape()) : std::string("an undefined tensor"));
   if (hi <= lo) {  // a slab wholly inside the t-pad tail with no real row in reach
@@ -141,13 +151,15 @@ void AntiAliasedActivation::run(const Tensor& slab, int64_t left_ctx, int64_t n,
     return;
   }
   const float* x = slab.data<float>() + left_ctx * C;
-  kernels::aa_snake_fused_f32(x, Ts * C, B, C, lo, hi, n, up_.data(), down_.data(), params_.alpha.data(),
-                              params_.inv.data(), out.data<float>(), n * C, force_scalar);
+  kernels::aa_snake_fused_f32(x, Ts * C, B, C, lo, hi, n, up_.data(), down_.data(),
+                              params_.alpha.data(), params_.inv.data(), out.data<float>(), n * C,
+                              force_scalar);
 }
 
 void AntiAliasedActivation::forward_into(const Tensor& x, Tensor& out) const {
   check_input(x, "forward");
-  MESHNN_CHECK_AS(ShapeError, x.dim(1) >= 1, name_, ".forward: empty sequence ", shape_str(x.shape()));
+  MESHNN_CHECK_AS(ShapeError, x.dim(1) >= 1, name_, ".forward: empty sequence ",
+                  shape_str(x.shape()));
   run(x, 0, x.dim(1), 0, x.dim(1), out, false);
 }
 
@@ -160,36 +172,41 @@ Tensor AntiAliasedActivation::forward(const Tensor& x) const {
 
 Tensor AntiAliasedActivation::forward_scalar(const Tensor& x) const {
   check_input(x, "forward");
-  MESHNN_CHECK_AS(ShapeError, x.dim(1) >= 1, name_, ".forward: empty sequence ", shape_str(x.shape()));
+  MESHNN_CHECK_AS(ShapeError, x.dim(1) >= 1, name_, ".forward: empty sequence ",
+                  shape_str(x.shape()));
   Tensor out = Tensor::empty(x.shape());
   run(x, 0, x.dim(1), 0, x.dim(1), out, true);
   return out;
 }
 
-void AntiAliasedActivation::forward_padded_into(const Tensor& slab, int64_t left_ctx, int64_t right_ctx,
-                                                int64_t global_row0, int64_t global_T, Tensor& out) const {
+void AntiAliasedActivation::forward_padded_into(const Tensor& slab, int64_t left_ctx,
+                                                int64_t right_ctx, int64_t global_row0,
+                                                int64_t global_T, Tensor& out) const {
   check_input(slab, "forward_padded");
-  MESHNN_CHECK(left_ctx >= 0 && right_ctx >= 0, name_, ".forward_padded: context rows must be ≥ 0, got (",
-               left_ctx, ", ", right_ctx, ")");
-  MESHNN_CHECK(global_row0 >= 0 && global_T >= 1, name_, ".forward_padded: need global_row0 ≥ 0 and global_T ≥ 1, got ",
-               global_row0, ", ", global_T);
+  MESHNN_CHECK(left_ctx >= 0 && right_ctx >= 0, name_,
+               ".forward_padded: context rows must be ≥ 0, got (", left_ctx, ", ", right_ctx, ")");
+  MESHNN_CHECK(global_row0 >= 0 && global_T >= 1, name_,
+               ".forward_padded: need global_row0 ≥ 0 and global_T ≥ 1, got ", global_row0, ", ",
+               global_T);
   const int64_t n = slab.dim(1) - left_ctx - right_ctx;
   MESHNN_CHECK_AS(ShapeError, n >= 1, name_, ".forward_padded: slab ", shape_str(slab.shape()),
                   " has no interior rows after ", left_ctx, " + ", right_ctx, " context rows");
   const int64_t need_left = std::min(context_rows(), global_row0);
   const int64_t need_right = std::clamp(global_T - global_row0 - n, int64_t{0}, context_rows());
   MESHNN_CHECK_AS(ShapeError, left_ctx >= need_left && right_ctx >= need_right, name_,
-                  ".forward_padded: shard at global row ", global_row0, " (", n, " rows of ", global_T,
-                  ") needs ", need_left, " left and ", need_right, " right context rows, got ", left_ctx, " and ",
-                  right_ctx);
-  // Real rows in local coordinates (interior row 0 = global_row0): the slab clipped to [0, global_T).
+                  ".forward_padded: shard at global row ", global_row0, " (", n, " rows of ",
+                  global_T, ") needs ", need_left, " left and ", need_right,
+                  " right context rows, got ", left_ctx, " and ", right_ctx);
+  // Real rows in local coordinates (interior row 0 = global_row0): the slab clipped to [0,
+  // global_T).
   const int64_t lo = std::max(-left_ctx, -global_row0);
   const int64_t hi = std::min(n + right_ctx, global_T - global_row0);
   run(slab, left_ctx, n, lo, hi, out, false);
 }
 
-Tensor AntiAliasedActivation::forward_padded(const Tensor& slab, int64_t left_ctx, int64_t right_ctx,
-                                             int64_t global_row0, int64_t global_T) const {
+Tensor AntiAliasedActivation::forward_padded(const Tensor& slab, int64_t left_ctx,
+                                             int64_t right_ctx, int64_t global_row0,
+                                             int64_t global_T) const {
   check_input(slab, "forward_padded");
   const int64_t n = slab.dim(1) - left_ctx - right_ctx;
   MESHNN_CHECK_AS(ShapeError, n >= 1, name_, ".forward_padded: slab ", shape_str(slab.shape()),
@@ -201,7 +218,8 @@ Tensor AntiAliasedActivation::forward_padded(const Tensor& slab, int64_t left_ct
 
 Tensor AntiAliasedActivation::forward_unfused(const Tensor& x, bool prefer_mac) const {
   check_input(x, "forward_unfused");
-  const Tensor y = ops::upsample1d(x, up_, ops::kaiser_upsample_geometry(2, kernels::kAaTaps), prefer_mac);
+  const Tensor y =
+      ops::upsample1d(x, up_, ops::kaiser_upsample_geometry(2, kernels::kAaTaps), prefer_mac);
   const Tensor z = snake_forward(y, params_);
   return ops::downsample1d(z, down_, 2, prefer_mac);
 }

@@ -1,10 +1,10 @@
 #include "layers/conv_algorithm.h"
-#include "core/env.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 
+#include "core/env.h"
 #include "kernels/conv1d_direct.h"
 #include "kernels/winograd1d.h"
 #include "meshnn/core/error.h"
@@ -86,8 +86,7 @@ Conv1dAlgo conv_algo_override() {
                           ": expected auto, direct, winograd, fft or onednn");
   }
   // The switch this one replaced: MESHNN_CONV_DIRECT=0 kept every conv on oneDNN.
-  if (env_value(EnvSwitch::conv_direct) == "0")
-    return Conv1dAlgo::onednn;
+  if (env_value(EnvSwitch::conv_direct) == "0") return Conv1dAlgo::onednn;
   return Conv1dAlgo::automatic;
 }
 

@@ -35,7 +35,8 @@ Tensor local_pad(const Tensor& x, int64_t left, int64_t right, PadMode mode) {
 // read as zeros, as they would past the end of the unsharded sequence. The tail is zeroed in the
 // padded tensor (a fresh buffer from the halo step; cloned only when no halo was needed), so the
 // caller's shard is never copied or changed.
-Tensor zero_padded_halo(const Tensor& x, const TimeShard& ts, int64_t real, int64_t left, int64_t right) {
+Tensor zero_padded_halo(const Tensor& x, const TimeShard& ts, int64_t real, int64_t left,
+                        int64_t right) {
   const int64_t s = x.dim(1);
   Tensor padded = ts.halo(x, left, right, PadMode::zeros);
   // Global row of padded row 0, and the first padded row at or past the real end.
@@ -55,7 +56,8 @@ Tensor zero_padded_halo(const Tensor& x, const TimeShard& ts, int64_t real, int6
 
 }  // namespace
 
-TimeShard::TimeShard(Device& device, std::vector<int> axes) : device_(&device), axes_(std::move(axes)) {
+TimeShard::TimeShard(Device& device, std::vector<int> axes)
+    : device_(&device), axes_(std::move(axes)) {
   MESHNN_CHECK(axes_.size() == 1 || axes_.size() == 2, "TimeShard: 1 or 2 mesh axes, got ",
                axes_.size());
   if (axes_.size() == 2)
@@ -170,7 +172,8 @@ Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const Ti
   const int64_t hr = std::max<int64_t>(0, (s - 1 + p) / s);
   Tensor padded = zero_padded_halo(x, ts, real, std::max<int64_t>(hl, 0), hr);
   Tensor full = conv.forward_padded(padded);  // (B, (S + hl + hr − 1)·s + k, C_out), uncropped
-  // Row j of `full` is global pre-crop row s·(a − hl) + j; we want pre-crop rows s·a + p + [0, s·S).
+  // Row j of `full` is global pre-crop row s·(a − hl) + j; we want pre-crop rows s·a + p + [0,
+  // s·S).
   return rows(full, s * std::max<int64_t>(hl, 0) + p, s * rows_in);
 }
 

@@ -1,5 +1,4 @@
 #include "meshnn/mesh/mesh.h"
-#include "core/env.h"
 
 #include <omp.h>
 
@@ -10,6 +9,7 @@
 #include <exception>
 #include <thread>
 
+#include "core/env.h"
 #include "mesh/local_comm.h"
 #include "mesh/mpi_comm.h"
 #include "meshnn/core/cpu.h"

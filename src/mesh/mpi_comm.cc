@@ -349,7 +349,7 @@ class MpiCommunicator final : public Communicator {
   std::vector<int> last_silent_;
   std::vector<std::shared_ptr<void>> orphans_;  // buffers of requests abandoned at a timeout
   std::vector<MPI_Request> abandoned_;          // collective requests pending at a timeout
-  std::vector<float> packed_, out_, recv_;  // reduce_scatter scratch, grown on demand
+  std::vector<float> packed_, out_, recv_;      // reduce_scatter scratch, grown on demand
   int size_ = 0;
   int index_ = 0;
 };

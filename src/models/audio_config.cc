@@ -91,8 +91,8 @@ void reject_unknown(const json& j, const std::set<std::string>& known, const std
 
 void require_eq(const json& j, const char* key, const json& expected, const std::string& where) {
   MESHNN_CHECK(j.contains(key) && j.at(key) == expected, where, ": config field '", key,
-               "' must be ", expected.dump(), " (found ", j.contains(key) ? j.at(key).dump() : "none",
-               ")");
+               "' must be ", expected.dump(), " (found ",
+               j.contains(key) ? j.at(key).dump() : "none", ")");
 }
 
 // The fields every generator config has (same names in ltx-core and NVIDIA BigVGAN).
@@ -118,12 +118,27 @@ int positive_int(const json& j, const char* key, const std::string& where) {
 }
 
 GeneratorConfig parse_ltx_generator(const json& j, const std::string& where, bool bwe) {
-  static const std::set<std::string> known = {
-      "upsample_initial_channel", "resblock", "upsample_rates", "resblock_kernel_sizes",
-      "upsample_kernel_sizes", "resblock_dilation_sizes", "stereo", "use_tanh_at_final",
-      "activation", "use_bias_at_final", "apply_final_activation", "input_sampling_rate",
-      "output_sampling_rate", "hop_length", "n_fft", "win_size", "num_mels", "sampling_rate",
-      "antialias_ratio", "antialias_kernel_size", "alpha_logscale"};
+  static const std::set<std::string> known = {"upsample_initial_channel",
+                                              "resblock",
+                                              "upsample_rates",
+                                              "resblock_kernel_sizes",
+                                              "upsample_kernel_sizes",
+                                              "resblock_dilation_sizes",
+                                              "stereo",
+                                              "use_tanh_at_final",
+                                              "activation",
+                                              "use_bias_at_final",
+                                              "apply_final_activation",
+                                              "input_sampling_rate",
+                                              "output_sampling_rate",
+                                              "hop_length",
+                                              "n_fft",
+                                              "win_size",
+                                              "num_mels",
+                                              "sampling_rate",
+                                              "antialias_ratio",
+                                              "antialias_kernel_size",
+                                              "alpha_logscale"};
   MESHNN_CHECK(j.is_object(), where, ": expected a JSON object");
   reject_unknown(j, known, where);
   GeneratorConfig g;
@@ -204,12 +219,11 @@ void GeneratorConfig::validate(const std::string& where) const {
     const int u = upsample_rates[i], k = upsample_kernel_sizes[i];
     MESHNN_CHECK(u <= 1024 && k <= 4096, where, ": upsample stage ", i, " rate ", u, " / kernel ",
                  k, " out of range (rate ≤ 1024, kernel ≤ 4096)");
-    MESHNN_CHECK(u >= 1 && k >= u && (k - u) % 2 == 0, where, ": upsample stage ", i,
-                 " has rate ", u, " and kernel ", k, "; need k ≥ u and k − u even (output exactly u·L)");
+    MESHNN_CHECK(u >= 1 && k >= u && (k - u) % 2 == 0, where, ": upsample stage ", i, " has rate ",
+                 u, " and kernel ", k, "; need k ≥ u and k − u even (output exactly u·L)");
   }
-  MESHNN_CHECK(upsample_initial_channel >> num_stages() >= 1, where,
-               ": upsample_initial_channel ", upsample_initial_channel, " is too small for ",
-               num_stages(), " stages");
+  MESHNN_CHECK(upsample_initial_channel >> num_stages() >= 1, where, ": upsample_initial_channel ",
+               upsample_initial_channel, " is too small for ", num_stages(), " stages");
   for (size_t j = 0; j < resblock_kernel_sizes.size(); ++j) {
     MESHNN_CHECK(resblock_kernel_sizes[j] >= 1 && resblock_kernel_sizes[j] <= 1025, where,
                  ": resblock kernel ", resblock_kernel_sizes[j], " out of range [1, 1025]");
@@ -231,13 +245,19 @@ BigVganConfig parse_bigvgan_config(const json& j, const std::string& where) {
   g.out_channels = 1;
   read_generator_shape(j, where, g);
   const std::string rb = get_field<std::string>(j, "resblock", where);
-  if (rb == "1") g.block = GeneratorConfig::Block::amp1;
-  else if (rb == "2") g.block = GeneratorConfig::Block::amp2;
-  else throw InvalidArgument(detail::concat(where, ": unsupported resblock '", rb, "'"));
+  if (rb == "1")
+    g.block = GeneratorConfig::Block::amp1;
+  else if (rb == "2")
+    g.block = GeneratorConfig::Block::amp2;
+  else
+    throw InvalidArgument(detail::concat(where, ": unsupported resblock '", rb, "'"));
   const std::string act = get_or<std::string>(j, "activation", "snakebeta", where);
-  if (act == "snake") g.activation = GeneratorConfig::Act::snake;
-  else if (act == "snakebeta") g.activation = GeneratorConfig::Act::snakebeta;
-  else throw InvalidArgument(detail::concat(where, ": unsupported activation '", act, "'"));
+  if (act == "snake")
+    g.activation = GeneratorConfig::Act::snake;
+  else if (act == "snakebeta")
+    g.activation = GeneratorConfig::Act::snakebeta;
+  else
+    throw InvalidArgument(detail::concat(where, ": unsupported activation '", act, "'"));
   g.snake_logscale = get_or<bool>(j, "snake_logscale", true, where);
   // Absent in v1 and base configs → true (BigVGAN's backward-compatibility default).
   g.use_tanh_at_final = get_or<bool>(j, "use_tanh_at_final", true, where);
@@ -306,10 +326,21 @@ LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& whe
                ": audio_vae sampling_rate ", vae_rate, " and STFT hop_length ", mel_hop,
                " must be positive with an integer frame rate");
   const int mel_fps = vae_rate / mel_hop;
-  static const std::set<std::string> dd_known = {
-      "double_z", "mel_bins", "z_channels", "resolution", "downsample_time", "in_channels",
-      "out_ch", "ch", "ch_mult", "num_res_blocks", "attn_resolutions", "dropout",
-      "mid_block_add_attention", "norm_type", "causality_axis"};
+  static const std::set<std::string> dd_known = {"double_z",
+                                                 "mel_bins",
+                                                 "z_channels",
+                                                 "resolution",
+                                                 "downsample_time",
+                                                 "in_channels",
+                                                 "out_ch",
+                                                 "ch",
+                                                 "ch_mult",
+                                                 "num_res_blocks",
+                                                 "attn_resolutions",
+                                                 "dropout",
+                                                 "mid_block_add_attention",
+                                                 "norm_type",
+                                                 "causality_axis"};
   reject_unknown(dd, dd_known, vwhere);
   // Refuse what this decoder does not implement, naming the field.
   require_eq(dd, "norm_type", "pixel", vwhere);
@@ -352,7 +383,8 @@ LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& whe
     c.version = LtxAudioConfig::Version::ltx23;
     static const std::set<std::string> known = {"vocoder", "bwe"};
     reject_unknown(voc, known, where + " config.vocoder");
-    MESHNN_CHECK(voc.contains("vocoder"), where, ": config.vocoder.bwe present but config.vocoder.vocoder missing");
+    MESHNN_CHECK(voc.contains("vocoder"), where,
+                 ": config.vocoder.bwe present but config.vocoder.vocoder missing");
     const json& bwe = voc.at("bwe");
     c.vocoder = parse_ltx_generator(voc.at("vocoder"), where + " config.vocoder.vocoder", false);
     MESHNN_CHECK(c.vocoder.block == GeneratorConfig::Block::amp1, where,
@@ -370,7 +402,8 @@ LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& whe
                  ": output rate must be an integer multiple of the input rate");
     MESHNN_CHECK(c.bwe.generator.hop() ==
                      c.bwe.hop_length * (c.bwe.output_sampling_rate / c.bwe.input_sampling_rate),
-                 bw, ": BWE upsampling ", c.bwe.generator.hop(), " must equal hop_length × rate ratio");
+                 bw, ": BWE upsampling ", c.bwe.generator.hop(),
+                 " must equal hop_length × rate ratio");
     MESHNN_CHECK(c.bwe.num_mels * 2 == c.bwe.generator.in_channels, bw,
                  ": num_mels must be 64 (stereo × 64 = 128 input channels)");
     MESHNN_CHECK(c.bwe.input_sampling_rate > 0 && c.bwe.hop_length > 0 && c.bwe.n_fft >= 2 &&
@@ -433,13 +466,25 @@ json ltx23_reference_config() {
   bwe["n_fft"] = 512;
   bwe["win_size"] = 512;
   bwe["num_mels"] = 64;
-  json dd = {{"double_z", true},        {"mel_bins", 64},       {"z_channels", 8},
-             {"resolution", 256},       {"downsample_time", false}, {"in_channels", 2},
-             {"out_ch", 2},             {"ch", 128},            {"ch_mult", {1, 2, 4}},
-             {"num_res_blocks", 2},     {"attn_resolutions", json::array()}, {"dropout", 0.0},
-             {"mid_block_add_attention", false}, {"norm_type", "pixel"}, {"causality_axis", "height"}};
-  return {{"audio_vae", {{"model", {{"params", {{"sampling_rate", 16000}, {"embed_dim", 8}, {"ddconfig", dd}}}}}}},
-          {"vocoder", {{"vocoder", main}, {"bwe", bwe}}}};
+  json dd = {{"double_z", true},
+             {"mel_bins", 64},
+             {"z_channels", 8},
+             {"resolution", 256},
+             {"downsample_time", false},
+             {"in_channels", 2},
+             {"out_ch", 2},
+             {"ch", 128},
+             {"ch_mult", {1, 2, 4}},
+             {"num_res_blocks", 2},
+             {"attn_resolutions", json::array()},
+             {"dropout", 0.0},
+             {"mid_block_add_attention", false},
+             {"norm_type", "pixel"},
+             {"causality_axis", "height"}};
+  return {
+      {"audio_vae",
+       {{"model", {{"params", {{"sampling_rate", 16000}, {"embed_dim", 8}, {"ddconfig", dd}}}}}}},
+      {"vocoder", {{"vocoder", main}, {"bwe", bwe}}}};
 }
 
 }  // namespace meshnn::models

@@ -8,11 +8,15 @@
 
 namespace meshnn::models {
 
-// A BigVGAN/HiFi-GAN-style generator: conv_pre → [ups[i] → mean of resblocks] × N → post → conv_post.
+// A BigVGAN/HiFi-GAN-style generator: conv_pre → [ups[i] → mean of resblocks] × N → post →
+// conv_post.
 struct GeneratorConfig {
-  enum class Block { amp1, amp2, hifigan1 };   // AMPBlock1, AMPBlock2, HiFi-GAN ResBlock1
+  enum class Block { amp1, amp2, hifigan1 };  // AMPBlock1, AMPBlock2, HiFi-GAN ResBlock1
   enum class Act { snake, snakebeta };
-  enum class KeyStyle { ltx, nvidia };         // acts1/acts2, ups.i.weight  vs  activations.m, ups.i.0.weight
+  enum class KeyStyle {
+    ltx,
+    nvidia
+  };  // acts1/acts2, ups.i.weight  vs  activations.m, ups.i.0.weight
   int in_channels = 128;
   int out_channels = 2;
   int upsample_initial_channel = 1536;
@@ -27,7 +31,7 @@ struct GeneratorConfig {
   bool use_bias_at_final = false;
   bool apply_final_activation = true;  // false: raw conv_post output (LTX BWE generator)
   KeyStyle keys = KeyStyle::ltx;
-  int sampling_rate = 16000;           // output rate
+  int sampling_rate = 16000;  // output rate
   // HiFi-GAN (LTX-2 19B) slopes: 0.1 inside, PyTorch's default 0.01 after the last stage.
   float lrelu_slope = 0.1f;
   float post_lrelu_slope = 0.01f;

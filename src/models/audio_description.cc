@@ -12,11 +12,16 @@ using Role = LayerDesc::Role;
 
 Shape LayerDesc::weight_shape() const {
   switch (kind) {
-    case Kind::conv1d: return {c_out, c_in, kernel};
-    case Kind::conv2d: return {c_out, c_in, kernel, kernel};
-    case Kind::conv_transpose1d: return {c_in, c_out, kernel};
-    case Kind::tensor: return shape;
-    case Kind::activation: return {c_in};
+    case Kind::conv1d:
+      return {c_out, c_in, kernel};
+    case Kind::conv2d:
+      return {c_out, c_in, kernel, kernel};
+    case Kind::conv_transpose1d:
+      return {c_in, c_out, kernel};
+    case Kind::tensor:
+      return shape;
+    case Kind::activation:
+      return {c_in};
   }
   return {};
 }
@@ -24,14 +29,16 @@ Shape LayerDesc::weight_shape() const {
 std::map<std::string, Shape> LayerDesc::tensors() const {
   switch (kind) {
     case Kind::conv1d:
-    case Kind::conv_transpose1d: return conv_tensor_names(key, weight_shape(), bias ? c_out : 0);
+    case Kind::conv_transpose1d:
+      return conv_tensor_names(key, weight_shape(), bias ? c_out : 0);
     case Kind::conv2d:
       return conv_tensor_names(key, weight_shape(), bias ? c_out : 0, /*wrapped=*/true);
     case Kind::activation:
       return layers::AntiAliasedActivation::tensor_names(
           key + ".", c_in, snake_beta ? layers::SnakeKind::snake_beta : layers::SnakeKind::snake,
           /*with_filters=*/true);
-    case Kind::tensor: return {{key, shape}};
+    case Kind::tensor:
+      return {{key, shape}};
   }
   return {};
 }
@@ -51,7 +58,8 @@ LayerDesc conv1d(Role role, std::string key, int64_t ci, int64_t co, int64_t k, 
   return d;
 }
 
-LayerDesc activation(Role role, std::string key, int64_t ch, bool beta, bool logscale, double rate) {
+LayerDesc activation(Role role, std::string key, int64_t ch, bool beta, bool logscale,
+                     double rate) {
   LayerDesc d{Kind::activation, role, std::move(key)};
   d.c_in = d.c_out = ch;
   d.snake_beta = beta;
@@ -78,8 +86,8 @@ ModelDesc describe_generator(const GeneratorConfig& g, const std::string& p) {
   const bool beta = g.activation == GeneratorConfig::Act::snakebeta;
   const size_t nk = g.resblock_kernel_sizes.size();
   ModelDesc out;
-  out.push_back(conv1d(Role::conv_pre, p + "conv_pre", g.in_channels, g.upsample_initial_channel,
-                       7, 1, true, 0.5 / std::sqrt(g.in_channels * 7.0), 1));
+  out.push_back(conv1d(Role::conv_pre, p + "conv_pre", g.in_channels, g.upsample_initial_channel, 7,
+                       1, true, 0.5 / std::sqrt(g.in_channels * 7.0), 1));
   double rate = 1;
   for (int i = 0; i < g.num_stages(); ++i) {
     const int64_t ci = g.upsample_initial_channel >> i, co = g.stage_channels(i);
@@ -111,7 +119,8 @@ ModelDesc describe_generator(const GeneratorConfig& g, const std::string& p) {
         if (g.block == GeneratorConfig::Block::amp2) {
           place(conv1d(Role::convs1, rp + "convs." + ms, co, co, ks, dils[m], true,
                        1.0 / std::sqrt(static_cast<double>(co * ks)), rate));
-          place(activation(Role::acts1, rp + "activations." + ms, co, beta, g.snake_logscale, rate));
+          place(
+              activation(Role::acts1, rp + "activations." + ms, co, beta, g.snake_logscale, rate));
           continue;
         }
         place(conv1d(Role::convs1, rp + "convs1." + ms, co, co, ks, dils[m], true,
@@ -120,7 +129,8 @@ ModelDesc describe_generator(const GeneratorConfig& g, const std::string& p) {
                      0.4 / std::sqrt(static_cast<double>(co * ks)), rate));
         if (g.block == GeneratorConfig::Block::amp1) {
           const std::string a1 = nvidia ? "activations." + std::to_string(2 * m) : "acts1." + ms;
-          const std::string a2 = nvidia ? "activations." + std::to_string(2 * m + 1) : "acts2." + ms;
+          const std::string a2 =
+              nvidia ? "activations." + std::to_string(2 * m + 1) : "acts2." + ms;
           place(activation(Role::acts1, rp + a1, co, beta, g.snake_logscale, rate));
           place(activation(Role::acts2, rp + a2, co, beta, g.snake_logscale, rate));
         }
@@ -202,8 +212,8 @@ ModelDesc describe_mel_vae(const AudioVaeDecoderConfig& v) {
 ModelDesc describe_bwe(const BweConfig& b) {
   const int64_t bins = b.n_fft / 2 + 1;
   ModelDesc out;
-  out.push_back(tensor(Role::stft_basis, "vocoder.mel_stft.stft_fn.forward_basis",
-                       {2 * bins, 1, b.n_fft}));
+  out.push_back(
+      tensor(Role::stft_basis, "vocoder.mel_stft.stft_fn.forward_basis", {2 * bins, 1, b.n_fft}));
   // Decode never reads the inverse basis; real checkpoints carry it.
   out.push_back(tensor(Role::inverse_stft_basis, "vocoder.mel_stft.stft_fn.inverse_basis",
                        {2 * bins, 1, b.n_fft}, /*optional=*/true));
@@ -271,12 +281,17 @@ double flops(const ModelDesc& desc, int64_t frames) {
   for (const LayerDesc& d : desc) {
     const double rows = d.rate * static_cast<double>(frames);
     switch (d.kind) {
-      case Kind::conv1d: f += 2.0 * d.c_in * d.c_out * d.kernel * rows; break;
-      case Kind::conv_transpose1d: f += 2.0 * d.c_in * d.c_out * d.kernel * rows; break;
+      case Kind::conv1d:
+        f += 2.0 * d.c_in * d.c_out * d.kernel * rows;
+        break;
+      case Kind::conv_transpose1d:
+        f += 2.0 * d.c_in * d.c_out * d.kernel * rows;
+        break;
       case Kind::conv2d:
         f += 2.0 * d.c_in * d.c_out * d.kernel * d.kernel * rows * static_cast<double>(d.width);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return f;
@@ -302,8 +317,8 @@ Conv1d build_conv1d(const LayerDesc& d, const std::map<std::string, Tensor>& sta
   return conv;
 }
 
-ConvTranspose1d build_conv_transpose1d(const LayerDesc& d, const std::map<std::string, Tensor>& state,
-                                       Precision p) {
+ConvTranspose1d build_conv_transpose1d(const LayerDesc& d,
+                                       const std::map<std::string, Tensor>& state, Precision p) {
   ConvTranspose1dConfig c;
   c.in_channels = d.c_in;
   c.out_channels = d.c_out;
@@ -315,7 +330,8 @@ ConvTranspose1d build_conv_transpose1d(const LayerDesc& d, const std::map<std::s
   return conv;
 }
 
-Conv2d build_causal_conv2d(const LayerDesc& d, const std::map<std::string, Tensor>& state, Precision p) {
+Conv2d build_causal_conv2d(const LayerDesc& d, const std::map<std::string, Tensor>& state,
+                           Precision p) {
   Conv2dConfig c;
   c.in_channels = d.c_in;
   c.out_channels = d.c_out;
@@ -329,9 +345,9 @@ Conv2d build_causal_conv2d(const LayerDesc& d, const std::map<std::string, Tenso
 
 layers::AntiAliasedActivation build_activation(const LayerDesc& d,
                                                const std::map<std::string, Tensor>& state) {
-  layers::AntiAliasedActivation a(d.key + ".", d.c_in,
-                                  d.snake_beta ? layers::SnakeKind::snake_beta : layers::SnakeKind::snake,
-                                  d.logscale);
+  layers::AntiAliasedActivation a(
+      d.key + ".", d.c_in, d.snake_beta ? layers::SnakeKind::snake_beta : layers::SnakeKind::snake,
+      d.logscale);
   a.load_state_dict(state, d.key + ".");
   return a;
 }

@@ -33,9 +33,25 @@ struct LayerDesc {
   };
   // Where a layer sits in its model (read by the model's constructor).
   enum class Role {
-    conv_pre, ups, convs1, convs2, acts1, acts2, act_post, conv_post,  // generator
-    conv_in, res_conv1, res_conv2, res_shortcut, upsample_conv, conv_out,  // mel-VAE
-    stats_std, stats_mean, stft_basis, inverse_stft_basis, mel_basis,      // tensors
+    conv_pre,
+    ups,
+    convs1,
+    convs2,
+    acts1,
+    acts2,
+    act_post,
+    conv_post,  // generator
+    conv_in,
+    res_conv1,
+    res_conv2,
+    res_shortcut,
+    upsample_conv,
+    conv_out,  // mel-VAE
+    stats_std,
+    stats_mean,
+    stft_basis,
+    inverse_stft_basis,
+    mel_basis,  // tensors
   };
   LayerDesc(Kind k, Role r, std::string key_) : kind(k), role(r), key(std::move(key_)) {}
   Kind kind;
@@ -49,8 +65,8 @@ struct LayerDesc {
   Shape shape;             // tensor only
   // Position: generator stage / block (i·R + j) / index m; mel-VAE level (run order) / block.
   int stage = -1, block = -1, index = -1;
-  double rate = 1;         // input rows per model input row (FLOP counts)
-  int64_t width = 1;       // conv2d: mel bins at this level (FLOP counts)
+  double rate = 1;    // input rows per model input row (FLOP counts)
+  int64_t width = 1;  // conv2d: mel bins at this level (FLOP counts)
   // Random checkpoints: weights N(0, init_std²); bias N(0, 0.02²), or the constant init_bias.
   double init_std = 0;
   double init_bias = std::numeric_limits<double>::quiet_NaN();
@@ -74,8 +90,8 @@ ModelDesc describe_ltx(const LtxAudioConfig& cfg);
 // The main vocoder's prefix in an LTX checkpoint.
 std::string ltx_vocoder_prefix(const LtxAudioConfig& cfg);
 
-// The prefix of an NVIDIA BigVGAN generator's keys in `state`: "" or "generator." (checkpoints saved
-// as {"generator": state_dict} and flattened), found by where its first layer is.
+// The prefix of an NVIDIA BigVGAN generator's keys in `state`: "" or "generator." (checkpoints
+// saved as {"generator": state_dict} and flattened), found by where its first layer is.
 std::string nvidia_generator_prefix(const std::map<std::string, Tensor>& state,
                                     const GeneratorConfig& cfg);
 // The BWE generator's prefix in an LTX-2.3 checkpoint.
@@ -96,10 +112,11 @@ std::vector<const LayerDesc*> with_role(const ModelDesc& desc, LayerDesc::Role r
 // Layers built from a description entry, weights read from `state` in any accepted spelling
 // (WeightError naming the key when missing or misshaped).
 Conv1d build_conv1d(const LayerDesc& d, const std::map<std::string, Tensor>& state, Precision p);
-ConvTranspose1d build_conv_transpose1d(const LayerDesc& d, const std::map<std::string, Tensor>& state,
-                                       Precision p);
+ConvTranspose1d build_conv_transpose1d(const LayerDesc& d,
+                                       const std::map<std::string, Tensor>& state, Precision p);
 // LTX CausalConv2d: time (H) zero pad K − 1 in front, mel (W) ⌊(K − 1)/2⌋ | rest.
-Conv2d build_causal_conv2d(const LayerDesc& d, const std::map<std::string, Tensor>& state, Precision p);
+Conv2d build_causal_conv2d(const LayerDesc& d, const std::map<std::string, Tensor>& state,
+                           Precision p);
 layers::AntiAliasedActivation build_activation(const LayerDesc& d,
                                                const std::map<std::string, Tensor>& state);
 // A Kind::tensor entry as f32, shape-checked.

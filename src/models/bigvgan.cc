@@ -7,25 +7,28 @@
 
 namespace meshnn::models {
 
-BigVgan::BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state, Precision precision)
+BigVgan::BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state,
+                 Precision precision)
     : cfg_(config) {
-  gen_ = std::make_unique<Generator>(cfg_.generator, state, nvidia_generator_prefix(state, cfg_.generator),
-                                     precision);
+  gen_ = std::make_unique<Generator>(cfg_.generator, state,
+                                     nvidia_generator_prefix(state, cfg_.generator), precision);
 }
 
-std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file, const std::string& config_path,
-                                       Precision precision) {
+std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file,
+                                       const std::string& config_path, Precision precision) {
   nlohmann::json j;
   if (!config_path.empty()) {
     j = io::read_config_json_file(config_path);
   } else {
     auto it = file.metadata().find("config");
     if (it == file.metadata().end())
-      throw InvalidArgument("checkpoint '" + file.path() +
-                            "' carries no 'config' metadata; pass the model's config.json with --config");
+      throw InvalidArgument(
+          "checkpoint '" + file.path() +
+          "' carries no 'config' metadata; pass the model's config.json with --config");
     j = io::parse_config_json(it->second, file.path() + " config");
   }
-  const BigVganConfig cfg = parse_bigvgan_config(j, config_path.empty() ? file.path() : config_path);
+  const BigVganConfig cfg =
+      parse_bigvgan_config(j, config_path.empty() ? file.path() : config_path);
   std::map<std::string, Tensor> state;
   for (const std::string& k : file.keys()) state.emplace(k, file.get(k));
   return std::make_unique<BigVgan>(cfg, state, precision);
@@ -60,6 +63,8 @@ Tensor BigVgan::vocode_mel(const Tensor& mel, const TimeShard& ts) {
   return ts.gather(y, T * cfg_.generator.hop());
 }
 
-Tensor BigVgan::mel_of(const Tensor& wav) const { return ops::bigvgan_mel_spectrogram(wav, mel_config()); }
+Tensor BigVgan::mel_of(const Tensor& wav) const {
+  return ops::bigvgan_mel_spectrogram(wav, mel_config());
+}
 
 }  // namespace meshnn::models

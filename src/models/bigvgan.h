@@ -21,13 +21,15 @@ class BigVgan {
   // config: the config.json document; state: generator tensors with NVIDIA's names (weight-normed
   // `weight_g`/`weight_v`, folded `weight`, or the parametrisation names), optionally under a
   // "generator." prefix.
-  BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state, Precision precision);
+  BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state,
+          Precision precision);
   // Reads the checkpoint; the config comes from `config_path` when given, else from the
   // checkpoint's `config` metadata.
-  static std::unique_ptr<BigVgan> load(const io::SafetensorsFile& file, const std::string& config_path,
-                                       Precision precision);
+  static std::unique_ptr<BigVgan> load(const io::SafetensorsFile& file,
+                                       const std::string& config_path, Precision precision);
   // A runner for another thread: shares the weights, owns its plans (see LtxAudioDecoder).
-  BigVgan(const BigVgan& other) : cfg_(other.cfg_), gen_(std::make_unique<Generator>(*other.gen_)) {}
+  BigVgan(const BigVgan& other)
+      : cfg_(other.cfg_), gen_(std::make_unique<Generator>(*other.gen_)) {}
 
   const BigVganConfig& config() const { return cfg_; }
   ops::MelConfig mel_config() const { return mel_config_of(cfg_); }

@@ -23,8 +23,10 @@ Tensor Generator::Block::forward(const Tensor& x_in, const TimeShard& ts, int64_
     }
     t = conv1d_sharded(convs1[j], t, ts, real);
     if (type != GeneratorConfig::Block::amp2) {
-      if (type == GeneratorConfig::Block::hifigan1) ops::leaky_relu_(t, slope);
-      else t = activation_sharded(acts2[j], t, ts, real);
+      if (type == GeneratorConfig::Block::hifigan1)
+        ops::leaky_relu_(t, slope);
+      else
+        t = activation_sharded(acts2[j], t, ts, real);
       t = conv1d_sharded(convs2[j], t, ts, real);
     }
     ProfileScope prof("residual_add");
@@ -46,15 +48,32 @@ Generator::Generator(const GeneratorConfig& cfg, const std::map<std::string, Ten
   using Role = LayerDesc::Role;
   for (const LayerDesc& d : describe_generator(cfg_, prefix)) {
     switch (d.role) {
-      case Role::conv_pre: conv_pre_ = build_conv1d(d, state, precision); break;
-      case Role::ups: ups_.push_back(build_conv_transpose1d(d, state, precision)); break;
-      case Role::convs1: blocks_[d.block].convs1.push_back(build_conv1d(d, state, precision)); break;
-      case Role::convs2: blocks_[d.block].convs2.push_back(build_conv1d(d, state, precision)); break;
-      case Role::acts1: blocks_[d.block].acts1.push_back(build_activation(d, state)); break;
-      case Role::acts2: blocks_[d.block].acts2.push_back(build_activation(d, state)); break;
-      case Role::act_post: act_post_ = build_activation(d, state); break;
-      case Role::conv_post: conv_post_ = build_conv1d(d, state, precision); break;
-      default: MESHNN_CHECK(false, "generator: unexpected layer '", d.key, "'");
+      case Role::conv_pre:
+        conv_pre_ = build_conv1d(d, state, precision);
+        break;
+      case Role::ups:
+        ups_.push_back(build_conv_transpose1d(d, state, precision));
+        break;
+      case Role::convs1:
+        blocks_[d.block].convs1.push_back(build_conv1d(d, state, precision));
+        break;
+      case Role::convs2:
+        blocks_[d.block].convs2.push_back(build_conv1d(d, state, precision));
+        break;
+      case Role::acts1:
+        blocks_[d.block].acts1.push_back(build_activation(d, state));
+        break;
+      case Role::acts2:
+        blocks_[d.block].acts2.push_back(build_activation(d, state));
+        break;
+      case Role::act_post:
+        act_post_ = build_activation(d, state);
+        break;
+      case Role::conv_post:
+        conv_post_ = build_conv1d(d, state, precision);
+        break;
+      default:
+        MESHNN_CHECK(false, "generator: unexpected layer '", d.key, "'");
     }
   }
 }
@@ -87,12 +106,16 @@ Tensor Generator::forward(const Tensor& x_in, const TimeShard& ts, int64_t real)
       for (int64_t e = 0; e < x.numel(); ++e) p[e] /= static_cast<float>(n_k);
     }
   }
-  if (cfg_.block == GeneratorConfig::Block::hifigan1) ops::leaky_relu_(x, cfg_.post_lrelu_slope);
-  else x = activation_sharded(*act_post_, x, ts, real);
+  if (cfg_.block == GeneratorConfig::Block::hifigan1)
+    ops::leaky_relu_(x, cfg_.post_lrelu_slope);
+  else
+    x = activation_sharded(*act_post_, x, ts, real);
   x = conv1d_sharded(*conv_post_, x, ts, real);
   if (cfg_.apply_final_activation) {
-    if (cfg_.use_tanh_at_final) ops::tanh_(x);
-    else ops::clamp_(x, -1.f, 1.f);
+    if (cfg_.use_tanh_at_final)
+      ops::tanh_(x);
+    else
+      ops::clamp_(x, -1.f, 1.f);
   }
   return x;
 }

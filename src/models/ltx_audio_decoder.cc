@@ -13,9 +13,7 @@
 #include "ops/elementwise.h"
 
 namespace meshnn::models {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // ---- Stage A: mel-VAE decoder -------------------------------------------------------------------
 
@@ -27,7 +25,7 @@ struct LtxAudioDecoder::MelVae {
   std::vector<float> stats_std, stats_mean;  // (z_channels · latent_mel_bins), feature c·F + f
   std::optional<Conv2d> conv_in, conv_out;
   std::vector<ResBlock> mid;
-  std::vector<std::vector<ResBlock>> up;               // run order: level L−1 … 0
+  std::vector<std::vector<ResBlock>> up;             // run order: level L−1 … 0
   std::vector<std::optional<Conv2d>> upsample_conv;  // per run-order level (none for level 0)
 
   MelVae(const AudioVaeDecoderConfig& c, const std::map<std::string, Tensor>& state, Precision p)
@@ -55,19 +53,33 @@ struct LtxAudioDecoder::MelVae {
           stats_mean.assign(t.data<float>(), t.data<float>() + t.numel());
           break;
         }
-        case Role::conv_in: conv_in = build_causal_conv2d(d, state, p); break;
-        case Role::res_conv1: block(d).conv1 = build_causal_conv2d(d, state, p); break;
-        case Role::res_conv2: block(d).conv2 = build_causal_conv2d(d, state, p); break;
-        case Role::res_shortcut: block(d).nin = build_causal_conv2d(d, state, p); break;
-        case Role::upsample_conv: upsample_conv[d.stage] = build_causal_conv2d(d, state, p); break;
-        case Role::conv_out: conv_out = build_causal_conv2d(d, state, p); break;
-        default: MESHNN_CHECK(false, "mel-VAE: unexpected layer '", d.key, "'");
+        case Role::conv_in:
+          conv_in = build_causal_conv2d(d, state, p);
+          break;
+        case Role::res_conv1:
+          block(d).conv1 = build_causal_conv2d(d, state, p);
+          break;
+        case Role::res_conv2:
+          block(d).conv2 = build_causal_conv2d(d, state, p);
+          break;
+        case Role::res_shortcut:
+          block(d).nin = build_causal_conv2d(d, state, p);
+          break;
+        case Role::upsample_conv:
+          upsample_conv[d.stage] = build_causal_conv2d(d, state, p);
+          break;
+        case Role::conv_out:
+          conv_out = build_causal_conv2d(d, state, p);
+          break;
+        default:
+          MESHNN_CHECK(false, "mel-VAE: unexpected layer '", d.key, "'");
       }
     }
   }
 
   // x: (B, S, W, C) → same; PixelNorm → SiLU → conv1 → PixelNorm → SiLU → conv2, + shortcut.
-  static Tensor res_forward(ResBlock& b, const Tensor& x, const TimeShard& ts, int64_t real, float eps) {
+  static Tensor res_forward(ResBlock& b, const Tensor& x, const TimeShard& ts, int64_t real,
+                            float eps) {
     Tensor h = Tensor::empty(x.shape());
     ops::pixel_norm_silu(x, h, eps);
     h = conv2d_sharded(*b.conv1, h, ts, real);
@@ -108,9 +120,10 @@ struct LtxAudioDecoder::MelVae {
   // latent: (B, S, F, Cz) channels-last → (B, 4S, 64, 2) (for 3 levels); real T → 4T − 3.
   Tensor forward(const Tensor& latent, const TimeShard& ts, int64_t real) {
     MESHNN_CHECK_AS(ShapeError,
-                    latent.rank() == 4 && latent.dim(2) == cfg.latent_mel_bins && latent.dim(3) == cfg.z_channels,
-                    "mel-VAE decoder: expected latent (B, T, ", cfg.latent_mel_bins, ", ", cfg.z_channels,
-                    ") channels-last, got ", shape_str(latent.shape()));
+                    latent.rank() == 4 && latent.dim(2) == cfg.latent_mel_bins &&
+                        latent.dim(3) == cfg.z_channels,
+                    "mel-VAE decoder: expected latent (B, T, ", cfg.latent_mel_bins, ", ",
+                    cfg.z_channels, ") channels-last, got ", shape_str(latent.shape()));
     // Denormalise: x · std + mean per patchified feature c·F + f.
     Tensor x = latent.clone();
     {
@@ -146,7 +159,7 @@ struct LtxAudioDecoder::Bwe {
   std::optional<Conv1d> stft;  // forward_basis as a strided conv: 1 → 2·bins, k n_fft, stride hop
   std::optional<Conv1d> mel;   // mel_basis as a k1 conv: bins → num_mels
   std::optional<Generator> gen;
-  std::vector<float> hann;        // ×ratio resampler taps (computed; not in the checkpoint)
+  std::vector<float> hann;  // ×ratio resampler taps (computed; not in the checkpoint)
   ops::UpsampleGeometry geom;
   int ratio;
 
@@ -183,8 +196,8 @@ struct LtxAudioDecoder::Bwe {
   // x: (B, S, 2) 16 kHz shard with `real` samples → StageC.
   StageC forward(const Tensor& x, const TimeShard& ts, int64_t real) {
     const int64_t B = x.dim(0), S = x.dim(1), hop = cfg.hop_length;
-    MESHNN_CHECK_AS(ShapeError, S % hop == 0 && real % hop == 0, "BWE: shard of ", S, " samples and length ",
-                    real, " must be multiples of the STFT hop ", hop);
+    MESHNN_CHECK_AS(ShapeError, S % hop == 0 && real % hop == 0, "BWE: shard of ", S,
+                    " samples and length ", real, " must be multiples of the STFT hop ", hop);
     const int64_t bins = cfg.n_fft / 2 + 1, F = S / hop;
     // Stereo into the batch: (B, S, 2) → (2B, S, 1).
     Tensor planar = Tensor::empty({2 * B, S, 1});
@@ -197,7 +210,8 @@ struct LtxAudioDecoder::Bwe {
     }
     // Causal STFT: left pad n_fft − hop zeros (neighbour samples inside the line), no right pad.
     Tensor framed = ts.halo(planar, cfg.n_fft - hop, 0, PadMode::zeros);
-    Tensor spec = stft->forward_padded(framed);  // (2B, F, 2·bins): rows [0, bins) real, then imaginary
+    Tensor spec =
+        stft->forward_padded(framed);  // (2B, F, 2·bins): rows [0, bins) real, then imaginary
     Tensor mag = Tensor::empty({2 * B, F, bins});
     {
       const float* sp = spec.data<float>();
@@ -220,7 +234,8 @@ struct LtxAudioDecoder::Bwe {
         for (int64_t f = 0; f < F; ++f)
           for (int64_t s = 0; s < 2; ++s)
             for (int64_t m = 0; m < M; ++m)
-              d[(b * F + f) * 2 * M + s * M + m] = std::log(std::max(mp[((b * 2 + s) * F + f) * M + m], 1e-5f));
+              d[(b * F + f) * 2 * M + s * M + m] =
+                  std::log(std::max(mp[((b * 2 + s) * F + f) * M + m], 1e-5f));
     }
     out.residual = gen->forward(out.log_mel, ts, real / hop);
     out.skip = upsample1d_sharded(x, hann, geom, ts, real);
@@ -231,7 +246,8 @@ struct LtxAudioDecoder::Bwe {
   }
 };
 
-// ---- the whole chain ------------------------------------------------------------------------------
+// ---- the whole chain
+// ------------------------------------------------------------------------------
 
 std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile& file,
                                                        Precision precision,
@@ -239,8 +255,9 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
   const auto& meta = file.metadata();
   auto it = meta.find("config");
   if (it == meta.end())
-    throw WeightError("checkpoint '" + file.path() +
-                      "' has no 'config' entry in its safetensors metadata (LTX checkpoints carry one)");
+    throw WeightError(
+        "checkpoint '" + file.path() +
+        "' has no 'config' entry in its safetensors metadata (LTX checkpoints carry one)");
   const LtxAudioConfig cfg = parse_ltx_audio_config(
       io::parse_config_json(it->second, file.path() + " config"), file.path());
   // Check every key up front so that a broken checkpoint is reported in full, not key by key.
@@ -253,8 +270,8 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
   return std::make_unique<LtxAudioDecoder>(cfg, state, precision);
 }
 
-LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::string, Tensor>& state,
-                                 Precision precision)
+LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg,
+                                 const std::map<std::string, Tensor>& state, Precision precision)
     : cfg_(cfg) {
   vae_ = std::make_unique<MelVae>(cfg_.vae, state, precision);
   const bool v23 = cfg_.version == LtxAudioConfig::Version::ltx23;
@@ -286,7 +303,8 @@ Tensor latent_to_channels_last(const Tensor& latent) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t t = 0; t < T; ++t)
-        for (int64_t f = 0; f < F; ++f) d[((b * T + t) * F + f) * C + c] = s[((b * C + c) * T + t) * F + f];
+        for (int64_t f = 0; f < F; ++f)
+          d[((b * T + t) * F + f) * C + c] = s[((b * C + c) * T + t) * F + f];
   return out;
 }
 
@@ -309,7 +327,8 @@ Tensor LtxAudioDecoder::stage_b(const Tensor& mel_packed, const TimeShard& ts, i
   return vocoder_->forward(mel_packed, ts, real);
 }
 
-LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const TimeShard& ts, int64_t real) {
+LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const TimeShard& ts,
+                                                 int64_t real) {
   MESHNN_CHECK(bwe_ != nullptr, "stage C: this checkpoint (LTX-2) has no bandwidth extension");
   return bwe_->forward(wav16, ts, real);
 }
@@ -348,12 +367,13 @@ Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name) {
 }
 
 void LtxAudioDecoder::check_latent(const Tensor& latent) const {
-  MESHNN_CHECK_AS(ShapeError, latent.defined() && latent.dtype() == DType::f32, "latent: expected f32");
+  MESHNN_CHECK_AS(ShapeError, latent.defined() && latent.dtype() == DType::f32,
+                  "latent: expected f32");
   MESHNN_CHECK_AS(ShapeError,
                   latent.rank() == 4 && latent.dim(1) == cfg_.vae.z_channels &&
                       latent.dim(3) == cfg_.vae.latent_mel_bins && latent.dim(2) >= 1,
-                  "latent: expected shape (B, ", cfg_.vae.z_channels, ", T, ", cfg_.vae.latent_mel_bins,
-                  "), got ", shape_str(latent.shape()));
+                  "latent: expected shape (B, ", cfg_.vae.z_channels, ", T, ",
+                  cfg_.vae.latent_mel_bins, "), got ", shape_str(latent.shape()));
   {
     const float* p = latent.data<float>();
     for (int64_t i = 0; i < latent.numel(); ++i)
@@ -363,19 +383,23 @@ void LtxAudioDecoder::check_latent(const Tensor& latent) const {
         r /= latent.dim(3);
         const int64_t t = r % latent.dim(2);
         r /= latent.dim(2);
-        throw InvalidArgument(detail::concat("latent: non-finite value ", p[i], " at index (", r / latent.dim(1),
-                                             ", ", r % latent.dim(1), ", ", t, ", ", f, ")"));
+        throw InvalidArgument(detail::concat("latent: non-finite value ", p[i], " at index (",
+                                             r / latent.dim(1), ", ", r % latent.dim(1), ", ", t,
+                                             ", ", f, ")"));
       }
   }
 }
 
-Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts, const ProgressFn& progress) {
+Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts,
+                               const ProgressFn& progress) {
   check_latent(latent);
   const int64_t T = latent.dim(2);
   MESHNN_CHECK_AS(ShapeError,
-                  !ts.sharded() || (ts.shard_rows(T) >= kMinFramesPerDevice && (ts.parts() - 1) * ts.shard_rows(T) < T),
-                  "a latent of ", T, " frames cannot be split over ", ts.parts(), " devices (each needs at least ",
-                  kMinFramesPerDevice, " frames and the last one a real frame); use a smaller mesh");
+                  !ts.sharded() || (ts.shard_rows(T) >= kMinFramesPerDevice &&
+                                    (ts.parts() - 1) * ts.shard_rows(T) < T),
+                  "a latent of ", T, " frames cannot be split over ", ts.parts(),
+                  " devices (each needs at least ", kMinFramesPerDevice,
+                  " frames and the last one a real frame); use a smaller mesh");
   const int total = bwe_ ? 3 : 2;
   Tensor x = ts.partition(latent_to_channels_last(latent));
   Tensor mel = stage_a(x, ts, T);
@@ -392,7 +416,8 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts, const 
   return ts.gather(wav, L);
 }
 
-// ---- chunked decode ------------------------------------------------------------------------------
+// ---- chunked decode
+// ------------------------------------------------------------------------------
 
 LtxAudioDecoder::ChunkContext LtxAudioDecoder::chunk_context() const {
   ChunkContext c;
@@ -416,8 +441,9 @@ namespace {
 // dst (B, L, C) rows [row, row + n) ← src (B, n, C).
 void put_rows(Tensor& dst, const Tensor& src, int64_t row) {
   const int64_t B = dst.dim(0), L = dst.dim(1), C = dst.dim(2), n = src.dim(1);
-  MESHNN_CHECK_AS(ShapeError, src.dim(0) == B && src.dim(2) == C && row + n <= L, "put_rows: ",
-                  shape_str(src.shape()), " at row ", row, " into ", shape_str(dst.shape()));
+  MESHNN_CHECK_AS(ShapeError, src.dim(0) == B && src.dim(2) == C && row + n <= L,
+                  "put_rows: ", shape_str(src.shape()), " at row ", row, " into ",
+                  shape_str(dst.shape()));
   for (int64_t b = 0; b < B; ++b)
     std::memcpy(dst.data<float>() + (b * L + row) * C, src.data<float>() + b * n * C,
                 static_cast<size_t>(n * C) * sizeof(float));
@@ -425,7 +451,8 @@ void put_rows(Tensor& dst, const Tensor& src, int64_t row) {
 
 }  // namespace
 
-Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk, const ProgressFn& progress) {
+Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk,
+                                       const ProgressFn& progress) {
   check_latent(latent);
   MESHNN_CHECK_AS(InvalidArgument, chunk >= 1, "decode_chunked: chunk of ", chunk,
                   " latent frames; need at least 1");
@@ -469,7 +496,8 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk, cons
     // Stage A on latents [a0, a1): window mel row j is global row 4·a0 + j (the first-row drops
     // of the two ×2 levels cancel against the window's own), real rows 4(a1 − a0) − 3.
     Tensor mel = vae_->forward(lat.narrow(1, a0, a1 - a0), TimeShard(), a1 - a0);
-    Tensor wav = vocoder_->forward(pack_mel(mel.narrow(1, b0 - 4 * a0, b1 - b0)), TimeShard(), b1 - b0);
+    Tensor wav =
+        vocoder_->forward(pack_mel(mel.narrow(1, b0 - 4 * a0, b1 - b0)), TimeShard(), b1 - b0);
     mel = Tensor();
     wav = wav.narrow(1, (c0 - b0) * hop, (c1 - c0) * hop);
     if (bwe_) wav = bwe_->forward(wav, TimeShard(), (c1 - c0) * hop).out;

@@ -71,7 +71,8 @@ class LtxAudioDecoder {
   ChunkContext chunk_context() const;
 
   // Stages on shards, for tests and benchmarks (each documents its shapes).
-  // latent_cl: (B, S, 16, 8) channels-last shard, `real` frames → log-mel (B, 4S, 64, 2), real 4T − 3.
+  // latent_cl: (B, S, 16, 8) channels-last shard, `real` frames → log-mel (B, 4S, 64, 2), real 4T
+  // − 3.
   Tensor stage_a(const Tensor& latent_cl, const TimeShard& ts, int64_t real);
   // mel: (B, S, 64, 2) → (B, S, 128) with channel s·64 + m (ltx-core's packing).
   static Tensor pack_mel(const Tensor& mel);

@@ -17,9 +17,15 @@ namespace {
 class Filler {
  public:
   explicit Filler(uint64_t seed) : seed_(seed) {}
-  void normal(const std::string& key, const Shape& s, double stddev) { specs_.push_back({key, s, 0, stddev}); }
-  void uniform(const std::string& key, const Shape& s, double lo, double hi) { specs_.push_back({key, s, lo, hi, true}); }
-  void constant(const std::string& key, const Shape& s, double v) { specs_.push_back({key, s, v, v, true}); }
+  void normal(const std::string& key, const Shape& s, double stddev) {
+    specs_.push_back({key, s, 0, stddev});
+  }
+  void uniform(const std::string& key, const Shape& s, double lo, double hi) {
+    specs_.push_back({key, s, lo, hi, true});
+  }
+  void constant(const std::string& key, const Shape& s, double v) {
+    specs_.push_back({key, s, v, v, true});
+  }
   // A fixed tensor (filters, bases) added after the random ones.
   void fixed(const std::string& key, Tensor t) { fixed_[key] = std::move(t); }
 
@@ -120,26 +126,37 @@ void register_all(const ModelDesc& desc, const LtxAudioConfig& cfg, Filler& f) {
           if (s.size() > 1) f.normal(k, s, d.init_std);
         for (const auto& [k, s] : ts)
           if (s.size() == 1) {
-            if (std::isnan(d.init_bias)) f.normal(k, s, 0.02);
-            else f.constant(k, s, d.init_bias);
+            if (std::isnan(d.init_bias))
+              f.normal(k, s, 0.02);
+            else
+              f.constant(k, s, d.init_bias);
           }
         break;
       case Kind::activation:
         for (const auto& [k, s] : ts) {
-          if (s.size() == 1) f.normal(k, s, 0.2);
-          else f.fixed(k, kaiser_filter());
+          if (s.size() == 1)
+            f.normal(k, s, 0.2);
+          else
+            f.fixed(k, kaiser_filter());
         }
         break;
       case Kind::tensor:
         switch (d.role) {
-          case Role::stats_std: f.uniform(d.key, d.shape, 0.5, 1.5); break;
-          case Role::stats_mean: f.normal(d.key, d.shape, 0.3); break;
+          case Role::stats_std:
+            f.uniform(d.key, d.shape, 0.5, 1.5);
+            break;
+          case Role::stats_mean:
+            f.normal(d.key, d.shape, 0.3);
+            break;
           case Role::stft_basis:
           case Role::inverse_stft_basis:  // unused by decode: stored as the forward basis
             f.fixed(d.key, stft_basis(cfg.bwe.n_fft));
             break;
-          case Role::mel_basis: f.fixed(d.key, mel_basis(cfg.bwe)); break;
-          default: MESHNN_CHECK(false, "random checkpoint: no rule for tensor '", d.key, "'");
+          case Role::mel_basis:
+            f.fixed(d.key, mel_basis(cfg.bwe));
+            break;
+          default:
+            MESHNN_CHECK(false, "random checkpoint: no rule for tensor '", d.key, "'");
         }
         break;
     }

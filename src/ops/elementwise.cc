@@ -49,7 +49,9 @@ void map_inplace(Tensor& x, F f) {
 
 }  // namespace
 
-void pixel_norm_silu(const Tensor& x, Tensor& dst, float eps) { pixel_norm_impl<true>(x, dst, eps); }
+void pixel_norm_silu(const Tensor& x, Tensor& dst, float eps) {
+  pixel_norm_impl<true>(x, dst, eps);
+}
 void pixel_norm(const Tensor& x, Tensor& dst, float eps) { pixel_norm_impl<false>(x, dst, eps); }
 
 Tensor upsample_nearest2x_hw(const Tensor& x) {

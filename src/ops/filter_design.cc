@@ -10,7 +10,8 @@ namespace meshnn::ops {
 namespace {
 
 // Modified Bessel function of the first kind, order 0, by its power series Σ ((x/2)^k / k!)².
-// Every term is positive, so the sum is well conditioned; β ≤ ~20 in practice converges in < 40 terms.
+// Every term is positive, so the sum is well conditioned; β ≤ ~20 in practice converges in < 40
+// terms.
 double bessel_i0(double x) {
   const double q = 0.25 * x * x;
   double term = 1.0, sum = 1.0;
@@ -50,9 +51,10 @@ double kaiser_beta(double half_width, int kernel_size) {
 std::vector<double> kaiser_sinc_filter1d_f64(double cutoff, double half_width, int kernel_size) {
   // BigVGAN raises for cutoff == 0 (an UnboundLocalError) and its LowPassFilter1d rejects cutoff
   // outside [0, 0.5]; we reject both up front instead of returning an all-zero filter.
-  MESHNN_CHECK(kernel_size >= 1, "kaiser_sinc_filter1d: kernel_size must be ≥ 1, got ", kernel_size);
-  MESHNN_CHECK(cutoff > 0.0 && cutoff <= 0.5, "kaiser_sinc_filter1d: cutoff must be in (0, 0.5], got ",
-               cutoff);
+  MESHNN_CHECK(kernel_size >= 1, "kaiser_sinc_filter1d: kernel_size must be ≥ 1, got ",
+               kernel_size);
+  MESHNN_CHECK(cutoff > 0.0 && cutoff <= 0.5,
+               "kaiser_sinc_filter1d: cutoff must be in (0, 0.5], got ", cutoff);
   MESHNN_CHECK(half_width > 0.0, "kaiser_sinc_filter1d: half_width must be > 0, got ", half_width);
   const bool even = kernel_size % 2 == 0;
   const int half = kernel_size / 2;
@@ -71,8 +73,8 @@ std::vector<double> kaiser_sinc_filter1d_f64(double cutoff, double half_width, i
     f[n] = 2.0 * cutoff * w * sinc(2.0 * cutoff * t);
     sum += f[n];
   }
-  MESHNN_CHECK(sum != 0.0, "kaiser_sinc_filter1d: taps sum to zero (cutoff ", cutoff, ", K ", kernel_size,
-               ")");
+  MESHNN_CHECK(sum != 0.0, "kaiser_sinc_filter1d: taps sum to zero (cutoff ", cutoff, ", K ",
+               kernel_size, ")");
   for (double& v : f) v /= sum;
   return f;
 }
@@ -83,8 +85,8 @@ std::vector<float> kaiser_sinc_filter1d(double cutoff, double half_width, int ke
 
 std::vector<double> hann_sinc_filter1d_f64(int ratio, double rolloff, int lowpass_filter_width) {
   MESHNN_CHECK(ratio >= 1, "hann_sinc_filter1d: ratio must be ≥ 1, got ", ratio);
-  MESHNN_CHECK(rolloff > 0.0 && rolloff <= 1.0, "hann_sinc_filter1d: rolloff must be in (0, 1], got ",
-               rolloff);
+  MESHNN_CHECK(rolloff > 0.0 && rolloff <= 1.0,
+               "hann_sinc_filter1d: rolloff must be in (0, 1], got ", rolloff);
   MESHNN_CHECK(lowpass_filter_width >= 1, "hann_sinc_filter1d: lowpass_filter_width must be ≥ 1");
   const int width = hann_width(rolloff, lowpass_filter_width);
   const int k = 2 * width * ratio + 1;

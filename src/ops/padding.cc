@@ -6,7 +6,8 @@
 namespace meshnn::ops {
 
 void check_btc(const Tensor& x, const char* op) {
-  MESHNN_CHECK_AS(ShapeError, x.defined() && x.rank() == 3, op, ": expected x of shape (B, T, C), got ",
+  MESHNN_CHECK_AS(ShapeError, x.defined() && x.rank() == 3, op,
+                  ": expected x of shape (B, T, C), got ",
                   x.defined() ? shape_str(x.shape()) : std::string("an undefined tensor"));
   x.check_dtype(DType::f32);
 }
@@ -72,7 +73,8 @@ Tensor zero_stuff_t(const Tensor& x, int64_t stride) {
   float* dst = y.data<float>();
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t)
-      std::memcpy(dst + (b * To + t * stride) * C, src + (b * T + t) * C, static_cast<size_t>(C) * sizeof(float));
+      std::memcpy(dst + (b * To + t * stride) * C, src + (b * T + t) * C,
+                  static_cast<size_t>(C) * sizeof(float));
   return y;
 }
 
@@ -98,8 +100,8 @@ Tensor pad_channels(const Tensor& x, int64_t align) {
 Tensor trim_channels(const Tensor& x, int64_t channels) {
   check_btc(x, "trim_channels");
   const int64_t B = x.dim(0), T = x.dim(1), C = x.dim(2);
-  MESHNN_CHECK_AS(ShapeError, channels >= 0 && channels <= C, "trim_channels: cannot keep ", channels,
-                  " of ", C, " channels");
+  MESHNN_CHECK_AS(ShapeError, channels >= 0 && channels <= C, "trim_channels: cannot keep ",
+                  channels, " of ", C, " channels");
   if (channels == C) return x;
   Tensor y = Tensor::empty({B, T, channels});
   const float* src = x.data<float>();
@@ -109,14 +111,17 @@ Tensor trim_channels(const Tensor& x, int64_t channels) {
   return y;
 }
 
-void set_tpad_tail(Tensor& x, int64_t global_row0, int64_t global_T, TailMode mode, const Tensor* fill_row) {
+void set_tpad_tail(Tensor& x, int64_t global_row0, int64_t global_T, TailMode mode,
+                   const Tensor* fill_row) {
   check_btc(x, "set_tpad_tail");
   MESHNN_CHECK(global_row0 >= 0, "set_tpad_tail: global_row0 must be ≥ 0, got ", global_row0);
-  MESHNN_CHECK(global_T >= 1, "set_tpad_tail: global_T must be ≥ 1 (a pad image leaves no real rows), got ",
+  MESHNN_CHECK(global_T >= 1,
+               "set_tpad_tail: global_T must be ≥ 1 (a pad image leaves no real rows), got ",
                global_T);
   const int64_t B = x.dim(0), T = x.dim(1), C = x.dim(2);
-  const int64_t first_pad = std::max<int64_t>(0, std::min(T, global_T - global_row0));  // local index
-  if (first_pad >= T) return;  // no tail rows here
+  const int64_t first_pad =
+      std::max<int64_t>(0, std::min(T, global_T - global_row0));  // local index
+  if (first_pad >= T) return;                                     // no tail rows here
   float* p = x.data<float>();
   const size_t row = static_cast<size_t>(C) * sizeof(float);
   const int64_t last_local = global_T - 1 - global_row0;  // local index of the last real row
@@ -125,15 +130,17 @@ void set_tpad_tail(Tensor& x, int64_t global_row0, int64_t global_T, TailMode mo
     MESHNN_CHECK(fill_row != nullptr, "set_tpad_tail: slab at global row ", global_row0,
                  " lies past the last real row ", global_T - 1, "; replicate mode needs fill_row");
     MESHNN_CHECK_AS(ShapeError,
-                    fill_row->numel() == B * C && (fill_row->rank() == 2 || fill_row->rank() == 3) &&
-                        fill_row->dim(0) == B && fill_row->dim(-1) == C,
+                    fill_row->numel() == B * C &&
+                        (fill_row->rank() == 2 || fill_row->rank() == 3) && fill_row->dim(0) == B &&
+                        fill_row->dim(-1) == C,
                     "set_tpad_tail: fill_row must be (B, 1, C) = (", B, ", 1, ", C, "), got ",
                     shape_str(fill_row->shape()));
     fill = fill_row->data<float>();
   }
   for (int64_t b = 0; b < B; ++b) {
     float* xb = p + b * T * C;
-    const float* src = mode == TailMode::zeros ? nullptr : (fill ? fill + b * C : xb + last_local * C);
+    const float* src =
+        mode == TailMode::zeros ? nullptr : (fill ? fill + b * C : xb + last_local * C);
     for (int64_t t = first_pad; t < T; ++t) {
       if (src)
         std::memcpy(xb + t * C, src, row);

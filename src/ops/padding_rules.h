@@ -18,9 +18,9 @@ std::pair<int64_t, int64_t> conv1d_pads(int64_t k, int64_t dilation, std::option
 
 // Conv2d axis a (0 = H, 1 = W) under mode "zeros" | "causal_height" | "causal_width":
 // the causal axis gets (eff_k − 1, 0); a non-causal axis of a causal mode gets ltx_core
-// CausalConv2d's (⌊(eff_k − 1)/2⌋, rest); "zeros" gets (eff_k // 2, eff_k // 2) as torch's padding=k//2.
-// The two rules agree for odd kernels (all LTX call sites); for even ones the ltx_core rule keeps
-// the length, a symmetric rule would add a row.
+// CausalConv2d's (⌊(eff_k − 1)/2⌋, rest); "zeros" gets (eff_k // 2, eff_k // 2) as torch's
+// padding=k//2. The two rules agree for odd kernels (all LTX call sites); for even ones the
+// ltx_core rule keeps the length, a symmetric rule would add a row.
 std::pair<int64_t, int64_t> conv2d_pads(int axis, int64_t k, int64_t dilation,
                                         const std::string& mode);
 

@@ -28,7 +28,8 @@ RunOptions on(const std::string& mesh, int threads = 1) {
 
 TEST(AudioApi, ConcurrentDecodesOverOneLoadedDecoderEqualSerial) {
   const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path("ltx23_small.safetensors"));
-  const Tensor a = test::random_normal({1, 8, 9, 16}, 101), b = test::random_normal({1, 8, 12, 16}, 102);
+  const Tensor a = test::random_normal({1, 8, 9, 16}, 101),
+               b = test::random_normal({1, 8, 12, 16}, 102);
   const Tensor serial_a = dec.decode(a, on("1x1")), serial_b = dec.decode(b, on("1x1"));
   ASSERT_EQ(serial_a.shape(), (Shape{1, 2, dec.output_samples(9)}));
   Tensor par_a, par_b;
@@ -62,7 +63,8 @@ TEST(AudioApi, ProgressReportsEveryStage) {
     seen.push_back(what);
   };
   dec.decode(test::random_normal({1, 8, 6, 16}, 104), run);
-  EXPECT_EQ(seen, (std::vector<std::string>{"mel-VAE decoder", "neural vocoder", "bandwidth extension"}));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"mel-VAE decoder", "neural vocoder", "bandwidth extension"}));
 }
 
 TEST(AudioApi, RejectsBadInputBeforeWork) {
@@ -80,7 +82,8 @@ TEST(AudioApi, RejectsBadInputBeforeWork) {
 }
 
 TEST(AudioApi, VocoderMeshEqualsSingleDevice) {
-  const BigVganVocoder voc = BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  const BigVganVocoder voc =
+      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
   const Tensor mel = test::random_normal({1, voc.num_mels(), 40}, 105, 0.5f);
   const Tensor one = voc.vocode(mel, on("1x1"));
   ASSERT_EQ(one.shape(), (Shape{1, 1, 40 * voc.hop_length()}));

@@ -16,8 +16,8 @@ float ref_round_bf16(float x) {
   if (std::isinf(x) || x == 0) return x;
   const double ax = std::abs(static_cast<double>(x));
   int e;
-  std::frexp(ax, &e);               // ax = m·2^e, m in [0.5, 1)
-  int q = std::max(e - 8, -133);    // bf16 has 8 significant bits; subnormal spacing is 2^-133
+  std::frexp(ax, &e);             // ax = m·2^e, m in [0.5, 1)
+  int q = std::max(e - 8, -133);  // bf16 has 8 significant bits; subnormal spacing is 2^-133
   const double ulp = std::ldexp(1.0, q);
   double k = std::floor(ax / ulp);
   const double rem = ax / ulp - k;

@@ -33,14 +33,38 @@ inline Tensor random_tensor(const Shape& shape, DType dt, uint32_t seed) {
   const int64_t n = t.numel();
   for (int64_t i = 0; i < n; ++i) {
     switch (dt) {
-      case DType::f32: { float v = std::uniform_real_distribution<float>(-3, 3)(rng) + 0.001f; std::memcpy(p + 4 * i, &v, 4); break; }
-      case DType::f64: { double v = std::uniform_real_distribution<double>(-3, 3)(rng) + 1e-9; std::memcpy(p + 8 * i, &v, 8); break; }
+      case DType::f32: {
+        float v = std::uniform_real_distribution<float>(-3, 3)(rng) + 0.001f;
+        std::memcpy(p + 4 * i, &v, 4);
+        break;
+      }
+      case DType::f64: {
+        double v = std::uniform_real_distribution<double>(-3, 3)(rng) + 1e-9;
+        std::memcpy(p + 8 * i, &v, 8);
+        break;
+      }
       case DType::bf16:
-      case DType::f16: { uint16_t v = static_cast<uint16_t>(0x3c00 + rng() % 0x0800); std::memcpy(p + 2 * i, &v, 2); break; }
-      case DType::i64: { int64_t v = static_cast<int64_t>(rng()) * 4099 - (int64_t{1} << 40) + 1; std::memcpy(p + 8 * i, &v, 8); break; }
-      case DType::i32: { int32_t v = static_cast<int32_t>(rng() | 1u); std::memcpy(p + 4 * i, &v, 4); break; }
-      case DType::u8: p[i] = static_cast<uint8_t>(1 + rng() % 255); break;
-      case DType::boolean: p[i] = static_cast<uint8_t>(rng() & 1); break;
+      case DType::f16: {
+        uint16_t v = static_cast<uint16_t>(0x3c00 + rng() % 0x0800);
+        std::memcpy(p + 2 * i, &v, 2);
+        break;
+      }
+      case DType::i64: {
+        int64_t v = static_cast<int64_t>(rng()) * 4099 - (int64_t{1} << 40) + 1;
+        std::memcpy(p + 8 * i, &v, 8);
+        break;
+      }
+      case DType::i32: {
+        int32_t v = static_cast<int32_t>(rng() | 1u);
+        std::memcpy(p + 4 * i, &v, 4);
+        break;
+      }
+      case DType::u8:
+        p[i] = static_cast<uint8_t>(1 + rng() % 255);
+        break;
+      case DType::boolean:
+        p[i] = static_cast<uint8_t>(rng() & 1);
+        break;
     }
   }
   return t;

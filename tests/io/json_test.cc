@@ -22,7 +22,8 @@ TEST(Json, ErrorHasLineColumnAndOffset) {
     FAIL() << "no throw";
   } catch (const FormatError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("config.json: at line 3, column 8 (byte offset 19)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("config.json: at line 3, column 8 (byte offset 19)"), std::string::npos)
+        << msg;
   }
 }
 

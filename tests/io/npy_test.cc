@@ -31,7 +31,9 @@ std::vector<uint8_t> make_npy(int major, const std::string& header, size_t data_
   return b;
 }
 
-Tensor parse(const std::vector<uint8_t>& b) { return io::load_npy_bytes(b.data(), b.size(), "bad.npy"); }
+Tensor parse(const std::vector<uint8_t>& b) {
+  return io::load_npy_bytes(b.data(), b.size(), "bad.npy");
+}
 Tensor parse(const std::string& header, size_t data_bytes, int major = 1) {
   return parse(make_npy(major, header, data_bytes));
 }
@@ -39,7 +41,8 @@ Tensor parse(const std::string& header, size_t data_bytes, int major = 1) {
 TEST(Npy, RoundTripEveryDType) {
   const std::string dir = scratch_dir();
   uint32_t seed = 10;
-  for (DType dt : {DType::f32, DType::f64, DType::f16, DType::i64, DType::i32, DType::u8, DType::boolean}) {
+  for (DType dt :
+       {DType::f32, DType::f64, DType::f16, DType::i64, DType::i32, DType::u8, DType::boolean}) {
     for (const Shape& shape : {Shape{}, Shape{7}, Shape{3, 5}, Shape{2, 1, 4, 3}, Shape{0, 3}}) {
       const Tensor t = random_tensor(shape, dt, seed++);
       const std::string path = dir + "/t.npy";
@@ -52,9 +55,7 @@ TEST(Npy, RoundTripEveryDType) {
   }
 }
 
-TEST(Npy, Bf16IsUnsupported) {
-  EXPECT_THROW(io::npy_bytes(Tensor({2}, DType::bf16)), Unsupported);
-}
+TEST(Npy, Bf16IsUnsupported) { EXPECT_THROW(io::npy_bytes(Tensor({2}, DType::bf16)), Unsupported); }
 
 TEST(Npy, ReadsNumpyWrittenFilesAndWritesIdenticalBytes) {
   const Tensor a = io::load_npy(fixture_path("io_sample_f32.npy"));
@@ -73,13 +74,15 @@ TEST(Npy, ReadsNumpyWrittenFilesAndWritesIdenticalBytes) {
 
 TEST(Npy, Versions2And3AndLooseWhitespace) {
   for (int major : {1, 2, 3}) {
-    const Tensor t = parse("{ \"descr\":'<i4','shape':(2,) , 'fortran_order' : False }\n", 8, major);
+    const Tensor t =
+        parse("{ \"descr\":'<i4','shape':(2,) , 'fortran_order' : False }\n", 8, major);
     EXPECT_EQ(t.shape(), Shape{2});
     EXPECT_EQ(t.data<int32_t>()[0], 0x5a5a5a5a);
   }
 }
 
-#define EXPECT_BAD(expr, ...) EXPECT_TRUE(throws_format([&] { (void)(expr); }, "bad.npy", ##__VA_ARGS__))
+#define EXPECT_BAD(expr, ...) \
+  EXPECT_TRUE(throws_format([&] { (void)(expr); }, "bad.npy", ##__VA_ARGS__))
 
 const std::string kOk = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n";
 
@@ -107,7 +110,8 @@ TEST(NpyMalformed, HeaderLengthPastEof) {
 }
 
 TEST(NpyMalformed, FortranOrder) {
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n", 16), "fortran_order");
+  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n", 16),
+             "fortran_order");
 }
 
 TEST(NpyMalformed, BigEndian) {
@@ -119,32 +123,47 @@ TEST(NpyMalformed, ObjectDType) {
 }
 
 TEST(NpyMalformed, StructuredDType) {
-  EXPECT_BAD(parse("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }\n", 8), "structured");
+  EXPECT_BAD(parse("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }\n", 8),
+             "structured");
 }
 
 TEST(NpyMalformed, MalformedDict) {
-  EXPECT_BAD(parse("{'descr': '<f4', 'shape': (2,), }\n", 8), "needs 'descr', 'fortran_order' and 'shape'");
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}\n", 8), "unexpected key");
+  EXPECT_BAD(parse("{'descr': '<f4', 'shape': (2,), }\n", 8),
+             "needs 'descr', 'fortran_order' and 'shape'");
+  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}\n", 8),
+             "unexpected key");
   EXPECT_BAD(parse("{'descr': '<f4' 'fortran_order': False, 'shape': (2,)}\n", 8), "expected ','");
   EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)", 8), "ends early");
   EXPECT_BAD(parse("['descr']\n", 8), "expected '{'");
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': false, 'shape': (2,)}\n", 8), "True or False");
-  EXPECT_BAD(parse("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}\n", 8), "duplicate");
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} x\n", 8), "after the header");
+  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': false, 'shape': (2,)}\n", 8),
+             "True or False");
+  EXPECT_BAD(parse("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}\n", 8),
+             "duplicate");
+  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} x\n", 8),
+             "after the header");
   EXPECT_BAD(parse("{'descr: '<f4', 'fortran_order': False, 'shape': (2,)}\n", 8));
 }
 
 TEST(NpyMalformed, BadShape) {
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }\n", 8), "non-negative integer");
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,), }\n", 8), "expected ','");
+  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }\n", 8),
+             "non-negative integer");
+  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,), }\n", 8),
+             "expected ','");
   EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': 2, }\n", 8), "expected '('");
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1), }\n", 4), "rank");
+  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1), }\n", 4),
+             "rank");
 }
 
 TEST(NpyMalformed, ShapeOverflow) {
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }\n", 8), "overflows");
-  EXPECT_BAD(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n", 8), "overflows");
-  EXPECT_BAD(parse("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }\n", 8), "overflows");
+  EXPECT_BAD(
+      parse("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }\n", 8),
+      "overflows");
+  EXPECT_BAD(
+      parse("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n", 8),
+      "overflows");
+  EXPECT_BAD(
+      parse("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }\n", 8),
+      "overflows");
 }
 
 TEST(NpyMalformed, DataSizeMismatch) {

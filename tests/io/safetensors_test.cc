@@ -24,7 +24,8 @@ std::vector<uint8_t> make_file(const std::string& header, size_t data_bytes = 0,
   std::vector<uint8_t> b(8 + header.size() + data_bytes);
   for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(n >> (8 * i));
   for (size_t i = 0; i < header.size(); ++i) b[8 + i] = static_cast<uint8_t>(header[i]);
-  for (size_t i = 0; i < data_bytes; ++i) b[8 + header.size() + i] = static_cast<uint8_t>(i * 7 + 1);
+  for (size_t i = 0; i < data_bytes; ++i)
+    b[8 + header.size() + i] = static_cast<uint8_t>(i * 7 + 1);
   return b;
 }
 
@@ -39,7 +40,8 @@ TEST(Safetensors, RoundTripEveryDType) {
   const std::string path = scratch_dir() + "/all.safetensors";
   std::map<std::string, Tensor> in;
   uint32_t seed = 1;
-  for (DType dt : kAllDTypes) in[std::string("t_") + dtype_name(dt)] = random_tensor({3, 5}, dt, seed++);
+  for (DType dt : kAllDTypes)
+    in[std::string("t_") + dtype_name(dt)] = random_tensor({3, 5}, dt, seed++);
   in["scalar"] = random_tensor({}, DType::f32, 77);
   in["empty"] = Tensor::empty({0, 4}, DType::f32);
   in["rank4"] = random_tensor({2, 1, 3, 2}, DType::f32, 78);
@@ -128,7 +130,8 @@ TEST(Safetensors, MissingKeyIsWeightErrorNamingKeyAndFile) {
 
 // ---- malformed files: FormatError naming the file and an offset --------------------------------
 
-#define EXPECT_BAD(expr, ...) EXPECT_TRUE(throws_format([&] { (void)(expr); }, "bad.safetensors", ##__VA_ARGS__))
+#define EXPECT_BAD(expr, ...) \
+  EXPECT_TRUE(throws_format([&] { (void)(expr); }, "bad.safetensors", ##__VA_ARGS__))
 
 TEST(SafetensorsMalformed, TruncatedHeaderLength) {
   EXPECT_BAD(SafetensorsFile::from_bytes({1, 2, 3}, "bad.safetensors"), "truncated");
@@ -136,12 +139,15 @@ TEST(SafetensorsMalformed, TruncatedHeaderLength) {
 }
 
 TEST(SafetensorsMalformed, HeaderLengthPastEof) {
-  EXPECT_BAD(SafetensorsFile::from_bytes(make_file("{}", 0, 100), "bad.safetensors"), "past the end");
+  EXPECT_BAD(SafetensorsFile::from_bytes(make_file("{}", 0, 100), "bad.safetensors"),
+             "past the end");
 }
 
 TEST(SafetensorsMalformed, HeaderLengthAbsurd) {
-  EXPECT_BAD(SafetensorsFile::from_bytes(make_file("{}", 0, uint64_t{1} << 62), "bad.safetensors"), "limit");
-  EXPECT_BAD(SafetensorsFile::from_bytes(make_file("{}", 0, UINT64_MAX - 1), "bad.safetensors"), "limit");
+  EXPECT_BAD(SafetensorsFile::from_bytes(make_file("{}", 0, uint64_t{1} << 62), "bad.safetensors"),
+             "limit");
+  EXPECT_BAD(SafetensorsFile::from_bytes(make_file("{}", 0, UINT64_MAX - 1), "bad.safetensors"),
+             "limit");
 }
 
 TEST(SafetensorsMalformed, HeaderNotUtf8) {
@@ -157,7 +163,8 @@ TEST(SafetensorsMalformed, HeaderNotJson) {
 
 // Found by safetensors_fuzz: nlohmann throws out_of_range (not parse_error) for huge numbers.
 TEST(SafetensorsMalformed, NumberBeyondDoubleRange) {
-  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1e999],"data_offsets":[0,1]}})", 1), "not valid JSON");
+  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1e999],"data_offsets":[0,1]}})", 1),
+             "not valid JSON");
 }
 
 TEST(SafetensorsMalformed, DeeplyNestedShapeDoesNotOverflowTheStack) {
@@ -173,44 +180,64 @@ TEST(SafetensorsMalformed, HeaderNotObject) {
 
 TEST(SafetensorsMalformed, EntryMissingFields) {
   EXPECT_BAD(parse(R"({"x":{"shape":[1],"data_offsets":[0,4]}})", 4), "'x'");
-  EXPECT_BAD(parse(R"({"x":{"dtype":"F32","data_offsets":[0,4]}})", 4), "dtype, shape and data_offsets");
+  EXPECT_BAD(parse(R"({"x":{"dtype":"F32","data_offsets":[0,4]}})", 4),
+             "dtype, shape and data_offsets");
   EXPECT_BAD(parse(R"({"x":{"dtype":"F32","shape":[1]}})", 4), "data_offsets");
   EXPECT_BAD(parse(R"({"x":7})", 4), "not an object");
-  EXPECT_BAD(parse(R"({"x":{"dtype":4,"shape":[1],"data_offsets":[0,4]}})", 4), "dtype is not a string");
+  EXPECT_BAD(parse(R"({"x":{"dtype":4,"shape":[1],"data_offsets":[0,4]}})", 4),
+             "dtype is not a string");
 }
 
 TEST(SafetensorsMalformed, UnknownDType) {
-  EXPECT_BAD(parse(R"({"x":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", 1), "unknown dtype");
+  EXPECT_BAD(parse(R"({"x":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", 1),
+             "unknown dtype");
 }
 
 TEST(SafetensorsMalformed, BadShapeEntries) {
-  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1), "non-negative integer");
-  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1.5],"data_offsets":[0,1]}})", 1), "non-negative integer");
-  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":["1"],"data_offsets":[0,1]}})", 1), "non-negative integer");
+  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1),
+             "non-negative integer");
+  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1.5],"data_offsets":[0,1]}})", 1),
+             "non-negative integer");
+  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":["1"],"data_offsets":[0,1]}})", 1),
+             "non-negative integer");
   EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":7,"data_offsets":[0,1]}})", 1), "not an array");
-  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1,1,1,1,1,1,1],"data_offsets":[0,1]}})", 1), "rank");
+  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1,1,1,1,1,1,1],"data_offsets":[0,1]}})", 1),
+             "rank");
 }
 
 TEST(SafetensorsMalformed, ShapeOverflow) {
-  EXPECT_BAD(parse(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4), "overflows");
-  EXPECT_BAD(parse(R"({"x":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,8]}})", 8), "overflows");
-  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,8]}})", 8), "overflows");
+  EXPECT_BAD(
+      parse(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4),
+      "overflows");
+  EXPECT_BAD(
+      parse(R"({"x":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,8]}})", 8),
+      "overflows");
+  EXPECT_BAD(
+      parse(R"({"x":{"dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,8]}})", 8),
+      "overflows");
 }
 
 TEST(SafetensorsMalformed, DataOffsetsOutOfRange) {
   EXPECT_BAD(parse(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4), "past the end");
-  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551615,18446744073709551615]}})", 4), "past the end");
+  EXPECT_BAD(
+      parse(
+          R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551615,18446744073709551615]}})",
+          4),
+      "past the end");
   EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[-1,0]}})", 4), "data_offsets");
   EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0]}})", 4), "data_offsets");
 }
 
 TEST(SafetensorsMalformed, BeginAfterEnd) {
-  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[0],"data_offsets":[4,2]}})", 4), "begin 4 > end 2");
+  EXPECT_BAD(parse(R"({"x":{"dtype":"U8","shape":[0],"data_offsets":[4,2]}})", 4),
+             "begin 4 > end 2");
 }
 
 TEST(SafetensorsMalformed, OverlappingTensors) {
   EXPECT_BAD(parse(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                   R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "overlaps");
+                   R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                   12),
+             "overlaps");
 }
 
 TEST(SafetensorsMalformed, ByteCountMismatch) {
@@ -256,7 +283,8 @@ TEST(SafetensorsFixture, TorchWrittenValues) {
   const Tensor& d = expect("d.f64", DType::f64, {3, 3});
   for (int i = 0; i < 9; ++i) EXPECT_EQ(d.data<double>()[i], i / 3.0);
   const Tensor& e = expect("e.i64", DType::i64, {6});
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(e.data<int64_t>()[i], i * int64_t{1000000007} - (int64_t{1} << 40));
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(e.data<int64_t>()[i], i * int64_t{1000000007} - (int64_t{1} << 40));
   const Tensor& f = expect("f.i32", DType::i32, {2, 2});
   for (int i = 0; i < 4; ++i) EXPECT_EQ(f.data<int32_t>()[i], i * -7 + 3);
   const Tensor& g = expect("g.u8", DType::u8, {7});

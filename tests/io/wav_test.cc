@@ -20,7 +20,8 @@ std::vector<uint8_t> slurp(const std::string& p) {
 }
 
 // Runs fn, expects FormatError naming `file`.
-::testing::AssertionResult throws_format_naming(const std::function<void()>& fn, const std::string& file) {
+::testing::AssertionResult throws_format_naming(const std::function<void()>& fn,
+                                                const std::string& file) {
   try {
     fn();
   } catch (const FormatError& e) {
@@ -61,7 +62,8 @@ TEST(Wav, Pcm16RoundTripWithinOneStep) {
 
 TEST(Wav, Pcm16ClipsOutOfRange) {
   const std::string path = scratch_dir() + "/c.wav";
-  io::write_wav(path, Tensor::from_vector<float>({2.f, -3.f, 0.5f}, {3, 1}), 8000, io::WavFormat::pcm16);
+  io::write_wav(path, Tensor::from_vector<float>({2.f, -3.f, 0.5f}, {3, 1}), 8000,
+                io::WavFormat::pcm16);
   const Tensor s = io::read_wav(path).samples;
   EXPECT_NEAR(s.data<float>()[0], 1.f, 1e-4);
   EXPECT_NEAR(s.data<float>()[1], -1.f, 1e-4);
@@ -75,7 +77,8 @@ TEST(Wav, FailedWriteLeavesNoFile) {
   x.data<float>()[7] = NAN;
   EXPECT_THROW(io::write_wav(path, x, 16000), InvalidArgument);
   EXPECT_THROW(io::write_wav(path, random_uniform({10}, 1), 16000), ShapeError);
-  EXPECT_THROW(io::write_wav(dir + "/no/such/dir/x.wav", random_uniform({10, 1}, 1), 16000), BackendError);
+  EXPECT_THROW(io::write_wav(dir + "/no/such/dir/x.wav", random_uniform({10, 1}, 1), 16000),
+               BackendError);
   EXPECT_TRUE(std::filesystem::is_empty(dir));  // nothing partial, no temporary left behind
 }
 
@@ -91,10 +94,15 @@ TEST(Wav, OverwriteReplacesAtomically) {
 
 TEST(WavMalformed, GarbageNamesTheFile) {
   const std::vector<uint8_t> junk = {'R', 'I', 'F', 'F', 1, 2, 3, 4, 'W', 'A', 'V', 'E', 9, 9};
-  EXPECT_TRUE(throws_format_naming([&] { io::read_wav_bytes(junk.data(), junk.size(), "junk.wav"); }, "junk.wav"));
-  EXPECT_TRUE(throws_format_naming([&] { io::read_wav_bytes(nullptr, 0, "empty.wav"); }, "empty.wav"));
+  EXPECT_TRUE(throws_format_naming(
+      [&] { io::read_wav_bytes(junk.data(), junk.size(), "junk.wav"); }, "junk.wav"));
+  EXPECT_TRUE(
+      throws_format_naming([&] { io::read_wav_bytes(nullptr, 0, "empty.wav"); }, "empty.wav"));
   const std::string path = scratch_dir() + "/junk.wav";
-  { std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(junk.data()), junk.size()); }
+  {
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(junk.data()), junk.size());
+  }
   EXPECT_TRUE(throws_format_naming([&] { io::read_wav(path); }, path));
   EXPECT_THROW(io::read_wav(path + ".missing"), BackendError);
 }
@@ -110,7 +118,8 @@ TEST(WavMalformed, TruncatedDataReadsWhatIsThere) {
   const io::WavAudio a = io::read_wav_bytes(b.data(), b.size(), "cut.wav");
   ASSERT_EQ(a.samples.dim(1), 2);
   ASSERT_LE(a.samples.dim(0), 90);
-  for (int64_t i = 0; i < a.samples.numel(); ++i) EXPECT_EQ(a.samples.data<float>()[i], x.data<float>()[i]);
+  for (int64_t i = 0; i < a.samples.numel(); ++i)
+    EXPECT_EQ(a.samples.data<float>()[i], x.data<float>()[i]);
 }
 
 }  // namespace

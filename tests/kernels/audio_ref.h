@@ -36,7 +36,8 @@ inline Seq replicate_pad(const Seq& x, int64_t l, int64_t r) {
   y.v.resize(y.B * y.T * y.C);
   for (int64_t b = 0; b < x.B; ++b)
     for (int64_t t = 0; t < y.T; ++t)
-      for (int64_t c = 0; c < x.C; ++c) y.at(b, t, c) = x.at(b, std::clamp(t - l, int64_t{0}, x.T - 1), c);
+      for (int64_t c = 0; c < x.C; ++c)
+        y.at(b, t, c) = x.at(b, std::clamp(t - l, int64_t{0}, x.T - 1), c);
   return y;
 }
 
@@ -56,7 +57,8 @@ inline Seq fir(const Seq& x, const std::vector<double>& f, int64_t s) {
 }
 
 // BigVGAN UpSample1d with explicit geometry: replicate pad, r·conv_transpose1d(stride r), crop.
-inline Seq upsample(const Seq& x, const std::vector<double>& f, int64_t r, int64_t pad, int64_t pl, int64_t pr) {
+inline Seq upsample(const Seq& x, const std::vector<double>& f, int64_t r, int64_t pad, int64_t pl,
+                    int64_t pr) {
   const Seq xp = replicate_pad(x, pad, pad);
   const int64_t K = static_cast<int64_t>(f.size());
   const int64_t full = (xp.T - 1) * r + K;
@@ -89,8 +91,9 @@ inline Seq snake(const Seq& y, const std::vector<double>& alpha, const std::vect
 }
 
 // BigVGAN Activation1d (r = 2, K = 12).
-inline Seq activation1d(const Seq& x, const std::vector<double>& up, const std::vector<double>& down,
-                        const std::vector<double>& alpha, const std::vector<double>& inv) {
+inline Seq activation1d(const Seq& x, const std::vector<double>& up,
+                        const std::vector<double>& down, const std::vector<double>& alpha,
+                        const std::vector<double>& inv) {
   return lowpass(snake(upsample(x, up, 2, 5, 15, 15), alpha, inv), down, 2);
 }
 

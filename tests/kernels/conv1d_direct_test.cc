@@ -1,13 +1,13 @@
 // The direct small-channel conv kernel against its float64 scalar reference: channel counts on
 // and off the 8-lane vector width (remainder blocks of 1 and 2 vectors), strides, dilations, pads
 // larger than the reach, inputs shorter than the kernel (edge rows only) and accumulate.
+#include "kernels/conv1d_direct.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include "kernels/conv1d_direct.h"
 
 namespace meshnn::kernels {
 namespace {

@@ -1,5 +1,7 @@
 // Accuracy of the vectorised f32 sine against std::sin in double, over the ranges SnakeBeta sees
 // (|α·x| up to ~1e3). Prints the measured maxima; bounds are set just above them.
+#include "kernels/vec_sin.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,15 +10,14 @@
 #include <random>
 #include <vector>
 
-#include "kernels/vec_sin.h"
 #include "meshnn/core/cpu.h"
 
 namespace meshnn::kernels {
 namespace {
 
 struct SinErr {
-  double max_abs = 0;   // max |sin_f32(x) − sin(x)|, x the f32 input taken exactly
-  double max_ulp = 0;   // in ulps of the f32 result, where |sin(x)| ≥ 2^-10
+  double max_abs = 0;  // max |sin_f32(x) − sin(x)|, x the f32 input taken exactly
+  double max_ulp = 0;  // in ulps of the f32 result, where |sin(x)| ≥ 2^-10
   float worst_x = 0;
 };
 
@@ -48,12 +49,17 @@ std::vector<float> uniform(float lo, float hi, int n, uint64_t seed) {
 
 TEST(VecSin, AccuracyOverSnakeRanges) {
   if (!(cpu_features().avx2 && cpu_features().fma)) GTEST_SKIP() << "no AVX2+FMA";
-  struct Range { float lo, hi; double abs_bound, ulp_bound; };
+  struct Range {
+    float lo, hi;
+    double abs_bound, ulp_bound;
+  };
   for (const Range r : {Range{-3.2f, 3.2f, 1.2e-7, 2.0}, Range{-100.f, 100.f, 1.2e-7, 2.0},
                         Range{-1000.f, 1000.f, 1.2e-7, 2.0}, Range{-8192.f, 8192.f, 1.5e-7, 2.5}}) {
     const SinErr e = measure(uniform(r.lo, r.hi, 1 << 20, 7), false);
-    std::printf("sin_f32 avx2 on [%g, %g]: max abs err %.3g (at x = %.9g), max ulp err %.3f (|sin| ≥ 2^-10)\n",
-                r.lo, r.hi, e.max_abs, e.worst_x, e.max_ulp);
+    std::printf(
+        "sin_f32 avx2 on [%g, %g]: max abs err %.3g (at x = %.9g), max ulp err %.3f (|sin| ≥ "
+        "2^-10)\n",
+        r.lo, r.hi, e.max_abs, e.worst_x, e.max_ulp);
     EXPECT_LE(e.max_abs, r.abs_bound) << "range [" << r.lo << ", " << r.hi << "]";
     EXPECT_LE(e.max_ulp, r.ulp_bound) << "range [" << r.lo << ", " << r.hi << "]";
   }
@@ -71,7 +77,8 @@ TEST(VecSin, NearMultiplesOfHalfPi) {
     }
   }
   const SinErr e = measure(x, false);
-  std::printf("sin_f32 avx2 near k·π/2, |x| ≤ 2200: max abs err %.3g (at x = %.9g)\n", e.max_abs, e.worst_x);
+  std::printf("sin_f32 avx2 near k·π/2, |x| ≤ 2200: max abs err %.3g (at x = %.9g)\n", e.max_abs,
+              e.worst_x);
   EXPECT_LE(e.max_abs, 1.2e-7);
 }
 

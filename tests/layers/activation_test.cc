@@ -31,7 +31,8 @@ Made make_act(int64_t C, uint64_t seed, SnakeKind kind = SnakeKind::snake_beta, 
   m.act.set_parameters(a, &b);
   for (int64_t c = 0; c < C; ++c) {
     const double al = std::exp(static_cast<double>(a.data<float>()[c]));
-    const double be = kind == SnakeKind::snake_beta ? std::exp(static_cast<double>(b.data<float>()[c])) : al;
+    const double be =
+        kind == SnakeKind::snake_beta ? std::exp(static_cast<double>(b.data<float>()[c])) : al;
     m.alpha.push_back(al);
     m.inv.push_back(1.0 / (be + 1e-9));
   }
@@ -43,13 +44,16 @@ ref::Seq reference(const Made& m, const Tensor& x) {
   return ref::activation1d(ref::from_tensor(x), f, f, m.alpha, m.inv);
 }
 
-std::string tag(int64_t C, int64_t T) { return "C=" + std::to_string(C) + " T=" + std::to_string(T); }
+std::string tag(int64_t C, int64_t T) {
+  return "C=" + std::to_string(C) + " T=" + std::to_string(T);
+}
 
 TEST(AntiAliasedActivation, FusedMatchesFloat64Reference) {
   uint64_t seed = 1000;
   for (int64_t C : {1, 24, 100, 512})
     for (int64_t T : {1, 2, 3, 5, 9, 37, 333}) {
-      if (C == 512 && T == 333) continue;  // the double reference is slow; 100 × 333 covers multi-block
+      if (C == 512 && T == 333)
+        continue;  // the double reference is slow; 100 × 333 covers multi-block
       const Made m = make_act(C, seed += 2);
       const Tensor x = test::random_normal({2, T, C}, ++seed, 2.f);
       const Tensor want = ref::to_tensor(reference(m, x));
@@ -66,14 +70,20 @@ TEST(AntiAliasedActivation, FusedEqualsUnfused) {
       const Made m = make_act(C, seed += 2);
       const Tensor x = test::random_normal({1, T, C}, ++seed, 2.f);
       const Tensor fused = m.act.forward(x);
-      EXPECT_TRUE(close_rel_l2(fused, m.act.forward_unfused(x), 1e-6, "fused vs unfused " + tag(C, T)));
-      EXPECT_TRUE(close_rel_l2(fused, m.act.forward_unfused(x, true), 1e-6, "fused vs unfused mac " + tag(C, T)));
+      EXPECT_TRUE(
+          close_rel_l2(fused, m.act.forward_unfused(x), 1e-6, "fused vs unfused " + tag(C, T)));
+      EXPECT_TRUE(close_rel_l2(fused, m.act.forward_unfused(x, true), 1e-6,
+                               "fused vs unfused mac " + tag(C, T)));
     }
 }
 
 TEST(AntiAliasedActivation, MatchesTorchGoldens) {
   const auto g = test::load_fixture("audio_kernels.safetensors");
-  struct Case { const char* name; SnakeKind kind; bool logscale; };
+  struct Case {
+    const char* name;
+    SnakeKind kind;
+    bool logscale;
+  };
   for (const Case c : {Case{"aa_sb_c24_t37", SnakeKind::snake_beta, true},
                        Case{"aa_sb_c100_t9", SnakeKind::snake_beta, true},
                        Case{"aa_sb_c1_t3", SnakeKind::snake_beta, true},
@@ -87,13 +97,15 @@ TEST(AntiAliasedActivation, MatchesTorchGoldens) {
     act.load_state_dict(sd, n + ".");
     EXPECT_TRUE(close_rel_l2(act.forward(x), g.at(n + ".out"), 1e-5, n + " fused"));
     EXPECT_TRUE(close_rel_l2(act.forward_unfused(x), g.at(n + ".out"), 1e-5, n + " unfused"));
-    EXPECT_TRUE(close_rel_l2(snake_forward(g.at(n + ".up"), act.params()), g.at(n + ".act"), 1e-6, n + " snake"));
+    EXPECT_TRUE(close_rel_l2(snake_forward(g.at(n + ".up"), act.params()), g.at(n + ".act"), 1e-6,
+                             n + " snake"));
   }
 }
 
 TEST(AntiAliasedActivation, ShardedEqualsUnshardedBitForBit) {
   // Time shards with explicit ±context_rows() halos reproduce the whole-sequence result exactly,
-  // including shards shorter than the halo and a global T padded up to a multiple of the shard count.
+  // including shards shorter than the halo and a global T padded up to a multiple of the shard
+  // count.
   const int64_t C = 24, h = AntiAliasedActivation::context_rows();
   ASSERT_EQ(h, 5);
   const Made m = make_act(C, 77);
@@ -104,19 +116,21 @@ TEST(AntiAliasedActivation, ShardedEqualsUnshardedBitForBit) {
       const Tensor whole = m.act.forward(x.narrow(1, 0, T_real));
       for (int64_t s = 0; s < shards; ++s) {
         const int64_t g0 = s * n;
-        // Halo exchange: real neighbour rows where they exist (a device past the end sends nothing).
+        // Halo exchange: real neighbour rows where they exist (a device past the end sends
+        // nothing).
         const int64_t lc = std::min(h, g0), rc = std::clamp<int64_t>(n * shards - g0 - n, 0, h);
         const Tensor slab = x.narrow(1, g0 - lc, lc + n + rc);
         const Tensor out = m.act.forward_padded(slab, lc, rc, g0, T_real);
         const int64_t real = std::clamp<int64_t>(T_real - g0, 0, n);
         if (real == 0) continue;
-        const std::string what = "T=" + std::to_string(T_real) + " shard " + std::to_string(s) + "/" +
-                                 std::to_string(shards);
+        const std::string what = "T=" + std::to_string(T_real) + " shard " + std::to_string(s) +
+                                 "/" + std::to_string(shards);
         EXPECT_TRUE(test::bit_equal(out.narrow(1, 0, real), whole.narrow(1, g0, real), what));
         // Seam rows on their own: the first and last 6 rows of the shard.
-        for (int64_t r : {int64_t{0}, std::min<int64_t>(5, real - 1), std::max<int64_t>(0, real - 6), real - 1})
-          EXPECT_TRUE(test::bit_equal(out.narrow(1, r, 1), whole.narrow(1, g0 + r, 1), what + " seam row " +
-                                                                                           std::to_string(r)));
+        for (int64_t r :
+             {int64_t{0}, std::min<int64_t>(5, real - 1), std::max<int64_t>(0, real - 6), real - 1})
+          EXPECT_TRUE(test::bit_equal(out.narrow(1, r, 1), whole.narrow(1, g0 + r, 1),
+                                      what + " seam row " + std::to_string(r)));
       }
     }
   }
@@ -171,13 +185,13 @@ TEST(AntiAliasedActivation, BadInput) {
   EXPECT_THROW(act.set_parameters(a, &b), WeightError);
   EXPECT_THROW(act.set_parameters(a, nullptr), WeightError);
   act.set_parameters(a, &a);
-  EXPECT_THROW(act.forward(test::random_normal({10, C}, 1)), ShapeError);          // rank
-  EXPECT_THROW(act.forward(test::random_normal({1, 10, C + 1}, 1)), ShapeError);   // channels ≠ α
-  EXPECT_THROW(act.forward(Tensor({1, 10, C}, DType::bf16)), ShapeError);          // dtype
-  EXPECT_THROW(act.forward(Tensor({1, 0, C})), ShapeError);                        // empty
+  EXPECT_THROW(act.forward(test::random_normal({10, C}, 1)), ShapeError);         // rank
+  EXPECT_THROW(act.forward(test::random_normal({1, 10, C + 1}, 1)), ShapeError);  // channels ≠ α
+  EXPECT_THROW(act.forward(Tensor({1, 10, C}, DType::bf16)), ShapeError);         // dtype
+  EXPECT_THROW(act.forward(Tensor({1, 0, C})), ShapeError);                       // empty
   const Tensor slab = test::random_normal({1, 30, C}, 3);
-  EXPECT_THROW(act.forward_padded(slab, 3, 5, 100, 1000), ShapeError);  // left halo too short
-  EXPECT_THROW(act.forward_padded(slab, 5, 2, 100, 1000), ShapeError);  // right halo too short
+  EXPECT_THROW(act.forward_padded(slab, 3, 5, 100, 1000), ShapeError);    // left halo too short
+  EXPECT_THROW(act.forward_padded(slab, 5, 2, 100, 1000), ShapeError);    // right halo too short
   EXPECT_THROW(act.forward_padded(slab, 15, 15, 100, 1000), ShapeError);  // no interior rows
   EXPECT_THROW(act.forward_padded(slab, -1, 5, 100, 1000), InvalidArgument);
   EXPECT_NO_THROW(act.forward_padded(slab, 0, 5, 0, 1000));  // global start needs no left halo
@@ -190,7 +204,8 @@ TEST(Snake, PlainSnakeMatchesFloat64AndScalar) {
     const Made m = make_act(C, 9 + C, SnakeKind::snake);
     const Tensor x = test::random_normal({2, 13, C}, C, 3.f);
     const Tensor want = ref::to_tensor(ref::snake(ref::from_tensor(x), m.alpha, m.inv));
-    EXPECT_TRUE(close_rel_l2(snake_forward(x, m.act.params()), want, 1e-6, "snake C=" + std::to_string(C)));
+    EXPECT_TRUE(
+        close_rel_l2(snake_forward(x, m.act.params()), want, 1e-6, "snake C=" + std::to_string(C)));
     EXPECT_TRUE(close_rel_l2(snake_forward(x, m.act.params(), true), want, 1e-6, "snake scalar"));
   }
 }
@@ -217,13 +232,16 @@ TEST(AntiAliasedActivation, ErrorFigures) {
       worst[3] = std::max(worst[3], test::compare(m.act.forward_scalar(x), want).rel_l2);
       worst[4] = std::max(worst[4], test::compare(fused, want).max_abs);
     }
-  std::printf("Activation1d rel L2 vs float64: fused %.3g (max abs %.3g), fused scalar %.3g, unfused %.3g; "
-              "fused vs unfused %.3g\n", worst[0], worst[4], worst[3], worst[1], worst[2]);
+  std::printf(
+      "Activation1d rel L2 vs float64: fused %.3g (max abs %.3g), fused scalar %.3g, unfused %.3g; "
+      "fused vs unfused %.3g\n",
+      worst[0], worst[4], worst[3], worst[1], worst[2]);
   const auto g = test::load_fixture("audio_kernels.safetensors");
   for (const char* c : {"aa_sb_c24_t37", "aa_sb_c100_t9", "aa_sb_c1_t3", "aa_sb_c512_t20"}) {
     const std::string n = c;
     AntiAliasedActivation act(n, g.at(n + ".x").dim(2), SnakeKind::snake_beta, true);
-    act.load_state_dict({{"a.act.alpha", g.at(n + ".alpha")}, {"a.act.beta", g.at(n + ".beta")}}, "a.");
+    act.load_state_dict({{"a.act.alpha", g.at(n + ".alpha")}, {"a.act.beta", g.at(n + ".beta")}},
+                        "a.");
     std::printf("  torch golden %-16s fused rel L2 %.3g, unfused %.3g\n", c,
                 test::compare(act.forward(g.at(n + ".x")), g.at(n + ".out")).rel_l2,
                 test::compare(act.forward_unfused(g.at(n + ".x")), g.at(n + ".out")).rel_l2);

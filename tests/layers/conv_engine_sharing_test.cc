@@ -35,7 +35,8 @@ void check_forks(const ConvSpec& spec, int64_t T) {
 
   ConvPads pads;
   pads.l[0] = pads.r[0] = (k - 1) * spec.dilation[0] / 2;
-  const Tensor x1 = test::random_uniform({1, T, c}, 23), x2 = test::random_uniform({1, T + 7, c}, 24);
+  const Tensor x1 = test::random_uniform({1, T, c}, 23),
+               x2 = test::random_uniform({1, T + 7, c}, 24);
   Tensor y1({1, T, c}), y2({1, T + 7, c});
   // Both forks run (and pack lazily, first use of a layout) at the same time on different inputs.
   std::thread r1([&] { e1->run(x1, y1, pads, false); });

@@ -19,7 +19,7 @@ struct MeshShape {
   int rows, cols;
   std::vector<int> axes;  // time axes
 };
-const MeshShape kMeshes[] = {{1, 1, {1}}, {1, 2, {1}}, {2, 1, {0}},
+const MeshShape kMeshes[] = {{1, 1, {1}},    {1, 2, {1}}, {2, 1, {0}},
                              {2, 2, {0, 1}}, {1, 4, {1}}, {2, 2, {1, 0}}};
 
 std::string name(const MeshShape& m) {
@@ -165,8 +165,9 @@ TEST(TimeShard, ConvTranspose1dAllVocoderRates) {
         conv.set_weights(w, b);
         return conv_transpose1d_sharded(conv, sh, ts, T);
       });
-      expect_equal_with_seams(got, ref, s * shard_rows(T, parts(m)),
-                              "deconv k" + std::to_string(k) + " s" + std::to_string(s) + " " + name(m));
+      expect_equal_with_seams(
+          got, ref, s * shard_rows(T, parts(m)),
+          "deconv k" + std::to_string(k) + " s" + std::to_string(s) + " " + name(m));
     }
   }
 }
@@ -214,11 +215,13 @@ TEST(TimeShard, HaloLargerThanShardIsAClearError) {
   c.out_channels = 2;
   c.kernel_size = 11;
   c.dilation = 5;  // pad 25 > 2-row shards
-  EXPECT_THROW(run_sharded(m, x, 6, [&](const Tensor& s, const TimeShard& ts) {
-    Conv1d conv(c, "conv");
-    conv.set_weights(random_normal({2, 2, 11}, 1), random_normal({2}, 2));
-    return conv1d_sharded(conv, s, ts, 6);
-  }), ShapeError);
+  EXPECT_THROW(run_sharded(m, x, 6,
+                           [&](const Tensor& s, const TimeShard& ts) {
+                             Conv1d conv(c, "conv");
+                             conv.set_weights(random_normal({2, 2, 11}, 1), random_normal({2}, 2));
+                             return conv1d_sharded(conv, s, ts, 6);
+                           }),
+               ShapeError);
 }
 
 }  // namespace

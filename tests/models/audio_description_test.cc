@@ -1,5 +1,7 @@
 // The audio models' descriptions against the checkpoints the Python tools write, and the rule that
 // a checkpoint key is spelled in one C++ file.
+#include "models/audio_description.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,7 +12,6 @@
 
 #include "io/json.h"
 #include "meshnn/io/safetensors.h"
-#include "models/audio_description.h"
 #include "models/ltx_random.h"
 #include "support/fixtures.h"
 
@@ -60,9 +61,10 @@ TEST(AudioDescription, PythonWrittenLtx2KeysEqualTheTable) {
 // fixture also carries golden tensors under "bigvgan." and the inputs, which are not weights.
 TEST(AudioDescription, NvidiaBigVganKeysEqualTheTable) {
   const io::SafetensorsFile file = test::open_fixture("bigvgan_v2_24k_small.safetensors");
-  const BigVganConfig cfg = parse_bigvgan_config(
-      io::parse_json(file.metadata().at("config"), "fixture"), "fixture");
-  const std::set<std::string> want = keys_of(required_shapes(describe_generator(cfg.generator, ""), true));
+  const BigVganConfig cfg =
+      parse_bigvgan_config(io::parse_json(file.metadata().at("config"), "fixture"), "fixture");
+  const std::set<std::string> want =
+      keys_of(required_shapes(describe_generator(cfg.generator, ""), true));
   std::set<std::string> have;
   const std::regex wn(R"((.*)\.weight_[gv]$)");
   std::set<std::string> tops;
@@ -117,9 +119,11 @@ TEST(AudioDescription, EachKeyComponentIsSpelledInOneSourceFile) {
   LtxAudioConfig v2 = cfg;
   v2.version = LtxAudioConfig::Version::ltx2;
   const io::SafetensorsFile nv = test::open_fixture("bigvgan_v2_24k_small.safetensors");
-  const BigVganConfig bv = parse_bigvgan_config(io::parse_json(nv.metadata().at("config"), "f"), "f");
+  const BigVganConfig bv =
+      parse_bigvgan_config(io::parse_json(nv.metadata().at("config"), "f"), "f");
   std::set<std::string> parts;
-  for (const ModelDesc& d : {describe_ltx(cfg), describe_ltx(v2), describe_generator(bv.generator, "")})
+  for (const ModelDesc& d :
+       {describe_ltx(cfg), describe_ltx(v2), describe_generator(bv.generator, "")})
     for (const auto& [k, s] : required_shapes(d, true)) {
       std::stringstream ss(k);
       for (std::string p; std::getline(ss, p, '.');)
@@ -128,7 +132,8 @@ TEST(AudioDescription, EachKeyComponentIsSpelledInOneSourceFile) {
   // Literals in each source file, split at '.'.
   std::map<std::string, std::set<std::string>> files_of;  // part → files whose literals use it
   const std::regex lit("\"([^\"\\\\\\n]*)\"");
-  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MESHNN_SOURCE_DIR) + "/src")) {
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(std::string(MESHNN_SOURCE_DIR) + "/src")) {
     const std::string path = e.path().string();
     if (!e.is_regular_file() || !(path.ends_with(".cc") || path.ends_with(".h"))) continue;
     // GR00T's keys are described in its own files (not yet one table): out of this check.
@@ -153,13 +158,12 @@ TEST(AudioDescription, EachKeyComponentIsSpelledInOneSourceFile) {
       EXPECT_EQ(files_of[p].size(), 2u) << p;
       continue;
     }
-    EXPECT_EQ(files_of[p].size(), 1u) << "key part '" << p << "' is spelled in "
-                                      << files_of[p].size() << " files: "
-                                      << [&] {
-                                           std::string s;
-                                           for (const auto& f : files_of[p]) s += f + " ";
-                                           return s;
-                                         }();
+    EXPECT_EQ(files_of[p].size(), 1u)
+        << "key part '" << p << "' is spelled in " << files_of[p].size() << " files: " << [&] {
+             std::string s;
+             for (const auto& f : files_of[p]) s += f + " ";
+             return s;
+           }();
   }
 }
 

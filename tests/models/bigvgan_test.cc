@@ -29,7 +29,8 @@ TEST_P(BigVganGolden, CopySynthesisMatchesPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, BigVganGolden,
-                         ::testing::Values("bigvgan_v2_24k_small.safetensors", "bigvgan_v2_44k_small.safetensors",
+                         ::testing::Values("bigvgan_v2_24k_small.safetensors",
+                                           "bigvgan_v2_44k_small.safetensors",
                                            "bigvgan_base_24k_small.safetensors"));
 
 TEST(MelFrontEnd, MatchesTorchStftPath) {
@@ -53,7 +54,8 @@ TEST(MelFrontEnd, MatchesTorchStftPath) {
   fb.num_mels = 20;
   fb.fmax = 8000;
   EXPECT_TRUE(test::close_rel_l2(ops::slaney_mel_filterbank(fb),
-                                 file.get("filterbank.sr16000_nfft256_mels20_fmax8000"), 1e-6, "filterbank"));
+                                 file.get("filterbank.sr16000_nfft256_mels20_fmax8000"), 1e-6,
+                                 "filterbank"));
   ops::MelConfig big;  // 1024-point STFT: reflect pad 384 needs more than 100 samples
   EXPECT_THROW(ops::bigvgan_mel_spectrogram(Tensor({100}), big), ShapeError);
 }

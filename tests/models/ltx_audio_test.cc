@@ -1,12 +1,11 @@
 // LTX-2.3 / LTX-2 audio decode against the PyTorch goldens of tools/goldens/gen_ltx_audio.py
 // (reduced-width checkpoints in the real format, every stage's output), and sharded == unsharded.
-#include "models/ltx_audio_decoder.h"
-
 #include <gtest/gtest.h>
 
 #include <mutex>
 
 #include "meshnn/io/safetensors.h"
+#include "models/ltx_audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -19,7 +18,8 @@ Tensor planar_to_cl(const Tensor& x) {
   Tensor y = Tensor::empty({B, T, C});
   for (int64_t b = 0; b < B; ++b)
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < T; ++t) y.data<float>()[(b * T + t) * C + c] = x.data<float>()[(b * C + c) * T + t];
+      for (int64_t t = 0; t < T; ++t)
+        y.data<float>()[(b * T + t) * C + c] = x.data<float>()[(b * C + c) * T + t];
   return y;
 }
 // (B, C, H, W) → (B, H, W, C).
@@ -30,13 +30,15 @@ Tensor nchw_to_nhwc(const Tensor& x) {
     for (int64_t c = 0; c < C; ++c)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t w = 0; w < W; ++w)
-          y.data<float>()[((b * H + h) * W + w) * C + c] = x.data<float>()[((b * C + c) * H + h) * W + w];
+          y.data<float>()[((b * H + h) * W + w) * C + c] =
+              x.data<float>()[((b * C + c) * H + h) * W + w];
   return y;
 }
 
 struct Ltx23 : ::testing::Test {
   static void SetUpTestSuite() {
-    file = new io::SafetensorsFile(io::SafetensorsFile::open(test::fixture_path("ltx23_small.safetensors")));
+    file = new io::SafetensorsFile(
+        io::SafetensorsFile::open(test::fixture_path("ltx23_small.safetensors")));
     io = new std::map<std::string, Tensor>(test::load_fixture("ltx23_small_io.safetensors"));
   }
   static void TearDownTestSuite() {
@@ -61,7 +63,8 @@ TEST_F(Ltx23, EachStageMatchesPyTorch) {
   const Tensor& latent = io->at("input.latent");
   const int64_t T = latent.dim(2), M = 4 * T - 3;
   Tensor mel = dec->stage_a(latent_to_channels_last(latent), TimeShard(), T);
-  EXPECT_TRUE(test::close_rel_l2(mel.narrow(1, 0, M), nchw_to_nhwc(io->at("stage_a.out")), 1e-5, "stage A"));
+  EXPECT_TRUE(test::close_rel_l2(mel.narrow(1, 0, M), nchw_to_nhwc(io->at("stage_a.out")), 1e-5,
+                                 "stage A"));
 
   // Stage B from the golden Stage A output, so stages are tested in isolation.
   Tensor mel_in = LtxAudioDecoder::pack_mel(nchw_to_nhwc(io->at("stage_a.out")));
@@ -73,8 +76,10 @@ TEST_F(Ltx23, EachStageMatchesPyTorch) {
   const Tensor& lm = io->at("stage_c.log_mel");
   Tensor lm_cl = planar_to_cl(lm.reshape({1, 128, lm.dim(3)}));
   EXPECT_TRUE(test::close_rel_l2(c.log_mel, lm_cl, 1e-5, "stage C log-mel"));
-  EXPECT_TRUE(test::close_rel_l2(c.skip, planar_to_cl(io->at("stage_c.skip")), 1e-5, "stage C skip"));
-  EXPECT_TRUE(test::close_rel_l2(c.residual, planar_to_cl(io->at("stage_c.residual")), 1e-5, "stage C residual"));
+  EXPECT_TRUE(
+      test::close_rel_l2(c.skip, planar_to_cl(io->at("stage_c.skip")), 1e-5, "stage C skip"));
+  EXPECT_TRUE(test::close_rel_l2(c.residual, planar_to_cl(io->at("stage_c.residual")), 1e-5,
+                                 "stage C residual"));
   EXPECT_TRUE(test::close_rel_l2(c.out, planar_to_cl(io->at("output")), 1e-5, "stage C out"));
 }
 
@@ -83,7 +88,8 @@ TEST_F(Ltx23, EndToEndAgainstFloat64Reference) {
   Tensor out = dec->decode(io->at("input.latent"));
   const test::CompareStats st = test::compare(out, planar_to_cl(io->at("ref64.output")));
   EXPECT_GE(st.psnr_db, 60.0);
-  EXPECT_TRUE(test::close_rel_l2(out, planar_to_cl(io->at("output")), 1e-5, "end to end vs torch f32"));
+  EXPECT_TRUE(
+      test::close_rel_l2(out, planar_to_cl(io->at("output")), 1e-5, "end to end vs torch f32"));
   Tensor edge = dec->decode(io->at("edge_t1.input.latent"));
   EXPECT_TRUE(test::close_rel_l2(edge, planar_to_cl(io->at("edge_t1.output")), 1e-5, "T = 1"));
 }
@@ -138,10 +144,12 @@ TEST_F(Ltx23, BadInputIsAClearError) {
   // Too many devices for the sequence.
   MeshConfig cfg;
   cfg.cols = 4;
-  EXPECT_THROW(run_spmd(cfg, [&](Device& d) {
-    auto local = LtxAudioDecoder::load(*file, Precision::fp32);
-    local->decode(test::random_normal({1, 8, 5, 16}, 2), TimeShard(d, {1}));
-  }), ShapeError);
+  EXPECT_THROW(run_spmd(cfg,
+                        [&](Device& d) {
+                          auto local = LtxAudioDecoder::load(*file, Precision::fp32);
+                          local->decode(test::random_normal({1, 8, 5, 16}, 2), TimeShard(d, {1}));
+                        }),
+               ShapeError);
 }
 
 TEST(Ltx2, HifiGanVariantMatchesPyTorch) {
@@ -190,12 +198,14 @@ TEST(LtxPrecision, ModesOrderedByPsnr) {
   const Tensor& ref = io.at("ref64.output");
   Tensor ref_cl = Tensor::empty({1, ref.dim(2), 2});
   for (int64_t t = 0; t < ref.dim(2); ++t)
-    for (int64_t c = 0; c < 2; ++c) ref_cl.data<float>()[t * 2 + c] = ref.to(DType::f32).data<float>()[c * ref.dim(2) + t];
+    for (int64_t c = 0; c < 2; ++c)
+      ref_cl.data<float>()[t * 2 + c] = ref.to(DType::f32).data<float>()[c * ref.dim(2) + t];
   std::vector<double> psnr;
   for (Precision p : {Precision::fp32, Precision::bf16x3, Precision::bf16x2, Precision::bf16}) {
     auto dec = LtxAudioDecoder::load(file, p);
     const double db = test::compare(dec->decode(io.at("input.latent")), ref_cl).psnr_db;
-    std::printf("[ precision ] LTX-2.3 small, %s: waveform PSNR %.1f dB vs float64\n", precision_name(p), db);
+    std::printf("[ precision ] LTX-2.3 small, %s: waveform PSNR %.1f dB vs float64\n",
+                precision_name(p), db);
     psnr.push_back(db);
   }
   EXPECT_GE(psnr[0], 60.0);

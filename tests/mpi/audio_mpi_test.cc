@@ -15,9 +15,9 @@
 #include <functional>
 #include <mutex>
 
+#include "mesh/mpi_comm.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
-#include "mesh/mpi_comm.h"
 #include "meshnn/mesh/mesh.h"
 #include "meshnn/ops/resample.h"
 #include "models/ltx_audio_decoder.h"

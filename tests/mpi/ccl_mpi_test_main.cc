@@ -11,8 +11,8 @@
 
 #include <functional>
 
-#include "meshnn/mesh/ccl.h"
 #include "mesh/mpi_comm.h"
+#include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 #include "support/golden.h"
 

@@ -14,8 +14,9 @@ TEST(FilterDesign, BigVganKaiserTapsMatchTheSpec) {
   // bigvgan.md §4: A = 51.02124, β = 4.663800, taps listed to 8 decimals (double precision).
   EXPECT_NEAR(kaiser_beta(0.3, 12), 4.663800, 5e-7);
   const std::vector<double> f = kaiser_sinc_filter1d_f64(0.25, 0.3, 12);
-  const double spec[12] = {0.00202897, 0.00938946, -0.02554346, -0.05765738, 0.12857261, 0.44320980,
-                           0.44320980, 0.12857261, -0.05765738, -0.02554346, 0.00938946, 0.00202897};
+  const double spec[12] = {0.00202897,  0.00938946,  -0.02554346, -0.05765738,
+                           0.12857261,  0.44320980,  0.44320980,  0.12857261,
+                           -0.05765738, -0.02554346, 0.00938946,  0.00202897};
   for (int k = 0; k < 12; ++k) EXPECT_NEAR(f[k], spec[k], 6e-9) << "tap " << k;
   EXPECT_NEAR(std::accumulate(f.begin(), f.end(), 0.0), 1.0, 1e-15);
   for (int k = 0; k < 6; ++k) EXPECT_NEAR(f[k], f[11 - k], 1e-16) << "symmetry, tap " << k;
@@ -23,15 +24,22 @@ TEST(FilterDesign, BigVganKaiserTapsMatchTheSpec) {
 
 TEST(FilterDesign, KaiserMatchesTorchGoldens) {
   const auto g = test::load_fixture("audio_kernels.safetensors");
-  struct Case { const char* key; double cutoff, half_width; int k; };
-  for (const Case c : {Case{"filter.kaiser_12", 0.25, 0.3, 12}, Case{"filter.kaiser_11", 0.25, 0.3, 11},
-                       Case{"filter.kaiser_18", 0.5 / 3, 0.6 / 3, 18}, Case{"filter.kaiser_7", 0.4, 0.05, 7},
-                       Case{"filter.kaiser_4", 0.2, 0.2, 4}}) {
+  struct Case {
+    const char* key;
+    double cutoff, half_width;
+    int k;
+  };
+  for (const Case c :
+       {Case{"filter.kaiser_12", 0.25, 0.3, 12}, Case{"filter.kaiser_11", 0.25, 0.3, 11},
+        Case{"filter.kaiser_18", 0.5 / 3, 0.6 / 3, 18}, Case{"filter.kaiser_7", 0.4, 0.05, 7},
+        Case{"filter.kaiser_4", 0.2, 0.2, 4}}) {
     const Tensor& t = g.at(c.key);
     ASSERT_EQ(t.numel(), c.k) << c.key;
     const std::vector<float> f = kaiser_sinc_filter1d(c.cutoff, c.half_width, c.k);
-    // torch builds the taps in f32 (kaiser_window, sinc, sum); ours are the double taps rounded once.
-    for (int n = 0; n < c.k; ++n) EXPECT_NEAR(f[n], t.data<float>()[n], 1e-7) << c.key << " tap " << n;
+    // torch builds the taps in f32 (kaiser_window, sinc, sum); ours are the double taps rounded
+    // once.
+    for (int n = 0; n < c.k; ++n)
+      EXPECT_NEAR(f[n], t.data<float>()[n], 1e-7) << c.key << " tap " << n;
   }
 }
 
@@ -40,12 +48,14 @@ TEST(FilterDesign, KaiserBetaBranches) {
   const double a_mid = 2.285 * (6 - 1) * M_PI * 0.8 + 7.95;  // K = 12, half_width = 0.2: A ≈ 36.7
   ASSERT_GT(a_mid, 21.0);
   ASSERT_LT(a_mid, 50.0);
-  EXPECT_NEAR(kaiser_beta(0.2, 12), 0.5842 * std::pow(a_mid - 21, 0.4) + 0.07886 * (a_mid - 21), 1e-12);
+  EXPECT_NEAR(kaiser_beta(0.2, 12), 0.5842 * std::pow(a_mid - 21, 0.4) + 0.07886 * (a_mid - 21),
+              1e-12);
   EXPECT_EQ(kaiser_beta(0.05, 4), 0.0);
 }
 
 TEST(FilterDesign, HannSincX3MatchesLtxSpec) {
-  // ltx2_audio_decode.md §6.4: 43 taps, centre 0.33, end taps ≈ 0, per-phase DC gains 1.00004 / 1.00068.
+  // ltx2_audio_decode.md §6.4: 43 taps, centre 0.33, end taps ≈ 0, per-phase DC gains 1.00004
+  // / 1.00068.
   const std::vector<double> h = hann_sinc_filter1d_f64(3);
   ASSERT_EQ(h.size(), 43u);
   EXPECT_NEAR(h[21], 0.33, 1e-15);

@@ -32,7 +32,8 @@ TEST(Padding, ZeroStuff) {
   const Tensor y = zero_stuff_t(x, 3);
   ASSERT_EQ(y.shape(), Shape({1, 10, 7}));
   for (int64_t t = 0; t < 10; ++t)
-    for (int64_t c = 0; c < 7; ++c) EXPECT_EQ(at(y, 0, t, c), t % 3 == 0 ? at(x, 0, t / 3, c) : 0.f);
+    for (int64_t c = 0; c < 7; ++c)
+      EXPECT_EQ(at(y, 0, t, c), t % 3 == 0 ? at(x, 0, t / 3, c) : 0.f);
 }
 
 TEST(Padding, ChannelPadAndTrim) {

@@ -30,7 +30,8 @@ TEST(DepthwiseTapFilter, MatchesFloat64Reference) {
         const ref::Seq want = ref::fir(ref::from_tensor(x), ref::to_f64(taps), stride);
         const Tensor fast = depthwise_tap_filter(x, taps, stride);
         const Tensor mac = depthwise_tap_filter(x, taps, stride, /*prefer_mac=*/true);
-        const std::string what = "C=" + std::to_string(C) + " K=" + std::to_string(K) + " s=" + std::to_string(stride);
+        const std::string what =
+            "C=" + std::to_string(C) + " K=" + std::to_string(K) + " s=" + std::to_string(stride);
         EXPECT_TRUE(close_rel_l2(fast, ref::to_tensor(want), 2e-7, "fast " + what));
         EXPECT_TRUE(close_rel_l2(mac, ref::to_tensor(want), 2e-7, "mac " + what));
         EXPECT_TRUE(close_rel_l2(fast, mac, 2e-7, "fast vs mac " + what));
@@ -78,12 +79,16 @@ TEST(DepthwiseTapFilter, MacIsTheExactMultiplyAddForm) {
 TEST(DepthwiseTapFilter, BadInput) {
   const std::vector<float> taps(12, 0.1f);
   EXPECT_THROW(depthwise_tap_filter(test::random_uniform({10, 4}, 1), taps, 1), ShapeError);
-  EXPECT_THROW(depthwise_tap_filter(test::random_uniform({1, 11, 4}, 1), taps, 1), ShapeError);  // K > T_pad
+  EXPECT_THROW(depthwise_tap_filter(test::random_uniform({1, 11, 4}, 1), taps, 1),
+               ShapeError);  // K > T_pad
   EXPECT_THROW(depthwise_tap_filter(test::random_uniform({1, 20, 4}, 1), taps, 0), InvalidArgument);
-  EXPECT_THROW(depthwise_tap_filter(test::random_uniform({1, 20, 4}, 1), taps, -2), InvalidArgument);
-  EXPECT_THROW(depthwise_tap_filter(test::random_uniform({1, 20, 4}, 1), std::vector<float>{}, 1), InvalidArgument);
+  EXPECT_THROW(depthwise_tap_filter(test::random_uniform({1, 20, 4}, 1), taps, -2),
+               InvalidArgument);
+  EXPECT_THROW(depthwise_tap_filter(test::random_uniform({1, 20, 4}, 1), std::vector<float>{}, 1),
+               InvalidArgument);
   Tensor wrong = Tensor::empty({1, 3, 4});
-  EXPECT_THROW(depthwise_tap_filter_into(test::random_uniform({1, 20, 4}, 1), taps, 1, wrong), ShapeError);
+  EXPECT_THROW(depthwise_tap_filter_into(test::random_uniform({1, 20, 4}, 1), taps, 1, wrong),
+               ShapeError);
 }
 
 TEST(Resample, UpsampleMatchesFloat64Reference) {
@@ -97,16 +102,19 @@ TEST(Resample, UpsampleMatchesFloat64Reference) {
         const UpsampleGeometry g = kaiser_upsample_geometry(2, 12);
         const Tensor y = upsample1d(x, f, g);
         ASSERT_EQ(y.shape(), Shape({2, 2 * T, C}));
-        const ref::Seq want = ref::upsample(ref::from_tensor(x), ref::to_f64(f), 2, g.pad, g.pad_left, g.pad_right);
+        const ref::Seq want =
+            ref::upsample(ref::from_tensor(x), ref::to_f64(f), 2, g.pad, g.pad_left, g.pad_right);
         EXPECT_TRUE(close_rel_l2(y, ref::to_tensor(want), 2e-7, "kaiser x2 " + what));
-        EXPECT_TRUE(close_rel_l2(upsample1d(x, f, g, true), ref::to_tensor(want), 2e-7, "kaiser x2 mac " + what));
+        EXPECT_TRUE(close_rel_l2(upsample1d(x, f, g, true), ref::to_tensor(want), 2e-7,
+                                 "kaiser x2 mac " + what));
       }
       {  // hann ×3, K = 43 (LTX-2 BWE skip path)
         const std::vector<float> f = hann_sinc_filter1d(3);
         const UpsampleGeometry g = hann_upsample_geometry(3);
         const Tensor y = upsample1d(x, f, g);
         ASSERT_EQ(y.shape(), Shape({2, 3 * T, C}));
-        const ref::Seq want = ref::upsample(ref::from_tensor(x), ref::to_f64(f), 3, g.pad, g.pad_left, g.pad_right);
+        const ref::Seq want =
+            ref::upsample(ref::from_tensor(x), ref::to_f64(f), 3, g.pad, g.pad_left, g.pad_right);
         EXPECT_TRUE(close_rel_l2(y, ref::to_tensor(want), 3e-7, "hann x3 " + what));
       }
     }
@@ -124,8 +132,8 @@ TEST(Resample, LowpassAndDownsampleMatchFloat64Reference) {
           const Tensor y = lowpass_filter1d(x, f, stride);
           const ref::Seq want = ref::lowpass(ref::from_tensor(x), ref::to_f64(f), stride);
           EXPECT_TRUE(close_rel_l2(y, ref::to_tensor(want), 2e-7,
-                                   "C=" + std::to_string(C) + " T=" + std::to_string(T) + " K=" +
-                                       std::to_string(K) + " s=" + std::to_string(stride)));
+                                   "C=" + std::to_string(C) + " T=" + std::to_string(T) +
+                                       " K=" + std::to_string(K) + " s=" + std::to_string(stride)));
         }
       }
 }
@@ -134,20 +142,23 @@ TEST(Resample, MatchesTorchGoldens) {
   const auto g = test::load_fixture("audio_kernels.safetensors");
   const std::vector<float> k11 = kaiser_sinc_filter1d(0.25, 0.3, 11);
   const std::vector<float> k18 = kaiser_sinc_filter1d(0.5 / 3, 0.6 / 3, 18);
-  EXPECT_TRUE(close_rel_l2(lowpass_filter1d(g.at("lowpass_k11_s1.x"), k11, 1), g.at("lowpass_k11_s1.out"), 1e-6,
-                           "LowPassFilter1d K=11"));
-  EXPECT_TRUE(close_rel_l2(downsample1d(g.at("down_r3_k18.x"), k18, 3), g.at("down_r3_k18.out"), 1e-6,
-                           "DownSample1d r=3"));
+  EXPECT_TRUE(close_rel_l2(lowpass_filter1d(g.at("lowpass_k11_s1.x"), k11, 1),
+                           g.at("lowpass_k11_s1.out"), 1e-6, "LowPassFilter1d K=11"));
+  EXPECT_TRUE(close_rel_l2(downsample1d(g.at("down_r3_k18.x"), k18, 3), g.at("down_r3_k18.out"),
+                           1e-6, "DownSample1d r=3"));
   EXPECT_TRUE(close_rel_l2(upsample1d(g.at("up_r3_k18.x"), k18, kaiser_upsample_geometry(3, 18)),
                            g.at("up_r3_k18.out"), 1e-6, "UpSample1d r=3"));
-  EXPECT_TRUE(close_rel_l2(upsample1d(g.at("up_hann_x3.x"), hann_sinc_filter1d(3), hann_upsample_geometry(3)),
-                           g.at("up_hann_x3.out"), 1e-6, "hann UpSample1d x3"));
+  EXPECT_TRUE(close_rel_l2(
+      upsample1d(g.at("up_hann_x3.x"), hann_sinc_filter1d(3), hann_upsample_geometry(3)),
+      g.at("up_hann_x3.out"), 1e-6, "hann UpSample1d x3"));
   const std::vector<float> k12 = kaiser_sinc_filter1d(0.25, 0.3, 12);
-  for (const char* c : {"aa_sb_c24_t37", "aa_sb_c100_t9", "aa_sb_c1_t3", "aa_sb_c512_t20", "aa_snake_c24_t33"}) {
+  for (const char* c :
+       {"aa_sb_c24_t37", "aa_sb_c100_t9", "aa_sb_c1_t3", "aa_sb_c512_t20", "aa_snake_c24_t33"}) {
     const std::string n = c;
-    EXPECT_TRUE(close_rel_l2(upsample1d(g.at(n + ".x"), k12, kaiser_upsample_geometry(2, 12)), g.at(n + ".up"),
-                             1e-6, n + " UpSample1d"));
-    EXPECT_TRUE(close_rel_l2(downsample1d(g.at(n + ".act"), k12, 2), g.at(n + ".out"), 1e-6, n + " DownSample1d"));
+    EXPECT_TRUE(close_rel_l2(upsample1d(g.at(n + ".x"), k12, kaiser_upsample_geometry(2, 12)),
+                             g.at(n + ".up"), 1e-6, n + " UpSample1d"));
+    EXPECT_TRUE(close_rel_l2(downsample1d(g.at(n + ".act"), k12, 2), g.at(n + ".out"), 1e-6,
+                             n + " DownSample1d"));
   }
 }
 

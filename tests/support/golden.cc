@@ -58,8 +58,7 @@ CompareStats compare(const Tensor& actual, const Tensor& expected) {
   const std::vector<double> a = as_f64(actual), b = as_f64(expected);
   const int64_t last = actual.shape().empty() ? 1 : actual.shape().back();
   const int64_t row0 = st.worst - st.worst % std::max<int64_t>(last, 1);
-  for (int64_t i = std::max(row0, st.worst - 3);
-       i <= std::min(row0 + last - 1, st.worst + 3); ++i)
+  for (int64_t i = std::max(row0, st.worst - 3); i <= std::min(row0 + last - 1, st.worst + 3); ++i)
     os << "  [" << coords(actual.shape(), i) << "] actual " << a[i] << "  expected " << b[i]
        << (i == st.worst ? "   <== worst" : "") << "\n";
   return ::testing::AssertionFailure() << os.str();

@@ -14,10 +14,10 @@
 namespace meshnn::test {
 
 struct CompareStats {
-  double rel_l2 = 0;    // ||a − b|| / ||b||  (b = reference)
-  double max_abs = 0;   // max |a − b|
-  double psnr_db = 0;   // 20·log10(max|b| / rms(a − b)); +inf when equal
-  int64_t worst = -1;   // flat index of max |a − b|
+  double rel_l2 = 0;   // ||a − b|| / ||b||  (b = reference)
+  double max_abs = 0;  // max |a − b|
+  double psnr_db = 0;  // 20·log10(max|b| / rms(a − b)); +inf when equal
+  int64_t worst = -1;  // flat index of max |a − b|
 };
 
 // a, b: same shape, any float dtype (converted to f64).

@@ -1,4 +1,5 @@
-// bfloat16 conversion and the exact f32 = hi + lo split used by the bf16x2 / bf16x3 precision modes.
+// bfloat16 conversion and the exact f32 = hi + lo split used by the bf16x2 / bf16x3 precision
+// modes.
 #pragma once
 
 #include <cstdint>

@@ -16,19 +16,33 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 // A caller passed something that can never work (bad option, out-of-range index).
-class InvalidArgument : public Error { using Error::Error; };
+class InvalidArgument : public Error {
+  using Error::Error;
+};
 // Tensor ranks or shapes do not agree with what an op or layer expects.
-class ShapeError : public Error { using Error::Error; };
+class ShapeError : public Error {
+  using Error::Error;
+};
 // A checkpoint weight is missing or misshaped; the message names the key.
-class WeightError : public Error { using Error::Error; };
+class WeightError : public Error {
+  using Error::Error;
+};
 // A file is malformed; the message names the file and the byte offset.
-class FormatError : public Error { using Error::Error; };
+class FormatError : public Error {
+  using Error::Error;
+};
 // A valid request this build or CPU cannot serve (e.g. bf16 primitives without AVX512-BF16).
-class Unsupported : public Error { using Error::Error; };
+class Unsupported : public Error {
+  using Error::Error;
+};
 // A oneDNN / MPI / OS call failed; wraps its status.
-class BackendError : public Error { using Error::Error; };
+class BackendError : public Error {
+  using Error::Error;
+};
 // A collective failed, a peer device died or timed out.
-class CommError : public Error { using Error::Error; };
+class CommError : public Error {
+  using Error::Error;
+};
 
 namespace detail {
 template <class... Args>
@@ -43,14 +57,14 @@ std::string concat(Args&&... args) {
 
 // MESHNN_CHECK(cond, parts...): always on; throws InvalidArgument with the concatenated parts.
 #define MESHNN_CHECK(cond, ...)                                                          \
-  do {                                                                                    \
+  do {                                                                                   \
     if (!(cond)) throw ::meshnn::InvalidArgument(::meshnn::detail::concat(__VA_ARGS__)); \
   } while (0)
 
 // MESHNN_CHECK_AS(ErrorType, cond, parts...): same, with a chosen Error subclass.
-#define MESHNN_CHECK_AS(type, cond, ...)                                   \
-  do {                                                                      \
-    if (!(cond)) throw type(::meshnn::detail::concat(__VA_ARGS__));         \
+#define MESHNN_CHECK_AS(type, cond, ...)                            \
+  do {                                                              \
+    if (!(cond)) throw type(::meshnn::detail::concat(__VA_ARGS__)); \
   } while (0)
 
 // MESHNN_DCHECK: internal invariants, debug builds only.

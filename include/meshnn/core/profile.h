@@ -17,7 +17,8 @@ class ProfileScope {
   }
   ~ProfileScope() {
     if (name_)
-      profile_add(name_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count());
+      profile_add(name_,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count());
   }
   ProfileScope(const ProfileScope&) = delete;
   ProfileScope& operator=(const ProfileScope&) = delete;

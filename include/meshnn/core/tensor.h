@@ -32,12 +32,30 @@ constexpr size_t kTensorAlignment = 64;
 
 template <class T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; };
-template <> struct DTypeOf<bf16> { static constexpr DType value = DType::bf16; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::f64; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::i64; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::i32; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::u8; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::f32;
+};
+template <>
+struct DTypeOf<bf16> {
+  static constexpr DType value = DType::bf16;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::f64;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::i64;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::i32;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::u8;
+};
 
 class Tensor {
  public:

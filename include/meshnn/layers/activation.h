@@ -2,8 +2,8 @@
 // activations (B, T, C) f32.
 //
 // Checkpoint names (NVIDIA BigVGAN / ltx-core, under the activation's prefix):
-//   act.alpha, act.beta            (C,)        log-scale when `alpha_logscale` (every released config)
-//   upsample.filter                (1, 1, 12)  optional: computed when absent
+//   act.alpha, act.beta            (C,)        log-scale when `alpha_logscale` (every released
+//   config) upsample.filter                (1, 1, 12)  optional: computed when absent
 //   downsample.lowpass.filter      (1, 1, 12)  optional (diffusers: downsample.filter)
 #pragma once
 
@@ -23,15 +23,17 @@ enum class SnakeKind { snake, snake_beta };
 // α = 0 and β = 1, so padded channels map x → x and stay zero if they were zero.
 struct SnakeParams {
   SnakeKind kind = SnakeKind::snake_beta;
-  int64_t channels = 0;       // real channels
-  std::vector<float> alpha;   // (C_aligned,)
-  std::vector<float> inv;     // (C_aligned,)
+  int64_t channels = 0;      // real channels
+  std::vector<float> alpha;  // (C_aligned,)
+  std::vector<float> inv;    // (C_aligned,)
   int64_t aligned() const { return static_cast<int64_t>(alpha.size()); }
 };
 
-// alpha, beta: (C,) checkpoint tensors (beta ignored / may be null for Snake). `what` names the layer.
-SnakeParams make_snake_params(SnakeKind kind, const Tensor& alpha, const Tensor* beta, bool alpha_logscale,
-                              int64_t channels, int64_t channel_align, const std::string& what);
+// alpha, beta: (C,) checkpoint tensors (beta ignored / may be null for Snake). `what` names the
+// layer.
+SnakeParams make_snake_params(SnakeKind kind, const Tensor& alpha, const Tensor* beta,
+                              bool alpha_logscale, int64_t channels, int64_t channel_align,
+                              const std::string& what);
 
 // Plain Snake / SnakeBeta (no resampling). x: (B, T, C_aligned) → (B, T, C_aligned).
 Tensor snake_forward(const Tensor& x, const SnakeParams& p, bool force_scalar = false);
@@ -61,15 +63,15 @@ class AntiAliasedActivation {
   void forward_into(const Tensor& x, Tensor& out) const;  // out: (B, T, C), preallocated
 
   // Time-shard form. slab: (B, left_ctx + n + right_ctx, C) whose interior rows are global rows
-  // [global_row0, global_row0 + n) of a sequence with `global_T` real rows; the context rows are real
-  // neighbour rows (halo). Needs left_ctx ≥ min(context_rows(), global_row0) and right_ctx ≥
+  // [global_row0, global_row0 + n) of a sequence with `global_T` real rows; the context rows are
+  // real neighbour rows (halo). Needs left_ctx ≥ min(context_rows(), global_row0) and right_ctx ≥
   // min(context_rows(), global_T − global_row0 − n). Output: (B, n, C), equal bit for bit to rows
-  // [global_row0, global_row0 + n) of forward() on the whole sequence; rows at global index ≥ global_T
-  // (the t-pad tail) are finite but unspecified — mask them with ops::set_tpad_tail.
-  Tensor forward_padded(const Tensor& slab, int64_t left_ctx, int64_t right_ctx, int64_t global_row0,
-                        int64_t global_T) const;
-  void forward_padded_into(const Tensor& slab, int64_t left_ctx, int64_t right_ctx, int64_t global_row0,
-                           int64_t global_T, Tensor& out) const;
+  // [global_row0, global_row0 + n) of forward() on the whole sequence; rows at global index ≥
+  // global_T (the t-pad tail) are finite but unspecified — mask them with ops::set_tpad_tail.
+  Tensor forward_padded(const Tensor& slab, int64_t left_ctx, int64_t right_ctx,
+                        int64_t global_row0, int64_t global_T) const;
+  void forward_padded_into(const Tensor& slab, int64_t left_ctx, int64_t right_ctx,
+                           int64_t global_row0, int64_t global_T, Tensor& out) const;
 
   // Unfused reference from the separate ops: upsample1d → snake → downsample1d (materialises 2×).
   Tensor forward_unfused(const Tensor& x, bool prefer_mac = false) const;

@@ -1,5 +1,6 @@
 // Conv1d, Conv2d and ConvTranspose1d layers on channels-last activations (unsharded forms; the
-// time-sharded forms are in time_shard.h), all served by one convolution engine with weights packed once and one plan per input shape.
+// time-sharded forms are in time_shard.h), all served by one convolution engine with weights packed
+// once and one plan per input shape.
 //
 // Activations: 1-D (B, T, C); 2-D (B, H, W, C) with H = time. f32 in, f32 out, in every precision
 // mode (the mode only changes how the products are formed; see docs/precision.md).
