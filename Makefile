@@ -13,7 +13,7 @@ CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
   libdnnl-dev ocl-icd-opencl-dev opencl-headers libopenmpi-dev openmpi-bin \
   nlohmann-json3-dev libsndfile1-dev libcli11-dev libspdlog-dev libfmt-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format \
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
 # Only `make goldens` and `make bench` (PyTorch comparisons) need these.
 PY_PACKAGES := python3-torch python3-numpy
@@ -21,7 +21,7 @@ PY_PACKAGES := python3-torch python3-numpy
 export OMPI_MCA_btl ?= ^ofi,openib
 export OMPI_MCA_mtl ?= ^ofi,psm
 
-.PHONY: all deps deps-python build demo test test-asan bench fuzz fuzz-smoke goldens goldens-check install clean format
+.PHONY: all deps deps-python build demo test format-check test-asan bench fuzz fuzz-smoke goldens goldens-check install clean format
 
 all: build
 
@@ -40,8 +40,12 @@ build: deps $(BUILD)/build.ninja
 demo: build
 	./$(BUILD)/meshnn demo
 
-test: build
+test: build format-check
 	cd $(BUILD) && ctest --output-on-failure -j 1 --timeout 900
+
+# Every C++ source formatted as .clang-format says (100 columns); `make format` fixes it.
+format-check: deps
+	clang-format --dry-run -Werror $$(git ls-files '*.cc' '*.h')
 
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHNN_SANITIZE=ON \
