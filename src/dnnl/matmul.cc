@@ -278,7 +278,9 @@ void LinearPrimitive::run(const float* src, int64_t M, int64_t lda, float* dst, 
   const void* src_ptr = src;
   if (m.native_bf16) {
     bf16* s = p.src_scratch.data<bf16>();
-#pragma omp parallel for schedule(static)
+    // Few rows (the DiT's ≈ 50): converting serially is cheaper than waking the thread team,
+    // which costs a scheduler tick per region on a loaded machine.
+#pragma omp parallel for schedule(static) if (M * m.K > (int64_t{1} << 20))
     for (int64_t r = 0; r < M; ++r)
       for (int64_t k = 0; k < m.K; ++k) s[r * m.K + k] = to_bf16(src[r * lda + k]);
     src_ptr = s;

@@ -57,9 +57,10 @@ def torch_times(version, reps, cache_kv):
     return tuple(statistics.median(v[i] for v in r) for i in range(3))
 
 
-def meshnn_times(bench, threads, versions):
+def meshnn_times(bench, threads, versions, precisions):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    filt = 'gr00t_policy_(' + '|'.join(v.replace('.', '\\.') for v in versions) + ')_'
+    filt = ('gr00t_policy_(' + '|'.join(v.replace('.', '\\.') for v in versions) + ')_.*/(' +
+            '|'.join(precisions) + ')/')
     out = subprocess.run([bench, '--benchmark_filter=' + filt, '--benchmark_format=json'], env=env,
                          check=True, capture_output=True, text=True).stdout
     res = {}
@@ -76,23 +77,37 @@ def main():
     ap.add_argument('--reps', type=int, default=5)
     ap.add_argument('--versions', default='n1.5,n1.7')
     ap.add_argument('--torch-cache-kv', action='store_true', help='also time torch with cached cross K/V')
+    ap.add_argument('--precisions', default='fp32,bf16')
+    ap.add_argument('--rounds', type=int, default=1,
+                    help='alternate meshnn and torch this many times per version (shared machines: '
+                         'load swings over minutes, so one round can be off by several x)')
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    ours = meshnn_times(a.meshnn_bench, a.threads, a.versions.split(',')) if a.meshnn_bench else {}
-    print(f'threads {a.threads}, torch {torch.__version__}, {TOKENS} VL tokens, {STEPS} steps, load {os.getloadavg()}')
-    print(f'{"case":<34}{"side":<22}{"call ms":>10}{"adapter ms":>12}{"step ms":>10}{"speed-up":>10}')
+    precs = a.precisions.split(',')
+    print(f'threads {a.threads}, torch {torch.__version__}, {TOKENS} VL tokens, {STEPS} steps')
+    print(f'{"case":<34}{"side":<22}{"call ms":>10}{"adapter ms":>12}{"step ms":>10}{"speed-up":>10}  load')
     for version in a.versions.split(','):
-        refs = [('torch f32', torch_times(version, a.reps, False))]
-        if a.torch_cache_kv:
-            refs.append(('torch f32 cached K/V', torch_times(version, a.reps, True)))
-        for prec in ('fp32', 'bf16'):
-            key = f'gr00t_policy_{version}_S{TOKENS}_K{STEPS}/{prec}'
-            m = ours.get(key)
-            if m:
-                print(f'{key:<34}{"meshnn " + prec:<22}{m[0]:>10.1f}{m[1]:>12.1f}{m[2]:>10.1f}')
-            for name, t in refs:
-                ratio = f'{t[0] / m[0]:9.2f}x' if m else '      n/a'
-                print(f'{key:<34}{name:<22}{t[0]:>10.1f}{t[1]:>12.1f}{t[2]:>10.1f}{ratio:>10}')
+        ratios = {p: [] for p in precs}
+        for rnd in range(a.rounds):
+            ours = meshnn_times(a.meshnn_bench, a.threads, [version], precs) if a.meshnn_bench else {}
+            refs = [('torch f32', torch_times(version, a.reps, False))]
+            if a.torch_cache_kv:
+                refs.append(('torch f32 cached K/V', torch_times(version, a.reps, True)))
+            load = f'{os.getloadavg()[0]:.1f}'
+            for prec in precs:
+                key = f'gr00t_policy_{version}_S{TOKENS}_K{STEPS}/{prec}'
+                m = ours.get(key)
+                if m:
+                    print(f'{key:<34}{"meshnn " + prec:<22}{m[0]:>10.1f}{m[1]:>12.1f}{m[2]:>10.1f}{"":>10}  {load}')
+                for name, t in refs:
+                    ratio = f'{t[0] / m[0]:9.2f}x' if m else '      n/a'
+                    if m and name == 'torch f32':
+                        ratios[prec].append(t[0] / m[0])
+                    print(f'{key:<34}{name:<22}{t[0]:>10.1f}{t[1]:>12.1f}{t[2]:>10.1f}{ratio:>10}  {load}')
+        for prec, r in ratios.items():
+            if len(r) > 1:
+                print(f'{version} {prec}: speed-up vs torch f32 per round {["%.2f" % x for x in r]}, '
+                      f'median {statistics.median(r):.2f}x')
 
 
 if __name__ == '__main__':
