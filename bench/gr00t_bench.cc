@@ -34,7 +34,8 @@ SlotLayout bench_layout() {
 const std::map<std::string, Tensor>& checkpoint(Version v) {
   static std::map<Version, std::map<std::string, Tensor>> cache;
   auto it = cache.find(v);
-  if (it == cache.end()) it = cache.emplace(v, make_random_checkpoint(Config::defaults(v), 1234)).first;
+  if (it == cache.end())
+    it = cache.emplace(v, make_random_checkpoint(Config::defaults(v), 1234)).first;
   return it->second;
 }
 
@@ -65,7 +66,8 @@ void run_case(benchmark::State& state, Version v, Precision prec) {
       2.0 * cfg.vl.n_blocks * (4.0 * cfg.vl.dim * cfg.vl.dim + 2.0 * cfg.vl.dim * cfg.vl.ff_dim);
   double flops = flop_per_tok * layout.active_slots();
   for (const auto& b : ad.plan().blocks) flops += 2.0 * b.l_pad * cfg.vl.dim * ad.plan().kv_width;
-  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(std::string(cpu_features().avx512_bf16 ? "bf16 native" : "bf16 emulated") + "; " +
                  ad.plan().key_sets.begin()->first);
 }
@@ -73,9 +75,10 @@ void run_case(benchmark::State& state, Version v, Precision prec) {
 void register_all() {
   for (Version v : {Version::n1_5, Version::n1_6})
     for (Precision p : {Precision::fp32, Precision::bf16}) {
-      const std::string name =
-          std::string("gr00t_") + version_name(v) + "_S" + std::to_string(kTokens) + "/" + precision_name(p);
-      benchmark::RegisterBenchmark(name.c_str(), [v, p](benchmark::State& st) { run_case(st, v, p); })
+      const std::string name = std::string("gr00t_") + version_name(v) + "_S" +
+                               std::to_string(kTokens) + "/" + precision_name(p);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [v, p](benchmark::State& st) { run_case(st, v, p); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime()
           ->Iterations(1)

@@ -71,16 +71,17 @@ void run(const Args& a) {
     std::printf("%s\n", AdapterPlan::build(cfg, layout, opt, &lookup, prefix).describe().c_str());
     return;
   }
-  MESHNN_CHECK(!a.features.empty() && !a.out.empty(), "--features and --out are required "
+  MESHNN_CHECK(!a.features.empty() && !a.out.empty(),
+               "--features and --out are required "
                "(or --describe alone to print the plan)");
   Tensor feats = io::load_npy(a.features);
   check_finite(feats, a.features);  // before any weight is packed
   // Token rows (1, S, D) / (S, D) from the backbone go into the slot layout; a (1, 1, S_pad, D)
   // tensor is taken as already laid out.
   if (feats.rank() != 4) {
-    MESHNN_CHECK_AS(ShapeError, feats.rank() >= 2 && feats.dim(-2) == layout.seq_len(),
-                    "features ", shape_str(feats.shape()), " must be [1, S, D] with S=",
-                    layout.seq_len(), " (the --token-types length)");
+    MESHNN_CHECK_AS(ShapeError, feats.rank() >= 2 && feats.dim(-2) == layout.seq_len(), "features ",
+                    shape_str(feats.shape()), " must be [1, S, D] with S=", layout.seq_len(),
+                    " (the --token-types length)");
     feats = layout.rows_to_slots(feats);
   }
   const Tensor state = a.state.empty() ? Tensor() : io::load_npy(a.state);
@@ -102,8 +103,10 @@ void run(const Args& a) {
     for (auto& [name, x] : out.taps)
       t["tap." + name] = name == "state_features" ? x : layout.slots_to_rows(x);
     if (dev.rank() != 0) return;
-    io::save_safetensors(a.out, t, {{"plan", adapter.plan().describe()},
-                                    {"gr00t_version", version_name(v)}, {"mesh", a.mesh}});
+    io::save_safetensors(a.out, t,
+                         {{"plan", adapter.plan().describe()},
+                          {"gr00t_version", version_name(v)},
+                          {"mesh", a.mesh}});
     std::fprintf(stderr, "gr00t-adapter: %s on mesh %s, %zu tensors → %s\n", version_name(v),
                  a.mesh.c_str(), t.size(), a.out.c_str());
   });
@@ -114,10 +117,13 @@ void run(const Args& a) {
 const Registrar reg("gr00t-adapter", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "gr00t-adapter", "GR00T VL adapter: vlln → VL-SA → gather → hoisted cross K/V + state encoder");
-  cmd->add_option("--checkpoint", args->checkpoint, "Isaac-GR00T action head (.safetensors)")->required();
+      "gr00t-adapter",
+      "GR00T VL adapter: vlln → VL-SA → gather → hoisted cross K/V + state encoder");
+  cmd->add_option("--checkpoint", args->checkpoint, "Isaac-GR00T action head (.safetensors)")
+      ->required();
   cmd->add_option("--version", args->version, "n1.5 | n1.6 | n1.7")->required();
-  cmd->add_option("--token-types", args->token_types, "(S) .npy: 0 text, 1 image, 2 padding")->required();
+  cmd->add_option("--token-types", args->token_types, "(S) .npy: 0 text, 1 image, 2 padding")
+      ->required();
   cmd->add_option("--features", args->features, "backbone features .npy (1, S, D)");
   cmd->add_option("--state", args->state, "state .npy (1, 1, d), d ≤ state_dim_pad");
   cmd->add_option("--embodiment", args->embodiment, "embodiment id");

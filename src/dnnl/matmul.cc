@@ -1,12 +1,11 @@
 #include "dnnl/matmul.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <unordered_map>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "meshnn/core/bf16.h"
@@ -50,7 +49,7 @@ struct LinearPrimitive::Impl {
   bool native_bf16 = false;
   Tensor weights;  // f32 (rounded to bf16 values in emulated bf16), user layout
   WeightLayout layout = WeightLayout::in_out;
-  Tensor bias;     // (N) f32 or undefined
+  Tensor bias;  // (N) f32 or undefined
   dnnl::memory::desc user_wei_md;
 
   // Packed weights per weights descriptor (the packed layout may depend on M).
@@ -123,12 +122,11 @@ struct LinearPrimitive::Impl {
       beta = 1.f;
     }
     const bool out_in = layout == WeightLayout::out_in;
-    const dnnl_status_t st =
-        dnnl_sgemm('N', out_in ? 'T' : 'N', M, N, K, 1.f, src, lda, weights.data<float>(),
-                   out_in ? K : N, beta, dst, ldd);
+    const dnnl_status_t st = dnnl_sgemm('N', out_in ? 'T' : 'N', M, N, K, 1.f, src, lda,
+                                        weights.data<float>(), out_in ? K : N, beta, dst, ldd);
     if (st != dnnl_success)
-      throw BackendError(detail::concat("oneDNN sgemm M=", M, " K=", K, " N=", N, " failed (status ",
-                                        static_cast<int>(st), ")"));
+      throw BackendError(detail::concat("oneDNN sgemm M=", M, " K=", K, " N=", N,
+                                        " failed (status ", static_cast<int>(st), ")"));
     apply_activation(dst, M, ldd);
   }
 
@@ -228,9 +226,8 @@ LinearPrimitive::LinearPrimitive(const Tensor& weights, WeightLayout layout, con
       for (int64_t i = 0; i < m.weights.numel(); ++i) w[i] = round_to_bf16(w[i]);
     }
   }
-  m.user_wei_md = layout == WeightLayout::in_out
-                      ? dnnl::memory::desc({m.K, m.N}, dt::f32, tag::ab)
-                      : dnnl::memory::desc({m.K, m.N}, dt::f32, tag::ba);
+  m.user_wei_md = layout == WeightLayout::in_out ? dnnl::memory::desc({m.K, m.N}, dt::f32, tag::ab)
+                                                 : dnnl::memory::desc({m.K, m.N}, dt::f32, tag::ba);
 }
 
 LinearPrimitive::~LinearPrimitive() = default;
@@ -364,15 +361,17 @@ void strided_matmul(const StridedMatmul& d, const float* src, const float* wei, 
     p.src_mem.set_data_handle(const_cast<float*>(src));
     p.wei_mem.set_data_handle(const_cast<float*>(wei));
     p.dst_mem.set_data_handle(dst);
-    p.prim.execute(cpu_stream(), {{DNNL_ARG_SRC, p.src_mem},
-                                  {DNNL_ARG_WEIGHTS, p.wei_mem},
-                                  {DNNL_ARG_DST, p.dst_mem}});
+    p.prim.execute(
+        cpu_stream(),
+        {{DNNL_ARG_SRC, p.src_mem}, {DNNL_ARG_WEIGHTS, p.wei_mem}, {DNNL_ARG_DST, p.dst_mem}});
     cpu_stream().wait();
   } catch (const dnnl::error& e) {
     rethrow(e, "strided execute");
   }
 }
 
-std::string strided_matmul_impl(const StridedMatmul& d) { return strided_plan(d).pd.impl_info_str(); }
+std::string strided_matmul_impl(const StridedMatmul& d) {
+  return strided_plan(d).pd.impl_info_str();
+}
 
 }  // namespace meshnn::dnnl_glue

@@ -53,7 +53,8 @@ class LinearPrimitive {
   // fp32 only: run on the matmul primitive with the weights packed once (a private packed copy)
   // instead of dnnl_sgemm on the caller's layout; faster at few rows. Call before the first run.
   void set_packed_f32(bool on);
-  // Implementation name: "dnnl_sgemm", or the native bf16 primitive's (e.g. "brg:avx512_core_bf16").
+  // Implementation name: "dnnl_sgemm", or the native bf16 primitive's (e.g.
+  // "brg:avx512_core_bf16").
   std::string impl_info(int64_t M, bool accumulate);
 
   struct Impl;

@@ -73,13 +73,16 @@ EncoderBlock::EncoderBlock(const EncoderBlockWeights& w, int64_t n_heads, int64_
   MESHNN_CHECK_AS(ShapeError, n_heads * head_dim == dim_, "EncoderBlock: ", n_heads, " heads × ",
                   head_dim, " != dim ", dim_);
   // Fuse to_q, to_k, to_v into one (3D, D) weight: one product reads the normed rows once.
-  Tensor wqkv = concat({w.to_q_w.to(DType::f32), w.to_k_w.to(DType::f32), w.to_v_w.to(DType::f32)}, 0);
-  Tensor bqkv = concat({w.to_q_b.to(DType::f32), w.to_k_b.to(DType::f32), w.to_v_b.to(DType::f32)}, 0);
+  Tensor wqkv =
+      concat({w.to_q_w.to(DType::f32), w.to_k_w.to(DType::f32), w.to_v_w.to(DType::f32)}, 0);
+  Tensor bqkv =
+      concat({w.to_q_b.to(DType::f32), w.to_k_b.to(DType::f32), w.to_v_b.to(DType::f32)}, 0);
   qkv_ = Linear::from_out_in(wqkv, bqkv, Activation::none, precision);
   out_ = Linear::from_out_in(w.to_out_w, w.to_out_b, Activation::none, precision);
-  MESHNN_CHECK_AS(ShapeError, qkv_.in_features() == dim_ && qkv_.out_features() == 3 * dim_ &&
-                                  out_.in_features() == dim_ && out_.out_features() == dim_ &&
-                                  ff_.dim() == dim_,
+  MESHNN_CHECK_AS(ShapeError,
+                  qkv_.in_features() == dim_ && qkv_.out_features() == 3 * dim_ &&
+                      out_.in_features() == dim_ && out_.out_features() == dim_ &&
+                      ff_.dim() == dim_,
                   "EncoderBlock: projection shapes disagree with dim ", dim_);
 }
 

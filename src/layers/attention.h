@@ -44,7 +44,7 @@ struct EncoderBlockWeights {
   Tensor to_q_w, to_q_b, to_k_w, to_k_b, to_v_w, to_v_b;  // (D, D), (D)
   Tensor to_out_w, to_out_b;                              // (D, D), (D)
   Tensor norm3_w, norm3_b;
-  Tensor ff1_w, ff1_b, ff2_w, ff2_b;                      // (F, D), (F), (D, F), (D)
+  Tensor ff1_w, ff1_b, ff2_w, ff2_b;  // (F, D), (F), (D, F), (D)
 };
 
 class EncoderBlock {

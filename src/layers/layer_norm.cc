@@ -47,8 +47,7 @@ void LayerNorm::forward_rows(const float* src, int64_t M, int64_t lds, float* ds
     }
     var /= static_cast<double>(D);
     const double rstd = 1.0 / std::sqrt(var + static_cast<double>(eps_));
-    for (int64_t i = 0; i < D; ++i)
-      y[i] = static_cast<float>((x[i] - mean) * rstd) * g[i] + b[i];
+    for (int64_t i = 0; i < D; ++i) y[i] = static_cast<float>((x[i] - mean) * rstd) * g[i] + b[i];
   }
 }
 

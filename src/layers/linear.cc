@@ -15,7 +15,8 @@ Linear Linear::from_out_in(const Tensor& weight, const Tensor& bias, Activation 
                            Precision precision) {
   Linear l;
   l.prim_ = std::make_shared<dnnl_glue::LinearPrimitive>(
-      as_f32(weight), dnnl_glue::LinearPrimitive::WeightLayout::out_in, as_f32(bias), act, precision);
+      as_f32(weight), dnnl_glue::LinearPrimitive::WeightLayout::out_in, as_f32(bias), act,
+      precision);
   return l;
 }
 
@@ -23,7 +24,8 @@ Linear Linear::from_in_out(const Tensor& weight, const Tensor& bias, Activation 
                            Precision precision) {
   Linear l;
   l.prim_ = std::make_shared<dnnl_glue::LinearPrimitive>(
-      as_f32(weight), dnnl_glue::LinearPrimitive::WeightLayout::in_out, as_f32(bias), act, precision);
+      as_f32(weight), dnnl_glue::LinearPrimitive::WeightLayout::in_out, as_f32(bias), act,
+      precision);
   return l;
 }
 

@@ -19,10 +19,12 @@ class Linear {
  public:
   Linear() = default;
   // weight: (out, in) f32 (nn.Linear); bias: (out) f32 or undefined.
-  static Linear from_out_in(const Tensor& weight, const Tensor& bias, Activation act = Activation::none,
+  static Linear from_out_in(const Tensor& weight, const Tensor& bias,
+                            Activation act = Activation::none,
                             Precision precision = Precision::fp32);
   // weight: (in, out) f32 (CategorySpecificLinear slice); bias: (out) f32 or undefined.
-  static Linear from_in_out(const Tensor& weight, const Tensor& bias, Activation act = Activation::none,
+  static Linear from_in_out(const Tensor& weight, const Tensor& bias,
+                            Activation act = Activation::none,
                             Precision precision = Precision::fp32);
 
   bool defined() const { return prim_ != nullptr; }

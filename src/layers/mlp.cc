@@ -10,10 +10,11 @@ FeedForward::FeedForward(const Tensor& w1, const Tensor& b1, const Tensor& w2, c
                          Precision precision)
     : ff1_(Linear::from_out_in(w1, b1, Activation::gelu_tanh, precision)),
       ff2_(Linear::from_out_in(w2, b2, Activation::none, precision)) {
-  MESHNN_CHECK_AS(ShapeError, ff2_.in_features() == ff1_.out_features() &&
-                                  ff2_.out_features() == ff1_.in_features(),
-                  "FeedForward: ff.net.0.proj is ", ff1_.out_features(), "x", ff1_.in_features(),
-                  " but ff.net.2 is ", ff2_.out_features(), "x", ff2_.in_features());
+  MESHNN_CHECK_AS(
+      ShapeError,
+      ff2_.in_features() == ff1_.out_features() && ff2_.out_features() == ff1_.in_features(),
+      "FeedForward: ff.net.0.proj is ", ff1_.out_features(), "x", ff1_.in_features(),
+      " but ff.net.2 is ", ff2_.out_features(), "x", ff2_.in_features());
 }
 
 void FeedForward::forward_rows(const float* x, int64_t M, int64_t ldx, float* dst, int64_t ldd,
@@ -47,11 +48,11 @@ Tensor CategorySpecificMlp::forward(const Tensor& x, int e) {
     // Layer 1 slice zero-padded to in_pad rows (the padded state width of the plan).
     Tensor s1({in_pad_, hid});
     std::memcpy(s1.raw(), w1_.data<float>() + e * in * hid, sizeof(float) * in * hid);
-    layer1_[e] = Linear::from_in_out(s1, b1_.narrow(0, e, 1).reshape({hid}), Activation::relu,
-                                     precision_);
-    layer2_[e] = Linear::from_in_out(w2_.narrow(0, e, 1).reshape({hid, out_}),
-                                     b2_.narrow(0, e, 1).reshape({out_}), Activation::none,
-                                     precision_);
+    layer1_[e] =
+        Linear::from_in_out(s1, b1_.narrow(0, e, 1).reshape({hid}), Activation::relu, precision_);
+    layer2_[e] =
+        Linear::from_in_out(w2_.narrow(0, e, 1).reshape({hid, out_}),
+                            b2_.narrow(0, e, 1).reshape({out_}), Activation::none, precision_);
   }
   return layer2_[e].forward(layer1_[e].forward(x));
 }

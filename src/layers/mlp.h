@@ -1,8 +1,10 @@
 // Feed-forward blocks.
-//  * FeedForward (diffusers FeedForward with "gelu-approximate"): y = GELU_tanh(x·W1ᵀ + b1)·W2ᵀ + b2,
+//  * FeedForward (diffusers FeedForward with "gelu-approximate"): y = GELU_tanh(x·W1ᵀ + b1)·W2ᵀ +
+//  b2,
 //    keys `ff.net.0.proj.{weight,bias}` [F, D] and `ff.net.2.{weight,bias}` [D, F]. GELU is fused
 //    into the first matmul, the residual add into the second.
-//  * CategorySpecificMlp (GR00T's embodiment-conditioned MLP): y = relu(x·W1[e] + b1[e])·W2[e] + b2[e]
+//  * CategorySpecificMlp (GR00T's embodiment-conditioned MLP): y = relu(x·W1[e] + b1[e])·W2[e] +
+//  b2[e]
 //    with W [E, in, out], b [E, out]; ReLU fused into the first product.
 #pragma once
 
@@ -22,8 +24,8 @@ class FeedForward {
   int64_t hidden() const { return ff1_.out_features(); }
   // x: (M, D) rows `ldx` apart → dst (M, D) rows `ldd` apart; accumulate: dst += FF(x)
   // (the block's residual). `hidden` is scratch of at least M·F floats.
-  void forward_rows(const float* x, int64_t M, int64_t ldx, float* dst, int64_t ldd, bool accumulate,
-                    float* hidden) const;
+  void forward_rows(const float* x, int64_t M, int64_t ldx, float* dst, int64_t ldd,
+                    bool accumulate, float* hidden) const;
 
  private:
   Linear ff1_, ff2_;

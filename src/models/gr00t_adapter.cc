@@ -32,10 +32,10 @@ Tensor as_rows(const Tensor& x, int64_t s, int64_t d, const char* name) {
   MESHNN_CHECK(x.defined(), name, " is undefined");
   const bool shape_ok = (x.rank() == 4 && x.dim(0) == 1 && x.dim(1) == 1) ||
                         (x.rank() == 3 && x.dim(0) == 1) || x.rank() == 2;
-  MESHNN_CHECK_AS(ShapeError, shape_ok && x.dim(-2) == s && x.dim(-1) == d, name, " must be [1, 1, ",
-                  s, ", ", d, "], got ", shape_str(x.shape()));
-  MESHNN_CHECK_AS(ShapeError, x.dtype() == DType::f32 || x.dtype() == DType::bf16 ||
-                                  x.dtype() == DType::f64,
+  MESHNN_CHECK_AS(ShapeError, shape_ok && x.dim(-2) == s && x.dim(-1) == d, name,
+                  " must be [1, 1, ", s, ", ", d, "], got ", shape_str(x.shape()));
+  MESHNN_CHECK_AS(ShapeError,
+                  x.dtype() == DType::f32 || x.dtype() == DType::bf16 || x.dtype() == DType::f64,
                   name, " must be f32 (or bf16), got ", dtype_name(x.dtype()));
   Tensor f = x.dtype() == DType::f32 ? x : x.to(DType::f32);
   return f.reshape({s, d});
@@ -69,21 +69,27 @@ struct HeadParallelBlock {
     head_dim = hd;
     const int64_t dl = heads * hd, c0 = rank * dl;
     scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-    Tensor wqkv = concat({w.to_q_w.narrow(0, c0, dl), w.to_k_w.narrow(0, c0, dl), w.to_v_w.narrow(0, c0, dl)}, 0);
-    Tensor bqkv = concat({w.to_q_b.narrow(0, c0, dl), w.to_k_b.narrow(0, c0, dl), w.to_v_b.narrow(0, c0, dl)}, 0);
+    Tensor wqkv = concat(
+        {w.to_q_w.narrow(0, c0, dl), w.to_k_w.narrow(0, c0, dl), w.to_v_w.narrow(0, c0, dl)}, 0);
+    Tensor bqkv = concat(
+        {w.to_q_b.narrow(0, c0, dl), w.to_k_b.narrow(0, c0, dl), w.to_v_b.narrow(0, c0, dl)}, 0);
     qkv = layers::Linear::from_out_in(wqkv, bqkv, layers::Activation::none, prec);
-    out = layers::Linear::from_out_in(w.to_out_w.narrow(1, c0, dl), Tensor(), layers::Activation::none, prec);
+    out = layers::Linear::from_out_in(w.to_out_w.narrow(1, c0, dl), Tensor(),
+                                      layers::Activation::none, prec);
     bo = w.to_out_b;
     ff_local = w.ff1_w.dim(0) / tp;
     const int64_t f0 = rank * ff_local;
-    ff1 = layers::Linear::from_out_in(w.ff1_w.narrow(0, f0, ff_local), w.ff1_b.narrow(0, f0, ff_local),
+    ff1 = layers::Linear::from_out_in(w.ff1_w.narrow(0, f0, ff_local),
+                                      w.ff1_b.narrow(0, f0, ff_local),
                                       layers::Activation::gelu_tanh, prec);
-    ff2 = layers::Linear::from_out_in(w.ff2_w.narrow(1, f0, ff_local), Tensor(), layers::Activation::none, prec);
+    ff2 = layers::Linear::from_out_in(w.ff2_w.narrow(1, f0, ff_local), Tensor(),
+                                      layers::Activation::none, prec);
     b2 = w.ff2_b;
   }
 
   // h: (M, D) replicated rows, updated in place on every device of the axis group.
-  void forward(CclManager& ccl, int axis, int tp, int rank, float* h, int64_t M, const uint8_t* key_valid) {
+  void forward(CclManager& ccl, int axis, int tp, int rank, float* h, int64_t M,
+               const uint8_t* key_valid) {
     if (M != rows) {
       n = Tensor::empty({M, dim});
       qkv_buf = Tensor::empty({M, 3 * heads * head_dim});
@@ -108,7 +114,8 @@ struct HeadParallelBlock {
     const float* hr = h + rank * ms * D;
     for (int64_t r = 0; r < ms; ++r)
       for (int64_t c = 0; c < D; ++c)
-        hs.data<float>()[r * D + c] = hr[r * D + c] + o.data<float>()[r * D + c] + bo.data<float>()[c];
+        hs.data<float>()[r * D + c] =
+            hr[r * D + c] + o.data<float>()[r * D + c] + bo.data<float>()[c];
     Tensor n3s = norm3.forward(hs);
     Tensor n3 = ccl.all_gather(n3s, 0, axis, true);  // (M, D)
     ff1.forward_rows(n3.data<float>(), M, D, hidden.data<float>(), ff_local);
@@ -132,7 +139,7 @@ struct VlAdapter::Impl {
   std::map<int, Tensor> hoist_bias;     // cross block → bkv (2·inner) f32
   layers::CategorySpecificMlp state_encoder;
   std::map<int, std::pair<Tensor, Tensor>> kv;  // persistent (1, Nh, L_pad, Dh)
-  std::map<std::string, Tensor> onehot;       // key set → (L_pad, S_pad)
+  std::map<std::string, Tensor> onehot;         // key set → (L_pad, S_pad)
   std::vector<uint8_t> layout_key_valid;
   Tensor proj;  // (max L_pad, kv_width) hoist scratch
   bool released = false;
@@ -177,8 +184,9 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
     w.ff2_w = need(weights, b + "ff.net.2.weight");
     w.ff2_b = need(weights, b + "ff.net.2.bias");
     if (p.tp > 1) {
-      m.tp_blocks.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim, static_cast<float>(cfg.vl.ln_eps),
-                               options.precision, p.tp, p.tp_rank);
+      m.tp_blocks.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim,
+                               static_cast<float>(cfg.vl.ln_eps), options.precision, p.tp,
+                               p.tp_rank);
       continue;
     }
     m.vlsa.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim, static_cast<float>(cfg.vl.ln_eps),
@@ -192,9 +200,11 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
     // Head-parallel: only this device's heads (rows [rank·inner/tp, …) of each).
     const int64_t il = p.n_heads / p.tp * p.head_dim, r0 = p.tp_rank * il;
     Tensor w = concat({need(weights, b + "to_k.weight").narrow(0, r0, il),
-                       need(weights, b + "to_v.weight").narrow(0, r0, il)}, 0);
+                       need(weights, b + "to_v.weight").narrow(0, r0, il)},
+                      0);
     Tensor bias = concat({need(weights, b + "to_k.bias").narrow(0, r0, il),
-                          need(weights, b + "to_v.bias").narrow(0, r0, il)}, 0);
+                          need(weights, b + "to_v.bias").narrow(0, r0, il)},
+                         0);
     m.hoist.emplace(hb.block, layers::Linear::from_out_in(w, bias, layers::Activation::none,
                                                           options.hoist_precision));
     m.hoist_bias[hb.block] = bias;
@@ -257,9 +267,8 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
   Tensor srows;
   if (state.defined()) {
     srows = state_rows(state, p.config.state.state_dim_pad, p.config.row_block);
-    MESHNN_CHECK(embodiment >= 0 && embodiment < p.config.state.num_embodiments,
-                 "embodiment id ", embodiment, " is out of range [0, ",
-                 p.config.state.num_embodiments, ")");
+    MESHNN_CHECK(embodiment >= 0 && embodiment < p.config.state.num_embodiments, "embodiment id ",
+                 embodiment, " is out of range [0, ", p.config.state.num_embodiments, ")");
   }
 
   // ---- vlln + VL self-attention, on the active slots only ------------------------------------
@@ -349,10 +358,10 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
   if (state.defined()) {
     // Only row 0 of the 32-row block is a state; rows 1 … 31 are tile padding whose
     // output (relu(b1)·W2 + b2) nobody reads, so one row is computed.
-    const Tensor row0 = srows.reshape({p.config.row_block, p.config.state.state_dim_pad})
-                            .narrow(0, 0, 1);
-    out.state_features =
-        m.state_encoder.forward(row0, embodiment).reshape({1, 1, p.config.state.input_embedding_dim});
+    const Tensor row0 =
+        srows.reshape({p.config.row_block, p.config.state.state_dim_pad}).narrow(0, 0, 1);
+    out.state_features = m.state_encoder.forward(row0, embodiment)
+                             .reshape({1, 1, p.config.state.input_embedding_dim});
     if (m.collect_taps) out.taps["state_features"] = out.state_features;
   }
   return out;
@@ -399,14 +408,19 @@ std::map<std::string, Tensor> make_random_checkpoint(const Config& cfg, uint64_t
   for (const auto& [key, shape] : adapter_weight_shapes(cfg, prefix)) {
     Tensor t = Tensor::empty(shape);
     float* d = t.data<float>();
-    const bool is_norm = key.find("norm") != std::string::npos || key.find("vlln") != std::string::npos;
+    const bool is_norm =
+        key.find("norm") != std::string::npos || key.find("vlln") != std::string::npos;
     const bool is_bias = key.size() >= 2 && (key.compare(key.size() - 5, 5, ".bias") == 0 ||
                                              key.compare(key.size() - 2, 2, ".b") == 0);
     float scale;
-    if (is_norm) scale = 0.1f;
-    else if (shape.size() == 2 && !is_bias) scale = 1.f / std::sqrt(static_cast<float>(shape[1]));
-    else if (shape.size() == 3) scale = 1.f / std::sqrt(static_cast<float>(shape[1]));
-    else scale = 0.02f;
+    if (is_norm)
+      scale = 0.1f;
+    else if (shape.size() == 2 && !is_bias)
+      scale = 1.f / std::sqrt(static_cast<float>(shape[1]));
+    else if (shape.size() == 3)
+      scale = 1.f / std::sqrt(static_cast<float>(shape[1]));
+    else
+      scale = 0.02f;
     const float offset = (is_norm && !is_bias) ? 1.f : 0.f;  // LayerNorm γ ≈ 1, β ≈ 0
     for (int64_t i = 0; i < t.numel(); ++i) d[i] = offset + scale * u(rng);
     out[key] = t;

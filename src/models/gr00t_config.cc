@@ -23,9 +23,12 @@ using nlohmann::json;
 
 const char* version_name(Version v) {
   switch (v) {
-    case Version::n1_5: return "n1.5";
-    case Version::n1_6: return "n1.6";
-    case Version::n1_7: return "n1.7";
+    case Version::n1_5:
+      return "n1.5";
+    case Version::n1_6:
+      return "n1.6";
+    case Version::n1_7:
+      return "n1.7";
   }
   return "?";
 }
@@ -177,8 +180,7 @@ Config apply_json(const json& root, Version v) {
     take(d, "attention_head_dim", c.dit.head_dim, "diffusion_model_cfg.");
     take(d, "cross_attention_dim", c.dit.cross_attention_dim, "diffusion_model_cfg.");
     take(d, "interleave_self_attention", c.dit.interleave_self_attention, "diffusion_model_cfg.");
-    take(d, "attend_text_every_n_blocks", c.dit.attend_text_every_n_blocks,
-         "diffusion_model_cfg.");
+    take(d, "attend_text_every_n_blocks", c.dit.attend_text_every_n_blocks, "diffusion_model_cfg.");
   }
   if (!pad_given) c.state.state_dim_pad = round_up(c.state.max_state_dim, c.row_block);
   c.validate();
@@ -198,7 +200,8 @@ Config Config::from_metadata(const std::map<std::string, std::string>& md, Versi
   auto vt = md.find("gr00t_version");
   if (vt != md.end()) {
     MESHNN_CHECK(parse_version(vt->second) == v, "version/config mismatch: asked for ",
-                 version_name(v), " but the checkpoint metadata gr00t_version is '", vt->second, "'");
+                 version_name(v), " but the checkpoint metadata gr00t_version is '", vt->second,
+                 "'");
   }
   return apply_json(j, v);
 }
@@ -232,14 +235,17 @@ void Config::validate() const {
   MESHNN_CHECK(row_block > 0, vn, ": row_block must be positive, got ", row_block);
   MESHNN_CHECK(backbone_embedding_dim > 0, vn, ": backbone_embedding_dim must be positive");
   if (version == Version::n1_6) {
-    MESHNN_CHECK(vl.n_blocks == 0, "version/config mismatch: n1.6 has no VL self-attention but "
-                 "vl_self_attention_cfg.num_layers = ", vl.n_blocks);
+    MESHNN_CHECK(vl.n_blocks == 0,
+                 "version/config mismatch: n1.6 has no VL self-attention but "
+                 "vl_self_attention_cfg.num_layers = ",
+                 vl.n_blocks);
   } else {
     MESHNN_CHECK(vl.n_blocks > 0, "version/config mismatch: ", vn,
                  " needs VL self-attention but vl_self_attention_cfg.num_layers = 0");
   }
-  MESHNN_CHECK(dit.key_sets == (version == Version::n1_5 ? CrossKeySets::all : CrossKeySets::text_image),
-               "version/config mismatch: cross key sets of ", vn);
+  MESHNN_CHECK(
+      dit.key_sets == (version == Version::n1_5 ? CrossKeySets::all : CrossKeySets::text_image),
+      "version/config mismatch: cross key sets of ", vn);
   if (vl.n_blocks > 0) {
     MESHNN_CHECK(vl.n_heads > 0 && vl.head_dim > 0 && vl.n_heads * vl.head_dim == vl.dim, vn,
                  ": vl_self_attention_cfg num_attention_heads × attention_head_dim = ", vl.n_heads,
@@ -249,12 +255,13 @@ void Config::validate() const {
                  vl.activation, "'");
   }
   MESHNN_CHECK(vl.dim == backbone_embedding_dim && dit.cross_attention_dim == vl.dim, vn,
-               ": vl_adapter.dim=", vl.dim, ", diffusion_model_cfg.cross_attention_dim=",
-               dit.cross_attention_dim, ", backbone_embedding_dim=", backbone_embedding_dim,
-               " must agree");
-  MESHNN_CHECK(dit.n_layers > 0 && dit.n_heads > 0 && dit.head_dim > 0, vn,
-               ": diffusion_model_cfg num_layers / num_attention_heads / attention_head_dim must be "
-               "positive");
+               ": vl_adapter.dim=", vl.dim,
+               ", diffusion_model_cfg.cross_attention_dim=", dit.cross_attention_dim,
+               ", backbone_embedding_dim=", backbone_embedding_dim, " must agree");
+  MESHNN_CHECK(
+      dit.n_layers > 0 && dit.n_heads > 0 && dit.head_dim > 0, vn,
+      ": diffusion_model_cfg num_layers / num_attention_heads / attention_head_dim must be "
+      "positive");
   if (version != Version::n1_5) {
     // AlternateVLDiT raises unless interleave_self_attention is true.
     MESHNN_CHECK(dit.interleave_self_attention, vn,
@@ -265,8 +272,8 @@ void Config::validate() const {
   MESHNN_CHECK(state.max_state_dim > 0 && state.hidden_size > 0 && state.input_embedding_dim > 0,
                vn, ": state encoder dims must be positive");
   MESHNN_CHECK(state.state_dim_pad >= state.max_state_dim && state.state_dim_pad % row_block == 0,
-               vn, ": state_dim_pad=", state.state_dim_pad,
-               " must be a multiple of ", row_block, " >= max_state_dim=", state.max_state_dim);
+               vn, ": state_dim_pad=", state.state_dim_pad, " must be a multiple of ", row_block,
+               " >= max_state_dim=", state.max_state_dim);
   MESHNN_CHECK(state.input_embedding_dim == dit.inner_dim(), vn, ": input_embedding_dim ",
                state.input_embedding_dim, " != DiT heads × head dim ", dit.inner_dim());
   MESHNN_CHECK(state.num_embodiments > 0, vn, ": max_num_embodiments must be positive");
@@ -278,7 +285,9 @@ void Config::validate() const {
 
 SlotLayout::SlotLayout(std::vector<int64_t> slot_of_token, std::vector<TokenType> types,
                        int64_t s_pad, int64_t row_block)
-    : slot_of_token_(std::move(slot_of_token)), types_(std::move(types)), s_pad_(s_pad),
+    : slot_of_token_(std::move(slot_of_token)),
+      types_(std::move(types)),
+      s_pad_(s_pad),
       row_block_(row_block) {
   MESHNN_CHECK(row_block_ > 0, "slot layout: row_block must be positive, got ", row_block_);
   MESHNN_CHECK(!slot_of_token_.empty(), "slot layout: slot_of_token is empty (S = 0)");
@@ -289,11 +298,12 @@ SlotLayout::SlotLayout(std::vector<int64_t> slot_of_token, std::vector<TokenType
   slot_type_.assign(static_cast<size_t>(s_pad_), -1);
   for (size_t t = 0; t < slot_of_token_.size(); ++t) {
     const int64_t s = slot_of_token_[t];
-    MESHNN_CHECK(s >= 0 && s < s_pad_, "slot_of_token[", t, "] = ", s, " is outside [0, S_pad=",
-                 s_pad_, ")");
+    MESHNN_CHECK(s >= 0 && s < s_pad_, "slot_of_token[", t, "] = ", s,
+                 " is outside [0, S_pad=", s_pad_, ")");
     MESHNN_CHECK(slot_type_[s] < 0, "slot_of_token: slot ", s, " holds two tokens");
     const auto ty = static_cast<uint8_t>(types_[t]);
-    MESHNN_CHECK(ty <= 2, "token_types[", t, "] = ", int(ty), " (expected 0 text, 1 image, 2 padding)");
+    MESHNN_CHECK(ty <= 2, "token_types[", t, "] = ", int(ty),
+                 " (expected 0 text, 1 image, 2 padding)");
     slot_type_[s] = static_cast<int8_t>(ty);
   }
 }
@@ -309,14 +319,16 @@ SlotLayout SlotLayout::from_token_types(const std::vector<int>& types, int64_t r
     tt[t] = static_cast<TokenType>(types[t]);
   }
   const int64_t s = static_cast<int64_t>(types.size());
-  return SlotLayout(std::move(sot), std::move(tt), std::max<int64_t>(1, (s + row_block - 1) / row_block) * row_block,
-                    row_block);
+  return SlotLayout(std::move(sot), std::move(tt),
+                    std::max<int64_t>(1, (s + row_block - 1) / row_block) * row_block, row_block);
 }
 
 SlotLayout SlotLayout::from_token_types(const Tensor& types, int64_t row_block) {
-  MESHNN_CHECK_AS(ShapeError, types.defined() && (types.rank() == 1 || (types.rank() == 2 && types.dim(0) == 1)),
-                  "token_types must be (S) or (1, S), got ",
-                  types.defined() ? shape_str(types.shape()) : "undefined");
+  MESHNN_CHECK_AS(
+      ShapeError,
+      types.defined() && (types.rank() == 1 || (types.rank() == 2 && types.dim(0) == 1)),
+      "token_types must be (S) or (1, S), got ",
+      types.defined() ? shape_str(types.shape()) : "undefined");
   const Tensor d = types.to(DType::f64);
   std::vector<int> v(static_cast<size_t>(d.numel()));
   for (int64_t i = 0; i < d.numel(); ++i) {
@@ -334,9 +346,7 @@ std::vector<uint8_t> SlotLayout::key_valid() const {
   return k;
 }
 
-Tensor SlotLayout::key_valid_mask() const {
-  return Tensor::from_vector(key_valid(), {s_pad_});
-}
+Tensor SlotLayout::key_valid_mask() const { return Tensor::from_vector(key_valid(), {s_pad_}); }
 
 int64_t SlotLayout::active_slots() const {
   int64_t last = 0;
@@ -374,9 +384,12 @@ std::vector<Run> SlotLayout::text_runs() const { return runs_of(slot_type_, 0); 
 std::pair<int64_t, int64_t> SlotLayout::key_set_lengths(const std::string& ks) const {
   if (ks == "all") return {s_pad_, s_pad_};
   int64_t l_real;
-  if (ks == "image") l_real = runs_length(image_runs());
-  else if (ks == "text") l_real = runs_length(text_runs());
-  else throw InvalidArgument("unknown key set '" + ks + "'; expected one of (all, text, image)");
+  if (ks == "image")
+    l_real = runs_length(image_runs());
+  else if (ks == "text")
+    l_real = runs_length(text_runs());
+  else
+    throw InvalidArgument("unknown key set '" + ks + "'; expected one of (all, text, image)");
   return {l_real, std::max<int64_t>(1, (l_real + row_block_ - 1) / row_block_) * row_block_};
 }
 
@@ -387,9 +400,12 @@ std::vector<int64_t> SlotLayout::gather_index(const std::string& ks) const {
     return idx;
   }
   std::vector<Run> runs;
-  if (ks == "image") runs = image_runs();
-  else if (ks == "text") runs = text_runs();
-  else throw InvalidArgument("unknown key set '" + ks + "'; expected one of (all, text, image)");
+  if (ks == "image")
+    runs = image_runs();
+  else if (ks == "text")
+    runs = text_runs();
+  else
+    throw InvalidArgument("unknown key set '" + ks + "'; expected one of (all, text, image)");
   for (auto& [b, e] : runs)
     for (int64_t s = b; s < e; ++s) idx.push_back(s);
   return idx;
@@ -430,8 +446,8 @@ Tensor SlotLayout::slots_to_rows(const Tensor& x_in) const {
   MESHNN_CHECK_AS(ShapeError, x.rank() == 2,
                   "slots_to_rows expects [1, 1, S_pad, D], got a tensor that squeezes to ",
                   shape_str(x.shape()));
-  MESHNN_CHECK_AS(ShapeError, x.dim(0) == s_pad_, "slots_to_rows: ", x.dim(0), " rows != S_pad=",
-                  s_pad_);
+  MESHNN_CHECK_AS(ShapeError, x.dim(0) == s_pad_, "slots_to_rows: ", x.dim(0),
+                  " rows != S_pad=", s_pad_);
   const int64_t D = x.dim(1);
   const Tensor xf = x.to(DType::f32);
   Tensor out = Tensor::empty({1, seq_len(), D});
@@ -486,7 +502,8 @@ std::vector<std::pair<std::string, Shape>> adapter_weight_shapes(const Config& c
   w.push_back({prefix + "vlln.weight", {D}});
   w.push_back({prefix + "vlln.bias", {D}});
   for (int i = 0; i < c.vl.n_blocks; ++i) {
-    const std::string p = prefix + "vl_self_attention.transformer_blocks." + std::to_string(i) + ".";
+    const std::string p =
+        prefix + "vl_self_attention.transformer_blocks." + std::to_string(i) + ".";
     w.push_back({p + "norm1.weight", {D}});
     w.push_back({p + "norm1.bias", {D}});
     for (const char* n : {"attn1.to_q", "attn1.to_k", "attn1.to_v", "attn1.to_out.0"}) {
@@ -523,8 +540,9 @@ std::string detect_weight_prefix(const std::vector<std::string>& keys) {
       return k.substr(0, k.size() - std::string("vlln.weight").size());
   std::string some;
   for (size_t i = 0; i < keys.size() && i < 5; ++i) some += (i ? ", " : "") + keys[i];
-  throw WeightError("checkpoint has no '" + tail + "' key (not a GR00T action head?); first keys: " +
-                    (some.empty() ? "<none>" : some));
+  throw WeightError(
+      "checkpoint has no '" + tail +
+      "' key (not a GR00T action head?); first keys: " + (some.empty() ? "<none>" : some));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -553,7 +571,8 @@ AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
   p.s_active = layout.active_slots();
   p.dim = cfg.vl.dim;
   p.n_vlsa = cfg.vl.n_blocks;
-  p.vlsa_scale = p.n_vlsa ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg.vl.head_dim))) : 0.f;
+  p.vlsa_scale =
+      p.n_vlsa ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg.vl.head_dim))) : 0.f;
   // The seed pads the DiT head dim 48 → 64 for its 32-wide tiles; a CPU has no tiles, so the
   // buffers keep the true head dim (and the softmax scale 1/sqrt(48) has nothing to correct).
   p.n_heads = cfg.dit.n_heads;
@@ -562,8 +581,8 @@ AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
   p.vl_mask_present = p.n_vlsa > 0;
   MESHNN_CHECK(tp >= 1 && tp_rank >= 0 && tp_rank < tp, vn, ": bad head-parallel split ", tp_rank,
                " of ", tp);
-  MESHNN_CHECK(options.mesh_axis == 0 || options.mesh_axis == 1, vn, ": mesh_axis must be 0 or 1, got ",
-               options.mesh_axis);
+  MESHNN_CHECK(options.mesh_axis == 0 || options.mesh_axis == 1, vn,
+               ": mesh_axis must be 0 or 1, got ", options.mesh_axis);
   p.tp = tp;
   p.tp_rank = tp_rank;
   if (tp > 1) {
@@ -594,8 +613,10 @@ AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
       k.name = name;
       k.runs = std::string(name) == "text" ? layout.text_runs() : layout.image_runs();
       std::tie(k.l_real, k.l_pad) = layout.key_set_lengths(name);
-      MESHNN_CHECK(k.l_real > 0, vn, ": the layout has no ", name, " tokens but cross blocks read "
-                   "the '", name, "' key set (attention over no keys is undefined)");
+      MESHNN_CHECK(k.l_real > 0, vn, ": the layout has no ", name,
+                   " tokens but cross blocks read "
+                   "the '",
+                   name, "' key set (attention over no keys is undefined)");
       MESHNN_CHECK(runs_length(k.runs) == k.l_real, name, ": runs cover ", runs_length(k.runs),
                    " rows, layout says ", k.l_real);
       MESHNN_CHECK(k.l_pad >= k.l_real && k.l_pad % cfg.row_block == 0, name, ": L_pad=", k.l_pad,
@@ -608,7 +629,8 @@ AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
   std::set<int64_t> lengths;
   for (int i : cfg.dit.cross_block_indices()) {
     const std::string ks = cfg.dit.key_set(i);
-    MESHNN_CHECK(p.key_sets.count(ks), "block ", i, ": key set '", ks, "' not among the layout's sets");
+    MESHNN_CHECK(p.key_sets.count(ks), "block ", i, ": key set '", ks,
+                 "' not among the layout's sets");
     p.blocks.push_back({i, ks, p.key_sets[ks].l_pad});
     lengths.insert(p.key_sets[ks].l_pad);
   }
@@ -622,8 +644,9 @@ AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
                       shape_str(shape), ") for ", vn);
       MESHNN_CHECK_AS(WeightError, t->shape() == shape, "checkpoint tensor '", key, "' has shape ",
                       shape_str(t->shape()), ", expected ", shape_str(shape), " for ", vn);
-      MESHNN_CHECK_AS(WeightError, t->dtype() == DType::f32 || t->dtype() == DType::bf16 ||
-                                       t->dtype() == DType::f16 || t->dtype() == DType::f64,
+      MESHNN_CHECK_AS(WeightError,
+                      t->dtype() == DType::f32 || t->dtype() == DType::bf16 ||
+                          t->dtype() == DType::f16 || t->dtype() == DType::f64,
                       "checkpoint tensor '", key, "' has dtype ", dtype_name(t->dtype()),
                       ", expected a float type");
     }
@@ -634,8 +657,8 @@ AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
 bool AdapterPlan::cross_mask_present(int block) const {
   for (const HoistBlockPlan& b : blocks)
     if (b.block == block) return key_sets.at(b.key_set).mask_present;
-  throw InvalidArgument(detail::concat("block ", block, " is not a cross block of ",
-                                       version_name(config.version)));
+  throw InvalidArgument(
+      detail::concat("block ", block, " is not a cross block of ", version_name(config.version)));
 }
 
 std::vector<std::string> AdapterPlan::gathered_sets() const {
@@ -658,29 +681,35 @@ std::string AdapterPlan::describe() const {
   j["dim"] = dim;
   j["n_vlsa"] = n_vlsa;
   j["vlsa"] = {{"heads", config.vl.n_heads}, {"head_dim", config.vl.head_dim},
-               {"ff", config.vl.ff_dim}, {"eps", config.vl.ln_eps}, {"scale", vlsa_scale},
-               {"activation", config.vl.activation}};
+               {"ff", config.vl.ff_dim},     {"eps", config.vl.ln_eps},
+               {"scale", vlsa_scale},        {"activation", config.vl.activation}};
   j["vl_mask"] = vl_mask_present;
   j["dit"] = {{"heads", n_heads}, {"head_dim", head_dim}, {"kv_width", kv_width}};
   json ks = json::object();
   for (const auto& [n, k] : key_sets) {
     json runs = json::array();
     for (auto& [b, e] : k.runs) runs.push_back({b, e});
-    ks[n] = {{"l_real", k.l_real}, {"l_pad", k.l_pad}, {"runs", runs}, {"mask", k.mask_present},
+    ks[n] = {{"l_real", k.l_real},
+             {"l_pad", k.l_pad},
+             {"runs", runs},
+             {"mask", k.mask_present},
              {"identity", k.identity}};
   }
   j["key_sets"] = ks;
   json bl = json::array();
-  for (const auto& b : blocks) bl.push_back({{"block", b.block}, {"key_set", b.key_set}, {"l_pad", b.l_pad}});
+  for (const auto& b : blocks)
+    bl.push_back({{"block", b.block}, {"key_set", b.key_set}, {"l_pad", b.l_pad}});
   j["blocks"] = bl;
   j["hoist_lengths"] = hoist_lengths;
-  j["state"] = {{"d_max", config.state.max_state_dim}, {"d_pad", config.state.state_dim_pad},
-                {"rows", config.row_block}, {"hidden", config.state.hidden_size},
+  j["state"] = {{"d_max", config.state.max_state_dim},
+                {"d_pad", config.state.state_dim_pad},
+                {"rows", config.row_block},
+                {"hidden", config.state.hidden_size},
                 {"out", config.state.input_embedding_dim},
                 {"embodiments", config.state.num_embodiments}};
   j["weight_prefix"] = weight_prefix;
-  j["head_parallel"] = {{"devices", tp}, {"index", tp_rank}, {"mesh_axis", options.mesh_axis},
-                        {"vlsa_rows", m_rows}};
+  j["head_parallel"] = {
+      {"devices", tp}, {"index", tp_rank}, {"mesh_axis", options.mesh_axis}, {"vlsa_rows", m_rows}};
   return j.dump(2);
 }
 

@@ -1,8 +1,9 @@
 // Multi-head attention (strided oneDNN matmuls + masked softmax) and the VL-SA encoder block
 // against float64 references.
+#include "layers/attention.h"
+
 #include <gtest/gtest.h>
 
-#include "layers/attention.h"
 #include "layers/gr00t_layers_ref.h"
 #include "support/golden.h"
 
@@ -45,7 +46,9 @@ TEST(Gr00tAttention, EncoderBlockMatchesFloat64) {
   const int64_t S = 37, H = 3, Dh = 16, D = H * Dh, F = 4 * D;
   layers::EncoderBlockWeights w;
   uint64_t seed = 100;
-  auto lin = [&](int64_t o, int64_t i) { return random_uniform({o, i}, seed++, -1.f / std::sqrt(float(i)), 1.f / std::sqrt(float(i))); };
+  auto lin = [&](int64_t o, int64_t i) {
+    return random_uniform({o, i}, seed++, -1.f / std::sqrt(float(i)), 1.f / std::sqrt(float(i)));
+  };
   auto vec = [&](int64_t n, float lo, float hi) { return random_uniform({n}, seed++, lo, hi); };
   w.norm1_w = vec(D, 0.8f, 1.2f), w.norm1_b = vec(D, -0.1f, 0.1f);
   w.to_q_w = lin(D, D), w.to_q_b = vec(D, -0.02f, 0.02f);

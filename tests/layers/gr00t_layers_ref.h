@@ -37,7 +37,8 @@ inline std::vector<double> linear(const std::vector<double>& x, const std::vecto
   return y;
 }
 inline std::vector<double> layer_norm(const std::vector<double>& x, const std::vector<double>& g,
-                                      const std::vector<double>& b, int64_t M, int64_t D, double eps) {
+                                      const std::vector<double>& b, int64_t M, int64_t D,
+                                      double eps) {
   std::vector<double> y(x.size());
   for (int64_t m = 0; m < M; ++m) {
     double mean = 0, var = 0;
@@ -45,14 +46,16 @@ inline std::vector<double> layer_norm(const std::vector<double>& x, const std::v
     mean /= D;
     for (int64_t i = 0; i < D; ++i) var += (x[m * D + i] - mean) * (x[m * D + i] - mean);
     var /= D;
-    for (int64_t i = 0; i < D; ++i) y[m * D + i] = (x[m * D + i] - mean) / std::sqrt(var + eps) * g[i] + b[i];
+    for (int64_t i = 0; i < D; ++i)
+      y[m * D + i] = (x[m * D + i] - mean) / std::sqrt(var + eps) * g[i] + b[i];
   }
   return y;
 }
 // q, k, v: (S, H·Dh) head-interleaved; key_valid: S_k entries or empty.
 inline std::vector<double> attention(const std::vector<double>& q, const std::vector<double>& k,
-                                     const std::vector<double>& v, int64_t Sq, int64_t Sk, int64_t H,
-                                     int64_t Dh, double scale, const std::vector<uint8_t>& key_valid) {
+                                     const std::vector<double>& v, int64_t Sq, int64_t Sk,
+                                     int64_t H, int64_t Dh, double scale,
+                                     const std::vector<uint8_t>& key_valid) {
   const int64_t D = H * Dh;
   std::vector<double> out(static_cast<size_t>(Sq * D), 0.0);
   std::vector<double> p(static_cast<size_t>(Sk));
@@ -71,7 +74,8 @@ inline std::vector<double> attention(const std::vector<double>& q, const std::ve
         sum += p[j];
       }
       for (int64_t j = 0; j < Sk; ++j)
-        for (int64_t d = 0; d < Dh; ++d) out[i * D + h * Dh + d] += p[j] / sum * v[j * D + h * Dh + d];
+        for (int64_t d = 0; d < Dh; ++d)
+          out[i * D + h * Dh + d] += p[j] / sum * v[j * D + h * Dh + d];
     }
   return out;
 }

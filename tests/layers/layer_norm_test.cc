@@ -1,7 +1,8 @@
 // LayerNorm (vlln, VL-SA norm1 / norm3: eps 1e-5, affine) against a float64 reference.
+#include "layers/layer_norm.h"
+
 #include <gtest/gtest.h>
 
-#include "layers/layer_norm.h"
 #include "layers/gr00t_layers_ref.h"
 #include "support/golden.h"
 
@@ -15,7 +16,8 @@ TEST(Gr00tLayerNorm, MatchesFloat64Reference) {
     Tensor x = random_normal({M, D}, 11, 3.f);
     for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] += 100.f;
     Tensor g = random_uniform({D}, 12, 0.5f, 1.5f), b = random_uniform({D}, 13);
-    const Tensor want = ref::to_tensor(ref::layer_norm(ref::f64(x), ref::f64(g), ref::f64(b), M, D, 1e-5), {M, D});
+    const Tensor want =
+        ref::to_tensor(ref::layer_norm(ref::f64(x), ref::f64(g), ref::f64(b), M, D, 1e-5), {M, D});
     EXPECT_TRUE(close_rel_l2(layers::LayerNorm(g, b, 1e-5f).forward(x), want, 1e-6)) << "D=" << D;
   }
 }

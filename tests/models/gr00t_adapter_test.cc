@@ -1,12 +1,13 @@
 // GR00T VL adapter: whole-adapter goldens per version (PyTorch reference in float64, from
 // tools/goldens/gen_gr00t.py), bf16 weights, gather modes, persistent K/V, and bad input.
+#include "meshnn/models/gr00t_adapter.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "meshnn/models/gr00t_adapter.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -34,9 +35,11 @@ struct Golden {
   int embodiment = 0;
 
   explicit Golden(Version v) : version(v) {
-    const std::string name =
-        std::string("gr00t_adapter_") + (v == Version::n1_5 ? "n1_5" : v == Version::n1_6 ? "n1_6" : "n1_7") +
-        ".safetensors";
+    const std::string name = std::string("gr00t_adapter_") +
+                             (v == Version::n1_5   ? "n1_5"
+                              : v == Version::n1_6 ? "n1_6"
+                                                   : "n1_7") +
+                             ".safetensors";
     io::SafetensorsFile f = open_fixture(name);
     for (const std::string& k : f.keys()) t.emplace(k, f.get(k));
     cfg = Config::from_metadata(f.metadata(), v);
@@ -114,7 +117,8 @@ TEST_P(Gr00tAdapterGolden, Bf16WeightsMeetCosineGate) {
     EXPECT_GE(cosine(kv.first, g.t.at("golden.K." + std::to_string(blk))), 0.999) << blk;
     EXPECT_GE(cosine(kv.second, g.t.at("golden.V." + std::to_string(blk))), 0.999) << blk;
   }
-  EXPECT_GE(cosine(g.layout.slots_to_rows(out.vl), g.t.at("golden.dit_encoder_hidden_states")), 0.999);
+  EXPECT_GE(cosine(g.layout.slots_to_rows(out.vl), g.t.at("golden.dit_encoder_hidden_states")),
+            0.999);
   EXPECT_GE(cosine(out.state_features, g.t.at("golden.state_features")), 0.999);
   // The hoist at full f32 accuracy (the seed's HiFi4) while the VL-SA runs bf16.
   opt.hoist_precision = Precision::fp32;
@@ -264,7 +268,8 @@ TEST(Gr00tConfig, VersionDefaults) {
   // JSON round trip, and the checkpoint's values win over defaults.
   const Config r = Config::from_json(c.to_json(), Version::n1_7);
   EXPECT_EQ(r.to_json(), c.to_json());
-  const Config o = Config::from_json(R"({"action_head_cfg": {"max_state_dim": 29}})", Version::n1_6);
+  const Config o =
+      Config::from_json(R"({"action_head_cfg": {"max_state_dim": 29}})", Version::n1_6);
   EXPECT_EQ(o.state.max_state_dim, 29);
   EXPECT_EQ(o.state.state_dim_pad, 32);
 }
@@ -353,11 +358,12 @@ TEST(Gr00tCheckpoint, RandomWriterCoversEveryKeyAndWorksAtRealDimsN16) {
   AdapterOutputs out = ad.forward(random_normal({1, 1, l.s_pad(), 2048}, 1), Tensor(),
                                   random_normal({1, 1, 128}, 2), 31);
   EXPECT_EQ(out.kv.size(), 2u);
-  EXPECT_EQ(out.kv.at(2).first.shape(), (Shape{1, 32, 64, 48}));   // image: 37 → 64
-  EXPECT_EQ(out.kv.at(0).first.shape(), (Shape{1, 32, 64, 48}));   // text: 63 → 64
+  EXPECT_EQ(out.kv.at(2).first.shape(), (Shape{1, 32, 64, 48}));  // image: 37 → 64
+  EXPECT_EQ(out.kv.at(0).first.shape(), (Shape{1, 32, 64, 48}));  // text: 63 → 64
   EXPECT_EQ(out.state_features.shape(), (Shape{1, 1, 1536}));
   // detect_weight_prefix finds LeRobot-style prefixes
-  EXPECT_EQ(detect_weight_prefix({"x", "_groot_model.action_head.vlln.weight"}), "_groot_model.action_head.");
+  EXPECT_EQ(detect_weight_prefix({"x", "_groot_model.action_head.vlln.weight"}),
+            "_groot_model.action_head.");
   EXPECT_THROW(detect_weight_prefix({"foo"}), WeightError);
 }
 

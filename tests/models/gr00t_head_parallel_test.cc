@@ -16,9 +16,12 @@ using namespace meshnn::gr00t;
 
 // Reduced dims with head counts divisible by 4 (VL-SA 4 × 16, DiT 4 × 12, FF 256).
 Config small(Version v) {
-  const char* vlsa = v == Version::n1_6 ? R"("use_vl_self_attention": false, "vl_self_attention_cfg": {"num_layers": 0},)"
-                                        : R"("vl_self_attention_cfg": {"num_layers": 4, "num_attention_heads": 4, "attention_head_dim": 16, "ff_inner_dim": 256},)";
-  const std::string j = std::string("{") + vlsa +
+  const char* vlsa =
+      v == Version::n1_6
+          ? R"("use_vl_self_attention": false, "vl_self_attention_cfg": {"num_layers": 0},)"
+          : R"("vl_self_attention_cfg": {"num_layers": 4, "num_attention_heads": 4, "attention_head_dim": 16, "ff_inner_dim": 256},)";
+  const std::string j =
+      std::string("{") + vlsa +
       R"("backbone_embedding_dim": 64, "max_state_dim": 20, "hidden_size": 32, "input_embedding_dim": 48,
          "max_num_embodiments": 3,
          "diffusion_model_cfg": {"num_layers": 8, "num_attention_heads": 4, "attention_head_dim": 12,
@@ -71,18 +74,21 @@ TEST_P(Gr00tHeadParallel, EqualsSingleDevice) {
   });
   for (size_t r = 0; r < got.size(); ++r) {
     SCOPED_TRACE("device " + std::to_string(r));
-    EXPECT_TRUE(close_rel_l2(layout.slots_to_rows(got[r].vl), layout.slots_to_rows(want.vl), 1e-6, "vl"));
+    EXPECT_TRUE(
+        close_rel_l2(layout.slots_to_rows(got[r].vl), layout.slots_to_rows(want.vl), 1e-6, "vl"));
     // Taps in token order: head-parallel runs the VL-SA on s_active rounded up to the device
     // count, so pad slots beyond s_active hold (masked, later zeroed) values the 1×1 run skips.
     for (const auto& [name, tap] : want.taps) {
       if (name == "state_features") continue;
-      EXPECT_TRUE(close_rel_l2(layout.slots_to_rows(got[r].taps.at(name)), layout.slots_to_rows(tap), 1e-6, name));
+      EXPECT_TRUE(close_rel_l2(layout.slots_to_rows(got[r].taps.at(name)),
+                               layout.slots_to_rows(tap), 1e-6, name));
     }
     for (const auto& [b, kv] : want.kv) {
       EXPECT_TRUE(close_rel_l2(k_full[r].at(b), kv.first, 1e-6, "K" + std::to_string(b)));
       // this device's V heads are its slice of the 1×1 V
       const int64_t hl = kv.second.dim(1) / static_cast<int64_t>(got.size());
-      EXPECT_TRUE(close_rel_l2(got[r].kv.at(b).second, kv.second.narrow(1, static_cast<int64_t>(r) * hl, hl), 1e-6, "V"));
+      EXPECT_TRUE(close_rel_l2(got[r].kv.at(b).second,
+                               kv.second.narrow(1, static_cast<int64_t>(r) * hl, hl), 1e-6, "V"));
     }
     EXPECT_TRUE(close_rel_l2(got[r].state_features, want.state_features, 1e-6, "state"));
   }
@@ -94,8 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Gr00t, Gr00tHeadParallel,
                                            Param{Version::n1_7, 2, 1}, Param{Version::n1_6, 1, 4}),
                          [](const ::testing::TestParamInfo<Param>& i) {
                            std::string s = version_name(i.param.v);
-                           return s.substr(0, 2) + "_" + s.substr(3) + "_" + std::to_string(i.param.rows) + "x" +
-                                  std::to_string(i.param.cols);
+                           return s.substr(0, 2) + "_" + s.substr(3) + "_" +
+                                  std::to_string(i.param.rows) + "x" + std::to_string(i.param.cols);
                          });
 
 TEST(Gr00tHeadParallelPlan, RejectsIndivisibleHeads) {

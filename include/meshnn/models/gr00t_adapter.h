@@ -3,9 +3,10 @@
 //     → vlln (LayerNorm, eps 1e-5)                                       tap vlln_out
 //     → VL self-attention × n (N1.5 / N1.7; none in N1.6)               taps vlsa_block{i}_out,
 //                                                                       vl_self_attention_out
-//     → vl (pad slots zeroed)                                           tap dit_encoder_hidden_states
-//     → gather per key set (splice | onehot) → vl_sets (L_pad, D), pad rows exactly zero
-//     → per cross block i: vl_set·Wkv_i + bkv_i → K_i, V_i (1, Nh, L_pad, Dh) persistent buffers
+//     → vl (pad slots zeroed)                                           tap
+//     dit_encoder_hidden_states → gather per key set (splice | onehot) → vl_sets (L_pad, D), pad
+//     rows exactly zero → per cross block i: vl_set·Wkv_i + bkv_i → K_i, V_i (1, Nh, L_pad, Dh)
+//     persistent buffers
 //   state (1, 1, d) + embodiment → state encoder → state_features (1, 1, 1536)   tap state_features
 #pragma once
 
@@ -23,13 +24,13 @@ class Device;
 namespace meshnn::gr00t {
 
 struct AdapterOutputs {
-  Tensor vl;                                   // (1, 1, S_pad, D) dit_encoder_hidden_states slots
-  std::map<std::string, Tensor> vl_sets;       // key set → (1, 1, L_pad, D); "all" is vl itself
+  Tensor vl;                              // (1, 1, S_pad, D) dit_encoder_hidden_states slots
+  std::map<std::string, Tensor> vl_sets;  // key set → (1, 1, L_pad, D); "all" is vl itself
   // cross block → (K, V), the persistent buffers; head-parallel: this device's heads only,
   // (1, Nh/tp, L_pad, Dh), heads [tp_rank·Nh/tp, …)
   std::map<int, std::pair<Tensor, Tensor>> kv;
-  Tensor state_features;                       // (1, 1, out) when a state was given
-  std::map<std::string, Tensor> taps;          // collect_taps only; slot-layout tensors
+  Tensor state_features;               // (1, 1, out) when a state was given
+  std::map<std::string, Tensor> taps;  // collect_taps only; slot-layout tensors
 };
 
 class VlAdapter {

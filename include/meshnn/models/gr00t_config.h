@@ -26,12 +26,12 @@ Version parse_version(const std::string& s);
 enum class CrossKeySets { all, text_image };
 
 struct VlAdapterConfig {
-  int64_t dim = 2048;         // backbone_embedding_dim of vlln and VL-SA
+  int64_t dim = 2048;  // backbone_embedding_dim of vlln and VL-SA
   double vlln_eps = 1e-5;
-  int n_blocks = 4;           // VL self-attention layers (0 for N1.6)
+  int n_blocks = 4;  // VL self-attention layers (0 for N1.6)
   int64_t n_heads = 32;
   int64_t head_dim = 64;
-  int64_t ff_dim = 8192;      // diffusers FeedForward inner dim = 4 · dim
+  int64_t ff_dim = 8192;  // diffusers FeedForward inner dim = 4 · dim
   double ln_eps = 1e-5;
   std::string activation = "gelu_tanh";  // "gelu-approximate"
 };
@@ -54,7 +54,7 @@ struct DitConfig {
 
 struct StateEncoderConfig {
   int64_t max_state_dim = 64;
-  int64_t state_dim_pad = 64;        // multiple of the row block, ≥ max_state_dim
+  int64_t state_dim_pad = 64;  // multiple of the row block, ≥ max_state_dim
   int64_t hidden_size = 1024;
   int64_t input_embedding_dim = 1536;
   int num_embodiments = 32;
@@ -189,8 +189,8 @@ struct HoistBlockPlan {
 
 // Checkpoint key → expected shape, for every tensor the adapter reads (Isaac-GR00T names under
 // `prefix`, normally "action_head.").
-std::vector<std::pair<std::string, Shape>> adapter_weight_shapes(const Config& cfg,
-                                                                 const std::string& prefix = "action_head.");
+std::vector<std::pair<std::string, Shape>> adapter_weight_shapes(
+    const Config& cfg, const std::string& prefix = "action_head.");
 
 struct AdapterPlan {
   Config config;
