@@ -1,5 +1,5 @@
-// Float64 scalar references for the audio kernels, written straight from the definitions in
-// docs/reference/bigvgan.md §3–§5 (transposed convolution as Σ_i x[i]·f[j − r·i], not the
+// Float64 scalar references for the audio kernels, written straight from the upstream
+// definitions (docs/models.md) (transposed convolution as Σ_i x[i]·f[j − r·i], not the
 // zero-stuffing our op uses), on channels-last (B, T, C) data held as std::vector<double>.
 #pragma once
 

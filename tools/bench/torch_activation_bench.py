@@ -5,7 +5,7 @@ bench/activation_bench.cc, 1 and 2 threads, and — given the meshnn_bench binar
 kernel in the same invocation and prints both with ratios.
 
 Set-up: Debian torch 1.13, fp32, inference mode, glibc malloc told to keep freed memory
-(MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=…, the 'best set-up' of docs/reference/performance.md;
+(MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=…, the 'best set-up' of docs/benchmarks.md;
 BLAS choice does not matter here: these are depthwise convolutions, not GEMMs).
 
 usage: /usr/bin/python3 tools/bench/torch_activation_bench.py [--meshnn-bench build/meshnn_bench] [--reps 7]

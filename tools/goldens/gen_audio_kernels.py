@@ -2,7 +2,7 @@
 """Goldens for the audio kernels: BigVGAN's kaiser-sinc filter, UpSample1d / LowPassFilter1d /
 DownSample1d / Activation1d with Snake and SnakeBeta, and the LTX-2 hann-sinc ×3 upsampler.
 
-Written from torch ops following docs/reference/bigvgan.md §3–§5 and ltx2_audio_decode.md §6.4
+Written from torch ops following the upstream definitions (docs/models.md)
 (NVIDIA BigVGAN alias_free_activation/torch/{filter,resample,act}.py, activations.py).
 Tensors are saved channels-last (B, T, C), as meshnn stores audio activations.
 
