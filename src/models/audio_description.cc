@@ -45,16 +45,23 @@ std::map<std::string, Shape> LayerDesc::tensors() const {
 
 namespace {
 
-LayerDesc conv1d(Role role, std::string key, int64_t ci, int64_t co, int64_t k, int64_t dil,
-                 bool bias, double init_std, double rate) {
-  LayerDesc d{Kind::conv1d, role, std::move(key)};
+// Any convolution entry: channels, kernel, random-init scale and time rate.
+LayerDesc conv_layer(Kind kind, Role role, std::string key, int64_t ci, int64_t co, int64_t k,
+                     double init_std, double rate) {
+  LayerDesc d{kind, role, std::move(key)};
   d.c_in = ci;
   d.c_out = co;
   d.kernel = k;
-  d.dilation = dil;
-  d.bias = bias;
   d.init_std = init_std;
   d.rate = rate;
+  return d;
+}
+
+LayerDesc conv1d(Role role, std::string key, int64_t ci, int64_t co, int64_t k, int64_t dil,
+                 bool bias, double init_std, double rate) {
+  LayerDesc d = conv_layer(Kind::conv1d, role, std::move(key), ci, co, k, init_std, rate);
+  d.dilation = dil;
+  d.bias = bias;
   return d;
 }
 
@@ -92,15 +99,11 @@ ModelDesc describe_generator(const GeneratorConfig& g, const std::string& p) {
   for (int i = 0; i < g.num_stages(); ++i) {
     const int64_t ci = g.upsample_initial_channel >> i, co = g.stage_channels(i);
     const int64_t k = g.upsample_kernel_sizes[i], u = g.upsample_rates[i];
-    LayerDesc up{Kind::conv_transpose1d, Role::ups,
-                 p + "ups." + std::to_string(i) + (nvidia ? ".0" : "")};
-    up.c_in = ci;
-    up.c_out = co;
-    up.kernel = k;
+    LayerDesc up = conv_layer(Kind::conv_transpose1d, Role::ups,
+                              p + "ups." + std::to_string(i) + (nvidia ? ".0" : ""), ci, co, k,
+                              1.0 / std::sqrt(static_cast<double>(ci * k) / u), rate);
     up.stride = u;
     up.stage = i;
-    up.rate = rate;
-    up.init_std = 1.0 / std::sqrt(static_cast<double>(ci * k) / u);
     out.push_back(up);
     rate *= u;
     for (size_t j = 0; j < nk; ++j) {
@@ -159,13 +162,9 @@ ModelDesc describe_mel_vae(const AudioVaeDecoderConfig& v) {
   double rate = 1;
   int64_t width = v.latent_mel_bins;
   auto conv = [&](Role role, std::string key, int64_t ci, int64_t co, int64_t k, double scale) {
-    LayerDesc c{Kind::conv2d, role, std::move(key)};
-    c.c_in = ci;
-    c.c_out = co;
-    c.kernel = k;
-    c.rate = rate;
+    LayerDesc c = conv_layer(Kind::conv2d, role, std::move(key), ci, co, k,
+                             scale / std::sqrt(static_cast<double>(ci * k * k)), rate);
     c.width = width;
-    c.init_std = scale / std::sqrt(static_cast<double>(ci * k * k));
     return c;
   };
   int64_t ch = static_cast<int64_t>(v.ch) * v.ch_mult.back();
