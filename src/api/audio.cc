@@ -28,20 +28,13 @@ std::vector<int> time_axes(const Device& d) {
   return axes;
 }
 
-// Can `frames` rows be split over `parts` devices with at least `min_rows` each and a real row
-// on the last one?
-bool splits(int64_t frames, int parts, int64_t min_rows) {
-  const int64_t rows = (frames + parts - 1) / parts;
-  return parts == 1 || (rows >= min_rows && (parts - 1) * rows < frames);
-}
-
 // "auto" on the local backend: one single-thread device per core along time, fewer when the
 // input is too short to split (measured on 2 cores: 1x2 with 1 thread each decodes ~1.3x faster
 // than 1x1 with 2 OpenMP threads, see docs/benchmarks.md).
 MeshConfig auto_mesh_for(int64_t frames, int64_t min_rows, int threads) {
   MeshConfig mc;
   int n = std::max(1, available_cores());
-  while (n > 1 && !splits(frames, n, min_rows)) --n;
+  while (n > 1 && !time_split_fits(frames, n, min_rows)) --n;
   mc.cols = n;
   mc.threads_per_device = threads > 0 ? threads : (n > 1 ? 1 : 0);
   return mc;
@@ -61,15 +54,7 @@ MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows,
     mc.threads_per_device = run.threads;
   }
   mc.backend = run.backend;
-  const int parts = mc.rows * mc.cols;
-  if (!splits(frames, parts, min_rows)) {
-    int best = parts;
-    while (best > 1 && !splits(frames, best, min_rows)) --best;
-    throw ShapeError(detail::concat("a ", what, " of ", frames, " frames cannot be split over ",
-                                    parts, " devices (each needs at least ", min_rows,
-                                    " frames and the last one a real frame); at most ", best,
-                                    " device(s) fit"));
-  }
+  check_time_split(frames, mc.rows * mc.cols, min_rows, what);
   return mc;
 }
 

@@ -8,6 +8,22 @@
 #include "meshnn/ops/resample.h"
 
 namespace meshnn {
+
+bool time_split_fits(int64_t frames, int parts, int64_t min_rows) {
+  if (parts <= 1) return true;
+  const int64_t rows = (frames + parts - 1) / parts;
+  return rows >= min_rows && (parts - 1) * rows < frames;
+}
+
+void check_time_split(int64_t frames, int parts, int64_t min_rows, const char* what) {
+  if (time_split_fits(frames, parts, min_rows)) return;
+  int best = parts;
+  while (best > 1 && !time_split_fits(frames, best, min_rows)) --best;
+  throw ShapeError(detail::concat("a ", what, " of ", frames, " frames cannot be split over ",
+                                  parts, " devices (each needs at least ", min_rows,
+                                  " frames and the last one a real frame); at most ", best,
+                                  " device(s) fit"));
+}
 namespace {
 
 // Rows [start, start + len) of dim 1 of a (B, T, …) tensor, as a dense copy (B may be > 1).

@@ -334,19 +334,11 @@ LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const Time
 }
 
 bool LtxAudioDecoder::mesh_fits(int64_t T, int devices) {
-  if (devices <= 1) return true;
-  const int64_t rows = (T + devices - 1) / devices;
-  return rows >= kMinFramesPerDevice && (devices - 1) * rows < T;
+  return time_split_fits(T, devices, kMinFramesPerDevice);
 }
 
 void LtxAudioDecoder::check_mesh_fits(int64_t T, int devices) {
-  if (mesh_fits(T, devices)) return;
-  int best = devices;
-  while (best > 1 && !mesh_fits(T, best)) --best;
-  throw ShapeError(detail::concat("a latent of ", T, " frames cannot be split over ", devices,
-                                  " devices (each needs at least ", kMinFramesPerDevice,
-                                  " frames and the last one a real frame); at most ", best,
-                                  " device(s) fit"));
+  check_time_split(T, devices, kMinFramesPerDevice, "latent");
 }
 
 int64_t LtxAudioDecoder::auto_chunk_frames(int64_t T) {
@@ -394,12 +386,7 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts,
                                const ProgressFn& progress) {
   check_latent(latent);
   const int64_t T = latent.dim(2);
-  MESHNN_CHECK_AS(ShapeError,
-                  !ts.sharded() || (ts.shard_rows(T) >= kMinFramesPerDevice &&
-                                    (ts.parts() - 1) * ts.shard_rows(T) < T),
-                  "a latent of ", T, " frames cannot be split over ", ts.parts(),
-                  " devices (each needs at least ", kMinFramesPerDevice,
-                  " frames and the last one a real frame); use a smaller mesh");
+  check_mesh_fits(T, ts.parts());
   const int total = bwe_ ? 3 : 2;
   Tensor x = ts.partition(latent_to_channels_last(latent));
   Tensor mel = stage_a(x, ts, T);

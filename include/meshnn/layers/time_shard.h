@@ -31,6 +31,13 @@
 
 namespace meshnn {
 
+// Can a sequence of `frames` rows be split over `parts` devices with at least `min_rows` each and
+// a real row on the last one?
+bool time_split_fits(int64_t frames, int parts, int64_t min_rows);
+// ShapeError naming the largest device count that fits when `parts` does not; `what` names the
+// sequence ("latent", "mel").
+void check_time_split(int64_t frames, int parts, int64_t min_rows, const char* what);
+
 class TimeShard {
  public:
   TimeShard() = default;
