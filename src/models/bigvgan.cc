@@ -4,6 +4,7 @@
 
 #include "io/json.h"
 #include "models/audio_description.h"
+#include "streaming/stream_ops.h"
 
 namespace meshnn::models {
 
@@ -66,5 +67,7 @@ Tensor BigVgan::vocode_mel(const Tensor& mel, const TimeShard& ts) {
 Tensor BigVgan::mel_of(const Tensor& wav) const {
   return ops::bigvgan_mel_spectrogram(wav, mel_config());
 }
+
+std::unique_ptr<streaming::StreamOp> BigVgan::stream() const { return gen_->stream(); }
 
 }  // namespace meshnn::models

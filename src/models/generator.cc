@@ -5,6 +5,7 @@
 #include "meshnn/core/profile.h"
 #include "models/audio_description.h"
 #include "ops/elementwise.h"
+#include "streaming/stream_ops.h"
 
 namespace meshnn::models {
 
@@ -142,6 +143,82 @@ int64_t Generator::context_frames() const {
     h = (h + s - 1) / s + (k + s - 1) / s + 1;
   }
   return h + 3 + 1;  // conv_pre k7, one frame of margin
+}
+
+// The same graph as forward(), as streaming operators: each residual unit is a fork of the
+// identity and its branch joined by an add, each stage a fork of its blocks joined by the mean,
+// with the arithmetic of forward() (x + t, ((a + b) + c) / 3) so rows agree bit for bit where the
+// layers' kernels do.
+std::unique_ptr<streaming::StreamOp> Generator::stream() const {
+  using namespace streaming;
+  const bool hifi = cfg_.block == GeneratorConfig::Block::hifigan1;
+  auto leaky = [](float slope) {
+    return map_rows("leaky_relu", 1, [slope](const Tensor& x) {
+      Tensor t = x.clone();
+      ops::leaky_relu_(t, slope);
+      return t;
+    });
+  };
+  auto residual = [](StreamOpPtr branch) {
+    std::vector<StreamOpPtr> b;
+    b.push_back(identity());
+    b.push_back(std::move(branch));
+    return fork_join("residual_add", std::move(b), [](std::vector<Tensor>& p) {
+      ops::add_(p[1], p[0]);  // t + x == x + t
+      return p[1];
+    });
+  };
+  auto block_stream = [&](const Block& blk) {
+    std::vector<StreamOpPtr> units;
+    for (size_t j = 0; j < blk.convs1.size(); ++j) {
+      std::vector<StreamOpPtr> br;
+      br.push_back(hifi ? leaky(blk.slope) : activation_stream(blk.acts1[j]));
+      br.push_back(conv_stream(blk.convs1[j]));
+      if (blk.type != GeneratorConfig::Block::amp2) {
+        br.push_back(hifi ? leaky(blk.slope) : activation_stream(blk.acts2[j]));
+        br.push_back(conv_stream(blk.convs2[j]));
+      }
+      units.push_back(residual(sequence(std::move(br))));
+    }
+    return sequence(std::move(units));
+  };
+  std::vector<StreamOpPtr> ops_seq;
+  ops_seq.push_back(conv_stream(*conv_pre_));
+  const int n_k = static_cast<int>(cfg_.resblock_kernel_sizes.size());
+  for (int i = 0; i < cfg_.num_stages(); ++i) {
+    if (hifi) ops_seq.push_back(leaky(cfg_.lrelu_slope));
+    ops_seq.push_back(conv_transpose_stream(ups_[i]));
+    std::vector<StreamOpPtr> blocks;
+    for (int j = 0; j < n_k; ++j) blocks.push_back(block_stream(blocks_[i * n_k + j]));
+    ops_seq.push_back(fork_join("stage_mean", std::move(blocks), [n_k](std::vector<Tensor>& p) {
+      if (n_k == 3) {
+        ops::mean3(p[0], p[1], p[2], p[0]);
+        return p[0];
+      }
+      Tensor x = p[0].clone();
+      for (int j = 1; j < n_k; ++j) ops::add_(x, p[j]);
+      float* q = x.data<float>();
+      for (int64_t e = 0; e < x.numel(); ++e) q[e] /= static_cast<float>(n_k);
+      return x;
+    }));
+  }
+  if (hifi)
+    ops_seq.push_back(leaky(cfg_.post_lrelu_slope));
+  else
+    ops_seq.push_back(activation_stream(*act_post_));
+  ops_seq.push_back(conv_stream(*conv_post_));
+  if (cfg_.apply_final_activation) {
+    const bool use_tanh = cfg_.use_tanh_at_final;
+    ops_seq.push_back(map_rows("final_activation", 1, [use_tanh](const Tensor& x) {
+      Tensor t = x.clone();
+      if (use_tanh)
+        ops::tanh_(t);
+      else
+        ops::clamp_(t, -1.f, 1.f);
+      return t;
+    }));
+  }
+  return sequence(std::move(ops_seq));
 }
 
 double Generator::flops(int64_t frames) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@
 #include "meshnn/layers/conv.h"
 #include "meshnn/layers/time_shard.h"
 #include "models/audio_config.h"
+
+namespace meshnn::streaming {
+class StreamOp;
+}
 
 namespace meshnn::models {
 
@@ -40,6 +45,11 @@ class Generator {
   // (conservative interval propagation over the layer table; used by chunked decode). Rows of a
   // window further than this from a non-global window edge equal the whole-sequence result.
   int64_t context_frames() const;
+
+  // The generator as an exact streaming operator over these weights (its own copies of the
+  // layers): input rows (B, n, C_in) → final output samples (B, m, C_out); see
+  // streaming/stream_ops.h.
+  std::unique_ptr<streaming::StreamOp> stream() const;
 
   // Multiply-add count of one forward over `frames` input frames (for GFLOP/s reports).
   double flops(int64_t frames) const;

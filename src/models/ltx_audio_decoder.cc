@@ -11,9 +11,69 @@
 #include "meshnn/ops/filter_design.h"
 #include "models/audio_description.h"
 #include "ops/elementwise.h"
+#include "streaming/stream_ops.h"
 
 namespace meshnn::models {
-namespace {}  // namespace
+namespace {
+
+// Denormalised latent: x · std + mean per patchified feature c·F + f. latent: (B, S, F, C)
+// channels-last → the same shape.
+Tensor denormalised(const Tensor& latent, const std::vector<float>& std_,
+                    const std::vector<float>& mean, int64_t F, int64_t C) {
+  Tensor x = latent.clone();
+  float* p = x.data<float>();
+  const int64_t rows_n = x.dim(0) * x.dim(1);
+  for (int64_t r = 0; r < rows_n; ++r)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t c = 0; c < C; ++c) {
+        float& v = p[(r * F + f) * C + c];
+        v = v * std_[c * F + f] + mean[c * F + f];
+      }
+  return x;
+}
+
+// Stereo into the batch: (B, S, 2) → (2B, S, 1).
+Tensor stereo_to_batch(const Tensor& x) {
+  const int64_t B = x.dim(0), S = x.dim(1);
+  Tensor planar = Tensor::empty({2 * B, S, 1});
+  const float* s = x.data<float>();
+  float* d = planar.data<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < S; ++t)
+      for (int64_t c = 0; c < 2; ++c) d[((b * 2 + c) * S) + t] = s[(b * S + t) * 2 + c];
+  return planar;
+}
+
+// STFT rows (N, F, 2·bins) (real parts, then imaginary) → magnitudes (N, F, bins).
+Tensor magnitude(const Tensor& spec, int64_t bins) {
+  const int64_t N = spec.dim(0), F = spec.dim(1);
+  Tensor mag = Tensor::empty({N, F, bins});
+  const float* sp = spec.data<float>();
+  float* m = mag.data<float>();
+  for (int64_t r = 0; r < N * F; ++r)
+    for (int64_t k = 0; k < bins; ++k) {
+      const float re = sp[r * 2 * bins + k], im = sp[r * 2 * bins + bins + k];
+      m[r * bins + k] = std::sqrt(re * re + im * im);  // no epsilon here (unlike BigVGAN's)
+    }
+  return mag;
+}
+
+// Mel (2B, F, M) → log-mel (B, F, 2M) packed as the BWE generator takes it (channel s·M + m).
+Tensor packed_log_mel(const Tensor& melv) {
+  const int64_t B = melv.dim(0) / 2, F = melv.dim(1), M = melv.dim(2);
+  Tensor out = Tensor::empty({B, F, 2 * M});
+  const float* mp = melv.data<float>();
+  float* d = out.data<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t s = 0; s < 2; ++s)
+        for (int64_t m = 0; m < M; ++m)
+          d[(b * F + f) * 2 * M + s * M + m] =
+              std::log(std::max(mp[((b * 2 + s) * F + f) * M + m], 1e-5f));
+  return out;
+}
+
+}  // namespace
 
 // ---- Stage A: mel-VAE decoder -------------------------------------------------------------------
 
@@ -117,6 +177,54 @@ struct LtxAudioDecoder::MelVae {
     return h + conv_in->pad_left() + 1;  // one frame of margin
   }
 
+  // As forward(), streaming: latent rows (B, n, F, Cz) → log-mel rows (B, m, 64, 2). Every conv is
+  // causal in time, so a row is final as soon as its latent frame arrives.
+  streaming::StreamOpPtr stream() const {
+    using namespace streaming;
+    const float eps = cfg.pixel_norm_eps;
+    auto pn_silu = [eps]() {
+      return map_rows("pixel_norm_silu", 1, [eps](const Tensor& x) {
+        Tensor h = Tensor::empty(x.shape());
+        ops::pixel_norm_silu(x, h, eps);
+        return h;
+      });
+    };
+    auto res = [&](const ResBlock& b) {
+      std::vector<StreamOpPtr> branch;
+      branch.push_back(pn_silu());
+      branch.push_back(conv_stream(*b.conv1));
+      branch.push_back(pn_silu());
+      branch.push_back(conv_stream(*b.conv2));
+      std::vector<StreamOpPtr> paths;
+      paths.push_back(b.nin ? conv_stream(*b.nin) : identity());
+      paths.push_back(sequence(std::move(branch)));
+      return fork_join("vae_residual_add", std::move(paths), [](std::vector<Tensor>& p) {
+        ops::add_(p[1], p[0]);  // h + skip
+        return p[1];
+      });
+    };
+    std::vector<StreamOpPtr> seq;
+    const std::vector<float> sd = stats_std, mn = stats_mean;
+    const int64_t F = cfg.latent_mel_bins, C = cfg.z_channels;
+    seq.push_back(map_rows("denormalise", 1, [sd, mn, F, C](const Tensor& latent) {
+      return denormalised(latent, sd, mn, F, C);
+    }));
+    seq.push_back(conv_stream(*conv_in));
+    for (const ResBlock& b : mid) seq.push_back(res(b));
+    for (size_t l = 0; l < up.size(); ++l) {
+      for (const ResBlock& b : up[l]) seq.push_back(res(b));
+      if (upsample_conv[l]) {
+        // Nearest ×2, the causal conv, then the first row dropped (see upsample()).
+        seq.push_back(map_rows("upsample_nearest2x", 2, ops::upsample_nearest2x_hw));
+        seq.push_back(conv_stream(*upsample_conv[l]));
+        seq.push_back(drop_first(1));
+      }
+    }
+    seq.push_back(pn_silu());
+    seq.push_back(conv_stream(*conv_out));
+    return sequence(std::move(seq));
+  }
+
   // latent: (B, S, F, Cz) channels-last → (B, 4S, 64, 2) (for 3 levels); real T → 4T − 3.
   Tensor forward(const Tensor& latent, const TimeShard& ts, int64_t real) {
     MESHNN_CHECK_AS(ShapeError,
@@ -124,19 +232,7 @@ struct LtxAudioDecoder::MelVae {
                         latent.dim(3) == cfg.z_channels,
                     "mel-VAE decoder: expected latent (B, T, ", cfg.latent_mel_bins, ", ",
                     cfg.z_channels, ") channels-last, got ", shape_str(latent.shape()));
-    // Denormalise: x · std + mean per patchified feature c·F + f.
-    Tensor x = latent.clone();
-    {
-      const int64_t F = cfg.latent_mel_bins, C = cfg.z_channels;
-      float* p = x.data<float>();
-      const int64_t rows_n = x.dim(0) * x.dim(1);
-      for (int64_t r = 0; r < rows_n; ++r)
-        for (int64_t f = 0; f < F; ++f)
-          for (int64_t c = 0; c < C; ++c) {
-            float& v = p[(r * F + f) * C + c];
-            v = v * stats_std[c * F + f] + stats_mean[c * F + f];
-          }
-    }
+    Tensor x = denormalised(latent, stats_std, stats_mean, cfg.latent_mel_bins, cfg.z_channels);
     const float eps = cfg.pixel_norm_eps;
     x = conv2d_sharded(*conv_in, x, ts, real);
     for (ResBlock& b : mid) x = res_forward(b, x, ts, real, eps);
@@ -193,50 +289,40 @@ struct LtxAudioDecoder::Bwe {
     geom = ops::hann_upsample_geometry(ratio);
   }
 
+  // As forward(), streaming: 16 kHz rows (B, n, 2) → final 48 kHz rows (B, m, 2). The STFT path is
+  // causal; the skip path's resampler and the generator need look-ahead.
+  streaming::StreamOpPtr stream() const {
+    using namespace streaming;
+    const int64_t bins = cfg.n_fft / 2 + 1;
+    std::vector<StreamOpPtr> residual;
+    residual.push_back(map_rows("stereo_to_batch", 1, stereo_to_batch));
+    residual.push_back(conv_stream(*stft, cfg.n_fft - cfg.hop_length, 0));
+    residual.push_back(map_rows("stft_magnitude", 1,
+                                [bins](const Tensor& spec) { return magnitude(spec, bins); }));
+    residual.push_back(conv_stream(*mel));
+    residual.push_back(map_rows("log_mel", 1, packed_log_mel));
+    residual.push_back(gen->stream());
+    std::vector<StreamOpPtr> paths;
+    paths.push_back(sequence(std::move(residual)));
+    paths.push_back(upsample_stream(hann, geom));
+    return fork_join("bwe_add_clamp", std::move(paths), [](std::vector<Tensor>& p) {
+      ops::add_(p[0], p[1]);  // residual + skip
+      ops::clamp_(p[0], -1.f, 1.f);
+      return p[0];
+    });
+  }
+
   // x: (B, S, 2) 16 kHz shard with `real` samples → StageC.
   StageC forward(const Tensor& x, const TimeShard& ts, int64_t real) {
-    const int64_t B = x.dim(0), S = x.dim(1), hop = cfg.hop_length;
+    const int64_t S = x.dim(1), hop = cfg.hop_length;
     MESHNN_CHECK_AS(ShapeError, S % hop == 0 && real % hop == 0, "BWE: shard of ", S,
                     " samples and length ", real, " must be multiples of the STFT hop ", hop);
-    const int64_t bins = cfg.n_fft / 2 + 1, F = S / hop;
-    // Stereo into the batch: (B, S, 2) → (2B, S, 1).
-    Tensor planar = Tensor::empty({2 * B, S, 1});
-    {
-      const float* s = x.data<float>();
-      float* d = planar.data<float>();
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t t = 0; t < S; ++t)
-          for (int64_t c = 0; c < 2; ++c) d[((b * 2 + c) * S) + t] = s[(b * S + t) * 2 + c];
-    }
+    const int64_t bins = cfg.n_fft / 2 + 1;
     // Causal STFT: left pad n_fft − hop zeros (neighbour samples inside the line), no right pad.
-    Tensor framed = ts.halo(planar, cfg.n_fft - hop, 0, PadMode::zeros);
-    Tensor spec =
-        stft->forward_padded(framed);  // (2B, F, 2·bins): rows [0, bins) real, then imaginary
-    Tensor mag = Tensor::empty({2 * B, F, bins});
-    {
-      const float* sp = spec.data<float>();
-      float* m = mag.data<float>();
-      const int64_t n = 2 * B * F;
-      for (int64_t r = 0; r < n; ++r)
-        for (int64_t k = 0; k < bins; ++k) {
-          const float re = sp[r * 2 * bins + k], im = sp[r * 2 * bins + bins + k];
-          m[r * bins + k] = std::sqrt(re * re + im * im);  // no epsilon here (unlike BigVGAN's)
-        }
-    }
-    Tensor melv = mel->forward(mag);  // (2B, F, num_mels)
+    Tensor framed = ts.halo(stereo_to_batch(x), cfg.n_fft - hop, 0, PadMode::zeros);
+    Tensor mag = magnitude(stft->forward_padded(framed), bins);
     StageC out;
-    out.log_mel = Tensor::empty({B, F, 2 * cfg.num_mels});
-    {
-      const float* mp = melv.data<float>();
-      float* d = out.log_mel.data<float>();
-      const int64_t M = cfg.num_mels;
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t f = 0; f < F; ++f)
-          for (int64_t s = 0; s < 2; ++s)
-            for (int64_t m = 0; m < M; ++m)
-              d[(b * F + f) * 2 * M + s * M + m] =
-                  std::log(std::max(mp[((b * 2 + s) * F + f) * M + m], 1e-5f));
-    }
+    out.log_mel = packed_log_mel(mel->forward(mag));  // (B, F, 2·num_mels)
     out.residual = gen->forward(out.log_mel, ts, real / hop);
     out.skip = upsample1d_sharded(x, hann, geom, ts, real);
     out.out = out.residual.clone();
@@ -280,6 +366,21 @@ LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg,
 }
 
 LtxAudioDecoder::~LtxAudioDecoder() = default;
+
+std::unique_ptr<streaming::StreamOp> LtxAudioDecoder::stream_vocoder() const {
+  std::vector<streaming::StreamOpPtr> seq;
+  seq.push_back(vocoder_->stream());
+  if (bwe_) seq.push_back(bwe_->stream());
+  return streaming::sequence(std::move(seq));
+}
+
+std::unique_ptr<streaming::StreamOp> LtxAudioDecoder::stream_decoder() const {
+  std::vector<streaming::StreamOpPtr> seq;
+  seq.push_back(vae_->stream());
+  seq.push_back(streaming::map_rows("pack_mel", 1, pack_mel));
+  seq.push_back(stream_vocoder());
+  return streaming::sequence(std::move(seq));
+}
 
 LtxAudioDecoder::LtxAudioDecoder(const LtxAudioDecoder& o)
     : cfg_(o.cfg_),

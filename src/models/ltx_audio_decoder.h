@@ -20,6 +20,10 @@
 #include "models/checkpoint_check.h"
 #include "models/generator.h"
 
+namespace meshnn::streaming {
+class StreamOp;
+}
+
 namespace meshnn::models {
 
 // Called after each stage: (stage index 1..n, n, stage name).
@@ -60,6 +64,14 @@ class LtxAudioDecoder {
   // decode(); progress(chunk, chunks, "chunk") after each chunk.
   Tensor decode_chunked(const Tensor& latent, int64_t chunk_latent_frames,
                         const ProgressFn& progress = nullptr);
+
+  // Exact streaming over these weights (streaming/stream_ops.h), each operator with its own
+  // copies of the layers:
+  // the whole chain: latent rows (B, n, 16, 8) channels-last → final samples (B, m, 2) at
+  // sample_rate();
+  std::unique_ptr<streaming::StreamOp> stream_decoder() const;
+  // vocoder (+ BWE for LTX-2.3): packed mel rows (B, n, 128) → final samples (B, m, 2).
+  std::unique_ptr<streaming::StreamOp> stream_vocoder() const;
 
   // Context a chunk window takes (conservative receptive fields, see decode_chunked):
   struct ChunkContext {

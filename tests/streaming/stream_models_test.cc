@@ -1,0 +1,110 @@
+// Exact streaming of the audio models: pushing the input in pieces (random cut points, 1-row
+// pushes, one big push) and flushing gives the one-shot forward.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "models/bigvgan.h"
+#include "models/ltx_audio_decoder.h"
+#include "streaming/stream_ops.h"
+#include "support/fixtures.h"
+#include "support/golden.h"
+#include "support/stream_test_util.h"
+
+namespace meshnn::streaming {
+namespace {
+
+using test::max_abs_diff;
+using test::push_cut;
+using test::random_cuts;
+using test::random_rows;
+
+// Models: every conv row agrees with the one-shot to f32 rounding (see stream_ops_test.cc), and
+// those differences pass through the chain.
+constexpr double kModelTol = 4e-6;
+
+// mel (B, M, T) → (B, T, M) channels-last.
+Tensor rows_of_mel(const Tensor& mel) {
+  const int64_t B = mel.dim(0), M = mel.dim(1), T = mel.dim(2);
+  Tensor out = Tensor::empty({B, T, M});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t t = 0; t < T; ++t)
+        out.data<float>()[(b * T + t) * M + m] = mel.data<float>()[(b * M + m) * T + t];
+  return out;
+}
+
+class BigVganStream : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BigVganStream, AnyCutEqualsOneShot) {
+  auto file = io::SafetensorsFile::open(test::fixture_path(GetParam()));
+  auto model = models::BigVgan::load(file, "", Precision::fp32);
+  const int64_t M = model->config().num_mels;
+  const int64_t T = 41;
+  const Tensor mel = random_rows({1, M, T}, 7, -8.f, 1.f);
+  const Tensor ref = model->vocode_mel(mel);  // (1, T·hop, 1)
+  const Tensor rows = rows_of_mel(mel);
+  auto op = model->stream();
+  std::vector<std::vector<int64_t>> cut_sets = {{}, random_cuts(T, 5, 1), random_cuts(T, 12, 2)};
+  std::vector<int64_t> ones;
+  for (int64_t r = 1; r < T; ++r) ones.push_back(r);
+  cut_sets.push_back(ones);
+  for (const auto& cuts : cut_sets) {
+    const Tensor y = push_cut(*op, rows, cuts);
+    EXPECT_LE(max_abs_diff(y.reshape(ref.shape()), ref), kModelTol) << cuts.size() << " cuts";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, BigVganStream,
+                         ::testing::Values("bigvgan_v2_24k_small.safetensors",
+                                           "bigvgan_v2_44k_small.safetensors",
+                                           "bigvgan_base_24k_small.safetensors"));
+
+}  // namespace
+}  // namespace meshnn::streaming
+
+namespace meshnn::streaming {
+namespace {
+
+// The LTX chains (LTX-2.3: mel-VAE → BigVGAN v2 → BWE; LTX-2: mel-VAE → HiFi-GAN), whole decoder
+// and vocoder alone, against the one-shot decode.
+class LtxStream : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LtxStream, DecoderAnyCutEqualsOneShot) {
+  auto file = io::SafetensorsFile::open(test::fixture_path(GetParam()));
+  auto model = models::LtxAudioDecoder::load(file, Precision::fp32);
+  const int64_t T = 9;
+  const Tensor latent = random_rows({1, 8, T, 16}, 17, -2.f, 2.f);
+  const Tensor ref = model->decode(latent);  // (1, samples, 2)
+  const Tensor rows = models::latent_to_channels_last(latent);
+  auto op = model->stream_decoder();
+  std::vector<int64_t> ones;
+  for (int64_t r = 1; r < T; ++r) ones.push_back(r);
+  for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(T, 3, 5), ones}) {
+    const Tensor y = push_cut(*op, rows, cuts);
+    EXPECT_LE(max_abs_diff(y, ref), kModelTol) << cuts.size() << " cuts";
+  }
+}
+
+TEST_P(LtxStream, VocoderAnyCutEqualsOneShot) {
+  auto file = io::SafetensorsFile::open(test::fixture_path(GetParam()));
+  auto model = models::LtxAudioDecoder::load(file, Precision::fp32);
+  const int64_t M = 23;
+  const Tensor mel = random_rows({1, M, 128}, 19, -6.f, 1.f);
+  Tensor ref = model->stage_b(mel, TimeShard(), M);
+  if (model->config().version == models::LtxAudioConfig::Version::ltx23)
+    ref = model->stage_c(ref, TimeShard(), ref.dim(1)).out;
+  auto op = model->stream_vocoder();
+  for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(M, 4, 6), random_cuts(M, 22, 7)}) {
+    const Tensor y = push_cut(*op, mel, cuts);
+    EXPECT_LE(max_abs_diff(y, ref), kModelTol) << cuts.size() << " cuts";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Chains, LtxStream,
+                         ::testing::Values("ltx23_small.safetensors", "ltx2_small.safetensors"));
+
+}  // namespace
+}  // namespace meshnn::streaming
