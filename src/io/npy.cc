@@ -1,9 +1,11 @@
 #include "meshnn/io/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "io/file_util.h"
+#include "io/npy_header.h"
 
 namespace meshnn::io {
 
@@ -158,8 +160,9 @@ class HeaderParser {
 
 }  // namespace
 
-Tensor load_npy_bytes(const uint8_t* data, size_t size, const std::string& name) {
+uint64_t npy_header_end(const uint8_t* data, size_t avail, uint64_t size, const std::string& name) {
   if (size < 10) format_fail(name, 0, "truncated: ", size, " bytes, need at least 10");
+  MESHNN_CHECK(avail >= std::min<uint64_t>(size, 12), "npy_header_end: need the first 12 bytes");
   if (std::memcmp(data, kMagic, 6) != 0) format_fail(name, 0, "not a .npy file (bad magic)");
   const uint8_t major = data[6], minor = data[7];
   if (!((major == 1 || major == 2 || major == 3) && minor == 0))
@@ -177,10 +180,19 @@ Tensor load_npy_bytes(const uint8_t* data, size_t size, const std::string& name)
   if (hlen > size - hstart)
     format_fail(name, 8, "header length ", hlen, " runs past the end of the file (", size,
                 " bytes)");
+  return hstart + hlen;
+}
+
+NpyHeader parse_npy_header(const uint8_t* data, size_t avail, uint64_t size,
+                           const std::string& name) {
+  const uint64_t hend = npy_header_end(data, avail, size, name);
+  MESHNN_CHECK(avail >= hend, "parse_npy_header: need the first ", hend, " bytes");
+  const uint64_t hstart = data[6] == 1 ? 10 : 12;
   // 1.0/2.0 headers are latin-1, 3.0 UTF-8; every byte we accept is ASCII, so both are checked
   // by the parser's character rules.
   const auto hdr =
-      HeaderParser(name, reinterpret_cast<const char*>(data + hstart), hlen, hstart).parse();
+      HeaderParser(name, reinterpret_cast<const char*>(data + hstart), hend - hstart, hstart)
+          .parse();
 
   const Descr* d = nullptr;
   for (const auto& c : kDescrs)
@@ -196,7 +208,7 @@ Tensor load_npy_bytes(const uint8_t* data, size_t size, const std::string& name)
   if (hdr.fortran_order)
     format_fail(name, hstart, "fortran_order True is not supported (save a C-contiguous array)");
 
-  const uint64_t data_start = hstart + hlen;
+  const uint64_t data_start = hend;
   const uint64_t numel = static_cast<uint64_t>(shape_numel(hdr.shape));  // overflow-checked above
   uint64_t nbytes;
   if (__builtin_mul_overflow(numel, dtype_size(d->dtype), &nbytes))
@@ -204,8 +216,13 @@ Tensor load_npy_bytes(const uint8_t* data, size_t size, const std::string& name)
   if (size - data_start != nbytes)
     format_fail(name, data_start, "data is ", size - data_start, " bytes, shape ",
                 shape_str(hdr.shape), " ", hdr.descr, " needs ", nbytes);
-  Tensor t = Tensor::empty(hdr.shape, d->dtype);
-  if (nbytes) std::memcpy(t.raw(), data + data_start, nbytes);
+  return NpyHeader{d->dtype, hdr.shape, data_start, nbytes};
+}
+
+Tensor load_npy_bytes(const uint8_t* data, size_t size, const std::string& name) {
+  const NpyHeader h = parse_npy_header(data, size, size, name);
+  Tensor t = Tensor::empty(h.shape, h.dtype);
+  if (h.data_bytes) std::memcpy(t.raw(), data + h.data_offset, h.data_bytes);
   return t;
 }
 

@@ -62,7 +62,20 @@ class Communicator {
   // k+1 lands in `recv_next` of member k. Regions at the line ends are ignored.
   virtual void halo(void* buf, const Region& send_prev, const Region& send_next,
                     const Region& recv_prev, const Region& recv_next) = 0;
+
+  // Point to point (pipeline hand-over; not collective: only the two members take part).
+  // Messages from one member to another arrive in send order. send() is buffered: it copies `t`
+  // and returns; while kP2pDepth of its messages to `to` are not yet received it blocks until
+  // the oldest is (bounded queue). recv() blocks until the next message from `from` arrives and
+  // returns it as an owned tensor of the sender's shape and dtype. Both obey the liveness bound
+  // and the mesh's failure propagation (CommError).
+  virtual void send(const Tensor& t, int to) = 0;
+  virtual Tensor recv(int from) = 0;
 };
+
+// Messages one member may have in flight (sent, not yet received) to one peer: a sender runs
+// at most this many hand-overs ahead of its receiver (double buffering).
+constexpr int kP2pDepth = 2;
 
 // Members (positions in `all`) whose descriptor has args[0] == color, ordered by args[1].
 std::vector<int> split_members(const std::vector<OpDesc>& all, int color);

@@ -146,7 +146,9 @@ void GroupBarrier::wake_all() {
 }
 
 LocalGroup::LocalGroup(std::vector<int> members_in)
-    : members(std::move(members_in)), barrier(static_cast<int>(members.size())) {
+    : members(std::move(members_in)),
+      barrier(static_cast<int>(members.size())),
+      p2p(std::make_unique<P2pChannel[]>(members.size() * members.size())) {
   for (int p = 0; p < 2; ++p) {
     descs[p].resize(members.size());
     ptrs[p].resize(members.size());
@@ -311,6 +313,11 @@ class LocalCommunicator final : public Communicator {
     }
     wait();
   }
+
+  void send(const Tensor& t, int to) override {
+    local_p2p_send(*st_, group_, index_, to, t, what_);
+  }
+  Tensor recv(int from) override { return local_p2p_recv(*st_, group_, index_, from, what_); }
 
   void halo(void* buf, const Region& send_prev, const Region& send_next, const Region& recv_prev,
             const Region& recv_next) override {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -45,12 +46,22 @@ class GroupBarrier {
 
 // Shared state of one group: barrier plus two descriptor / pointer slot sets used alternately
 // (a fast member may publish for collective k+1 while a slow one still reads collective k's).
+// One direction of point-to-point traffic between two members: a FIFO of owned message tensors,
+// at most kP2pDepth long (src/mesh/local_p2p.cc).
+struct P2pChannel {
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<Tensor> q;
+  std::atomic<int> size{0};  // q.size(), read without the lock while spinning
+};
+
 struct LocalGroup {
   explicit LocalGroup(std::vector<int> members_in);
   std::vector<int> members;  // mesh ranks, in coordinate order
   GroupBarrier barrier;
   std::vector<OpDesc> descs[2];
   std::vector<const void*> ptrs[2];
+  std::unique_ptr<P2pChannel[]> p2p;  // [from · size + to], member indices
 };
 
 class LocalMeshState {
@@ -88,6 +99,12 @@ class LocalMeshState {
   std::mutex custom_mu_;
   std::map<std::vector<int>, std::unique_ptr<LocalGroup>> custom_;
 };
+
+// Point-to-point on the local backend (Communicator::send / recv): `me`, `to`, `from` are member
+// indices in `g`; `what` names the group in errors.
+void local_p2p_send(LocalMeshState& st, LocalGroup& g, int me, int to, const Tensor& t,
+                    const std::string& what);
+Tensor local_p2p_recv(LocalMeshState& st, LocalGroup& g, int me, int from, const std::string& what);
 
 // Communicator of `rank` on axis 0 / 1 / 2 (whole mesh).
 std::shared_ptr<Communicator> make_local_comm(std::shared_ptr<LocalMeshState> state, int rank,

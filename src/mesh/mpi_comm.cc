@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <thread>
 
 #include "meshnn/core/bf16.h"
@@ -58,8 +60,10 @@ struct RegionType {
   }
 };
 
-constexpr int kDescTag = 11;   // descriptor exchange / barrier (point to point, so a timeout
-constexpr int kProbeTag = 12;  // knows who did not send), and the liveness probe after a timeout
+constexpr int kDescTag = 11;     // descriptor exchange / barrier (point to point, so a timeout
+constexpr int kProbeTag = 12;    // knows who did not send), and the liveness probe after a timeout
+constexpr int kP2pHeadTag = 13;  // send / recv: the message's descriptor (shape, dtype), then
+constexpr int kP2pDataTag = 14;  // its payload (MPI keeps the order of one sender's messages)
 
 class MpiCommunicator final : public Communicator {
  public:
@@ -71,6 +75,17 @@ class MpiCommunicator final : public Communicator {
   ~MpiCommunicator() override {
     int fin = 0;
     MPI_Finalized(&fin);
+    // Sends never received: their requests are released (MPI completes them if a receive ever
+    // matches) and their buffers deliberately leaked, since MPI may still read them.
+    for (auto& [peer, q] : outbox_)
+      for (P2pSend& e : q) {
+        int done = 0;
+        if (!fin) MPI_Testall(2, e.req, &done, MPI_STATUSES_IGNORE);
+        if (done) continue;
+        for (MPI_Request& r : e.req)
+          if (!fin && r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+        new P2pSend(std::move(e));  // NOLINT: intentional leak
+      }
     if (!fin) MPI_Comm_free(&comm_);
   }
 
@@ -180,6 +195,81 @@ class MpiCommunicator final : public Communicator {
       bf16* y = static_cast<bf16*>(dst);
       for (int64_t e = 0; e < per; ++e) y[e] = to_bf16(out[e]);
     }
+  }
+
+  // Synchronous-mode sends (MPI_Issend): a send request completes only once the receiver has
+  // matched it, so "not completed" means "not yet received" and the queue bound is exact. The
+  // payload is copied first (buffered semantics: the caller may reuse its tensor at once).
+  void send(const Tensor& t, int to) override {
+    check_usable();
+    MESHNN_CHECK(to >= 0 && to < size_ && to != index_, "send: peer ", to,
+                 " is not another member of this group of ", size_, " (this device is member ",
+                 index_, ")");
+    auto& q = outbox_[to];
+    reap(q);
+    while (static_cast<int>(q.size()) >= kP2pDepth) {
+      P2pSend& e = q.front();
+      std::vector<MPI_Request> reqs(e.req, e.req + 2);
+      std::vector<int> silent;
+      if (!wait_requests(reqs, {to, to}, {false, false}, timeout_, silent)) {
+        orphans_.push_back(std::make_shared<P2pSend>(std::move(e)));  // MPI may still read it
+        q.pop_front();
+        fail(silent, "send (the receiver did not take the oldest queued message)");
+      }
+      q.pop_front();
+    }
+    P2pSend e;
+    e.head = std::make_unique<OpDesc>();
+    e.head->rank = t.rank();
+    e.head->dtype = static_cast<int32_t>(t.dtype());
+    e.head->device = ranks_[index_];
+    for (int i = 0; i < t.rank(); ++i) e.head->shape[i] = t.shape()[i];
+    e.data = Tensor::empty(t.shape(), t.dtype());
+    if (t.nbytes()) bulk_copy(e.data.raw(), t.raw(), t.nbytes());
+    const int bytes = as_int(static_cast<int64_t>(t.nbytes()), "send bytes");
+    check_mpi(MPI_Issend(e.head.get(), sizeof(OpDesc), MPI_BYTE, to, kP2pHeadTag, comm_, &e.req[0]),
+              "MPI_Issend");
+    check_mpi(MPI_Issend(e.data.raw(), bytes, MPI_BYTE, to, kP2pDataTag, comm_, &e.req[1]),
+              "MPI_Issend");
+    q.push_back(std::move(e));
+  }
+
+  Tensor recv(int from) override {
+    check_usable();
+    MESHNN_CHECK(from >= 0 && from < size_ && from != index_, "recv: peer ", from,
+                 " is not another member of this group of ", size_, " (this device is member ",
+                 index_, ")");
+    for (auto& [peer, q] : outbox_) reap(q);  // a receiving stage also progresses its sends
+    auto head = std::make_shared<OpDesc>();
+    std::vector<MPI_Request> r(1);
+    check_mpi(MPI_Irecv(head.get(), sizeof(OpDesc), MPI_BYTE, from, kP2pHeadTag, comm_, &r[0]),
+              "MPI_Irecv");
+    std::vector<int> silent;
+    if (!wait_requests(r, {from}, {true}, timeout_, silent)) {
+      orphans_.push_back(head);
+      fail(silent, "recv (no message arrived)");
+    }
+    // The descriptor crossed a process boundary: check it before allocating.
+    const OpDesc& h = *head;
+    bool ok = h.rank >= 0 && h.rank <= kMaxRank && h.dtype >= 0 &&
+              h.dtype <= static_cast<int32_t>(DType::boolean);
+    Shape shape;
+    for (int i = 0; ok && i < h.rank; ++i) {
+      ok = h.shape[i] >= 0;
+      shape.push_back(h.shape[i]);
+    }
+    if (!ok)
+      throw CommError(
+          detail::concat("recv: malformed message header from mesh rank ", ranks_[from]));
+    auto data = std::make_shared<Tensor>(Tensor::empty(shape, static_cast<DType>(h.dtype)));
+    check_mpi(MPI_Irecv(data->raw(), as_int(static_cast<int64_t>(data->nbytes()), "recv bytes"),
+                        MPI_BYTE, from, kP2pDataTag, comm_, &r[0]),
+              "MPI_Irecv");
+    if (!wait_requests(r, {from}, {true}, timeout_, silent)) {
+      orphans_.push_back(data);
+      fail(silent, "recv (the payload did not arrive)");
+    }
+    return *data;
   }
 
   void halo(void* buf, const Region& send_prev, const Region& send_next, const Region& recv_prev,
@@ -342,7 +432,24 @@ class MpiCommunicator final : public Communicator {
       throw CommError("MPI communicator unusable after a liveness timeout (the job must end)");
   }
 
+  // One queued point-to-point send: descriptor + payload copy and their two Issend requests.
+  struct P2pSend {
+    std::unique_ptr<OpDesc> head;
+    Tensor data;
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  };
+  // Drops the completed sends at the front of q (messages are received in order).
+  void reap(std::deque<P2pSend>& q) {
+    while (!q.empty()) {
+      int done = 0;
+      check_mpi(MPI_Testall(2, q.front().req, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+      if (!done) return;
+      q.pop_front();
+    }
+  }
+
   MPI_Comm comm_;
+  std::map<int, std::deque<P2pSend>> outbox_;  // peer → sends not yet received, oldest first
   std::vector<int> ranks_;
   double timeout_ = 0;
   bool broken_ = false;

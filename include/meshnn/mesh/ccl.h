@@ -93,6 +93,23 @@ class CclManager {
   // axis 0 / 1, or -1 for the whole mesh.
   void barrier(int axis = -1);
 
+  // Point-to-point hand-over for pipeline parallelism (stage k → stage k+1): between two devices
+  // of this device's group along `axis` (0 / 1; −1 = the whole mesh, peers named by mesh rank);
+  // `to` / `from` are coordinates on that axis. Only the two devices take part. Rules
+  // (docs/mesh.md, "Point to point"):
+  //   - the messages from one device to another arrive in send order; shape and dtype travel
+  //     with them, so recv() allocates its result (an owned tensor);
+  //   - send() is buffered: it copies t and returns while fewer than 2 of its messages to `to`
+  //     are unreceived, else it first waits until the receiver takes the oldest (queue depth 2:
+  //     the sender may run up to two hand-overs ahead of its receiver);
+  //   - waits obey the liveness bound and the mesh's failure propagation (CommError naming the
+  //     silent, failed or finished peer).
+  // InvalidArgument (local, nothing sent): no such axis, an axis of extent 1, a peer out of
+  // range or equal to this device, rank above 6.
+  // t: any shape / dtype → recv on `to`: the same shape / dtype / bytes
+  void send(const Tensor& t, int to, int axis);
+  Tensor recv(int from, int axis);
+
   // Drops every persistent buffer.
   void reset();
   // Number of persistent buffers currently held (both halves of every pair).

@@ -1,0 +1,552 @@
+#include "meshnn/io/stream_io.h"
+
+#include <fcntl.h>
+#include <sndfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "io/file_util.h"
+#include "io/npy_header.h"
+#include "meshnn/core/error.h"
+#include "meshnn/io/output.h"
+
+namespace meshnn::io {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "raw frames and .npy data are little-endian; a big-endian host needs byte swaps");
+
+// A .npy header longer than this is refused by the streaming reader (numpy writes < 1 KiB; the
+// format's 4 GiB limit would let a crafted file make us allocate that much).
+constexpr uint64_t kMaxNpyHeader = uint64_t{1} << 20;
+// Read-ahead of the .npy reader: frames per block ≈ this many bytes of file data.
+constexpr int64_t kBlockBytes = int64_t{1} << 20;
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// Closes an owned descriptor.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Reads exactly n bytes at `offset`; FormatError when the file ends first (it shrank after the
+// header was read), BackendError on an I/O error.
+void pread_full(int fd, void* buf, size_t n, uint64_t offset, const std::string& name) {
+  auto* p = static_cast<uint8_t*>(buf);
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, p + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw BackendError(detail::concat(name, ": read failed at byte offset ", offset + got, ": ",
+                                        errno_text(errno)));
+    }
+    if (r == 0)
+      format_fail(name, offset + got, "file ends early (", n - got,
+                  " bytes missing; was it truncated while being read?)");
+    got += static_cast<size_t>(r);
+  }
+}
+
+[[noreturn]] void non_finite(const std::string& name, float v, int64_t frame, int64_t value) {
+  throw InvalidArgument(
+      detail::concat(name, ": non-finite value ", v, " at frame ", frame, ", value ", value));
+}
+
+// ---- .npy frames ----------------------------------------------------------------------------
+
+// x: outer × T × inner (dtype f32 | f64) on disk → frames (n, outer · inner) f32.
+class NpyFrameSource final : public FrameSource {
+ public:
+  NpyFrameSource(const std::string& path, int time_axis) : name_(path) {
+    fd_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_.fd < 0) throw BackendError(detail::concat(path, ": cannot open: ", errno_text(errno)));
+    struct stat st {};
+    if (::fstat(fd_.fd, &st) != 0)
+      throw BackendError(detail::concat(path, ": cannot stat: ", errno_text(errno)));
+    if (!S_ISREG(st.st_mode))
+      throw InvalidArgument(detail::concat(
+          path,
+          ": not a regular file (a .npy is read by offset; stream raw float32 frames with "
+          "--frames-from instead)"));
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    uint8_t prefix[12] = {};
+    const size_t np = static_cast<size_t>(std::min<uint64_t>(size, sizeof prefix));
+    pread_full(fd_.fd, prefix, np, 0, path);
+    const uint64_t hend = npy_header_end(prefix, np, size, path);
+    if (hend > kMaxNpyHeader)
+      format_fail(path, 8, "header of ", hend, " bytes exceeds the streaming reader's limit of ",
+                  kMaxNpyHeader);
+    std::vector<uint8_t> head(static_cast<size_t>(hend));
+    pread_full(fd_.fd, head.data(), head.size(), 0, path);
+    const NpyHeader h = parse_npy_header(head.data(), head.size(), size, path);
+    if (h.dtype != DType::f32 && h.dtype != DType::f64)
+      throw ShapeError(
+          detail::concat(path, ": must be float32 or float64, got ", dtype_name(h.dtype)));
+    const int r = static_cast<int>(h.shape.size());
+    MESHNN_CHECK_AS(ShapeError, r >= 1 && time_axis >= -r && time_axis < r, path, ": time axis ",
+                    time_axis, " out of range for shape ", shape_str(h.shape));
+    const int ax = time_axis < 0 ? time_axis + r : time_axis;
+    shape_ = h.shape;
+    dtype_ = h.dtype;
+    esize_ = static_cast<int64_t>(dtype_size(h.dtype));
+    data_offset_ = h.data_offset;
+    T_ = h.shape[ax];
+    outer_ = 1;
+    inner_ = 1;
+    for (int i = 0; i < ax; ++i) outer_ *= h.shape[i];
+    for (int i = ax + 1; i < r; ++i) inner_ *= h.shape[i];
+    MESHNN_CHECK_AS(ShapeError, outer_ * inner_ > 0, path, ": shape ", shape_str(h.shape),
+                    " has frames of 0 values");
+    const int64_t frame_bytes = outer_ * inner_ * esize_;
+    block_ = std::clamp<int64_t>(kBlockBytes / frame_bytes, 1, std::max<int64_t>(T_, 1));
+  }
+
+  const Shape& shape() const { return shape_; }
+  int64_t frame_size() const override { return outer_ * inner_; }
+  int64_t total_frames() const override { return T_; }
+  int64_t frames_read() const override { return next_; }
+  const std::string& name() const override { return name_; }
+
+  int64_t read(int64_t max_frames, Tensor& out) override {
+    MESHNN_CHECK(max_frames >= 1, name_, ": read of ", max_frames, " frames (must be ≥ 1)");
+    const int64_t n = std::min(max_frames, T_ - next_);
+    if (n <= 0) return 0;
+    const int64_t C = outer_ * inner_;
+    Tensor y = Tensor::empty({n, C}, DType::f32);
+    float* dst = y.data<float>();
+    for (int64_t done = 0; done < n;) {
+      const int64_t t = next_ + done;
+      if (t < blk_start_ || t >= blk_start_ + blk_len_) fill_block(t);
+      const int64_t take = std::min(n - done, blk_start_ + blk_len_ - t);
+      // stage: (outer, blk_len, inner) → dst rows (take, outer · inner)
+      for (int64_t o = 0; o < outer_; ++o) {
+        const int64_t src0 = (o * blk_len_ + (t - blk_start_)) * inner_;
+        for (int64_t k = 0; k < take; ++k) {
+          float* row = dst + (done + k) * C + o * inner_;
+          const int64_t s = src0 + k * inner_;
+          if (dtype_ == DType::f32) {
+            std::memcpy(row, stage_.data() + s * 4, static_cast<size_t>(inner_) * 4);
+          } else {
+            const auto* d = reinterpret_cast<const double*>(stage_.data()) + s;
+            for (int64_t i = 0; i < inner_; ++i) row[i] = static_cast<float>(d[i]);
+          }
+        }
+      }
+      done += take;
+    }
+    for (int64_t i = 0; i < n * C; ++i)
+      if (!std::isfinite(dst[i])) non_finite(name_, dst[i], next_ + i / C, i % C);
+    next_ += n;
+    out = y;
+    return n;
+  }
+
+ private:
+  // Reads frames [t, t + block_) of every outer row: one contiguous pread per outer row.
+  void fill_block(int64_t t) {
+    blk_start_ = t;
+    blk_len_ = std::min(block_, T_ - t);
+    const int64_t row_bytes = blk_len_ * inner_ * esize_;
+    stage_.resize(static_cast<size_t>(outer_ * row_bytes));
+    for (int64_t o = 0; o < outer_; ++o) {
+      const uint64_t off = data_offset_ + static_cast<uint64_t>((o * T_ + t) * inner_ * esize_);
+      pread_full(fd_.fd, stage_.data() + o * row_bytes, static_cast<size_t>(row_bytes), off, name_);
+    }
+  }
+
+  std::string name_;
+  Fd fd_;
+  Shape shape_;
+  DType dtype_ = DType::f32;
+  int64_t esize_ = 4;
+  uint64_t data_offset_ = 0;
+  int64_t T_ = 0, outer_ = 1, inner_ = 1;
+  int64_t block_ = 1;
+  int64_t next_ = 0;
+  int64_t blk_start_ = 0, blk_len_ = 0;
+  std::vector<uint8_t> stage_;
+};
+
+// ---- raw float32 frames ---------------------------------------------------------------------
+
+class RawFrameSource final : public FrameSource {
+ public:
+  RawFrameSource(int fd, int64_t frame_size, std::string name, bool own)
+      : name_(std::move(name)), C_(frame_size) {
+    MESHNN_CHECK(frame_size >= 1, name_, ": frame size ", frame_size, " must be ≥ 1");
+    if (own) owned_.fd = fd;
+    fd_ = fd;
+  }
+
+  int64_t frame_size() const override { return C_; }
+  int64_t total_frames() const override { return -1; }
+  int64_t frames_read() const override { return frames_; }
+  const std::string& name() const override { return name_; }
+
+  int64_t read(int64_t max_frames, Tensor& out) override {
+    MESHNN_CHECK(max_frames >= 1, name_, ": read of ", max_frames, " frames (must be ≥ 1)");
+    const size_t fb = static_cast<size_t>(C_) * sizeof(float);
+    // Never hold more than max_frames frames (+ the partial one being completed).
+    const size_t cap = std::max(fb * static_cast<size_t>(max_frames), pending_);
+    if (buf_.size() < cap) buf_.resize(cap);
+    while (pending_ < fb) {
+      if (eof_) break;
+      const ssize_t r = ::read(fd_, buf_.data() + pending_, cap - pending_);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        throw BackendError(detail::concat(name_, ": read failed after ", consumed_ + pending_,
+                                          " bytes: ", errno_text(errno)));
+      }
+      if (r == 0) eof_ = true;
+      pending_ += static_cast<size_t>(r);
+    }
+    if (pending_ < fb) {
+      if (pending_ == 0) return 0;
+      format_fail(name_, consumed_, "input ends inside a frame: ", pending_,
+                  " trailing bytes of a ", fb, "-byte frame (", C_, " float32 values); ",
+                  consumed_ + pending_, " bytes read in all");
+    }
+    const int64_t n = std::min<int64_t>(max_frames, static_cast<int64_t>(pending_ / fb));
+    Tensor y = Tensor::empty({n, C_}, DType::f32);
+    const size_t nbytes = static_cast<size_t>(n) * fb;
+    std::memcpy(y.raw(), buf_.data(), nbytes);
+    const float* v = y.data<float>();
+    for (int64_t i = 0; i < n * C_; ++i)
+      if (!std::isfinite(v[i])) non_finite(name_, v[i], frames_ + i / C_, i % C_);
+    std::memmove(buf_.data(), buf_.data() + nbytes, pending_ - nbytes);
+    pending_ -= nbytes;
+    consumed_ += nbytes;
+    frames_ += n;
+    out = y;
+    return n;
+  }
+
+ private:
+  std::string name_;
+  Fd owned_;
+  int fd_ = -1;
+  int64_t C_;
+  std::vector<uint8_t> buf_;
+  size_t pending_ = 0;     // bytes in buf_ not yet returned
+  uint64_t consumed_ = 0;  // bytes returned as frames
+  int64_t frames_ = 0;
+  bool eof_ = false;
+};
+
+// ---- audio sinks ----------------------------------------------------------------------------
+
+// libsndfile virtual I/O over a descriptor. Seekable: positioned writes (the WAV header is
+// rewritten in place). Not seekable: sequential writes; only a seek to the current position works.
+struct FdIo {
+  int fd = -1;
+  bool seekable = false;
+  sf_count_t pos = 0;
+  sf_count_t len = 0;
+  int error = 0;  // errno of the first failed write
+};
+
+sf_count_t fdio_length(void* user) { return static_cast<FdIo*>(user)->len; }
+sf_count_t fdio_seek(sf_count_t offset, int whence, void* user) {
+  auto* f = static_cast<FdIo*>(user);
+  const sf_count_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? f->pos : f->len;
+  sf_count_t to;
+  if (__builtin_add_overflow(base, offset, &to) || to < 0) return -1;
+  if (!f->seekable && to != f->pos) return -1;
+  f->pos = to;
+  return to;
+}
+sf_count_t fdio_read(void*, sf_count_t, void*) { return 0; }  // write-only
+sf_count_t fdio_write(const void* ptr, sf_count_t count, void* user) {
+  auto* f = static_cast<FdIo*>(user);
+  const auto* p = static_cast<const uint8_t*>(ptr);
+  sf_count_t done = 0;
+  while (done < count) {
+    const size_t n = static_cast<size_t>(count - done);
+    const ssize_t r = f->seekable ? ::pwrite(f->fd, p + done, n, static_cast<off_t>(f->pos))
+                                  : ::write(f->fd, p + done, n);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (!f->error) f->error = errno;
+      break;
+    }
+    done += r;
+    f->pos += r;
+    f->len = std::max(f->len, f->pos);
+  }
+  return done;
+}
+sf_count_t fdio_tell(void* user) { return static_cast<FdIo*>(user)->pos; }
+
+// Writes all of [p, p + n) to fd (sequential); BackendError naming `name` on failure.
+void write_all(int fd, const uint8_t* p, size_t n, const std::string& name) {
+  while (n > 0) {
+    const ssize_t r = ::write(fd, p, n);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw BackendError(detail::concat(name, ": write failed: ", errno_text(errno)));
+    }
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+}
+
+// One libsndfile writer over an FdIo: the WAV and raw sinks differ only in the format word and in
+// where the descriptor leads.
+class SndSink : public AudioSink {
+ public:
+  int channels() const override { return channels_; }
+  int sample_rate() const override { return rate_; }
+  int64_t frames_written() const override { return frames_; }
+
+  void write(const Tensor& samples) override {
+    MESHNN_CHECK(!closed_, name_, ": write after close");
+    MESHNN_CHECK_AS(ShapeError,
+                    samples.defined() && samples.rank() == 2 && samples.dim(1) == channels_, name_,
+                    ": samples must be (T, ", channels_, "), got ",
+                    samples.defined() ? shape_str(samples.shape()) : "undefined");
+    samples.check_dtype(DType::f32);
+    const float* x = samples.data<float>();
+    for (int64_t i = 0; i < samples.numel(); ++i)
+      MESHNN_CHECK(std::isfinite(x[i]), name_, ": non-finite sample ", x[i], " at frame ",
+                   frames_ + i / channels_, ", channel ", i % channels_);
+    const sf_count_t n = samples.dim(0);
+    if (n == 0) return;
+    if (sf_writef_float(snd_, x, n) != n || io_.error)
+      throw BackendError(detail::concat(name_, ": write failed after ", frames_, " frames: ",
+                                        io_.error ? errno_text(io_.error) : sf_strerror(snd_),
+                                        io_.error == EPIPE ? " (the reader closed the pipe)" : ""));
+    frames_ += n;
+  }
+
+  void close() override {
+    if (closed_) return;
+    closed_ = true;
+    if (!snd_) return;
+    const int rc = sf_close(snd_);
+    snd_ = nullptr;
+    if (rc != 0 || io_.error)
+      throw BackendError(detail::concat(
+          name_, ": close failed: ", io_.error ? errno_text(io_.error) : sf_error_number(rc)));
+    finish();
+  }
+
+  ~SndSink() override {
+    if (!closed_) {
+      try {
+        close();
+      } catch (...) {
+      }
+    }
+  }
+
+ protected:
+  SndSink(std::string name, int channels, int rate)
+      : name_(std::move(name)), channels_(channels), rate_(rate) {
+    MESHNN_CHECK(channels >= 1 && channels <= 1024, name_, ": channel count ", channels,
+                 " outside 1..1024");
+    MESHNN_CHECK(rate > 0, name_, ": sample rate ", rate, " must be positive");
+  }
+
+  // Opens libsndfile over io_ (io_.fd set by the subclass).
+  void open(int format, bool header_auto) {
+    SF_VIRTUAL_IO vio{fdio_length, fdio_seek, fdio_read, fdio_write, fdio_tell};
+    SF_INFO info{};
+    info.samplerate = rate_;
+    info.channels = channels_;
+    info.format = format;
+    snd_ = sf_open_virtual(&vio, SFM_WRITE, &info, &io_);
+    if (!snd_)
+      throw BackendError(detail::concat(name_, ": cannot start the audio stream: ",
+                                        io_.error ? errno_text(io_.error) : sf_strerror(nullptr)));
+    // The settings of io::write_wav (src/io/wav.cc), so that the bytes are the same: clip instead
+    // of wrapping in 16-bit PCM; no PEAK chunk (it carries a timestamp).
+    sf_command(snd_, SFC_SET_CLIPPING, nullptr, SF_TRUE);
+    sf_command(snd_, SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
+    // Rewrite the header after every write: a killed stream leaves a WAV that states what was
+    // written (one ~44-byte positioned write per call).
+    if (header_auto) sf_command(snd_, SFC_SET_UPDATE_HEADER_AUTO, nullptr, SF_TRUE);
+  }
+
+  // After sf_close: e.g. copy a spooled file to its target.
+  virtual void finish() {}
+
+  std::string name_;
+  int channels_, rate_;
+  FdIo io_;
+  SNDFILE* snd_ = nullptr;
+  int64_t frames_ = 0;
+  bool closed_ = false;
+};
+
+class WavSink final : public SndSink {
+ public:
+  WavSink(const std::string& path, int channels, int rate, WavFormat format)
+      : SndSink(path, channels, rate) {
+    const std::string target = resolve_output_path(path);
+    struct stat st {};
+    const bool exists = ::stat(target.c_str(), &st) == 0;
+    const bool regular = !exists || S_ISREG(st.st_mode);
+    out_.fd =
+        ::open(target.c_str(), O_WRONLY | O_CLOEXEC | (regular ? O_CREAT | O_TRUNC : 0), 0666);
+    if (out_.fd < 0)
+      throw BackendError(detail::concat(path, ": cannot open for writing: ", errno_text(errno)));
+    bool seekable = regular || ::lseek(out_.fd, 0, SEEK_CUR) >= 0;
+    if (seekable) {
+      io_.fd = out_.fd;
+    } else {
+      // Not seekable (FIFO, pipe): spool to an unlinked scratch file, copied over at close().
+      std::string tmpl = (std::filesystem::temp_directory_path() / "meshnn_wav_XXXXXX").string();
+      spool_.fd = ::mkstemp(tmpl.data());
+      if (spool_.fd < 0)
+        throw BackendError(
+            detail::concat(path, ": cannot create a scratch file: ", errno_text(errno)));
+      ::unlink(tmpl.c_str());
+      io_.fd = spool_.fd;
+    }
+    io_.seekable = true;
+    open(SF_FORMAT_WAV | (format == WavFormat::pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT),
+         seekable);
+  }
+  // Closed here, not in ~SndSink: finish() needs this object whole.
+  ~WavSink() override {
+    try {
+      close();
+    } catch (...) {
+    }
+  }
+
+ private:
+  void finish() override {
+    if (spool_.fd < 0) return;
+    std::vector<uint8_t> buf(size_t{1} << 20);
+    for (off_t off = 0;;) {
+      const ssize_t r = ::pread(spool_.fd, buf.data(), buf.size(), off);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0)
+        throw BackendError(detail::concat(name_, ": scratch read failed: ", errno_text(errno)));
+      if (r == 0) break;
+      write_all(out_.fd, buf.data(), static_cast<size_t>(r), name_);
+      off += r;
+    }
+  }
+
+  Fd out_, spool_;
+};
+
+class RawPcmSink final : public SndSink {
+ public:
+  RawPcmSink(int fd, int channels, int rate, RawPcmFormat format, const std::string& name)
+      : SndSink(name, channels, rate) {
+    io_.fd = fd;
+    io_.seekable = false;
+    open(SF_FORMAT_RAW | SF_ENDIAN_LITTLE |
+             (format == RawPcmFormat::s16le ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT),
+         false);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<FrameSource> open_npy_frames(const std::string& path, int time_axis) {
+  return std::make_unique<NpyFrameSource>(path, time_axis);
+}
+
+std::unique_ptr<FrameSource> open_mel_npy(const std::string& path, int64_t num_mels) {
+  auto src = std::make_unique<NpyFrameSource>(path, -1);
+  const Shape& s = src->shape();
+  MESHNN_CHECK_AS(ShapeError, s.size() == 2 || (s.size() == 3 && s[0] == 1), path,
+                  ": a mel must be (num_mels, T) or (1, num_mels, T), got ", shape_str(s));
+  MESHNN_CHECK_AS(ShapeError, num_mels <= 0 || s[s.size() - 2] == num_mels, path, ": ",
+                  s[s.size() - 2], " mel bins, the model expects ", num_mels);
+  return src;
+}
+
+std::unique_ptr<FrameSource> open_latent_npy(const std::string& path, int64_t channels,
+                                             int64_t freq) {
+  auto src = std::make_unique<NpyFrameSource>(path, -2);
+  const Shape& s = src->shape();
+  const bool ok = (s.size() == 3 || (s.size() == 4 && s[0] == 1)) && s[s.size() - 3] == channels &&
+                  s[s.size() - 1] == freq;
+  MESHNN_CHECK_AS(ShapeError, ok, path, ": a latent must be (", channels, ", T, ", freq,
+                  ") or (1, ", channels, ", T, ", freq, "), got ", shape_str(s));
+  return src;
+}
+
+std::unique_ptr<FrameSource> open_raw_frames(int fd, int64_t frame_size, const std::string& name) {
+  return std::make_unique<RawFrameSource>(fd, frame_size, name, false);
+}
+
+std::unique_ptr<FrameSource> open_raw_frames(const std::string& path, int64_t frame_size) {
+  if (path == "-") return open_raw_frames(STDIN_FILENO, frame_size, "<stdin>");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw BackendError(detail::concat(path, ": cannot open: ", errno_text(errno)));
+  return std::make_unique<RawFrameSource>(fd, frame_size, path, true);
+}
+
+// frames: (n, M) → (1, M, n)
+Tensor frames_to_mel(const Tensor& frames) {
+  MESHNN_CHECK_AS(ShapeError, frames.defined() && frames.rank() == 2,
+                  "frames_to_mel: frames must be (n, num_mels), got ",
+                  frames.defined() ? shape_str(frames.shape()) : "undefined");
+  frames.check_dtype(DType::f32);
+  const int64_t n = frames.dim(0), M = frames.dim(1);
+  Tensor y = Tensor::empty({1, M, n}, DType::f32);
+  const float* x = frames.data<float>();
+  float* d = y.data<float>();
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t m = 0; m < M; ++m) d[m * n + t] = x[t * M + m];
+  return y;
+}
+
+// frames: (n, Ch · F) → (1, Ch, n, F)
+Tensor frames_to_latent(const Tensor& frames, int64_t channels, int64_t freq) {
+  MESHNN_CHECK_AS(ShapeError,
+                  frames.defined() && frames.rank() == 2 && frames.dim(1) == channels * freq,
+                  "frames_to_latent: frames must be (n, ", channels * freq, "), got ",
+                  frames.defined() ? shape_str(frames.shape()) : "undefined");
+  frames.check_dtype(DType::f32);
+  const int64_t n = frames.dim(0);
+  Tensor y = Tensor::empty({1, channels, n, freq}, DType::f32);
+  const float* x = frames.data<float>();
+  float* d = y.data<float>();
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t c = 0; c < channels; ++c)
+      std::memcpy(d + (c * n + t) * freq, x + (t * channels + c) * freq,
+                  static_cast<size_t>(freq) * sizeof(float));
+  return y;
+}
+
+std::unique_ptr<AudioSink> open_wav_sink(const std::string& path, int channels, int sample_rate,
+                                         WavFormat format) {
+  return std::make_unique<WavSink>(path, channels, sample_rate, format);
+}
+
+std::unique_ptr<AudioSink> open_raw_pcm_sink(int fd, int channels, int sample_rate,
+                                             RawPcmFormat format, const std::string& name) {
+  return std::make_unique<RawPcmSink>(fd, channels, sample_rate, format, name);
+}
+
+std::unique_ptr<AudioSink> open_audio_sink(const std::string& out, int channels, int sample_rate,
+                                           WavFormat format) {
+  if (out == "-") return open_raw_pcm_sink(STDOUT_FILENO, channels, sample_rate);
+  return open_wav_sink(out, channels, sample_rate, format);
+}
+
+}  // namespace meshnn::io
