@@ -80,6 +80,8 @@ class LtxAudioDecoder {
   struct Impl;
 
  private:
+  friend class StreamingVocoder;
+  friend class StreamingLtxDecoder;
   explicit LtxAudioDecoder(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };
@@ -105,6 +107,7 @@ class BigVganVocoder {
   struct Impl;
 
  private:
+  friend class StreamingVocoder;
   explicit BigVganVocoder(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "meshnn/audio.h"
+#include "meshnn/streaming.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"

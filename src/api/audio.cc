@@ -6,7 +6,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "api/runner_pool.h"
+#include "api/audio_impl.h"
 #include "io/json.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -82,29 +82,9 @@ Tensor run_on_mesh(api::RunnerPool<Model>& pool, const MeshConfig& mc, const Pro
   return out;
 }
 
-// (B, S, C) interleaved → (B, C, S) planar, as PyTorch audio models return waveforms.
-Tensor to_planar(const Tensor& x) {
-  const int64_t B = x.dim(0), S = x.dim(1), C = x.dim(2);
-  if (C == 1) return x.reshape({B, 1, S});
-  Tensor out = Tensor::empty({B, C, S});
-  const float* s = x.data<float>();
-  float* d = out.data<float>();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < S; ++t)
-      for (int64_t c = 0; c < C; ++c) d[(b * C + c) * S + t] = s[(b * S + t) * C + c];
-  return out;
-}
-
 }  // namespace
 
 // ---- LtxAudioDecoder ------------------------------------------------------------------------
-
-struct LtxAudioDecoder::Impl {
-  api::RunnerPool<models::LtxAudioDecoder> pool;
-  int64_t parameters = 0;
-  Impl(std::unique_ptr<const models::LtxAudioDecoder> w, int64_t params)
-      : pool(std::move(w)), parameters(params) {}
-};
 
 LtxAudioDecoder::LtxAudioDecoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -183,7 +163,7 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) cons
       run_on_mesh(impl_->pool, mc, run.progress,
                   [&](models::LtxAudioDecoder& m, const TimeShard& ts,
                       const models::ProgressFn& report) { return m.decode(latent, ts, report); });
-  return to_planar(y);
+  return api::to_planar(y);
 }
 
 Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk_frames,
@@ -200,17 +180,10 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk_frame
   };
   Tensor y;
   run_spmd(mc, [&](Device&) { y = runner->decode_chunked(latent, chunk_frames, report); });
-  return to_planar(y);
+  return api::to_planar(y);
 }
 
 // ---- BigVganVocoder -------------------------------------------------------------------------
-
-struct BigVganVocoder::Impl {
-  api::RunnerPool<models::BigVgan> pool;
-  std::string config_json;
-  Impl(std::unique_ptr<const models::BigVgan> w, std::string cfg)
-      : pool(std::move(w)), config_json(std::move(cfg)) {}
-};
 
 BigVganVocoder::BigVganVocoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -247,7 +220,7 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
                     report(1, 1, "neural vocoder");
                     return w;
                   });
-  return to_planar(y);
+  return api::to_planar(y);
 }
 
 Tensor BigVganVocoder::mel_spectrogram(const Tensor& wav) const {

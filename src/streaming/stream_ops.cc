@@ -386,6 +386,7 @@ class Sequence final : public StreamOp {
     for (const auto& op : ops_) h += op->held_rows();
     return h;
   }
+  std::vector<StreamOpPtr> release() { return std::move(ops_); }
 
  private:
   std::vector<StreamOpPtr> ops_;
@@ -503,6 +504,17 @@ StreamOpPtr fork_join(std::string name, std::vector<StreamOpPtr> branches,
 
 StreamOpPtr identity() {
   return map_rows("identity", 1, [](const Tensor& x) { return x; });
+}
+
+std::vector<StreamOpPtr> top_level_ops(StreamOpPtr graph) {
+  std::vector<StreamOpPtr> out;
+  if (auto* seq = dynamic_cast<Sequence*>(graph.get())) {
+    for (StreamOpPtr& op : seq->release())
+      for (StreamOpPtr& leaf : top_level_ops(std::move(op))) out.push_back(std::move(leaf));
+  } else {
+    out.push_back(std::move(graph));
+  }
+  return out;
 }
 
 Tensor run_stream(StreamOp& op, const Tensor& in, int64_t chunk) {

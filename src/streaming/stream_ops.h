@@ -102,6 +102,10 @@ StreamOpPtr fork_join(std::string name, std::vector<StreamOpPtr> branches,
 // The identity (a fork_join branch for a residual's skip path).
 StreamOpPtr identity();
 
+// The top-level operators of a graph: a sequence's members (nested sequences flattened); any
+// other operator alone. Running them one after another is the graph.
+std::vector<StreamOpPtr> top_level_ops(StreamOpPtr graph);
+
 // Output rows of `op` when `n` input rows arrive one push at a time in pushes of `chunk` rows
 // and then flush: convenience for tests and look-ahead reports. in: (B, n, …).
 Tensor run_stream(StreamOp& op, const Tensor& in, int64_t chunk);

@@ -1,0 +1,208 @@
+// The public streaming API (meshnn/streaming.h): a model's stream graph (streaming/stream_ops.h)
+// on an engine (one device or a pipeline), with the layout conversions and input checks at the
+// API edge and the look-ahead derived from the graph.
+#include "meshnn/streaming.h"
+
+#include <functional>
+#include <random>
+
+#include "api/audio_impl.h"
+#include "meshnn/core/input_checks.h"
+#include "streaming/stream_engine.h"
+
+namespace meshnn {
+
+struct StreamingVocoder::Impl {
+  std::function<Tensor(const Tensor&)> to_rows;  // checked public frames → (B, n, …) rows
+  std::unique_ptr<streaming::StreamEngine> engine;
+  int sample_rate = 0;
+  int64_t samples_per_frame = 0;  // output samples per pushed frame, in the long run
+  int64_t lookahead = 0;          // frames
+  double frame_seconds = 0;       // duration of one pushed frame of output
+  int64_t frames = 0, samples = 0;
+  int64_t batch = 1, channels = 1;  // output (B, C, m)
+  std::string mesh;
+
+  Tensor push(const Tensor& frames_in) {
+    const Tensor rows = to_rows(frames_in);
+    frames += rows.dim(1);
+    batch = rows.dim(0);
+    return out(engine->push(rows));
+  }
+  Tensor flush() {
+    Tensor y = out(engine->flush());
+    frames = samples = 0;
+    return y;
+  }
+  void reset() {
+    engine->reset();
+    frames = samples = 0;
+  }
+  // Output rows (B, m, C) → (B, C, m); (B, C, 0) when nothing became final.
+  Tensor out(const Tensor& rows) {
+    if (!rows.defined() || rows.dim(1) == 0) return Tensor::empty({batch, channels, 0});
+    samples += rows.dim(1);
+    return api::to_planar(rows);
+  }
+};
+
+namespace {
+
+using streaming::StreamOpPtr;
+
+// Look-ahead of a graph in input frames: the smallest L with every output sample of frames
+// [0, n − L) final after n frames, for n far from the start. total(n): the one-shot output length.
+int64_t lookahead_frames(const streaming::StreamOp& g,
+                         const std::function<int64_t(int64_t)>& total) {
+  const int64_t n = 4096;
+  const int64_t have = g.final_rows(n);
+  int64_t L = 0;
+  while (L < n && total(n - L) > have) ++L;
+  return L;
+}
+
+// Random rows of the stream's row shape: the pipeline's cost calibration input.
+Tensor calibration_rows(Shape shape, float lo, float hi) {
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> u(lo, hi);
+  Tensor t = Tensor::empty(std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  return t;
+}
+
+std::unique_ptr<StreamingVocoder::Impl> make_stream(StreamOpPtr graph, const StreamOptions& o,
+                                                    const Tensor& calibration,
+                                                    const std::function<int64_t(int64_t)>& total) {
+  check_thread_count(o.threads, "threads per device");
+  MeshConfig mc = parse_mesh(o.mesh);
+  MESHNN_CHECK_AS(InvalidArgument, mc.rows == 1,
+                  "a stream runs on one device (1x1) or a pipeline of 1xN devices; got mesh ",
+                  o.mesh);
+  mc.backend = o.backend;
+  mc.threads_per_device = o.threads;
+  auto impl = std::make_unique<StreamingVocoder::Impl>();
+  impl->lookahead = lookahead_frames(*graph, total);
+  impl->mesh = o.mesh;
+  if (mc.cols == 1 && o.backend == Backend::local)
+    impl->engine = streaming::single_device_engine(std::move(graph), o.threads);
+  else
+    impl->engine = streaming::pipeline_engine(std::move(graph), mc, calibration);
+  return impl;
+}
+
+// f32, rank 3 or 4 with the given fixed dims (−1: any), finite.
+void check_frames(const Tensor& t, const Shape& want, const char* what) {
+  MESHNN_CHECK_AS(ShapeError, t.defined() && t.dtype() == DType::f32, what,
+                  ": expected float32, got ", t.defined() ? dtype_name(t.dtype()) : "no tensor");
+  bool ok = t.rank() == static_cast<int>(want.size());
+  for (size_t i = 0; ok && i < want.size(); ++i) ok = want[i] < 0 || t.dim(i) == want[i];
+  MESHNN_CHECK_AS(ShapeError, ok, what, ": expected ", shape_str(want), " (−1 = any), got ",
+                  shape_str(t.shape()));
+  check_finite(t, what);
+}
+
+}  // namespace
+
+// ---- StreamingVocoder ------------------------------------------------------------------------
+
+StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options) {
+  const models::BigVgan& m = model.impl_->pool.weights();
+  const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
+  impl_ = make_stream(m.stream(), options, calibration_rows({1, 32, M}, -8.f, 1.f),
+                      [hop](int64_t n) { return n * hop; });
+  impl_->to_rows = [M](const Tensor& mel) {
+    check_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
+    const int64_t B = mel.dim(0), T = mel.dim(2);
+    Tensor rows = Tensor::empty({B, T, M});
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t k = 0; k < M; ++k)
+        for (int64_t t = 0; t < T; ++t)
+          rows.data<float>()[(b * T + t) * M + k] = mel.data<float>()[(b * M + k) * T + t];
+    return rows;
+  };
+  impl_->sample_rate = model.sample_rate();
+  impl_->channels = 1;
+  impl_->samples_per_frame = hop;
+  impl_->frame_seconds = static_cast<double>(hop) / impl_->sample_rate;
+}
+
+StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options) {
+  const models::LtxAudioDecoder& m = model.impl_->pool.weights();
+  const int64_t per_frame = m.output_samples(2) - m.output_samples(1);  // per mel frame
+  const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
+  impl_ = make_stream(m.stream_vocoder(), options, calibration_rows({1, 32, C * F}, -6.f, 1.f),
+                      [per_frame](int64_t n) { return n * per_frame; });
+  impl_->to_rows = [C, F](const Tensor& mel) {
+    check_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
+    // (B, C, n, F) → (B, n, C·F) with channel c·F + f, as the mel-VAE's output is packed.
+    const int64_t B = mel.dim(0), T = mel.dim(2);
+    Tensor rows = Tensor::empty({B, T, C * F});
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t f = 0; f < F; ++f)
+            rows.data<float>()[((b * T + t) * C + c) * F + f] =
+                mel.data<float>()[((b * C + c) * T + t) * F + f];
+    return rows;
+  };
+  impl_->sample_rate = m.sample_rate();
+  impl_->channels = 2;
+  impl_->samples_per_frame = per_frame;
+  impl_->frame_seconds = static_cast<double>(per_frame) / impl_->sample_rate;
+}
+
+StreamingVocoder::~StreamingVocoder() = default;
+StreamingVocoder::StreamingVocoder(StreamingVocoder&&) noexcept = default;
+StreamingVocoder& StreamingVocoder::operator=(StreamingVocoder&&) noexcept = default;
+
+Tensor StreamingVocoder::push(const Tensor& frames) { return impl_->push(frames); }
+Tensor StreamingVocoder::flush() { return impl_->flush(); }
+void StreamingVocoder::reset() { impl_->reset(); }
+int StreamingVocoder::sample_rate() const { return impl_->sample_rate; }
+int64_t StreamingVocoder::samples_per_frame() const { return impl_->samples_per_frame; }
+int64_t StreamingVocoder::lookahead_frames() const { return impl_->lookahead; }
+double StreamingVocoder::lookahead_ms() const {
+  return 1e3 * impl_->lookahead * impl_->frame_seconds;
+}
+int64_t StreamingVocoder::frames_pushed() const { return impl_->frames; }
+int64_t StreamingVocoder::samples_returned() const { return impl_->samples; }
+std::string StreamingVocoder::mesh() const { return impl_->mesh; }
+bool StreamingVocoder::returns_output() const { return impl_->engine->returns_output(); }
+
+// ---- StreamingLtxDecoder ---------------------------------------------------------------------
+
+StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model,
+                                         const StreamOptions& options) {
+  const models::LtxAudioDecoder& m = model.impl_->pool.weights();
+  const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
+  impl_ = make_stream(m.stream_decoder(), options, calibration_rows({1, 8, F, Z}, -2.f, 2.f),
+                      [&m](int64_t n) { return m.output_samples(n); });
+  impl_->to_rows = [Z, F](const Tensor& latent) {
+    check_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");
+    return models::latent_to_channels_last(latent);
+  };
+  impl_->sample_rate = m.sample_rate();
+  impl_->channels = 2;
+  impl_->samples_per_frame = m.output_samples(3) - m.output_samples(2);
+  impl_->frame_seconds = static_cast<double>(impl_->samples_per_frame) / impl_->sample_rate;
+}
+
+StreamingLtxDecoder::~StreamingLtxDecoder() = default;
+StreamingLtxDecoder::StreamingLtxDecoder(StreamingLtxDecoder&&) noexcept = default;
+StreamingLtxDecoder& StreamingLtxDecoder::operator=(StreamingLtxDecoder&&) noexcept = default;
+
+Tensor StreamingLtxDecoder::push(const Tensor& latent) { return impl_->push(latent); }
+Tensor StreamingLtxDecoder::flush() { return impl_->flush(); }
+void StreamingLtxDecoder::reset() { impl_->reset(); }
+int StreamingLtxDecoder::sample_rate() const { return impl_->sample_rate; }
+int64_t StreamingLtxDecoder::samples_per_frame() const { return impl_->samples_per_frame; }
+int64_t StreamingLtxDecoder::lookahead_frames() const { return impl_->lookahead; }
+double StreamingLtxDecoder::lookahead_ms() const {
+  return 1e3 * impl_->lookahead * impl_->frame_seconds;
+}
+int64_t StreamingLtxDecoder::frames_pushed() const { return impl_->frames; }
+int64_t StreamingLtxDecoder::samples_returned() const { return impl_->samples; }
+std::string StreamingLtxDecoder::mesh() const { return impl_->mesh; }
+bool StreamingLtxDecoder::returns_output() const { return impl_->engine->returns_output(); }
+
+}  // namespace meshnn

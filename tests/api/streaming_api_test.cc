@@ -1,0 +1,138 @@
+// The public streaming API: pushes cut anywhere (down to one frame) and a flush equal the one-shot
+// call, on one device and as a 1x2 pipeline; the look-ahead is what the stream really holds back;
+// bad input is refused with typed errors.
+#include <gtest/gtest.h>
+
+#include "meshnn/core/error.h"
+#include "meshnn/streaming.h"
+#include "support/golden.h"
+#include "support/stream_test_util.h"
+
+namespace meshnn {
+namespace {
+
+using test::max_abs_diff;
+using test::push_cut;
+using test::random_cuts;
+using test::random_rows;
+
+RunOptions one_device() {
+  RunOptions r;
+  r.mesh = "1x1";
+  return r;
+}
+
+StreamOptions on_mesh(const char* mesh) {
+  StreamOptions o;
+  o.mesh = mesh;
+  return o;
+}
+
+// The stream agrees with the one-shot call to f32 rounding (docs/streaming.md).
+constexpr double kTol = 4e-6;
+
+// Push with cuts along dim `time_dim` of a public-layout tensor (frames are not dim 1 there).
+template <class Stream>
+Tensor push_cut_frames(Stream& s, const Tensor& in, int time_dim,
+                       const std::vector<int64_t>& cuts) {
+  std::vector<Tensor> parts;
+  int64_t at = 0;
+  std::vector<int64_t> ends = cuts;
+  ends.push_back(in.dim(time_dim));
+  for (int64_t e : ends) {
+    parts.push_back(s.push(in.narrow(time_dim, at, e - at)));
+    at = e;
+  }
+  parts.push_back(s.flush());
+  return concat(parts, 2);
+}
+
+std::vector<std::vector<int64_t>> cut_sets(int64_t n, uint64_t seed) {
+  std::vector<int64_t> ones;
+  for (int64_t r = 1; r < n; ++r) ones.push_back(r);
+  return {{}, random_cuts(n, 4, seed), ones};
+}
+
+TEST(StreamingApi, BigVganEqualsVocodeOnOneDeviceAndPipeline) {
+  const BigVganVocoder voc =
+      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  const int64_t T = 29;
+  const Tensor mel = random_rows({1, voc.num_mels(), T}, 41, -8.f, 1.f);
+  const Tensor ref = voc.vocode(mel, one_device());
+  for (const char* mesh : {"1x1", "1x2"}) {
+    StreamingVocoder s(voc, on_mesh(mesh));
+    EXPECT_EQ(s.mesh(), mesh);
+    EXPECT_EQ(s.sample_rate(), voc.sample_rate());
+    for (const auto& cuts : cut_sets(T, 3)) {
+      const Tensor y = push_cut_frames(s, mel, 2, cuts);
+      EXPECT_LE(max_abs_diff(y, ref), kTol) << mesh << ", " << cuts.size() << " cuts";
+      EXPECT_EQ(s.frames_pushed(), 0);  // flush starts a new stream
+    }
+  }
+}
+
+TEST(StreamingApi, LtxDecoderEqualsDecodeOnOneDeviceAndPipeline) {
+  for (const char* ckpt : {"ltx23_small.safetensors", "ltx2_small.safetensors"}) {
+    const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path(ckpt));
+    const int64_t T = 7;
+    const Tensor latent = random_rows({1, 8, T, 16}, 43, -2.f, 2.f);
+    const Tensor ref = dec.decode(latent, one_device());
+    for (const char* mesh : {"1x1", "1x2"}) {
+      StreamingLtxDecoder s(dec, on_mesh(mesh));
+      for (const auto& cuts : cut_sets(T, 5)) {
+        const Tensor y = push_cut_frames(s, latent, 2, cuts);
+        EXPECT_LE(max_abs_diff(y, ref), kTol) << ckpt << " " << mesh << ", " << cuts.size();
+      }
+    }
+  }
+}
+
+// After n pushed frames every sample of frames [0, n − lookahead) is out, and no sample beyond
+// frame n − lookahead + 1: the stated look-ahead is the real one.
+TEST(StreamingApi, LookaheadIsWhatTheStreamHoldsBack) {
+  const BigVganVocoder voc =
+      BigVganVocoder::load(test::fixture_path("bigvgan_v2_44k_small.safetensors"));
+  StreamingVocoder s(voc);
+  const int64_t L = s.lookahead_frames(), hop = s.samples_per_frame();
+  EXPECT_GT(L, 0);
+  EXPECT_NEAR(s.lookahead_ms(), 1e3 * L * hop / voc.sample_rate(), 1e-9);
+  const int64_t n = L + 6;
+  int64_t got = 0;
+  for (int64_t i = 0; i < n; ++i)
+    got += s.push(random_rows({1, voc.num_mels(), 1}, 50 + i, -8.f, 1.f)).dim(2);
+  EXPECT_GE(got, (n - L) * hop);
+  EXPECT_LT(got, (n - L + 1) * hop);
+  EXPECT_EQ(s.samples_returned(), got);
+  EXPECT_EQ(got + s.flush().dim(2), n * hop);
+}
+
+TEST(StreamingApi, ResetDropsTheStreamAndStartsAfresh) {
+  const BigVganVocoder voc =
+      BigVganVocoder::load(test::fixture_path("bigvgan_base_24k_small.safetensors"));
+  const Tensor mel = random_rows({1, voc.num_mels(), 12}, 61, -8.f, 1.f);
+  const Tensor ref = voc.vocode(mel, one_device());
+  StreamingVocoder s(voc);
+  s.push(random_rows({1, voc.num_mels(), 9}, 62, -8.f, 1.f));
+  s.reset();
+  EXPECT_EQ(s.frames_pushed(), 0);
+  EXPECT_LE(max_abs_diff(push_cut_frames(s, mel, 2, {5}), ref), kTol);
+}
+
+TEST(StreamingApi, RefusesBadInputAndMeshes) {
+  const BigVganVocoder voc =
+      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  StreamingVocoder s(voc);
+  EXPECT_THROW(s.push(random_rows({1, voc.num_mels() + 1, 3}, 1)), ShapeError);
+  EXPECT_THROW(s.push(random_rows({voc.num_mels(), 3}, 1)), ShapeError);
+  Tensor nan = random_rows({1, voc.num_mels(), 2}, 2);
+  nan.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THROW(s.push(nan), InvalidArgument);
+  EXPECT_THROW(StreamingVocoder(voc, on_mesh("2x1")), InvalidArgument);
+  EXPECT_THROW(StreamingVocoder(voc, on_mesh("banana")), InvalidArgument);
+  StreamOptions bad_threads;
+  bad_threads.threads = -1;
+  EXPECT_THROW(StreamingVocoder(voc, bad_threads), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace meshnn
