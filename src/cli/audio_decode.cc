@@ -4,24 +4,65 @@
 #include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "cli/preflight.h"
+#include "cli/stream_cli.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
+#include "meshnn/streaming.h"
 
 namespace meshnn::cli {
 namespace {
 
 struct Args {
   std::string checkpoint, latent, out, mesh = "auto", backend = "local", precision = "fp32";
+  std::string frames_from;
   int threads = 0;
-  int64_t chunk_frames = 0;
+  int64_t chunk_frames = 0, push_frames = 8;
   bool chunk_given = false;  // --chunk-frames on the command line (else the memory rule decides)
-  bool allow_unused = false, quiet = false;
+  bool allow_unused = false, quiet = false, stream = false;
 };
 
+// --stream: latent frames pushed as they are read, samples written as they become final.
+void run_stream_mode(const Args& a) {
+  MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given,
+                  "--chunk-frames is for the one-shot decode; with --stream use --push-frames");
+  const Backend backend = parse_backend(a.backend);
+  MESHNN_CHECK_AS(InvalidArgument, !(backend == Backend::mpi && a.frames_from == "-"),
+                  "--frames-from - reads stdin, which only one MPI rank has; give a file");
+  if (a.out != "-") io::check_output_path(a.out, {a.checkpoint, a.latent, a.frames_from});
+  const LtxAudioDecoder decoder =
+      LtxAudioDecoder::load(a.checkpoint, parse_precision(a.precision), a.allow_unused);
+  StreamOptions o;
+  o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
+  o.backend = backend;
+  o.threads = a.threads;
+  StreamingLtxDecoder stream(decoder, o);
+  auto source = open_stream_source(a.frames_from, a.latent, 8 * 16, [](const std::string& path) {
+    return io::open_latent_npy(path);
+  });
+  StreamRun r;
+  r.to_input = [](const Tensor& f) { return io::frames_to_latent(f); };
+  r.push = [&](const Tensor& x) { return stream.push(x); };
+  r.flush = [&] { return stream.flush(); };
+  r.sample_rate = decoder.sample_rate();
+  r.channels = 2;
+  r.lookahead_frames = stream.lookahead_frames();
+  r.lookahead_ms = stream.lookahead_ms();
+  r.writes_output = stream.returns_output();
+  r.quiet = a.quiet;
+  run_stream(r, *source, a.push_frames, a.out);
+  if (backend == Backend::mpi) finalize_backends();
+}
+
 void run(const Args& a) {
+  if (a.stream) return run_stream_mode(a);
+  MESHNN_CHECK_AS(InvalidArgument, a.frames_from.empty() && a.out != "-",
+                  "--frames-from and --out - need --stream");
+  MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(),
+                  "--latent is required (or --stream with "
+                  "--frames-from)");
   const auto t0 = std::chrono::steady_clock::now();
   // Everything that can be checked is checked before the weights are read.
   io::check_output_path(a.out, {a.checkpoint, a.latent});
@@ -77,9 +118,10 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--latent", args->latent, "latent .npy, (1, 8, T, 16) or (8, T, 16)")
-      ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", args->out, "output .wav (float32)")->required();
+  cmd->add_option("--out", args->out,
+                  "output .wav (float32); with --stream, - writes raw s16le PCM to stdout")
+      ->required();
   cmd->add_option("--mesh", args->mesh,
                   "device mesh RxC (time is split over every axis > 1), or auto: one single-thread "
                   "device per core on the local backend")
@@ -100,6 +142,15 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   cmd->add_flag("--allow-unused-tensors", args->allow_unused,
                 "accept tensors under audio_vae. / vocoder. that no layer uses (a warning instead "
                 "of an error)");
+  cmd->add_flag("--stream", args->stream,
+                "push the latent frame by frame and write samples as they become final (equal "
+                "to one shot to f32 rounding); --mesh 1xN runs an N-stage pipeline (auto = 1x1)");
+  cmd->add_option("--frames-from", args->frames_from,
+                  "with --stream: raw float32 little-endian latent frames (8·16 values each, "
+                  "channel-major) from this file, - = stdin");
+  cmd->add_option("--push-frames", args->push_frames,
+                  "with --stream: latent frames per push (at most)")
+      ->capture_default_str();
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->callback([args] { run(*args); });
 });

@@ -4,22 +4,55 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/stream_cli.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
+#include "meshnn/streaming.h"
 
 namespace meshnn::cli {
 namespace {
 
 struct Args {
-  std::string checkpoint, config, mel, wav, out, precision = "fp32", mesh = "1x1";
+  std::string checkpoint, config, mel, wav, out, precision = "fp32", mesh = "1x1", frames_from;
   int threads = 0;
-  bool quiet = false;
+  int64_t push_frames = 32;
+  bool quiet = false, stream = false;
 };
 
+// --stream: mel frames pushed as they are read, samples written as they become final.
+void run_stream_mode(const Args& a) {
+  MESHNN_CHECK_AS(InvalidArgument, a.wav.empty(),
+                  "--stream takes its mel from --mel or --frames-from (copy synthesis from --wav "
+                  "is one-shot only)");
+  if (a.out != "-") io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.frames_from});
+  const BigVganVocoder vocoder =
+      BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
+  StreamOptions o;
+  o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
+  o.threads = a.threads;
+  StreamingVocoder stream(vocoder, o);
+  const int64_t M = vocoder.num_mels();
+  auto source = open_stream_source(
+      a.frames_from, a.mel, M, [M](const std::string& path) { return io::open_mel_npy(path, M); });
+  StreamRun r;
+  r.to_input = [](const Tensor& f) { return io::frames_to_mel(f); };
+  r.push = [&](const Tensor& x) { return stream.push(x); };
+  r.flush = [&] { return stream.flush(); };
+  r.sample_rate = vocoder.sample_rate();
+  r.channels = 1;
+  r.lookahead_frames = stream.lookahead_frames();
+  r.lookahead_ms = stream.lookahead_ms();
+  r.quiet = a.quiet;
+  run_stream(r, *source, a.push_frames, a.out);
+}
+
 void run(const Args& a) {
+  if (a.stream) return run_stream_mode(a);
+  MESHNN_CHECK_AS(InvalidArgument, a.frames_from.empty() && a.out != "-",
+                  "--frames-from and --out - need --stream");
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
   io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.wav});
   check_thread_count(a.threads, "--threads");
@@ -69,12 +102,23 @@ const Registrar reg("vocode", [](CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--wav", args->wav, "mono .wav at the model's rate (copy synthesis)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", args->out, "output .wav (float32)")->required();
+  cmd->add_option("--out", args->out,
+                  "output .wav (float32); with --stream, - writes raw s16le PCM to stdout")
+      ->required();
   cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
       ->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "local device mesh RxC (time split over it), or auto")
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
+  cmd->add_flag("--stream", args->stream,
+                "push the mel frame by frame and write samples as they become final (equal to "
+                "one shot to f32 rounding); --mesh 1xN runs an N-stage pipeline");
+  cmd->add_option("--frames-from", args->frames_from,
+                  "with --stream: raw float32 little-endian mel frames (num_mels values each) "
+                  "from this file, - = stdin");
+  cmd->add_option("--push-frames", args->push_frames,
+                  "with --stream: frames per push (at most; fewer when the input has fewer)")
+      ->capture_default_str();
   cmd->add_flag("--quiet", args->quiet, "no summary output");
   cmd->callback([args] { run(*args); });
 });

@@ -1,0 +1,80 @@
+#include "cli/stream_cli.h"
+
+#include <csignal>
+#include <cstdio>
+
+#include "cli/audio_common.h"
+#include "meshnn/core/error.h"
+
+namespace meshnn::cli {
+
+std::unique_ptr<io::FrameSource> open_stream_source(
+    const std::string& frames_from, const std::string& npy, int64_t frame_size,
+    const std::function<std::unique_ptr<io::FrameSource>(const std::string&)>& open_npy) {
+  MESHNN_CHECK_AS(InvalidArgument, frames_from.empty() != npy.empty(),
+                  "--stream reads its input from exactly one of the .npy option or --frames-from");
+  if (!frames_from.empty()) return io::open_raw_frames(frames_from, frame_size);
+  return open_npy(npy);
+}
+
+double run_stream(const StreamRun& run, io::FrameSource& source, int64_t push_frames,
+                  const std::string& out) {
+  MESHNN_CHECK_AS(InvalidArgument, push_frames >= 1, "--push-frames must be ≥ 1, got ",
+                  push_frames);
+  std::unique_ptr<io::AudioSink> sink;
+  if (run.writes_output) {
+    // A reader that goes away (`| head -c`) must surface as an error from write(), not kill us.
+    if (out == "-") std::signal(SIGPIPE, SIG_IGN);
+    sink = io::open_audio_sink(out, run.channels, run.sample_rate);
+  }
+  const bool report = !run.quiet && run.writes_output;
+  if (report)
+    std::fprintf(stderr, "streaming: look-ahead %lld frames (%.1f ms); pushes of up to %lld\n",
+                 static_cast<long long>(run.lookahead_frames), run.lookahead_ms,
+                 static_cast<long long>(push_frames));
+  using clock = std::chrono::steady_clock;
+  clock::time_point first_frame{}, first_audio{};
+  bool have_frame = false, have_audio = false;
+  double compute_s = 0;
+  auto write = [&](const Tensor& y) {
+    if (!sink || y.dim(2) == 0) return;
+    if (!have_audio) {
+      first_audio = clock::now();
+      have_audio = true;
+    }
+    sink->write(interleave_for_wav(y));
+  };
+  Tensor frames;
+  while (source.read(push_frames, frames) > 0) {
+    if (!have_frame) {
+      first_frame = clock::now();
+      have_frame = true;
+    }
+    const auto t0 = clock::now();
+    const Tensor y = run.push(run.to_input(frames));
+    compute_s += seconds_since(t0);
+    write(y);
+  }
+  const auto t0 = clock::now();
+  const Tensor tail = run.flush();
+  compute_s += seconds_since(t0);
+  write(tail);
+  double audio_s = 0;
+  if (sink) {
+    audio_s = static_cast<double>(sink->frames_written()) / run.sample_rate;
+    sink->close();
+  }
+  if (report) {
+    const double latency =
+        have_audio ? std::chrono::duration<double>(first_audio - first_frame).count() : 0;
+    std::fprintf(stderr,
+                 "streamed %lld frames → %.2f s of audio to %s: first audio %.0f ms after the "
+                 "first frame; compute %.2f s (real-time factor %.3f)\n",
+                 static_cast<long long>(source.frames_read()), audio_s,
+                 out == "-" ? "stdout" : out.c_str(), 1e3 * latency, compute_s,
+                 audio_s > 0 ? compute_s / audio_s : 0.0);
+  }
+  return audio_s;
+}
+
+}  // namespace meshnn::cli

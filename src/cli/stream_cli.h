@@ -1,0 +1,39 @@
+// The --stream mode of `vocode` and `audio-decode`: input frames read as they arrive (a .npy read
+// frame by frame, or raw float32 frames on stdin), pushed into a stream in groups, the final
+// samples written as they come (a WAV that grows, or raw PCM on stdout), and the first-audio
+// latency and real-time factor reported on stderr.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "meshnn/core/tensor.h"
+#include "meshnn/io/stream_io.h"
+
+namespace meshnn::cli {
+
+struct StreamRun {
+  // frames (n, C) from the source → the model's input layout (e.g. (1, num_mels, n)).
+  std::function<Tensor(const Tensor&)> to_input;
+  std::function<Tensor(const Tensor&)> push;  // model input → (1, channels, m) samples
+  std::function<Tensor()> flush;
+  int sample_rate = 0;
+  int channels = 0;
+  int64_t lookahead_frames = 0;
+  double lookahead_ms = 0;
+  bool writes_output = true;  // false on the MPI ranks that do not receive the samples
+  bool quiet = false;
+};
+
+// Runs the stream over `source` in pushes of at most `push_frames` frames into `out` ("-" = raw
+// s16le PCM on stdout, else a WAV written as it grows). Returns the seconds of audio written.
+double run_stream(const StreamRun& run, io::FrameSource& source, int64_t push_frames,
+                  const std::string& out);
+
+// The frame source of a stream command: `frames_from` ("-" = stdin, else a raw float32 file) when
+// given, else the .npy at `npy` read by `open_npy`.
+std::unique_ptr<io::FrameSource> open_stream_source(
+    const std::string& frames_from, const std::string& npy, int64_t frame_size,
+    const std::function<std::unique_ptr<io::FrameSource>(const std::string&)>& open_npy);
+
+}  // namespace meshnn::cli
