@@ -440,7 +440,7 @@ class ForkJoin final : public StreamOp {
   Tensor produce() {
     int64_t end = std::numeric_limits<int64_t>::max();
     for (const RowBuffer& o : outs_) end = o.has_shape() ? std::min(end, o.end()) : 0;
-    if (end <= next_) return outs_[0].has_shape() ? outs_[0].empty_rows() : Tensor();
+    if (end <= next_) return Tensor();  // nothing yet (the combined row shape is not known)
     std::vector<Tensor> parts;
     for (RowBuffer& o : outs_) parts.push_back(o.rows_between(next_, end));
     for (RowBuffer& o : outs_) o.drop_before(end);
