@@ -1,0 +1,103 @@
+// `meshnn vocode --stream` and `meshnn audio-decode --stream` (the real binary): the streamed WAV
+// equals the one-shot WAV to f32 rounding whether the frames come from a .npy or as raw float32 on
+// stdin, raw PCM goes to stdout with --out -, and the latency / real-time-factor line is printed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/io_test_util.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/wav.h"
+#include "support/golden.h"
+#include "support/stream_test_util.h"
+
+namespace meshnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string meshnn_binary() { return std::string(MESHNN_BINARY_DIR) + "/meshnn"; }
+
+// Runs a shell command line; its exit code and stdout + stderr.
+std::pair<int, std::string> sh(const std::string& cmd) {
+  std::string out;
+  std::FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return {-1, out};
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// (F, C) frames as raw float32 little-endian (this machine is little-endian).
+void write_raw(const std::string& path, const Tensor& frames) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(static_cast<const char*>(frames.raw()), static_cast<std::streamsize>(frames.nbytes()));
+}
+
+class StreamCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(meshnn_binary())) GTEST_SKIP() << "meshnn CLI not built";
+    dir = test::scratch_dir();
+  }
+  std::string dir;
+};
+
+TEST_F(StreamCli, VocodeStreamEqualsOneShotFromNpyAndStdin) {
+  const std::string ckpt = test::fixture_path("bigvgan_v2_24k_small.safetensors");
+  const int64_t M = 100, T = 40;
+  const Tensor mel = test::random_rows({M, T}, 81, -8.f, 1.f);
+  io::save_npy(dir + "/mel.npy", mel);
+  // Frame t = mel[:, t]: the transpose, row after row.
+  Tensor frames = Tensor::empty({T, M});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t m = 0; m < M; ++m) frames.data<float>()[t * M + m] = mel.data<float>()[m * T + t];
+  write_raw(dir + "/mel.raw", frames);
+  const std::string base = meshnn_binary() + " vocode --checkpoint " + ckpt;
+  auto r = sh(base + " --mel " + dir + "/mel.npy --out " + dir + "/one.wav");
+  ASSERT_EQ(r.first, 0) << r.second;
+  r = sh(base + " --mel " + dir + "/mel.npy --stream --push-frames 7 --out " + dir + "/npy.wav");
+  ASSERT_EQ(r.first, 0) << r.second;
+  EXPECT_NE(r.second.find("first audio"), std::string::npos) << r.second;
+  EXPECT_NE(r.second.find("real-time factor"), std::string::npos) << r.second;
+  r = sh("cat " + dir + "/mel.raw | " + base + " --frames-from - --stream --push-frames 3 --out " +
+         dir + "/stdin.wav");
+  ASSERT_EQ(r.first, 0) << r.second;
+  // Raw PCM on stdout: s16le, one channel.
+  r = sh(base + " --mel " + dir + "/mel.npy --stream --quiet --out - > " + dir + "/out.pcm");
+  ASSERT_EQ(r.first, 0) << r.second;
+  const io::WavAudio one = io::read_wav(dir + "/one.wav");
+  for (const char* f : {"/npy.wav", "/stdin.wav"})
+    EXPECT_LE(test::max_abs_diff(io::read_wav(dir + f).samples, one.samples), 4e-6) << f;
+  EXPECT_EQ(fs::file_size(dir + "/out.pcm"), static_cast<uintmax_t>(one.samples.numel() * 2));
+}
+
+TEST_F(StreamCli, AudioDecodeStreamEqualsOneShotOnOneDeviceAndPipeline) {
+  const std::string ckpt = test::fixture_path("ltx23_small.safetensors");
+  const int64_t T = 6;
+  const Tensor latent = test::random_rows({1, 8, T, 16}, 83, -2.f, 2.f);
+  io::save_npy(dir + "/lat.npy", latent);
+  const std::string base = meshnn_binary() + " audio-decode --checkpoint " + ckpt;
+  auto r = sh(base + " --latent " + dir + "/lat.npy --mesh 1x1 --quiet --out " + dir + "/one.wav");
+  ASSERT_EQ(r.first, 0) << r.second;
+  const io::WavAudio one = io::read_wav(dir + "/one.wav");
+  for (const char* mesh : {"1x1", "1x2"}) {
+    const std::string out = dir + "/st" + mesh + ".wav";
+    r = sh(base + " --latent " + dir + "/lat.npy --stream --push-frames 2 --mesh " + mesh +
+           " --out " + out);
+    ASSERT_EQ(r.first, 0) << r.second;
+    EXPECT_LE(test::max_abs_diff(io::read_wav(out).samples, one.samples), 4e-6) << mesh;
+  }
+  // Stream-only options without --stream are refused.
+  r = sh(base + " --latent " + dir + "/lat.npy --out -");
+  EXPECT_EQ(r.first, 1);
+  EXPECT_NE(r.second.find("need --stream"), std::string::npos) << r.second;
+}
+
+}  // namespace
+}  // namespace meshnn
