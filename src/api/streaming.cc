@@ -70,9 +70,10 @@ Tensor calibration_rows(Shape shape, float lo, float hi) {
   return t;
 }
 
-std::unique_ptr<StreamingVocoder::Impl> make_stream(StreamOpPtr graph, const StreamOptions& o,
-                                                    const Tensor& calibration,
-                                                    const std::function<int64_t(int64_t)>& total) {
+// graph(layout): the model's stream graph; a pipeline takes the layout it can cut finely.
+std::unique_ptr<StreamingVocoder::Impl> make_stream(
+    const std::function<StreamOpPtr(streaming::StreamLayout)>& make_graph, const StreamOptions& o,
+    const Tensor& calibration, const std::function<int64_t(int64_t)>& total) {
   check_thread_count(o.threads, "threads per device");
   MeshConfig mc = parse_mesh(o.mesh);
   MESHNN_CHECK_AS(InvalidArgument, mc.rows == 1,
@@ -80,6 +81,8 @@ std::unique_ptr<StreamingVocoder::Impl> make_stream(StreamOpPtr graph, const Str
                   o.mesh);
   mc.backend = o.backend;
   mc.threads_per_device = o.threads;
+  StreamOpPtr graph = make_graph(mc.cols > 1 ? streaming::StreamLayout::pipeline_cuts
+                                             : streaming::StreamLayout::lowest_latency);
   auto impl = std::make_unique<StreamingVocoder::Impl>();
   impl->lookahead = lookahead_frames(*graph, total);
   impl->mesh = o.mesh;
@@ -108,8 +111,9 @@ void check_frames(const Tensor& t, const Shape& want, const char* what) {
 StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options) {
   const models::BigVgan& m = model.impl_->pool.weights();
   const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
-  impl_ = make_stream(m.stream(), options, calibration_rows({1, 32, M}, -8.f, 1.f),
-                      [hop](int64_t n) { return n * hop; });
+  impl_ =
+      make_stream([&m](streaming::StreamLayout l) { return m.stream(l); }, options,
+                  calibration_rows({1, 32, M}, -8.f, 1.f), [hop](int64_t n) { return n * hop; });
   impl_->to_rows = [M](const Tensor& mel) {
     check_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
     const int64_t B = mel.dim(0), T = mel.dim(2);
@@ -128,9 +132,11 @@ StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOpti
 
 StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options) {
   const models::LtxAudioDecoder& m = model.impl_->pool.weights();
-  const int64_t per_frame = m.output_samples(2) - m.output_samples(1);  // per mel frame
+  // Output samples per mel frame (a latent frame after the first makes 4 mel frames).
+  const int64_t per_frame = (m.output_samples(2) - m.output_samples(1)) / 4;
   const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
-  impl_ = make_stream(m.stream_vocoder(), options, calibration_rows({1, 32, C * F}, -6.f, 1.f),
+  impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream_vocoder(l); }, options,
+                      calibration_rows({1, 32, C * F}, -6.f, 1.f),
                       [per_frame](int64_t n) { return n * per_frame; });
   impl_->to_rows = [C, F](const Tensor& mel) {
     check_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
@@ -175,7 +181,8 @@ StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model,
                                          const StreamOptions& options) {
   const models::LtxAudioDecoder& m = model.impl_->pool.weights();
   const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
-  impl_ = make_stream(m.stream_decoder(), options, calibration_rows({1, 8, F, Z}, -2.f, 2.f),
+  impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream_decoder(l); }, options,
+                      calibration_rows({1, 8, F, Z}, -2.f, 2.f),
                       [&m](int64_t n) { return m.output_samples(n); });
   impl_->to_rows = [Z, F](const Tensor& latent) {
     check_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");

@@ -68,6 +68,8 @@ Tensor BigVgan::mel_of(const Tensor& wav) const {
   return ops::bigvgan_mel_spectrogram(wav, mel_config());
 }
 
-std::unique_ptr<streaming::StreamOp> BigVgan::stream() const { return gen_->stream(); }
+std::unique_ptr<streaming::StreamOp> BigVgan::stream(streaming::StreamLayout layout) const {
+  return gen_->stream(layout);
+}
 
 }  // namespace meshnn::models

@@ -41,7 +41,7 @@ class BigVgan {
   static constexpr int64_t kMinFramesPerDevice = 16;
   // Exact streaming over these weights: mel rows (B, n, num_mels) channels-last → final samples
   // (B, m, 1) (streaming/stream_ops.h).
-  std::unique_ptr<streaming::StreamOp> stream() const;
+  std::unique_ptr<streaming::StreamOp> stream(streaming::StreamLayout layout) const;
   // wav: (T,) mono → log-mel (num_mels, ⌊T/hop⌋) via the front end.
   Tensor mel_of(const Tensor& wav) const;
 

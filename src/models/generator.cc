@@ -149,7 +149,7 @@ int64_t Generator::context_frames() const {
 // identity and its branch joined by an add, each stage a fork of its blocks joined by the mean,
 // with the arithmetic of forward() (x + t, ((a + b) + c) / 3) so rows agree bit for bit where the
 // layers' kernels do.
-std::unique_ptr<streaming::StreamOp> Generator::stream() const {
+std::unique_ptr<streaming::StreamOp> Generator::stream(streaming::StreamLayout layout) const {
   using namespace streaming;
   const bool hifi = cfg_.block == GeneratorConfig::Block::hifigan1;
   auto leaky = [](float slope) {
@@ -182,16 +182,35 @@ std::unique_ptr<streaming::StreamOp> Generator::stream() const {
     }
     return sequence(std::move(units));
   };
+  auto divide = [](Tensor& x, int n) {
+    float* q = x.data<float>();
+    for (int64_t e = 0; e < x.numel(); ++e) q[e] /= static_cast<float>(n);
+  };
   std::vector<StreamOpPtr> ops_seq;
   ops_seq.push_back(conv_stream(*conv_pre_));
   const int n_k = static_cast<int>(cfg_.resblock_kernel_sizes.size());
   for (int i = 0; i < cfg_.num_stages(); ++i) {
     if (hifi) ops_seq.push_back(leaky(cfg_.lrelu_slope));
     ops_seq.push_back(conv_transpose_stream(ups_[i]));
-    // The stage's mean over its blocks, block after block so that a pipeline can cut between
-    // blocks: the rows carry [x | acc] (stage input, running sum) side by side in channels, block
-    // j adds its output to acc, the last one divides. Same arithmetic as forward(): acc = ((0 + a)
-    // + b) + c, then / n_k.
+    if (layout == StreamLayout::lowest_latency) {
+      std::vector<StreamOpPtr> blocks;
+      for (int j = 0; j < n_k; ++j) blocks.push_back(block_stream(blocks_[i * n_k + j]));
+      ops_seq.push_back(
+          fork_join("stage_mean", std::move(blocks), [n_k, divide](std::vector<Tensor>& p) {
+            if (n_k == 3) {
+              ops::mean3(p[0], p[1], p[2], p[0]);
+              return p[0];
+            }
+            Tensor x = p[0].clone();
+            for (int j = 1; j < n_k; ++j) ops::add_(x, p[j]);
+            divide(x, n_k);
+            return x;
+          }));
+      continue;
+    }
+    // pipeline_cuts: the rows carry [x | acc] (stage input, running sum) side by side in
+    // channels, block j adds its output to acc, the last one divides: acc = ((0 + a) + b) + c,
+    // then / n_k, the arithmetic of forward().
     ops_seq.push_back(map_rows("stage_carry", 1, [](const Tensor& x) {
       return concat({x, Tensor(x.shape())}, 2);
     }));
@@ -205,13 +224,12 @@ std::unique_ptr<streaming::StreamOp> Generator::stream() const {
       branch.push_back(block_stream(blocks_[i * n_k + j]));
       paths.push_back(sequence(std::move(branch)));
       ops_seq.push_back(
-          fork_join("stage_mean", std::move(paths), [last, n_k](std::vector<Tensor>& p) {
+          fork_join("stage_mean", std::move(paths), [last, n_k, divide](std::vector<Tensor>& p) {
             const int64_t C = p[0].dim(2) / 2;
             Tensor acc = p[0].narrow(2, C, C);
             ops::add_(acc, p[1]);
             if (!last) return concat({p[0].narrow(2, 0, C), acc}, 2);
-            float* q = acc.data<float>();
-            for (int64_t e = 0; e < acc.numel(); ++e) q[e] /= static_cast<float>(n_k);
+            divide(acc, n_k);
             return acc;
           }));
     }

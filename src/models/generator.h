@@ -18,7 +18,8 @@
 
 namespace meshnn::streaming {
 class StreamOp;
-}
+enum class StreamLayout;
+}  // namespace meshnn::streaming
 
 namespace meshnn::models {
 
@@ -49,7 +50,7 @@ class Generator {
   // The generator as an exact streaming operator over these weights (its own copies of the
   // layers): input rows (B, n, C_in) → final output samples (B, m, C_out); see
   // streaming/stream_ops.h.
-  std::unique_ptr<streaming::StreamOp> stream() const;
+  std::unique_ptr<streaming::StreamOp> stream(streaming::StreamLayout layout) const;
 
   // Multiply-add count of one forward over `frames` input frames (for GFLOP/s reports).
   double flops(int64_t frames) const;

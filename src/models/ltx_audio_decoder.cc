@@ -291,7 +291,7 @@ struct LtxAudioDecoder::Bwe {
 
   // As forward(), streaming: 16 kHz rows (B, n, 2) → final 48 kHz rows (B, m, 2). The STFT path is
   // causal; the skip path's resampler and the generator need look-ahead.
-  streaming::StreamOpPtr stream() const {
+  streaming::StreamOpPtr stream(streaming::StreamLayout layout) const {
     using namespace streaming;
     const int64_t bins = cfg.n_fft / 2 + 1;
     std::vector<StreamOpPtr> residual;
@@ -301,7 +301,7 @@ struct LtxAudioDecoder::Bwe {
                                 [bins](const Tensor& spec) { return magnitude(spec, bins); }));
     residual.push_back(conv_stream(*mel));
     residual.push_back(map_rows("log_mel", 1, packed_log_mel));
-    residual.push_back(gen->stream());
+    residual.push_back(gen->stream(layout));
     std::vector<StreamOpPtr> paths;
     paths.push_back(sequence(std::move(residual)));
     paths.push_back(upsample_stream(hann, geom));
@@ -367,18 +367,20 @@ LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg,
 
 LtxAudioDecoder::~LtxAudioDecoder() = default;
 
-std::unique_ptr<streaming::StreamOp> LtxAudioDecoder::stream_vocoder() const {
+std::unique_ptr<streaming::StreamOp> LtxAudioDecoder::stream_vocoder(
+    streaming::StreamLayout layout) const {
   std::vector<streaming::StreamOpPtr> seq;
-  seq.push_back(vocoder_->stream());
-  if (bwe_) seq.push_back(bwe_->stream());
+  seq.push_back(vocoder_->stream(layout));
+  if (bwe_) seq.push_back(bwe_->stream(layout));
   return streaming::sequence(std::move(seq));
 }
 
-std::unique_ptr<streaming::StreamOp> LtxAudioDecoder::stream_decoder() const {
+std::unique_ptr<streaming::StreamOp> LtxAudioDecoder::stream_decoder(
+    streaming::StreamLayout layout) const {
   std::vector<streaming::StreamOpPtr> seq;
   seq.push_back(vae_->stream());
   seq.push_back(streaming::map_rows("pack_mel", 1, pack_mel));
-  seq.push_back(stream_vocoder());
+  seq.push_back(stream_vocoder(layout));
   return streaming::sequence(std::move(seq));
 }
 

@@ -22,7 +22,8 @@
 
 namespace meshnn::streaming {
 class StreamOp;
-}
+enum class StreamLayout;
+}  // namespace meshnn::streaming
 
 namespace meshnn::models {
 
@@ -69,9 +70,9 @@ class LtxAudioDecoder {
   // copies of the layers:
   // the whole chain: latent rows (B, n, 16, 8) channels-last → final samples (B, m, 2) at
   // sample_rate();
-  std::unique_ptr<streaming::StreamOp> stream_decoder() const;
+  std::unique_ptr<streaming::StreamOp> stream_decoder(streaming::StreamLayout layout) const;
   // vocoder (+ BWE for LTX-2.3): packed mel rows (B, n, 128) → final samples (B, m, 2).
-  std::unique_ptr<streaming::StreamOp> stream_vocoder() const;
+  std::unique_ptr<streaming::StreamOp> stream_vocoder(streaming::StreamLayout layout) const;
 
   // Context a chunk window takes (conservative receptive fields, see decode_chunked):
   struct ChunkContext {

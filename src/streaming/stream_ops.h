@@ -27,6 +27,16 @@
 
 namespace meshnn::streaming {
 
+// How a model lays out its stream graph.
+enum class StreamLayout {
+  // A generator stage's residual blocks as parallel branches joined by their mean: the stage's
+  // look-ahead is its widest block's (the lowest latency).
+  lowest_latency,
+  // The blocks one after another, the running sum carried beside the stage input, so that a
+  // pipeline can cut between blocks; the stage's look-ahead is the sum of its blocks'.
+  pipeline_cuts,
+};
+
 class StreamOp {
  public:
   virtual ~StreamOp();

@@ -25,6 +25,9 @@ using test::random_rows;
 // those differences pass through the chain.
 constexpr double kModelTol = 4e-6;
 
+// Both graph layouts: the lowest-latency one and the one a pipeline cuts.
+constexpr StreamLayout kLayouts[] = {StreamLayout::lowest_latency, StreamLayout::pipeline_cuts};
+
 // mel (B, M, T) → (B, T, M) channels-last.
 Tensor rows_of_mel(const Tensor& mel) {
   const int64_t B = mel.dim(0), M = mel.dim(1), T = mel.dim(2);
@@ -46,14 +49,17 @@ TEST_P(BigVganStream, AnyCutEqualsOneShot) {
   const Tensor mel = random_rows({1, M, T}, 7, -8.f, 1.f);
   const Tensor ref = model->vocode_mel(mel);  // (1, T·hop, 1)
   const Tensor rows = rows_of_mel(mel);
-  auto op = model->stream();
   std::vector<std::vector<int64_t>> cut_sets = {{}, random_cuts(T, 5, 1), random_cuts(T, 12, 2)};
   std::vector<int64_t> ones;
   for (int64_t r = 1; r < T; ++r) ones.push_back(r);
   cut_sets.push_back(ones);
-  for (const auto& cuts : cut_sets) {
-    const Tensor y = push_cut(*op, rows, cuts);
-    EXPECT_LE(max_abs_diff(y.reshape(ref.shape()), ref), kModelTol) << cuts.size() << " cuts";
+  for (StreamLayout layout : kLayouts) {
+    auto op = model->stream(layout);
+    for (const auto& cuts : cut_sets) {
+      const Tensor y = push_cut(*op, rows, cuts);
+      EXPECT_LE(max_abs_diff(y.reshape(ref.shape()), ref), kModelTol)
+          << cuts.size() << " cuts, layout " << int(layout);
+    }
   }
 }
 
@@ -61,12 +67,6 @@ INSTANTIATE_TEST_SUITE_P(Configs, BigVganStream,
                          ::testing::Values("bigvgan_v2_24k_small.safetensors",
                                            "bigvgan_v2_44k_small.safetensors",
                                            "bigvgan_base_24k_small.safetensors"));
-
-}  // namespace
-}  // namespace meshnn::streaming
-
-namespace meshnn::streaming {
-namespace {
 
 // The LTX chains (LTX-2.3: mel-VAE → BigVGAN v2 → BWE; LTX-2: mel-VAE → HiFi-GAN), whole decoder
 // and vocoder alone, against the one-shot decode.
@@ -79,12 +79,14 @@ TEST_P(LtxStream, DecoderAnyCutEqualsOneShot) {
   const Tensor latent = random_rows({1, 8, T, 16}, 17, -2.f, 2.f);
   const Tensor ref = model->decode(latent);  // (1, samples, 2)
   const Tensor rows = models::latent_to_channels_last(latent);
-  auto op = model->stream_decoder();
   std::vector<int64_t> ones;
   for (int64_t r = 1; r < T; ++r) ones.push_back(r);
-  for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(T, 3, 5), ones}) {
-    const Tensor y = push_cut(*op, rows, cuts);
-    EXPECT_LE(max_abs_diff(y, ref), kModelTol) << cuts.size() << " cuts";
+  for (StreamLayout layout : kLayouts) {
+    auto op = model->stream_decoder(layout);
+    for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(T, 3, 5), ones}) {
+      const Tensor y = push_cut(*op, rows, cuts);
+      EXPECT_LE(max_abs_diff(y, ref), kModelTol) << cuts.size() << " cuts, layout " << int(layout);
+    }
   }
 }
 
@@ -96,10 +98,12 @@ TEST_P(LtxStream, VocoderAnyCutEqualsOneShot) {
   Tensor ref = model->stage_b(mel, TimeShard(), M);
   if (model->config().version == models::LtxAudioConfig::Version::ltx23)
     ref = model->stage_c(ref, TimeShard(), ref.dim(1)).out;
-  auto op = model->stream_vocoder();
-  for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(M, 4, 6), random_cuts(M, 22, 7)}) {
-    const Tensor y = push_cut(*op, mel, cuts);
-    EXPECT_LE(max_abs_diff(y, ref), kModelTol) << cuts.size() << " cuts";
+  for (StreamLayout layout : kLayouts) {
+    auto op = model->stream_vocoder(layout);
+    for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(M, 4, 6), random_cuts(M, 22, 7)}) {
+      const Tensor y = push_cut(*op, mel, cuts);
+      EXPECT_LE(max_abs_diff(y, ref), kModelTol) << cuts.size() << " cuts, layout " << int(layout);
+    }
   }
 }
 
