@@ -39,6 +39,7 @@ void run_op(benchmark::State& state, BenchOp op) {
 void BM_LocalAllGather(benchmark::State& s) { run_op(s, BenchOp::all_gather); }
 void BM_LocalReduceScatter(benchmark::State& s) { run_op(s, BenchOp::reduce_scatter); }
 void BM_LocalNeighborPad(benchmark::State& s) { run_op(s, BenchOp::neighbor_pad); }
+void BM_LocalSendRecv(benchmark::State& s) { run_op(s, BenchOp::send_recv); }
 
 // memcpy of the all-gather output size (2·S) and of S: the two ceilings the table compares with.
 void BM_Memcpy(benchmark::State& state) {
@@ -54,6 +55,7 @@ void BM_Memcpy(benchmark::State& state) {
 BENCHMARK(BM_LocalAllGather)->MESHNN_CCL_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LocalReduceScatter)->MESHNN_CCL_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LocalNeighborPad)->MESHNN_CCL_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LocalSendRecv)->MESHNN_CCL_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Memcpy)
     ->RangeMultiplier(2)
     ->Range(64 << 10, 32 << 20)

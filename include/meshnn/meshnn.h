@@ -10,6 +10,7 @@
 #include "meshnn/core/tensor.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
+#include "meshnn/io/stream_io.h"
 #include "meshnn/io/wav.h"
 #include "meshnn/mesh/mesh.h"
 #include "meshnn/models/gr00t_adapter.h"

@@ -48,12 +48,19 @@ std::string size_str(int64_t b) {
 
 int reps_for(int64_t S) { return static_cast<int>(std::max<int64_t>(4, (int64_t{64} << 20) / S)); }
 
-const BenchOp kOps[] = {BenchOp::all_gather, BenchOp::reduce_scatter, BenchOp::neighbor_pad};
+const BenchOp kOps[] = {BenchOp::all_gather, BenchOp::reduce_scatter, BenchOp::neighbor_pad,
+                        BenchOp::send_recv};
 
 // (op, S) → median seconds per op on a 1×2 mesh of `backend`.
+// Key op −1: the two-stage pipeline (bench_pipeline_on_device) with `pipeline_ms` per stage.
+constexpr int kPipelineKey = -1;
+constexpr int kSerialKey = -2;  // its serial baseline (one device does both stages)
+constexpr int kPipelineChunks = 20;
+
 std::map<std::pair<int, int64_t>, double> run_mesh(Backend backend,
                                                    const std::vector<int64_t>& sizes, int trials,
-                                                   bool print_results) {
+                                                   bool print_results, double pipeline_ms,
+                                                   bool pipeline_sleep) {
   std::map<std::pair<int, int64_t>, double> res;
   MeshConfig cfg;
   cfg.rows = 1;
@@ -73,11 +80,33 @@ std::map<std::pair<int, int64_t>, double> run_mesh(Backend backend,
                         static_cast<long long>(S), med);
         }
       }
+    if (pipeline_ms > 0)
+      for (int64_t S : sizes) {
+        // Pipeline and serial baseline alternate, so both see the same machine load.
+        std::vector<double> t, ts;
+        for (int k = 0; k < std::min(trials, 5); ++k) {
+          t.push_back(mesh_detail::bench_pipeline_on_device(
+              d, S, pipeline_ms * 1e-3, kPipelineChunks, false, pipeline_sleep));
+          ts.push_back(mesh_detail::bench_pipeline_on_device(
+              d, S, pipeline_ms * 1e-3, kPipelineChunks, true, pipeline_sleep));
+        }
+        if (d.rank() == 0) {
+          res[{kPipelineKey, S}] = mesh_detail::median(t);
+          res[{kSerialKey, S}] = mesh_detail::median(ts);
+          if (print_results) {
+            std::printf("RESULT pipeline %lld %.9g\n", static_cast<long long>(S),
+                        mesh_detail::median(t));
+            std::printf("RESULT serial %lld %.9g\n", static_cast<long long>(S),
+                        mesh_detail::median(ts));
+          }
+        }
+      }
   });
   return res;
 }
 
 std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::string& sizes_arg, int trials,
+                                                        double pipeline_ms, bool pipeline_sleep,
                                                         std::string& error) {
   std::map<std::pair<int, int64_t>, double> res;
   setenv("OMPI_MCA_btl", "^ofi,openib", 0);
@@ -85,7 +114,8 @@ std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::string& sizes
   const std::string cmd =
       "mpiexec.openmpi --allow-run-as-root --oversubscribe --bind-to core -np 2 /proc/" +
       std::to_string(getpid()) + "/exe bench ccl --mpi-worker --sizes " + sizes_arg + " --trials " +
-      std::to_string(trials) + " 2>&1";
+      std::to_string(trials) + " --pipeline-ms " + std::to_string(pipeline_ms) +
+      (pipeline_sleep ? " --pipeline-sleep" : "") + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) {
     error = "cannot run mpiexec.openmpi";
@@ -101,6 +131,8 @@ std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::string& sizes
     if ((is >> tag >> op >> S >> sec) && tag == "RESULT") {
       for (BenchOp o : kOps)
         if (op == mesh_detail::bench_op_name(o)) res[{static_cast<int>(o), S}] = sec;
+      if (op == "pipeline") res[{kPipelineKey, S}] = sec;
+      if (op == "serial") res[{kSerialKey, S}] = sec;
     } else {
       out += line;
     }
@@ -117,9 +149,15 @@ const Registrar reg("bench.ccl", [](CLI::App& app) {
   auto trials = std::make_shared<int>(9);
   auto no_mpi = std::make_shared<bool>(false);
   auto worker = std::make_shared<bool>(false);
+  auto pipeline_ms = std::make_shared<double>(0);
+  auto pipeline_sleep = std::make_shared<bool>(false);
   cmd->add_option("--sizes", *sizes, "bytes per device, comma separated (K / M suffixes)");
   cmd->add_option("--trials", *trials, "trials per point (median reported)");
   cmd->add_flag("--no-mpi", *no_mpi, "skip the MPI backend");
+  cmd->add_flag("--pipeline-sleep", *pipeline_sleep,
+                "the pipeline stages sleep instead of computing (overlap without core contention)");
+  cmd->add_option("--pipeline-ms", *pipeline_ms,
+                  "also time a 2-stage pipeline (send/recv) with this many ms of work per stage");
   cmd->add_flag("--mpi-worker", *worker, "internal: run as one rank of the MPI measurement")
       ->group("");
   cmd->callback([=] {
@@ -127,14 +165,15 @@ const Registrar reg("bench.ccl", [](CLI::App& app) {
     std::stringstream ss(*sizes);
     for (std::string tok; std::getline(ss, tok, ',');) S.push_back(parse_size(tok));
     if (*worker) {
-      run_mesh(Backend::mpi, S, *trials, mesh_detail::mpi_world_rank() == 0);
+      run_mesh(Backend::mpi, S, *trials, mesh_detail::mpi_world_rank() == 0, *pipeline_ms,
+               *pipeline_sleep);
       mesh_detail::mpi_finalize();
       return;
     }
-    const auto local = run_mesh(Backend::local, S, *trials, false);
+    const auto local = run_mesh(Backend::local, S, *trials, false, *pipeline_ms, *pipeline_sleep);
     std::string mpi_error;
     std::map<std::pair<int, int64_t>, double> mpi;
-    if (!*no_mpi) mpi = run_mpi_child(*sizes, *trials, mpi_error);
+    if (!*no_mpi) mpi = run_mpi_child(*sizes, *trials, *pipeline_ms, *pipeline_sleep, mpi_error);
     std::printf(
         "1x2 mesh, 1 thread per device, median of %d trials; GB/s = bytes per device / time\n",
         *trials);
@@ -158,6 +197,28 @@ const Registrar reg("bench.ccl", [](CLI::App& app) {
                     mesh_detail::bench_op_name(op), size_str(s).c_str(), tl * 1e6,
                     bytes / tl * 1e-9, mpi_us, mpi_bw, bytes / tm * 1e-9, tm / tl, ratio);
       }
+    if (*pipeline_ms > 0) {
+      std::printf(
+          "\n2-stage pipeline, %g ms of %s per stage, %d chunks, one hand-over of "
+          "size/dev per chunk: ms per chunk (ideal %g overlapped, %g serial); serial = "
+          "one device doing both stages, same load\n",
+          *pipeline_ms, *pipeline_sleep ? "sleep" : "busy work", kPipelineChunks, *pipeline_ms,
+          2 * *pipeline_ms);
+      std::printf("%-15s %9s %10s %10s %10s %10s %10s %10s\n", "", "size/dev", "local", "serial",
+                  "speed-up", "mpi", "serial", "speed-up");
+      for (int64_t s : S) {
+        const double tl = local.at({kPipelineKey, s}), tsl = local.at({kSerialKey, s});
+        const auto it = mpi.find({kPipelineKey, s}), its = mpi.find({kSerialKey, s});
+        char mpi_ms[32] = "-", mpi_ser[32] = "-", mpi_x[32] = "-";
+        if (it != mpi.end() && its != mpi.end()) {
+          std::snprintf(mpi_ms, sizeof mpi_ms, "%.3f", it->second * 1e3);
+          std::snprintf(mpi_ser, sizeof mpi_ser, "%.3f", its->second * 1e3);
+          std::snprintf(mpi_x, sizeof mpi_x, "%.2f", its->second / it->second);
+        }
+        std::printf("%-15s %9s %10.3f %10.3f %10.2f %10s %10s %10s\n", "pipeline",
+                    size_str(s).c_str(), tl * 1e3, tsl * 1e3, tsl / tl, mpi_ms, mpi_ser, mpi_x);
+      }
+    }
     if (!mpi_error.empty()) std::printf("mpi: %s\n", mpi_error.c_str());
   });
 });

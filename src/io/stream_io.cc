@@ -75,7 +75,8 @@ void pread_full(int fd, void* buf, size_t n, uint64_t offset, const std::string&
 class NpyFrameSource final : public FrameSource {
  public:
   NpyFrameSource(const std::string& path, int time_axis) : name_(path) {
-    fd_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO given as a .npy must not block the open (it is refused below).
+    fd_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_.fd < 0) throw BackendError(detail::concat(path, ": cannot open: ", errno_text(errno)));
     struct stat st {};
     if (::fstat(fd_.fd, &st) != 0)

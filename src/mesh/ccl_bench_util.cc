@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "meshnn/core/error.h"
 #include "meshnn/core/tensor.h"
@@ -30,6 +31,8 @@ const char* bench_op_name(BenchOp op) {
       return "neighbor_pad";
     case BenchOp::memcpy:
       return "memcpy";
+    case BenchOp::send_recv:
+      return "send_recv";
   }
   return "?";
 }
@@ -63,6 +66,10 @@ std::vector<double> bench_on_device(Device& d, BenchOp op, int64_t S, int reps, 
       case BenchOp::neighbor_pad:
         ccl.neighbor_pad(x, {1}, {kPadRows}, {kPadRows}, PadMode::zeros, {1}, 0, 0, true);
         break;
+      case BenchOp::send_recv:
+        if (d.coord(1) == 0) ccl.send(x, 1, 1);
+        if (d.coord(1) == 1) ccl.recv(0, 1);
+        break;
       default:
         break;
     }
@@ -79,6 +86,39 @@ std::vector<double> bench_on_device(Device& d, BenchOp op, int64_t S, int reps, 
     out.push_back((now_s() - t0) / reps);
   }
   return out;
+}
+
+double bench_pipeline_on_device(Device& d, int64_t S, double work_s, int chunks, bool serial,
+                                bool sleep) {
+  CclManager& ccl = d.ccl();
+  const Tensor x({std::max<int64_t>(S / 4, 1)});
+  auto work = [&] {
+    if (sleep) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(work_s));
+      return;
+    }
+    const double t0 = now_s();
+    while (now_s() - t0 < work_s) {
+    }
+  };
+  ccl.barrier();
+  const double t0 = now_s();
+  for (int k = 0; k < chunks; ++k) {
+    if (serial) {
+      if (d.coord(1) == 0) {
+        work();
+        work();
+      }
+    } else if (d.coord(1) == 0) {
+      work();
+      ccl.send(x, 1, 1);
+    } else if (d.coord(1) == 1) {
+      const Tensor y = ccl.recv(0, 1);
+      work();
+    }
+  }
+  ccl.barrier();
+  return (now_s() - t0) / chunks;
 }
 
 std::vector<double> bench_memcpy(int64_t S, int reps, int trials) {

@@ -155,6 +155,8 @@ TEST(StreamIo, NpyFrameErrors) {
   }
   EXPECT_THROW(io::open_mel_npy(dir + "/missing.npy"), BackendError);
   EXPECT_THROW(io::open_mel_npy(dir), InvalidArgument);  // a folder
+  ASSERT_EQ(::mkfifo((dir + "/f.npy").c_str(), 0600), 0);
+  EXPECT_THROW(io::open_mel_npy(dir + "/f.npy"), InvalidArgument);  // a FIFO: refused, no hang
 }
 
 // Writes `bytes` into a pipe in random pieces (splitting frames), then closes it.
