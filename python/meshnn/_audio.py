@@ -175,6 +175,11 @@ class BigVGAN:
         return out(y, as_torch)
 
     # Drop-in no-ops: meshnn folds weight norm at load and has no training mode.
+    def stream(self, mesh='1x1', threads=None):
+        """An exact streaming vocoder over these weights: push(mel (B, num_mels, n)) → the
+        samples (B, 1, m) that became final, flush() → the rest (docs/streaming.md)."""
+        return _meshnn.StreamingVocoder(self._core, mesh=mesh, threads=_threads(threads))
+
     def remove_weight_norm(self):
         return None
 
@@ -239,6 +244,15 @@ class LtxAudioDecoder:
         return out(y, as_torch)
 
     decode = __call__
+
+    def stream(self, mesh='1x1', threads=None):
+        """An exact streaming decoder: push(latent (B, 8, n, 16)) → the samples (B, 2, m) that
+        became final, flush() → the rest (docs/streaming.md)."""
+        return _meshnn.StreamingLtxDecoder(self._core, mesh=mesh, threads=_threads(threads))
+
+    def stream_vocoder(self, mesh='1x1', threads=None):
+        """The vocoder (+ bandwidth extension) alone as a stream: push(mel (B, 2, n, 64))."""
+        return _meshnn.StreamingVocoder(self._core, mesh=mesh, threads=_threads(threads))
 
     def __repr__(self):
         return f'meshnn.LtxAudioDecoder(version={self.version!r}, sample_rate={self.sample_rate})'

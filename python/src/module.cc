@@ -32,6 +32,7 @@
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 #include "meshnn/models/gr00t_adapter.h"
+#include "meshnn/streaming.h"
 
 namespace py = pybind11;
 
@@ -394,6 +395,74 @@ PYBIND11_MODULE(_meshnn, m) {
             return secs;
           },
           py::arg("mel"), py::arg("mesh") = "1x1", py::arg("threads") = 0, py::arg("repeat") = 1);
+
+  // ---- Streaming (meshnn/streaming.h): push frames, get the samples that became final ----
+  auto stream_options = [](const std::string& mesh, int threads) {
+    StreamOptions o;
+    o.mesh = mesh;
+    o.threads = threads;
+    return o;
+  };
+  py::class_<StreamingVocoder>(m, "StreamingVocoder")
+      .def(
+          py::init([stream_options](const BigVganVocoder& v, const std::string& mesh, int threads) {
+            const StreamOptions o = stream_options(mesh, threads);
+            py::gil_scoped_release nogil;
+            return StreamingVocoder(v, o);
+          }),
+          py::arg("vocoder"), py::arg("mesh") = "1x1", py::arg("threads") = 0)
+      .def(py::init(
+               [stream_options](const LtxAudioDecoder& d, const std::string& mesh, int threads) {
+                 const StreamOptions o = stream_options(mesh, threads);
+                 py::gil_scoped_release nogil;
+                 return StreamingVocoder(d, o);
+               }),
+           py::arg("decoder"), py::arg("mesh") = "1x1", py::arg("threads") = 0)
+      .def(
+          "push",
+          [](StreamingVocoder& s, const py::array& frames) {
+            const Tensor x = view_of(frames, "frames");
+            ProgressBridge none{py::none()};
+            return compute(none, [&] { return s.push(x); });
+          },
+          py::arg("frames"))
+      .def("flush",
+           [](StreamingVocoder& s) {
+             ProgressBridge none{py::none()};
+             return compute(none, [&] { return s.flush(); });
+           })
+      .def("reset", &StreamingVocoder::reset)
+      .def_property_readonly("sample_rate", &StreamingVocoder::sample_rate)
+      .def_property_readonly("samples_per_frame", &StreamingVocoder::samples_per_frame)
+      .def_property_readonly("lookahead_frames", &StreamingVocoder::lookahead_frames)
+      .def_property_readonly("lookahead_ms", &StreamingVocoder::lookahead_ms)
+      .def_property_readonly("mesh", &StreamingVocoder::mesh);
+  py::class_<StreamingLtxDecoder>(m, "StreamingLtxDecoder")
+      .def(py::init(
+               [stream_options](const LtxAudioDecoder& d, const std::string& mesh, int threads) {
+                 const StreamOptions o = stream_options(mesh, threads);
+                 py::gil_scoped_release nogil;
+                 return StreamingLtxDecoder(d, o);
+               }),
+           py::arg("decoder"), py::arg("mesh") = "1x1", py::arg("threads") = 0)
+      .def(
+          "push",
+          [](StreamingLtxDecoder& s, const py::array& latent) {
+            const Tensor x = view_of(latent, "latent");
+            ProgressBridge none{py::none()};
+            return compute(none, [&] { return s.push(x); });
+          },
+          py::arg("latent"))
+      .def("flush",
+           [](StreamingLtxDecoder& s) {
+             ProgressBridge none{py::none()};
+             return compute(none, [&] { return s.flush(); });
+           })
+      .def("reset", &StreamingLtxDecoder::reset)
+      .def_property_readonly("sample_rate", &StreamingLtxDecoder::sample_rate)
+      .def_property_readonly("lookahead_frames", &StreamingLtxDecoder::lookahead_frames)
+      .def_property_readonly("lookahead_ms", &StreamingLtxDecoder::lookahead_ms)
+      .def_property_readonly("mesh", &StreamingLtxDecoder::mesh);
 
   // ---- MPI backend: this process's rank; finalize once at exit (the package registers it) ----
   m.def(

@@ -43,6 +43,11 @@ struct ConvCase {
   const char* mode;  // "zeros" | "causal"
 };
 
+void PrintTo(const ConvCase& c, std::ostream* os) {
+  *os << c.c_in << "->" << c.c_out << " k" << c.k << " d" << c.dilation << " s" << c.stride << " "
+      << c.mode;
+}
+
 class ConvStreamTest : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ConvStreamTest, EqualsOneShot) {
