@@ -4,7 +4,6 @@
 #pragma once
 
 #include "meshnn/audio.h"
-#include "meshnn/streaming.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"
@@ -14,3 +13,4 @@
 #include "meshnn/io/wav.h"
 #include "meshnn/mesh/mesh.h"
 #include "meshnn/models/gr00t_adapter.h"
+#include "meshnn/streaming.h"
