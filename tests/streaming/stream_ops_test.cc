@@ -80,12 +80,12 @@ TEST_P(ConvStreamTest, EqualsOneShot) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, ConvStreamTest,
-                         ::testing::Values(ConvCase{16, 24, 7, 1, 1, "zeros"},
-                                           ConvCase{32, 32, 3, 5, 1, "zeros"},
-                                           ConvCase{32, 32, 11, 3, 1, "zeros"},
-                                           ConvCase{8, 16, 3, 1, 1, "causal"},
-                                           ConvCase{1, 18, 16, 1, 4, "causal"}));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvStreamTest,
+    ::testing::Values(ConvCase{16, 24, 7, 1, 1, "zeros"}, ConvCase{32, 32, 3, 5, 1, "zeros"},
+                      ConvCase{32, 32, 11, 3, 1, "zeros"}, ConvCase{8, 16, 3, 1, 1, "causal"},
+                      ConvCase{1, 18, 16, 1, 4, "causal"}, ConvCase{128, 128, 7, 3, 1, "zeros"},
+                      ConvCase{96, 96, 11, 5, 1, "zeros"}));
 
 TEST(ConvTransposeStream, EqualsOneShot) {
   for (auto [s, k] : std::vector<std::pair<int64_t, int64_t>>{{2, 4}, {4, 8}, {5, 11}, {8, 16}}) {
@@ -111,16 +111,19 @@ TEST(ConvTransposeStream, EqualsOneShot) {
 }
 
 TEST(ActivationStream, BitIdenticalToOneShot) {
-  layers::AntiAliasedActivation act("act", 20, layers::SnakeKind::snake_beta, true);
-  const Tensor a = random_rows({20}, 31, -0.5f, 0.5f), b = random_rows({20}, 32, -0.5f, 0.5f);
-  act.set_parameters(a, &b);
-  for (int64_t T : {1, 4, 11, 50}) {
-    const Tensor x = random_rows({2, T, 20}, 300 + T);
-    const Tensor ref = act.forward(x);
-    auto op = activation_stream(act);
-    for (const auto& cuts : cut_patterns(T, T)) {
-      const Tensor y = push_cut(*op, x, cuts);
-      EXPECT_EQ(max_abs_diff(y, ref), 0.0) << "T=" << T << " cuts=" << cuts.size();
+  for (auto kind : {layers::SnakeKind::snake_beta, layers::SnakeKind::snake}) {
+    layers::AntiAliasedActivation act("act", 20, kind, true);
+    const Tensor a = random_rows({20}, 31, -0.5f, 0.5f), b = random_rows({20}, 32, -0.5f, 0.5f);
+    act.set_parameters(a, &b);
+    for (int64_t T : {1, 4, 11, 50}) {
+      const Tensor x = random_rows({2, T, 20}, 300 + T);
+      const Tensor ref = act.forward(x);
+      auto op = activation_stream(act);
+      for (const auto& cuts : cut_patterns(T, T)) {
+        const Tensor y = push_cut(*op, x, cuts);
+        EXPECT_EQ(max_abs_diff(y, ref), 0.0)
+            << "kind " << int(kind) << " T=" << T << " cuts=" << cuts.size();
+      }
     }
   }
 }
