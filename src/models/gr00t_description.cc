@@ -6,6 +6,7 @@
 #include <set>
 
 #include "meshnn/core/error.h"
+#include "models/checkpoint_check.h"
 
 namespace meshnn::gr00t {
 
@@ -141,15 +142,6 @@ std::vector<std::pair<std::string, Shape>> tensor_shapes(const ModelDesc& desc) 
   return out;
 }
 
-namespace {
-void list(std::string& msg, const char* title, const std::vector<std::string>& items) {
-  if (items.empty()) return;
-  msg += detail::concat("\n  ", items.size(), " ", title, ":");
-  for (size_t i = 0; i < items.size() && i < 25; ++i) msg += "\n    " + items[i];
-  if (items.size() > 25) msg += detail::concat("\n    … and ", items.size() - 25, " more");
-}
-}  // namespace
-
 void require_weights(const ModelDesc& desc, const WeightLookup& weights, const std::string& what) {
   std::vector<std::string> missing, wrong_shape, wrong_dtype;
   for (const auto& [key, shape] : tensor_shapes(desc)) {
@@ -167,9 +159,9 @@ void require_weights(const ModelDesc& desc, const WeightLookup& weights, const s
   const size_t n = missing.size() + wrong_shape.size() + wrong_dtype.size();
   if (n == 0) return;
   std::string msg = detail::concat(what, ": ", n, " checkpoint tensor problem(s):");
-  list(msg, "missing", missing);
-  list(msg, "with the wrong shape", wrong_shape);
-  list(msg, "not a float type (f32 | bf16 | f16 | f64)", wrong_dtype);
+  models::append_problem_list(msg, "missing", missing);
+  models::append_problem_list(msg, "with the wrong shape", wrong_shape);
+  models::append_problem_list(msg, "not a float type (f32 | bf16 | f16 | f64)", wrong_dtype);
   throw WeightError(msg);
 }
 
