@@ -437,6 +437,21 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
 
 ActionHead::~ActionHead() = default;
 
+std::unique_ptr<ActionHead> ActionHead::fork() const {
+  const Impl& m = *impl_;
+  MESHNN_CHECK(m.device == nullptr, version_name(m.cfg.version),
+               ": fork() is for one-device heads (each device of a mesh builds its own)");
+  std::unique_ptr<ActionHead> out(new ActionHead());
+  // The layers' copies share their weights (Linear forks); scratch, caches and counters anew.
+  out->impl_ = std::make_unique<Impl>(m);
+  Impl& f = *out->impl_;
+  f.buckets.clear();
+  f.stats = ActionHeadStats();
+  for (Tensor* t : {&f.h, &f.x, &f.qb, &f.kvb, &f.att, &f.part, &f.hid, &f.scores, &f.y})
+    if (t->defined()) *t = Tensor(t->shape());
+  return out;
+}
+
 const ActionHeadConfig& ActionHead::head_config() const { return impl_->hc; }
 const ActionHeadStats& ActionHead::stats() const { return impl_->stats; }
 
@@ -633,6 +648,18 @@ Policy::Policy(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& 
 Policy::~Policy() = default;
 VlAdapter& Policy::adapter() { return *s_->adapter; }
 ActionHead& Policy::head() { return *s_->head; }
+std::unique_ptr<Policy> Policy::fork() const {
+  std::unique_ptr<Policy> out(new Policy());
+  out->s_ = std::make_unique<State>();
+  State& f = *out->s_;
+  f.cfg = s_->cfg;
+  f.hc = s_->hc;
+  f.layout = s_->layout;
+  f.head = s_->head->fork();
+  f.adapter = s_->adapter->fork();
+  return out;
+}
+
 int64_t Policy::adapter_hoist_projections() const { return s_->adapter->hoist_projections(); }
 
 Tensor Policy::get_action(const Tensor& features, const Tensor& state, int embodiment,

@@ -234,6 +234,23 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
 
 VlAdapter::~VlAdapter() = default;
 
+std::unique_ptr<VlAdapter> VlAdapter::fork() const {
+  const Impl& m = *impl_;
+  MESHNN_CHECK(m.device == nullptr, version_name(m.plan.config.version),
+               ": fork() is for one-device adapters (each device of a mesh builds its own)");
+  MESHNN_CHECK(!m.released, version_name(m.plan.config.version),
+               ": fork() of a released adapter (its K/V buffers are gone)");
+  std::unique_ptr<VlAdapter> out(new VlAdapter());
+  // The layers' copies share their weights (Linear forks); scratch and K/V are made anew.
+  out->impl_ = std::make_unique<Impl>(m);
+  Impl& f = *out->impl_;
+  for (auto& [block, kv] : f.kv) kv = {Tensor(kv.first.shape()), Tensor(kv.second.shape())};
+  f.proj = Tensor(m.proj.shape());
+  f.hoist_projections = 0;
+  for (layers::EncoderBlock& b : f.vlsa) b.prepare(f.plan.s_active);
+  return out;
+}
+
 const AdapterPlan& VlAdapter::plan() const { return impl_->plan; }
 bool VlAdapter::released() const { return impl_->released; }
 int64_t VlAdapter::hoist_projections() const { return impl_->hoist_projections; }

@@ -68,9 +68,10 @@ TEST(LinearThreads, CopiesShareWeightsAndRunConcurrently) {
   }
 }
 
-// Two threads, each with its own policy over one weight map (the VL adapter and the action head:
-// every Linear of GR00T), decoding different observations at once: each equals its serial run.
-TEST(LinearThreads, Gr00tPolicyPerThreadEqualsSerial) {
+// One GR00T policy loaded once and forked: each of two threads runs its own runner (the VL
+// adapter and the action head, every Linear of GR00T: weights shared, plans and scratch per
+// runner) on a different observation at the same time, and gets its serial result bit for bit.
+TEST(LinearThreads, Gr00tPolicyRunnerPerThreadEqualsSerial) {
   using namespace gr00t;
   const Version v = Version::n1_5;
   const std::map<std::string, Tensor> t = load_fixture("gr00t_head_n1_5.safetensors");
@@ -85,22 +86,28 @@ TEST(LinearThreads, Gr00tPolicyPerThreadEqualsSerial) {
     PolicyOptions opt;
     opt.adapter.precision = p;
     opt.head.precision = p;
+    const Policy loaded(cfg, hc, layout, lookup_in(t), opt);
     std::vector<Tensor> noise = {random_normal({1, hc.action_horizon, hc.action_dim}, 1),
                                  random_normal({1, hc.action_horizon, hc.action_dim}, 2)};
     std::vector<Tensor> want;
     for (int i = 0; i < 2; ++i) {
-      Policy pol(cfg, hc, layout, lookup_in(t), opt);
-      want.push_back(pol.get_action(features, state, 1 + i, noise[i]));
+      Policy serial(cfg, hc, layout, lookup_in(t), opt);  // a separately built model
+      want.push_back(serial.get_action(features, state, 1 + i, noise[i]));
     }
+    std::vector<std::unique_ptr<Policy>> runners;
+    for (int i = 0; i < 2; ++i) runners.push_back(loaded.fork());
     std::vector<Tensor> got(2);
     std::vector<std::thread> threads;
     for (int i = 0; i < 2; ++i)
       threads.emplace_back([&, i] {
-        Policy pol(cfg, hc, layout, lookup_in(t), opt);
-        for (int k = 0; k < 3; ++k) got[i] = pol.get_action(features, state, 1 + i, noise[i]);
+        for (int k = 0; k < 3; ++k)
+          got[i] = runners[i]->get_action(features, state, 1 + i, noise[i]);
       });
     for (std::thread& th : threads) th.join();
     for (int i = 0; i < 2; ++i) EXPECT_TRUE(bit_equal(got[i], want[i])) << i;
+    // Each runner counted its own work; their K/V buffers are their own.
+    EXPECT_EQ(runners[0]->adapter_hoist_projections(), runners[1]->adapter_hoist_projections());
+    EXPECT_NE(runners[0]->adapter().plan().s_pad, 0);
   }
 }
 

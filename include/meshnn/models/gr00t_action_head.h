@@ -98,6 +98,9 @@ class ActionHead {
   Tensor get_action(const AdapterOutputs& adapter, const AdapterPlan& plan, const Tensor& noise,
                     int embodiment, int steps = 0, std::vector<Tensor>* velocities = nullptr);
 
+  // Another runner over the same weights (see VlAdapter::fork; one device only).
+  std::unique_ptr<ActionHead> fork() const;
+
   const ActionHeadConfig& head_config() const;
   const ActionHeadStats& stats() const;
   std::string describe() const;  // JSON
@@ -105,6 +108,7 @@ class ActionHead {
   struct Impl;
 
  private:
+  ActionHead() = default;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -136,12 +140,16 @@ class Policy {
   Tensor get_action(const Tensor& features, const Tensor& state, int embodiment,
                     const Tensor& noise, uint64_t seed = 0, int steps = 0,
                     std::vector<Tensor>* velocities = nullptr);
+  // Another runner of the policy for another thread: weights shared, plans, scratch and K/V
+  // buffers its own (one device only). Runners of one policy may run concurrently, one per thread.
+  std::unique_ptr<Policy> fork() const;
   VlAdapter& adapter();
   ActionHead& head();
   // Hoisted cross K/V projections the adapter ran (one per cross block per get_action).
   int64_t adapter_hoist_projections() const;
 
  private:
+  Policy() = default;
   struct State;
   std::unique_ptr<State> s_;
 };

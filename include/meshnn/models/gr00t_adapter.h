@@ -48,6 +48,11 @@ class VlAdapter {
   VlAdapter(const VlAdapter&) = delete;
   VlAdapter& operator=(const VlAdapter&) = delete;
 
+  // Another runner over the same weights, for another thread: the packed weights are shared, the
+  // plans, scratch and persistent K/V buffers are its own (one device only: not head-parallel).
+  // Rule: one runner per thread; any number of runners of one adapter run concurrently.
+  std::unique_ptr<VlAdapter> fork() const;
+
   const AdapterPlan& plan() const;
   // features: (1, 1, S_pad, D) | (1, S_pad, D) | (S_pad, D) f32 (bf16 accepted, converted);
   // vl_mask: (S_pad) key-valid mask (1 = attend), required when the version has VL-SA and
@@ -69,6 +74,7 @@ class VlAdapter {
   struct Impl;
 
  private:
+  VlAdapter() = default;
   std::unique_ptr<Impl> impl_;
 };
 
