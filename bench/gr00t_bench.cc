@@ -16,6 +16,7 @@
 
 #include "meshnn/core/cpu.h"
 #include "meshnn/models/gr00t_adapter.h"
+#include "models/gr00t_description.h"
 
 namespace {
 
@@ -62,10 +63,7 @@ void run_case(benchmark::State& state, Version v, Precision prec) {
     benchmark::DoNotOptimize(out.kv.begin()->second.first.raw());
     ad.free_outputs(out);
   }
-  const double flop_per_tok =
-      2.0 * cfg.vl.n_blocks * (4.0 * cfg.vl.dim * cfg.vl.dim + 2.0 * cfg.vl.dim * cfg.vl.ff_dim);
-  double flops = flop_per_tok * layout.active_slots();
-  for (const auto& b : ad.plan().blocks) flops += 2.0 * b.l_pad * cfg.vl.dim * ad.plan().kv_width;
+  const double flops = adapter_flops(ad.plan());  // from the adapter's key table
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(std::string(cpu_features().avx512_bf16 ? "bf16 native" : "bf16 emulated") + "; " +

@@ -31,8 +31,8 @@ using ProgressFn = std::function<void(int done, int total, const std::string& wh
 
 // Where and how a call runs.
 struct RunOptions {
-  // "auto": on the local backend, one single-thread device per core along time (fewer when the
-  // input is too short to split); or "RxC" (time is split over every axis > 1).
+  // "auto": on the local backend, one device with `threads` OpenMP threads (0 = every core; the
+  // fastest set-up measured, docs/benchmarks.md); or "RxC" (time is split over every axis > 1).
   std::string mesh = "auto";
   Backend backend = Backend::local;  // mpi: this process is one rank of an mpiexec launch
   int threads = 0;                   // OpenMP threads per device; 0 = cores / devices

@@ -206,7 +206,7 @@ class LtxAudioDecoder:
     @classmethod
     def from_checkpoint(cls, path, mesh='auto', precision='fp32', threads=None, backend='local'):
         """path: an LTX-2 / LTX-2.3 .safetensors with ltx-core's key names and `config` metadata.
-        mesh: "auto" (one single-thread device per core along time) or "RxC"; precision: fp32 |
+        mesh: "auto" (one device, an OpenMP team over the cores) or "RxC"; precision: fp32 |
         bf16 | bf16x2 | bf16x3; threads: OpenMP threads per device (None = cores / devices)."""
         core = _meshnn.LtxAudioDecoder.load(os.fspath(path), precision)
         return cls(core, mesh=mesh, threads=threads, backend=backend)

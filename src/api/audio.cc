@@ -28,15 +28,14 @@ std::vector<int> time_axes(const Device& d) {
   return axes;
 }
 
-// "auto" on the local backend: one single-thread device per core along time, fewer when the
-// input is too short to split (measured on 2 cores: 1x2 with 1 thread each decodes ~1.3x faster
-// than 1x1 with 2 OpenMP threads, see docs/benchmarks.md).
-MeshConfig auto_mesh_for(int64_t frames, int64_t min_rows, int threads) {
+// "auto" on the local backend: one device whose OpenMP team spans the cores (threads, or 0 = all
+// of them). Measured on the 2-core AVX-512 machine (docs/benchmarks.md, "Mesh auto"): with the
+// Winograd convolutions, 1x1 with 2 threads decodes 4 s of LTX-2.3 audio in 2.75 s against 2.91 s
+// for 1x2 with one thread per device on a quiet machine, and 1x2 is not the fastest set-up under
+// load either; one device also needs no halos and half the plans. A mesh is an explicit choice.
+MeshConfig auto_mesh_for(int threads) {
   MeshConfig mc;
-  int n = std::max(1, available_cores());
-  while (n > 1 && !time_split_fits(frames, n, min_rows)) --n;
-  mc.cols = n;
-  mc.threads_per_device = threads > 0 ? threads : (n > 1 ? 1 : 0);
+  mc.threads_per_device = threads;
   return mc;
 }
 
@@ -48,7 +47,7 @@ MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows,
     MESHNN_CHECK_AS(InvalidArgument, run.backend == Backend::local,
                     "mesh \"auto\" is for the local backend; with the mpi backend give the mesh "
                     "(RxC = ranks)");
-    mc = auto_mesh_for(frames, min_rows, run.threads);
+    mc = auto_mesh_for(run.threads);
   } else {
     mc = parse_mesh(run.mesh);
     mc.threads_per_device = run.threads;
@@ -125,7 +124,7 @@ int64_t LtxAudioDecoder::output_samples(int64_t latent_frames) const {
 }
 
 MeshConfig LtxAudioDecoder::auto_mesh(int64_t latent_frames, int threads) {
-  return auto_mesh_for(latent_frames, models::LtxAudioDecoder::kMinFramesPerDevice, threads);
+  return auto_mesh_for(threads);
 }
 
 void LtxAudioDecoder::check_mesh_fits(int64_t latent_frames, int devices) {

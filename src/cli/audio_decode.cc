@@ -123,8 +123,8 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
                   "output .wav (float32); with --stream, - writes raw s16le PCM to stdout")
       ->required();
   cmd->add_option("--mesh", args->mesh,
-                  "device mesh RxC (time is split over every axis > 1), or auto: one single-thread "
-                  "device per core on the local backend")
+                  "device mesh RxC (time is split over every axis > 1), or auto: one device with "
+                  "--threads OpenMP threads (all cores by default; measured fastest)")
       ->capture_default_str();
   cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
 #include <unordered_map>
@@ -42,7 +43,10 @@ dnnl::stream& cpu_stream() {
 // LinearPrimitive
 // ------------------------------------------------------------------------------------------------
 
-struct LinearPrimitive::Impl {
+// What every fork of a primitive shares: the weights (and bias) as given, and the packed copies
+// made for plans. Immutable after construction except the packed store, which only plan building
+// touches (under its mutex; never the forward path).
+struct LinearPrimitive::Shared {
   int64_t K = 0, N = 0;
   PostOp act = PostOp::none;
   Precision precision = Precision::fp32;
@@ -52,8 +56,36 @@ struct LinearPrimitive::Impl {
   Tensor bias;  // (N) f32 or undefined
   dnnl::memory::desc user_wei_md;
 
-  // Packed weights per weights descriptor (the packed layout may depend on M).
+  // Packed weights per weights descriptor (the packed layout may depend on M), made once.
+  std::mutex packed_mu;
   std::vector<std::pair<dnnl::memory::desc, dnnl::memory>> packed;
+
+  dnnl::memory packed_weights(const dnnl::memory::desc& want) {
+    std::lock_guard<std::mutex> lock(packed_mu);
+    for (auto& [md, mem] : packed)
+      if (md == want) return mem;
+    dnnl::memory user(user_wei_md, cpu_engine(), weights.raw());
+    dnnl::memory mem;
+    if (want == user_wei_md) {
+      mem = user;  // the primitive takes the file's layout as is: no copy
+    } else {
+      // Prepack once (and convert f32 → bf16 for the native path), never per call.
+      mem = dnnl::memory(want, cpu_engine());
+      dnnl::reorder(user, mem).execute(cpu_stream(), user, mem);
+      cpu_stream().wait();
+    }
+    packed.emplace_back(want, mem);
+    return mem;
+  }
+};
+
+// Per fork: the plans and scratch buffers (mutated by every run).
+struct LinearPrimitive::Impl {
+  std::shared_ptr<Shared> sh;
+  int64_t K = 0, N = 0;  // copies of sh's
+  PostOp act = PostOp::none;
+  Precision precision = Precision::fp32;
+  bool native_bf16 = false;
 
   struct Plan {
     dnnl::matmul::primitive_desc pd;
@@ -109,8 +141,8 @@ struct LinearPrimitive::Impl {
   void run_sgemm(const float* src, int64_t M, int64_t lda, float* dst, int64_t ldd,
                  bool accumulate) {
     float beta = accumulate ? 1.f : 0.f;
-    if (bias.defined()) {
-      const float* b = bias.data<float>();
+    if (sh->bias.defined()) {
+      const float* b = sh->bias.data<float>();
 #pragma omp parallel for schedule(static)
       for (int64_t r = 0; r < M; ++r) {
         float* d = dst + r * ldd;
@@ -121,30 +153,13 @@ struct LinearPrimitive::Impl {
       }
       beta = 1.f;
     }
-    const bool out_in = layout == WeightLayout::out_in;
+    const bool out_in = sh->layout == WeightLayout::out_in;
     const dnnl_status_t st = dnnl_sgemm('N', out_in ? 'T' : 'N', M, N, K, 1.f, src, lda,
-                                        weights.data<float>(), out_in ? K : N, beta, dst, ldd);
+                                        sh->weights.data<float>(), out_in ? K : N, beta, dst, ldd);
     if (st != dnnl_success)
       throw BackendError(detail::concat("oneDNN sgemm M=", M, " K=", K, " N=", N,
                                         " failed (status ", static_cast<int>(st), ")"));
     apply_activation(dst, M, ldd);
-  }
-
-  dnnl::memory packed_weights(const dnnl::memory::desc& want) {
-    for (auto& [md, mem] : packed)
-      if (md == want) return mem;
-    dnnl::memory user(user_wei_md, cpu_engine(), weights.raw());
-    dnnl::memory mem;
-    if (want == user_wei_md) {
-      mem = user;  // the primitive takes the file's layout as is: no copy
-    } else {
-      // Prepack once (and convert f32 → bf16 for the native path), never per call.
-      mem = dnnl::memory(want, cpu_engine());
-      dnnl::reorder(user, mem).execute(cpu_stream(), user, mem);
-      cpu_stream().wait();
-    }
-    packed.emplace_back(want, mem);
-    return mem;
   }
 
   // Native bf16 only (f32 and emulated bf16 go through run_sgemm): the primitive reads a
@@ -166,16 +181,17 @@ struct LinearPrimitive::Impl {
       dnnl::memory::desc wei_md({K, N}, src_dt, tag::any);
       dnnl::memory::desc dst_md({M, N}, dt::f32, dnnl::memory::dims{ldd, 1});
       dnnl::memory::desc bias_md;
-      if (bias.defined()) bias_md = dnnl::memory::desc({1, N}, dt::f32, tag::ab);
-      dnnl::matmul::desc d = bias.defined() ? dnnl::matmul::desc(src_md, wei_md, bias_md, dst_md)
-                                            : dnnl::matmul::desc(src_md, wei_md, dst_md);
+      if (sh->bias.defined()) bias_md = dnnl::memory::desc({1, N}, dt::f32, tag::ab);
+      dnnl::matmul::desc d = sh->bias.defined()
+                                 ? dnnl::matmul::desc(src_md, wei_md, bias_md, dst_md)
+                                 : dnnl::matmul::desc(src_md, wei_md, dst_md);
       Plan p;
       p.pd = dnnl::matmul::primitive_desc(d, attr, cpu_engine());
       p.prim = dnnl::matmul(p.pd);
-      p.wei_mem = packed_weights(p.pd.weights_desc());
+      p.wei_mem = sh->packed_weights(p.pd.weights_desc());
       p.src_mem = dnnl::memory(src_md, cpu_engine(), DNNL_MEMORY_NONE);
       p.dst_mem = dnnl::memory(dst_md, cpu_engine(), DNNL_MEMORY_NONE);
-      if (bias.defined()) p.bias_mem = dnnl::memory(bias_md, cpu_engine(), bias.raw());
+      if (sh->bias.defined()) p.bias_mem = dnnl::memory(bias_md, cpu_engine(), sh->bias.raw());
       p.src_scratch = Tensor::empty({M, K}, native_bf16 ? DType::bf16 : DType::f32);
       return plans.emplace(key, std::move(p)).first->second;
     } catch (const dnnl::error& e) {
@@ -187,6 +203,7 @@ struct LinearPrimitive::Impl {
 LinearPrimitive::LinearPrimitive(const Tensor& weights, WeightLayout layout, const Tensor& bias,
                                  PostOp act, Precision precision)
     : impl_(std::make_unique<Impl>()) {
+  auto sh = std::make_shared<Shared>();
   MESHNN_CHECK_AS(ShapeError, weights.defined() && weights.rank() == 2,
                   "LinearPrimitive: weights must be 2-D, got ",
                   weights.defined() ? shape_str(weights.shape()) : "undefined");
@@ -194,7 +211,7 @@ LinearPrimitive::LinearPrimitive(const Tensor& weights, WeightLayout layout, con
   MESHNN_CHECK_AS(Unsupported, precision == Precision::fp32 || precision == Precision::bf16,
                   "LinearPrimitive: precision ", precision_name(precision),
                   " is not implemented for matmul (fp32 | bf16)");
-  Impl& m = *impl_;
+  Shared& m = *sh;
   m.layout = layout;
   m.K = layout == WeightLayout::in_out ? weights.dim(0) : weights.dim(1);
   m.N = layout == WeightLayout::in_out ? weights.dim(1) : weights.dim(0);
@@ -228,6 +245,30 @@ LinearPrimitive::LinearPrimitive(const Tensor& weights, WeightLayout layout, con
   }
   m.user_wei_md = layout == WeightLayout::in_out ? dnnl::memory::desc({m.K, m.N}, dt::f32, tag::ab)
                                                  : dnnl::memory::desc({m.K, m.N}, dt::f32, tag::ba);
+  impl_->sh = sh;
+  impl_->K = m.K;
+  impl_->N = m.N;
+  impl_->act = m.act;
+  impl_->precision = m.precision;
+  impl_->native_bf16 = m.native_bf16;
+}
+
+LinearPrimitive::LinearPrimitive(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::unique_ptr<LinearPrimitive> LinearPrimitive::fork() const {
+  auto impl = std::make_unique<Impl>();
+  impl->sh = impl_->sh;
+  impl->K = impl_->K;
+  impl->N = impl_->N;
+  impl->act = impl_->act;
+  impl->precision = impl_->precision;
+  impl->native_bf16 = impl_->native_bf16;
+  impl->packed_f32 = impl_->packed_f32;
+  return std::unique_ptr<LinearPrimitive>(new LinearPrimitive(std::move(impl)));
+}
+
+bool LinearPrimitive::shares_weights_with(const LinearPrimitive& other) const {
+  return impl_->sh == other.impl_->sh;
 }
 
 LinearPrimitive::~LinearPrimitive() = default;
@@ -291,7 +332,7 @@ void LinearPrimitive::run(const float* src, int64_t M, int64_t lda, float* dst, 
     p.dst_mem.set_data_handle(dst);
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, p.src_mem}, {DNNL_ARG_WEIGHTS, p.wei_mem}, {DNNL_ARG_DST, p.dst_mem}};
-    if (m.bias.defined()) args.emplace(DNNL_ARG_BIAS, p.bias_mem);
+    if (m.sh->bias.defined()) args.emplace(DNNL_ARG_BIAS, p.bias_mem);
     p.prim.execute(cpu_stream(), args);
     cpu_stream().wait();
   } catch (const dnnl::error& e) {

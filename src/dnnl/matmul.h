@@ -23,6 +23,11 @@ namespace meshnn::dnnl_glue {
 
 enum class PostOp { none, relu, gelu_tanh };
 
+// Threads: the weights (and their packed copies) are shared by every fork of a primitive and
+// never change after construction; the plans and scratch buffers are the primitive's own and
+// change on every run. So one primitive serves one thread at a time, and a thread that needs the
+// same layer takes a fork() (plans of its own, no weight copy). No lock on run(); building a plan
+// (the first run at a new M) takes the packed-weight store's lock.
 class LinearPrimitive {
  public:
   enum class WeightLayout { in_out, out_in };
@@ -35,6 +40,10 @@ class LinearPrimitive {
   ~LinearPrimitive();
   LinearPrimitive(const LinearPrimitive&) = delete;
   LinearPrimitive& operator=(const LinearPrimitive&) = delete;
+  // The same layer with fresh plans and scratch over the shared weights (and packed copies); keeps
+  // the packed-f32 choice.
+  std::unique_ptr<LinearPrimitive> fork() const;
+  bool shares_weights_with(const LinearPrimitive& other) const;
 
   int64_t in_features() const;
   int64_t out_features() const;
@@ -45,7 +54,8 @@ class LinearPrimitive {
   // src: (M, K) f32, rows `lda` floats apart → dst: (M, N) f32, rows `ldd` apart.
   // dst = act(src·W + b), or with accumulate dst += src·W + b (act must be none then: the
   // residual is added before any activation would apply, which no caller needs).
-  // Not re-entrant on one instance (per-M scratch and plans are cached inside).
+  // Not re-entrant on one instance (per-M scratch and plans are cached inside): one thread per
+  // instance, fork() for another.
   void run(const float* src, int64_t M, int64_t lda, float* dst, int64_t ldd, bool accumulate);
   // Native bf16: builds the plan for M ahead of time so the first call pays no JIT / packing
   // (nothing to prepare on the sgemm path).
@@ -58,8 +68,10 @@ class LinearPrimitive {
   std::string impl_info(int64_t M, bool accumulate);
 
   struct Impl;
+  struct Shared;
 
  private:
+  explicit LinearPrimitive(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -87,13 +87,13 @@ EncoderBlock::EncoderBlock(const EncoderBlockWeights& w, int64_t n_heads, int64_
 }
 
 void EncoderBlock::prepare(int64_t M) {
-  if (M > scratch_rows_) {
-    n_ = Tensor::empty({M, dim_});
-    qkv_buf_ = Tensor::empty({M, 3 * dim_});
-    attn_ = Tensor::empty({M, dim_});
-    scores_ = Tensor::empty({n_heads_, M, M});
-    hidden_ = Tensor::empty({M, ff_.hidden()});
-    scratch_rows_ = M;
+  if (M > s_.rows) {
+    s_.n = Tensor::empty({M, dim_});
+    s_.qkv = Tensor::empty({M, 3 * dim_});
+    s_.attn = Tensor::empty({M, dim_});
+    s_.scores = Tensor::empty({n_heads_, M, M});
+    s_.hidden = Tensor::empty({M, ff_.hidden()});
+    s_.rows = M;
   }
   qkv_.prepare(M);
   out_.prepare(M, true);
@@ -101,9 +101,9 @@ void EncoderBlock::prepare(int64_t M) {
 
 void EncoderBlock::forward(float* h, int64_t M, const uint8_t* key_valid) {
   prepare(M);
-  float* n = n_.data<float>();
-  float* qkv = qkv_buf_.data<float>();
-  float* attn = attn_.data<float>();
+  float* n = s_.n.data<float>();
+  float* qkv = s_.qkv.data<float>();
+  float* attn = s_.attn.data<float>();
   const int64_t D = dim_;
   norm1_.forward_rows(h, M, D, n, D);
   qkv_.forward_rows(n, M, D, qkv, 3 * D);
@@ -116,10 +116,10 @@ void EncoderBlock::forward(float* h, int64_t M, const uint8_t* key_valid) {
   a.n_heads = n_heads_, a.head_dim = head_dim_;
   a.scale = scale_;
   a.key_valid = key_valid;
-  multi_head_attention(a, scores_.data<float>());
+  multi_head_attention(a, s_.scores.data<float>());
   out_.forward_rows(attn, M, D, h, D, /*accumulate=*/true);  // h = h + to_out(attn)
   norm3_.forward_rows(h, M, D, n, D);
-  ff_.forward_rows(n, M, D, h, D, /*accumulate=*/true, hidden_.data<float>());  // h = h + ff
+  ff_.forward_rows(n, M, D, h, D, /*accumulate=*/true, s_.hidden.data<float>());  // h = h + ff
 }
 
 }  // namespace meshnn::layers

@@ -57,18 +57,32 @@ class EncoderBlock {
   int64_t dim() const { return dim_; }
   // h: (M, D) f32 rows (contiguous), updated in place: h += attn(LN1 h); h += FF(LN3 h).
   // key_valid: M bytes or null (all keys attend). Scratch grows to M on first use and is kept.
+  // Threads: one block per thread; a copy shares the weights and has its own plans and scratch.
   void forward(float* h, int64_t M, const uint8_t* key_valid);
   // Pre-builds the matmul plans and scratch for M rows.
   void prepare(int64_t M);
 
  private:
+  // Working memory of one block, grown on first use. A copy of the block starts without (its
+  // Linears fork: the weights are shared, plans and scratch are the copy's own).
+  struct Scratch {
+    Tensor n, qkv, attn, scores, hidden;
+    int64_t rows = 0;
+    Scratch() = default;
+    Scratch(const Scratch&) {}
+    Scratch& operator=(const Scratch&) {
+      *this = Scratch();
+      return *this;
+    }
+    Scratch(Scratch&&) noexcept = default;
+    Scratch& operator=(Scratch&&) noexcept = default;
+  };
   LayerNorm norm1_, norm3_;
   Linear qkv_, out_;
   FeedForward ff_;
   int64_t dim_ = 0, n_heads_ = 0, head_dim_ = 0;
   float scale_ = 1.f;
-  Tensor n_, qkv_buf_, attn_, scores_, hidden_;
-  int64_t scratch_rows_ = 0;
+  Scratch s_;
 };
 
 }  // namespace meshnn::layers

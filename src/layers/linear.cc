@@ -14,7 +14,7 @@ Tensor as_f32(const Tensor& t) {
 Linear Linear::from_out_in(const Tensor& weight, const Tensor& bias, Activation act,
                            Precision precision) {
   Linear l;
-  l.prim_ = std::make_shared<dnnl_glue::LinearPrimitive>(
+  l.prim_ = std::make_unique<dnnl_glue::LinearPrimitive>(
       as_f32(weight), dnnl_glue::LinearPrimitive::WeightLayout::out_in, as_f32(bias), act,
       precision);
   return l;
@@ -23,13 +23,20 @@ Linear Linear::from_out_in(const Tensor& weight, const Tensor& bias, Activation 
 Linear Linear::from_in_out(const Tensor& weight, const Tensor& bias, Activation act,
                            Precision precision) {
   Linear l;
-  l.prim_ = std::make_shared<dnnl_glue::LinearPrimitive>(
+  l.prim_ = std::make_unique<dnnl_glue::LinearPrimitive>(
       as_f32(weight), dnnl_glue::LinearPrimitive::WeightLayout::in_out, as_f32(bias), act,
       precision);
   return l;
 }
 
-Tensor Linear::forward(const Tensor& x) const {
+Linear::Linear(const Linear& other) : prim_(other.prim_ ? other.prim_->fork() : nullptr) {}
+
+Linear& Linear::operator=(const Linear& other) {
+  if (this != &other) prim_ = other.prim_ ? other.prim_->fork() : nullptr;
+  return *this;
+}
+
+Tensor Linear::forward(const Tensor& x) {
   MESHNN_CHECK(defined(), "Linear::forward on an empty layer");
   x.check_dtype(DType::f32);
   MESHNN_CHECK_AS(ShapeError, x.rank() >= 1 && x.dim(-1) == in_features(), "Linear: input ",
@@ -43,7 +50,7 @@ Tensor Linear::forward(const Tensor& x) const {
 }
 
 void Linear::forward_rows(const float* src, int64_t M, int64_t lda, float* dst, int64_t ldd,
-                          bool accumulate) const {
+                          bool accumulate) {
   prim_->run(src, M, lda, dst, ldd, accumulate);
 }
 

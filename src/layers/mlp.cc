@@ -18,7 +18,7 @@ FeedForward::FeedForward(const Tensor& w1, const Tensor& b1, const Tensor& w2, c
 }
 
 void FeedForward::forward_rows(const float* x, int64_t M, int64_t ldx, float* dst, int64_t ldd,
-                               bool accumulate, float* hidden) const {
+                               bool accumulate, float* hidden) {
   ff1_.forward_rows(x, M, ldx, hidden, ff1_.out_features(), false);
   ff2_.forward_rows(hidden, M, ff1_.out_features(), dst, ldd, accumulate);
 }

@@ -25,7 +25,7 @@ class FeedForward {
   // x: (M, D) rows `ldx` apart → dst (M, D) rows `ldd` apart; accumulate: dst += FF(x)
   // (the block's residual). `hidden` is scratch of at least M·F floats.
   void forward_rows(const float* x, int64_t M, int64_t ldx, float* dst, int64_t ldd,
-                    bool accumulate, float* hidden) const;
+                    bool accumulate, float* hidden);
 
  private:
   Linear ff1_, ff2_;

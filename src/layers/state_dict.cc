@@ -90,6 +90,11 @@ std::map<std::string, Shape> conv_tensor_names(const std::string& prefix, const 
   return out;
 }
 
+std::string weight_key(const std::string& prefix) { return join_key(prefix, "weight"); }
+std::string bias_key(const std::string& prefix) { return join_key(prefix, "bias"); }
+std::string category_weight_key(const std::string& prefix) { return join_key(prefix, "W"); }
+std::string category_bias_key(const std::string& prefix) { return join_key(prefix, "b"); }
+
 std::string join_key(const std::string& prefix, const std::string& name) {
   if (prefix.empty()) return name;
   if (prefix.back() == '.') return prefix + name;

@@ -4,6 +4,7 @@
 
 #include "meshnn/layers/activation.h"
 #include "meshnn/layers/state_dict.h"
+#include "meshnn/ops/filter_design.h"
 
 namespace meshnn::models {
 
@@ -294,6 +295,106 @@ double flops(const ModelDesc& desc, int64_t frames) {
     }
   }
   return f;
+}
+
+ReceptiveField receptive_field(const ModelDesc& desc) {
+  const int64_t act = layers::AntiAliasedActivation::context_rows();
+  ReceptiveField h;
+  std::map<int, ReceptiveField> blocks;  // one generator stage's parallel residual blocks
+  auto flush = [&] {
+    ReceptiveField widest;
+    for (const auto& [b, f] : blocks) {
+      widest.left = std::max(widest.left, f.left);
+      widest.right = std::max(widest.right, f.right);
+    }
+    h.left += widest.left;
+    h.right += widest.right;
+    blocks.clear();
+  };
+  for (auto it = desc.rbegin(); it != desc.rend(); ++it) {
+    const LayerDesc& d = *it;
+    const bool parallel = d.role == Role::convs1 || d.role == Role::convs2 ||
+                          d.role == Role::acts1 || d.role == Role::acts2;
+    if (!parallel) flush();
+    ReceptiveField& f = parallel ? blocks[d.block] : h;
+    switch (d.kind) {
+      case Kind::conv1d: {
+        const int64_t span = d.dilation * (d.kernel - 1);
+        f.left += span / 2;
+        f.right += span - span / 2;
+        break;
+      }
+      case Kind::activation:
+        f.left += act;
+        f.right += act;
+        break;
+      case Kind::conv_transpose1d: {
+        auto down = [&](int64_t r) {
+          return (r + d.stride - 1) / d.stride + (d.kernel + d.stride - 1) / d.stride + 1;
+        };
+        f.left = down(f.left);
+        f.right = down(f.right);
+        break;
+      }
+      case Kind::conv2d:
+        if (d.role == Role::upsample_conv) {
+          // Output row r' reads upsampled rows r' − 1 … r' + 1 (causal K-conv after the dropped
+          // first row), i.e. input rows ⌊(r' − 1)/2⌋ … ⌈r'/2⌉: nothing right of its own.
+          f.left = (f.left + d.kernel - 1) / 2 + 1;
+          f.right = f.right > 0 ? (f.right + 1) / 2 + 1 : 0;
+        } else {
+          f.left += d.kernel - 1;  // causal in time
+        }
+        break;
+      case Kind::tensor:
+        break;
+    }
+  }
+  flush();
+  // One frame of margin each side that reads any.
+  return {h.left + 1, h.right > 0 ? h.right + 1 : 0};
+}
+
+ReceptiveField generator_receptive_field(const GeneratorConfig& cfg) {
+  return receptive_field(describe_generator(cfg, ""));
+}
+
+ReceptiveField mel_vae_receptive_field(const AudioVaeDecoderConfig& cfg) {
+  return receptive_field(describe_mel_vae(cfg));
+}
+
+int64_t mel_vae_time_ratio(const AudioVaeDecoderConfig& cfg) {
+  int64_t r = 1;
+  for (const LayerDesc& d : describe_mel_vae(cfg))
+    if (d.role == Role::upsample_conv) r *= 2;
+  return r;
+}
+
+ReceptiveField bwe_receptive_field(const BweConfig& cfg, int64_t hop) {
+  // Output sample n of the BWE reads STFT frames within the generator's field of its own, frame f
+  // reads 16 kHz samples [hop_c·f − (n_fft − hop_c), hop_c·(f + 1)); the skip path (the
+  // resampler) reads ±pad samples.
+  const ReceptiveField g = generator_receptive_field(cfg.generator);
+  const int64_t bh = cfg.hop_length;
+  const int64_t pad = ops::hann_upsample_geometry(
+                          static_cast<int>(cfg.output_sampling_rate / cfg.input_sampling_rate))
+                          .pad;
+  const int64_t left = bh * g.left + (cfg.n_fft - bh) + pad;
+  const int64_t right = bh * g.right + bh + pad;
+  return {(left + hop - 1) / hop + 1, (right + hop - 1) / hop + 1};
+}
+
+ReceptiveField ltx_receptive_field(const LtxAudioConfig& cfg) {
+  const ReceptiveField a = mel_vae_receptive_field(cfg.vae);
+  ReceptiveField mel = generator_receptive_field(cfg.vocoder);
+  if (cfg.version == LtxAudioConfig::Version::ltx23) {
+    const ReceptiveField c = bwe_receptive_field(cfg.bwe, cfg.vocoder.hop());
+    mel.left += c.left;
+    mel.right += c.right;
+  }
+  // Mel row m is aligned with latent ⌈m / r⌉; ⌈(m ± x) / r⌉ stays within ⌈x / r⌉ of it.
+  const int64_t r = mel_vae_time_ratio(cfg.vae);
+  return {a.left + (mel.left + r - 1) / r, a.right + (mel.right + r - 1) / r};
 }
 
 std::vector<const LayerDesc*> with_role(const ModelDesc& desc, Role role) {

@@ -27,14 +27,13 @@ CheckpointReport check_ltx_checkpoint(const LtxAudioConfig& cfg,
   return r;
 }
 
-namespace {
-void list(std::string& msg, const char* title, const std::vector<std::string>& items) {
+void append_problem_list(std::string& msg, const char* title,
+                         const std::vector<std::string>& items) {
   if (items.empty()) return;
   msg += detail::concat("\n  ", items.size(), " ", title, ":");
   for (size_t i = 0; i < items.size() && i < 25; ++i) msg += "\n    " + items[i];
   if (items.size() > 25) msg += detail::concat("\n    … and ", items.size() - 25, " more");
 }
-}  // namespace
 
 void require_ltx_checkpoint(const LtxAudioConfig& cfg, const std::map<std::string, Shape>& tensors,
                             const CheckpointCheckOptions& opt, const std::string& where) {
@@ -49,13 +48,13 @@ void require_ltx_checkpoint(const LtxAudioConfig& cfg, const std::map<std::strin
   }
   std::string msg =
       detail::concat(where, ": ", r.problems(opt), " checkpoint key problem(s) for this config:");
-  list(msg, "missing", r.missing);
-  list(msg, "with the wrong shape", r.wrong_shape);
+  append_problem_list(msg, "missing", r.missing);
+  append_problem_list(msg, "with the wrong shape", r.wrong_shape);
   if (!opt.allow_unused_audio_tensors) {
-    list(msg,
-         "unused by every layer (the config and the weights disagree; "
-         "--allow-unused-tensors accepts them)",
-         r.unused);
+    append_problem_list(msg,
+                        "unused by every layer (the config and the weights disagree; "
+                        "--allow-unused-tensors accepts them)",
+                        r.unused);
   }
   throw WeightError(msg);
 }

@@ -30,6 +30,11 @@ struct CheckpointReport {
   }
 };
 
+// Appends "\n  <n> <title>:" and the first 25 items (then "… and <k> more") to msg: how every
+// checkpoint check lists its problems.
+void append_problem_list(std::string& msg, const char* title,
+                         const std::vector<std::string>& items);
+
 // tensors: every key of the file and its shape.
 CheckpointReport check_ltx_checkpoint(const LtxAudioConfig& cfg,
                                       const std::map<std::string, Shape>& tensors);

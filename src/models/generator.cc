@@ -122,27 +122,7 @@ Tensor Generator::forward(const Tensor& x_in, const TimeShard& ts, int64_t real)
 }
 
 int64_t Generator::context_frames() const {
-  // Walk back from one output row: h = rows needed each side at the current rate.
-  const int64_t act = layers::AntiAliasedActivation::context_rows();
-  const bool hifi = cfg_.block == GeneratorConfig::Block::hifigan1;
-  int64_t h = 3 + (hifi ? 0 : act);  // conv_post k7, act_post
-  for (int i = cfg_.num_stages() - 1; i >= 0; --i) {
-    int64_t stage = 0;  // the stage output is a mean over blocks: the widest block counts
-    for (size_t j = 0; j < cfg_.resblock_kernel_sizes.size(); ++j) {
-      const int64_t k = cfg_.resblock_kernel_sizes[j];
-      int64_t b = 0;
-      for (int d : cfg_.resblock_dilation_sizes[j]) {
-        b += d * (k - 1) / 2 + (hifi ? 0 : act);
-        if (cfg_.block != GeneratorConfig::Block::amp2) b += (k - 1) / 2 + (hifi ? 0 : act);
-      }
-      stage = std::max(stage, b);
-    }
-    h += stage;
-    // Transposed conv, stride s, kernel k: output row o reads inputs within (o + k) / s of o / s.
-    const int64_t s = cfg_.upsample_rates[i], k = cfg_.upsample_kernel_sizes[i];
-    h = (h + s - 1) / s + (k + s - 1) / s + 1;
-  }
-  return h + 3 + 1;  // conv_pre k7, one frame of margin
+  return generator_receptive_field(cfg_).each_side();  // from the layer table
 }
 
 // The same graph as forward(), as streaming operators: each residual unit is a fork of the

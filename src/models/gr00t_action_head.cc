@@ -16,6 +16,7 @@
 #include "meshnn/core/profile.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
+#include "models/gr00t_description.h"
 
 namespace meshnn::gr00t {
 
@@ -102,57 +103,7 @@ std::string ActionHeadConfig::to_json() const {
   return j.dump();
 }
 
-std::vector<std::pair<std::string, Shape>> action_head_weight_shapes(const Config& cfg,
-                                                                     const ActionHeadConfig& hc,
-                                                                     const std::string& prefix) {
-  const int64_t D = cfg.dit.inner_dim(), Dvl = cfg.dit.cross_attention_dim;
-  const int64_t O = cfg.state.hidden_size, A = hc.action_dim, E = cfg.state.num_embodiments;
-  const std::string m = prefix + "model.";
-  std::vector<std::pair<std::string, Shape>> w = {
-      {m + "timestep_encoder.timestep_embedder.linear_1.weight", {D, 256}},
-      {m + "timestep_encoder.timestep_embedder.linear_1.bias", {D}},
-      {m + "timestep_encoder.timestep_embedder.linear_2.weight", {D, D}},
-      {m + "timestep_encoder.timestep_embedder.linear_2.bias", {D}}};
-  const std::vector<int> cross = cfg.dit.cross_block_indices();
-  for (int i = 0; i < cfg.dit.n_layers; ++i) {
-    const std::string p = m + "transformer_blocks." + std::to_string(i) + ".";
-    const bool is_cross = std::find(cross.begin(), cross.end(), i) != cross.end();
-    const int64_t kv_in = is_cross ? Dvl : D;
-    w.push_back({p + "norm1.linear.weight", {2 * D, D}});
-    w.push_back({p + "norm1.linear.bias", {2 * D}});
-    w.push_back({p + "attn1.to_q.weight", {D, D}});
-    w.push_back({p + "attn1.to_q.bias", {D}});
-    w.push_back({p + "attn1.to_k.weight", {D, kv_in}});
-    w.push_back({p + "attn1.to_k.bias", {D}});
-    w.push_back({p + "attn1.to_v.weight", {D, kv_in}});
-    w.push_back({p + "attn1.to_v.bias", {D}});
-    w.push_back({p + "attn1.to_out.0.weight", {D, D}});
-    w.push_back({p + "attn1.to_out.0.bias", {D}});
-    w.push_back({p + "ff.net.0.proj.weight", {4 * D, D}});
-    w.push_back({p + "ff.net.0.proj.bias", {4 * D}});
-    w.push_back({p + "ff.net.2.weight", {D, 4 * D}});
-    w.push_back({p + "ff.net.2.bias", {D}});
-  }
-  w.push_back({m + "proj_out_1.weight", {2 * D, D}});
-  w.push_back({m + "proj_out_1.bias", {2 * D}});
-  w.push_back({m + "proj_out_2.weight", {O, D}});
-  w.push_back({m + "proj_out_2.bias", {O}});
-  const std::string a = prefix + "action_encoder.";
-  w.push_back({a + "W1.W", {E, A, D}});
-  w.push_back({a + "W1.b", {E, D}});
-  w.push_back({a + "W2.W", {E, 2 * D, D}});
-  w.push_back({a + "W2.b", {E, D}});
-  w.push_back({a + "W3.W", {E, D, D}});
-  w.push_back({a + "W3.b", {E, D}});
-  const std::string d = prefix + "action_decoder.";
-  w.push_back({d + "layer1.W", {E, O, O}});
-  w.push_back({d + "layer1.b", {E, O}});
-  w.push_back({d + "layer2.W", {E, O, A}});
-  w.push_back({d + "layer2.b", {E, A}});
-  w.push_back({prefix + "position_embedding.weight", {hc.max_seq_len, D}});
-  if (hc.future_tokens > 0) w.push_back({prefix + "future_tokens.weight", {hc.future_tokens, D}});
-  return w;
-}
+// action_head_weight_shapes: models/gr00t_description.cc (the key table).
 
 // ------------------------------------------------------------------------------------------------
 // helpers
@@ -162,6 +113,7 @@ namespace {
 
 using layers::Activation;
 using layers::Linear;
+using Role = LayerDesc::Role;
 
 // Timestep sinusoids in double, rounded once to f32 (the reference computes them in f32; the
 // difference is a few 1e-6 relative at t = 750, see the numerics notes in docs/gr00t.md).
@@ -406,39 +358,26 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
   m.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(m.dh)));
 
   // ---- every key and shape checked up front; all problems listed at once -------------------
-  std::string problems;
-  int n_problems = 0;
-  for (const auto& [key, shape] : action_head_weight_shapes(cfg, hc, prefix)) {
-    std::optional<Tensor> t = weights(key);
-    if (!t) {
-      problems += "\n  missing " + key + " " + shape_str(shape);
-      ++n_problems;
-    } else if (t->shape() != shape) {
-      problems +=
-          "\n  " + key + " has shape " + shape_str(t->shape()) + ", expected " + shape_str(shape);
-      ++n_problems;
-    }
-  }
-  MESHNN_CHECK_AS(WeightError, n_problems == 0, vn, " action head: ", n_problems,
-                  " checkpoint tensor(s) missing or misshaped under prefix '", prefix,
-                  "':", problems);
+  // Every key from the head's table (models/gr00t_description.cc).
+  const ModelDesc desc = describe_action_head(cfg, hc, prefix);
+  require_weights(desc, weights, detail::concat(vn, " action head (prefix '", prefix, "')"));
   auto get = [&](const std::string& key) {
     Tensor t = *weights(key);
     return t.dtype() == DType::f32 ? t : t.to(DType::f32);
   };
 
-  const std::string mp = prefix + "model.";
-  const std::string te = mp + "timestep_encoder.timestep_embedder.";
+  auto w_of = [&](Role r, int block = -1) { return get(layer_of(desc, r, block).weight_key()); };
+  auto b_of = [&](Role r, int block = -1) { return get(layer_of(desc, r, block).bias_key()); };
   const Precision p = options.precision;
-  m.t_lin1 = Linear::from_out_in(get(te + "linear_1.weight"), get(te + "linear_1.bias"),
+  m.t_lin1 = Linear::from_out_in(w_of(Role::timestep_linear1), b_of(Role::timestep_linear1),
                                  Activation::none, p);
-  m.t_lin2 = Linear::from_out_in(get(te + "linear_2.weight"), get(te + "linear_2.bias"),
+  m.t_lin2 = Linear::from_out_in(w_of(Role::timestep_linear2), b_of(Role::timestep_linear2),
                                  Activation::none, p);
   // t_lin1's SiLU is applied between the two products
-  m.proj_out_1 = Linear::from_out_in(get(mp + "proj_out_1.weight"), get(mp + "proj_out_1.bias"),
-                                     Activation::none, p);
-  m.proj_out_2 = packed(Linear::from_out_in(get(mp + "proj_out_2.weight"),
-                                            get(mp + "proj_out_2.bias"), Activation::none, p));
+  m.proj_out_1 =
+      Linear::from_out_in(w_of(Role::proj_out_1), b_of(Role::proj_out_1), Activation::none, p);
+  m.proj_out_2 = packed(
+      Linear::from_out_in(w_of(Role::proj_out_2), b_of(Role::proj_out_2), Activation::none, p));
   // Non-affine norms as γ = 1, β = 0 (exact: x·1 + 0).
   Tensor ones({m.D}), zeros({m.D});
   for (int64_t i = 0; i < m.D; ++i) ones.data<float>()[i] = 1.f;
@@ -451,45 +390,40 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
   const std::vector<int> cross = cfg.dit.cross_block_indices();
   const int64_t dl = m.heads_local * m.dh, c0 = m.rank * dl, f0 = m.rank * m.ff_local;
   for (int i = 0; i < cfg.dit.n_layers; ++i) {
-    const std::string b = mp + "transformer_blocks." + std::to_string(i) + ".";
     DitBlock blk;
     blk.index = i;
     blk.cross = std::find(cross.begin(), cross.end(), i) != cross.end();
     blk.key_set = blk.cross ? cfg.dit.key_set(i) : "";
-    blk.ada = Linear::from_out_in(get(b + "norm1.linear.weight"), get(b + "norm1.linear.bias"),
-                                  Activation::none, p);
-    blk.q = packed(Linear::from_out_in(part(get(b + "attn1.to_q.weight"), 0, c0, dl),
-                                       part(get(b + "attn1.to_q.bias"), 0, c0, dl),
-                                       Activation::none, p));
+    blk.ada =
+        Linear::from_out_in(w_of(Role::dit_ada, i), b_of(Role::dit_ada, i), Activation::none, p);
+    blk.q = packed(Linear::from_out_in(part(w_of(Role::dit_q, i), 0, c0, dl),
+                                       part(b_of(Role::dit_q, i), 0, c0, dl), Activation::none, p));
     if (!blk.cross) {
-      Tensor w = concat({part(get(b + "attn1.to_k.weight"), 0, c0, dl),
-                         part(get(b + "attn1.to_v.weight"), 0, c0, dl)},
-                        0);
-      Tensor bb = concat({part(get(b + "attn1.to_k.bias"), 0, c0, dl),
-                          part(get(b + "attn1.to_v.bias"), 0, c0, dl)},
-                         0);
+      Tensor w =
+          concat({part(w_of(Role::dit_k, i), 0, c0, dl), part(w_of(Role::dit_v, i), 0, c0, dl)}, 0);
+      Tensor bb =
+          concat({part(b_of(Role::dit_k, i), 0, c0, dl), part(b_of(Role::dit_v, i), 0, c0, dl)}, 0);
       blk.kv = packed(Linear::from_out_in(w, bb, Activation::none, p));
     }
-    blk.out = packed(Linear::from_out_in(part(get(b + "attn1.to_out.0.weight"), 1, c0, dl),
-                                         Tensor(), Activation::none, p));
-    blk.bo = get(b + "attn1.to_out.0.bias");
-    blk.ff1 = packed(Linear::from_out_in(part(get(b + "ff.net.0.proj.weight"), 0, f0, m.ff_local),
-                                         part(get(b + "ff.net.0.proj.bias"), 0, f0, m.ff_local),
+    blk.out = packed(Linear::from_out_in(part(w_of(Role::dit_out, i), 1, c0, dl), Tensor(),
+                                         Activation::none, p));
+    blk.bo = b_of(Role::dit_out, i);
+    blk.ff1 = packed(Linear::from_out_in(part(w_of(Role::dit_ff1, i), 0, f0, m.ff_local),
+                                         part(b_of(Role::dit_ff1, i), 0, f0, m.ff_local),
                                          Activation::gelu_tanh, p));
-    blk.ff2 = packed(Linear::from_out_in(part(get(b + "ff.net.2.weight"), 1, f0, m.ff_local),
-                                         Tensor(), Activation::none, p));
-    blk.b2 = get(b + "ff.net.2.bias");
+    blk.ff2 = packed(Linear::from_out_in(part(w_of(Role::dit_ff2, i), 1, f0, m.ff_local), Tensor(),
+                                         Activation::none, p));
+    blk.b2 = b_of(Role::dit_ff2, i);
     m.blocks.push_back(std::move(blk));
   }
-  const std::string ae = prefix + "action_encoder.";
-  m.w1 = get(ae + "W1.W"), m.b1 = get(ae + "W1.b");
-  m.w2 = get(ae + "W2.W"), m.b2 = get(ae + "W2.b");
-  m.w3 = get(ae + "W3.W"), m.b3 = get(ae + "W3.b");
-  const std::string ad = prefix + "action_decoder.";
-  m.decoder = layers::CategorySpecificMlp(get(ad + "layer1.W"), get(ad + "layer1.b"),
-                                          get(ad + "layer2.W"), get(ad + "layer2.b"), m.O, p);
-  m.pos = get(prefix + "position_embedding.weight").narrow(0, 0, m.T);
-  if (m.F > 0) m.future = get(prefix + "future_tokens.weight");
+  m.w1 = w_of(Role::encoder_w1), m.b1 = b_of(Role::encoder_w1);
+  m.w2 = w_of(Role::encoder_w2), m.b2 = b_of(Role::encoder_w2);
+  m.w3 = w_of(Role::encoder_w3), m.b3 = b_of(Role::encoder_w3);
+  m.decoder =
+      layers::CategorySpecificMlp(w_of(Role::decoder_layer1), b_of(Role::decoder_layer1),
+                                  w_of(Role::decoder_layer2), b_of(Role::decoder_layer2), m.O, p);
+  m.pos = w_of(Role::position_embedding).narrow(0, 0, m.T);
+  if (m.F > 0) m.future = w_of(Role::future_tokens);
 
   m.h = Tensor({m.N, m.D});
   m.x = Tensor({m.N, m.D});
@@ -502,6 +436,21 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
 }
 
 ActionHead::~ActionHead() = default;
+
+std::unique_ptr<ActionHead> ActionHead::fork() const {
+  const Impl& m = *impl_;
+  MESHNN_CHECK(m.device == nullptr, version_name(m.cfg.version),
+               ": fork() is for one-device heads (each device of a mesh builds its own)");
+  std::unique_ptr<ActionHead> out(new ActionHead());
+  // The layers' copies share their weights (Linear forks); scratch, caches and counters anew.
+  out->impl_ = std::make_unique<Impl>(m);
+  Impl& f = *out->impl_;
+  f.buckets.clear();
+  f.stats = ActionHeadStats();
+  for (Tensor* t : {&f.h, &f.x, &f.qb, &f.kvb, &f.att, &f.part, &f.hid, &f.scores, &f.y})
+    if (t->defined()) *t = Tensor(t->shape());
+  return out;
+}
 
 const ActionHeadConfig& ActionHead::head_config() const { return impl_->hc; }
 const ActionHeadStats& ActionHead::stats() const { return impl_->stats; }
@@ -672,26 +621,7 @@ Tensor seeded_noise(int64_t horizon, int64_t action_dim, uint64_t seed) {
   return n;
 }
 
-std::map<std::string, Tensor> make_random_head_checkpoint(const Config& cfg,
-                                                          const ActionHeadConfig& hc, uint64_t seed,
-                                                          const std::string& prefix) {
-  std::map<std::string, Tensor> w = make_random_checkpoint(cfg, seed, prefix);
-  std::mt19937_64 rng(seed + 1);
-  // Not std::uniform_real_distribution: the same values on every standard library.
-  auto u = [&rng] {
-    return static_cast<float>(static_cast<double>(rng() >> 11) * 0x1.0p-52 - 1.0);
-  };
-  for (const auto& [key, shape] : action_head_weight_shapes(cfg, hc, prefix)) {
-    if (w.count(key)) continue;  // the adapter's cross K/V weights
-    Tensor t = Tensor::empty(shape);
-    // nn.Linear [out, in] and CategorySpecificLinear [E, in, out] both have fan_in at dim 1.
-    const float s = shape.size() >= 2 ? 1.f / std::sqrt(static_cast<float>(shape[1])) : 0.02f;
-    float* d = t.data<float>();
-    for (int64_t i = 0; i < t.numel(); ++i) d[i] = s * u();
-    w[key] = t;
-  }
-  return w;
-}
+// make_random_head_checkpoint: models/gr00t_description.cc (from the key table).
 
 struct Policy::State {
   Config cfg;
@@ -718,6 +648,18 @@ Policy::Policy(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& 
 Policy::~Policy() = default;
 VlAdapter& Policy::adapter() { return *s_->adapter; }
 ActionHead& Policy::head() { return *s_->head; }
+std::unique_ptr<Policy> Policy::fork() const {
+  std::unique_ptr<Policy> out(new Policy());
+  out->s_ = std::make_unique<State>();
+  State& f = *out->s_;
+  f.cfg = s_->cfg;
+  f.hc = s_->hc;
+  f.layout = s_->layout;
+  f.head = s_->head->fork();
+  f.adapter = s_->adapter->fork();
+  return out;
+}
+
 int64_t Policy::adapter_hoist_projections() const { return s_->adapter->hoist_projections(); }
 
 Tensor Policy::get_action(const Tensor& features, const Tensor& state, int embodiment,

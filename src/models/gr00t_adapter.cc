@@ -16,10 +16,13 @@
 #include "meshnn/core/profile.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
+#include "models/gr00t_description.h"
 
 namespace meshnn::gr00t {
 
 namespace {
+
+using Role = LayerDesc::Role;
 
 Tensor need(const WeightLookup& w, const std::string& key) {
   std::optional<Tensor> t = w(key);
@@ -161,28 +164,34 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
   m.plan = AdapterPlan::build(cfg, layout, options, &weights, weight_prefix, tp, tp_rank);
   m.collect_taps = options.collect_taps;
   const AdapterPlan& p = m.plan;
-  const std::string& pre = weight_prefix;
-  m.vlln = layers::LayerNorm(need(weights, pre + "vlln.weight"), need(weights, pre + "vlln.bias"),
-                             static_cast<float>(cfg.vl.vlln_eps));
+  // Every key from the adapter's table (models/gr00t_description.cc), checked in plan().
+  const ModelDesc desc = describe_adapter(cfg, weight_prefix);
+  auto w_of = [&](Role r, int block = -1) {
+    return need(weights, layer_of(desc, r, block).weight_key());
+  };
+  auto b_of = [&](Role r, int block = -1) {
+    return need(weights, layer_of(desc, r, block).bias_key());
+  };
+  m.vlln =
+      layers::LayerNorm(w_of(Role::vlln), b_of(Role::vlln), static_cast<float>(cfg.vl.vlln_eps));
   for (int i = 0; i < p.n_vlsa; ++i) {
-    const std::string b = pre + "vl_self_attention.transformer_blocks." + std::to_string(i) + ".";
     layers::EncoderBlockWeights w;
-    w.norm1_w = need(weights, b + "norm1.weight");
-    w.norm1_b = need(weights, b + "norm1.bias");
-    w.to_q_w = need(weights, b + "attn1.to_q.weight");
-    w.to_q_b = need(weights, b + "attn1.to_q.bias");
-    w.to_k_w = need(weights, b + "attn1.to_k.weight");
-    w.to_k_b = need(weights, b + "attn1.to_k.bias");
-    w.to_v_w = need(weights, b + "attn1.to_v.weight");
-    w.to_v_b = need(weights, b + "attn1.to_v.bias");
-    w.to_out_w = need(weights, b + "attn1.to_out.0.weight");
-    w.to_out_b = need(weights, b + "attn1.to_out.0.bias");
-    w.norm3_w = need(weights, b + "norm3.weight");
-    w.norm3_b = need(weights, b + "norm3.bias");
-    w.ff1_w = need(weights, b + "ff.net.0.proj.weight");
-    w.ff1_b = need(weights, b + "ff.net.0.proj.bias");
-    w.ff2_w = need(weights, b + "ff.net.2.weight");
-    w.ff2_b = need(weights, b + "ff.net.2.bias");
+    w.norm1_w = w_of(Role::vlsa_norm1, i);
+    w.norm1_b = b_of(Role::vlsa_norm1, i);
+    w.to_q_w = w_of(Role::vlsa_q, i);
+    w.to_q_b = b_of(Role::vlsa_q, i);
+    w.to_k_w = w_of(Role::vlsa_k, i);
+    w.to_k_b = b_of(Role::vlsa_k, i);
+    w.to_v_w = w_of(Role::vlsa_v, i);
+    w.to_v_b = b_of(Role::vlsa_v, i);
+    w.to_out_w = w_of(Role::vlsa_out, i);
+    w.to_out_b = b_of(Role::vlsa_out, i);
+    w.norm3_w = w_of(Role::vlsa_norm3, i);
+    w.norm3_b = b_of(Role::vlsa_norm3, i);
+    w.ff1_w = w_of(Role::vlsa_ff1, i);
+    w.ff1_b = b_of(Role::vlsa_ff1, i);
+    w.ff2_w = w_of(Role::vlsa_ff2, i);
+    w.ff2_b = b_of(Role::vlsa_ff2, i);
     if (p.tp > 1) {
       m.tp_blocks.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim,
                                static_cast<float>(cfg.vl.ln_eps), options.precision, p.tp,
@@ -195,15 +204,14 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
   }
   int64_t max_l = 0;
   for (const HoistBlockPlan& hb : p.blocks) {
-    const std::string b = pre + "model.transformer_blocks." + std::to_string(hb.block) + ".attn1.";
     // Wkv = [to_k; to_v] (2·inner, D): one product per block, K in the first inner columns.
     // Head-parallel: only this device's heads (rows [rank·inner/tp, …) of each).
     const int64_t il = p.n_heads / p.tp * p.head_dim, r0 = p.tp_rank * il;
-    Tensor w = concat({need(weights, b + "to_k.weight").narrow(0, r0, il),
-                       need(weights, b + "to_v.weight").narrow(0, r0, il)},
+    Tensor w = concat({w_of(Role::dit_k, hb.block).narrow(0, r0, il),
+                       w_of(Role::dit_v, hb.block).narrow(0, r0, il)},
                       0);
-    Tensor bias = concat({need(weights, b + "to_k.bias").narrow(0, r0, il),
-                          need(weights, b + "to_v.bias").narrow(0, r0, il)},
+    Tensor bias = concat({b_of(Role::dit_k, hb.block).narrow(0, r0, il),
+                          b_of(Role::dit_v, hb.block).narrow(0, r0, il)},
                          0);
     m.hoist.emplace(hb.block, layers::Linear::from_out_in(w, bias, layers::Activation::none,
                                                           options.hoist_precision));
@@ -216,16 +224,32 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
     max_l = std::max(max_l, hb.l_pad);
   }
   m.proj = Tensor({max_l, p.kv_width / p.tp});
-  m.state_encoder = layers::CategorySpecificMlp(
-      need(weights, pre + "state_encoder.layer1.W"), need(weights, pre + "state_encoder.layer1.b"),
-      need(weights, pre + "state_encoder.layer2.W"), need(weights, pre + "state_encoder.layer2.b"),
-      cfg.state.state_dim_pad, options.state_precision);
+  m.state_encoder = layers::CategorySpecificMlp(w_of(Role::state_layer1), b_of(Role::state_layer1),
+                                                w_of(Role::state_layer2), b_of(Role::state_layer2),
+                                                cfg.state.state_dim_pad, options.state_precision);
   if (options.gather_mode == GatherMode::onehot)
     for (const std::string& ks : p.gathered_sets()) m.onehot[ks] = layout.onehot_gather_matrix(ks);
   m.layout_key_valid = layout.key_valid();
 }
 
 VlAdapter::~VlAdapter() = default;
+
+std::unique_ptr<VlAdapter> VlAdapter::fork() const {
+  const Impl& m = *impl_;
+  MESHNN_CHECK(m.device == nullptr, version_name(m.plan.config.version),
+               ": fork() is for one-device adapters (each device of a mesh builds its own)");
+  MESHNN_CHECK(!m.released, version_name(m.plan.config.version),
+               ": fork() of a released adapter (its K/V buffers are gone)");
+  std::unique_ptr<VlAdapter> out(new VlAdapter());
+  // The layers' copies share their weights (Linear forks); scratch and K/V are made anew.
+  out->impl_ = std::make_unique<Impl>(m);
+  Impl& f = *out->impl_;
+  for (auto& [block, kv] : f.kv) kv = {Tensor(kv.first.shape()), Tensor(kv.second.shape())};
+  f.proj = Tensor(m.proj.shape());
+  f.hoist_projections = 0;
+  for (layers::EncoderBlock& b : f.vlsa) b.prepare(f.plan.s_active);
+  return out;
+}
 
 const AdapterPlan& VlAdapter::plan() const { return impl_->plan; }
 bool VlAdapter::released() const { return impl_->released; }
@@ -395,37 +419,6 @@ std::string VlAdapter::describe() const {
   return j.dump(2);
 }
 
-// ------------------------------------------------------------------------------------------------
-// random checkpoint
-// ------------------------------------------------------------------------------------------------
-
-std::map<std::string, Tensor> make_random_checkpoint(const Config& cfg, uint64_t seed,
-                                                     const std::string& prefix) {
-  cfg.validate();
-  std::map<std::string, Tensor> out;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (const auto& [key, shape] : adapter_weight_shapes(cfg, prefix)) {
-    Tensor t = Tensor::empty(shape);
-    float* d = t.data<float>();
-    const bool is_norm =
-        key.find("norm") != std::string::npos || key.find("vlln") != std::string::npos;
-    const bool is_bias = key.size() >= 2 && (key.compare(key.size() - 5, 5, ".bias") == 0 ||
-                                             key.compare(key.size() - 2, 2, ".b") == 0);
-    float scale;
-    if (is_norm)
-      scale = 0.1f;
-    else if (shape.size() == 2 && !is_bias)
-      scale = 1.f / std::sqrt(static_cast<float>(shape[1]));
-    else if (shape.size() == 3)
-      scale = 1.f / std::sqrt(static_cast<float>(shape[1]));
-    else
-      scale = 0.02f;
-    const float offset = (is_norm && !is_bias) ? 1.f : 0.f;  // LayerNorm γ ≈ 1, β ≈ 0
-    for (int64_t i = 0; i < t.numel(); ++i) d[i] = offset + scale * u(rng);
-    out[key] = t;
-  }
-  return out;
-}
+// make_random_checkpoint: models/gr00t_description.cc (from the key table).
 
 }  // namespace meshnn::gr00t

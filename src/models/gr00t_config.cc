@@ -12,6 +12,7 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
+#include "models/gr00t_description.h"
 
 namespace meshnn::gr00t {
 
@@ -495,55 +496,7 @@ Tensor state_rows(const Tensor& state, int64_t d_pad, int64_t rows) {
 // weights
 // ------------------------------------------------------------------------------------------------
 
-std::vector<std::pair<std::string, Shape>> adapter_weight_shapes(const Config& c,
-                                                                 const std::string& prefix) {
-  std::vector<std::pair<std::string, Shape>> w;
-  const int64_t D = c.vl.dim, F = c.vl.ff_dim;
-  w.push_back({prefix + "vlln.weight", {D}});
-  w.push_back({prefix + "vlln.bias", {D}});
-  for (int i = 0; i < c.vl.n_blocks; ++i) {
-    const std::string p =
-        prefix + "vl_self_attention.transformer_blocks." + std::to_string(i) + ".";
-    w.push_back({p + "norm1.weight", {D}});
-    w.push_back({p + "norm1.bias", {D}});
-    for (const char* n : {"attn1.to_q", "attn1.to_k", "attn1.to_v", "attn1.to_out.0"}) {
-      w.push_back({p + n + ".weight", {D, D}});
-      w.push_back({p + n + ".bias", {D}});
-    }
-    w.push_back({p + "norm3.weight", {D}});
-    w.push_back({p + "norm3.bias", {D}});
-    w.push_back({p + "ff.net.0.proj.weight", {F, D}});
-    w.push_back({p + "ff.net.0.proj.bias", {F}});
-    w.push_back({p + "ff.net.2.weight", {D, F}});
-    w.push_back({p + "ff.net.2.bias", {D}});
-  }
-  const int64_t inner = c.dit.inner_dim();
-  for (int i : c.dit.cross_block_indices()) {
-    const std::string p = prefix + "model.transformer_blocks." + std::to_string(i) + ".attn1.";
-    for (const char* n : {"to_k", "to_v"}) {
-      w.push_back({p + n + ".weight", {inner, c.dit.cross_attention_dim}});
-      w.push_back({p + n + ".bias", {inner}});
-    }
-  }
-  const int64_t E = c.state.num_embodiments, H = c.state.hidden_size;
-  w.push_back({prefix + "state_encoder.layer1.W", {E, c.state.max_state_dim, H}});
-  w.push_back({prefix + "state_encoder.layer1.b", {E, H}});
-  w.push_back({prefix + "state_encoder.layer2.W", {E, H, c.state.input_embedding_dim}});
-  w.push_back({prefix + "state_encoder.layer2.b", {E, c.state.input_embedding_dim}});
-  return w;
-}
-
-std::string detect_weight_prefix(const std::vector<std::string>& keys) {
-  const std::string tail = "action_head.vlln.weight";
-  for (const std::string& k : keys)
-    if (k.size() >= tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0)
-      return k.substr(0, k.size() - std::string("vlln.weight").size());
-  std::string some;
-  for (size_t i = 0; i < keys.size() && i < 5; ++i) some += (i ? ", " : "") + keys[i];
-  throw WeightError(
-      "checkpoint has no '" + tail +
-      "' key (not a GR00T action head?); first keys: " + (some.empty() ? "<none>" : some));
-}
+// adapter_weight_shapes, detect_weight_prefix: models/gr00t_description.cc (the key table).
 
 // ------------------------------------------------------------------------------------------------
 // plan
@@ -637,20 +590,8 @@ AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
   MESHNN_CHECK(!p.blocks.empty(), vn, ": no cross blocks");
   p.hoist_lengths.assign(lengths.begin(), lengths.end());
 
-  if (weights) {
-    for (const auto& [key, shape] : adapter_weight_shapes(cfg, weight_prefix)) {
-      const std::optional<Tensor> t = (*weights)(key);
-      MESHNN_CHECK_AS(WeightError, t.has_value(), "checkpoint is missing '", key, "' (expected ",
-                      shape_str(shape), ") for ", vn);
-      MESHNN_CHECK_AS(WeightError, t->shape() == shape, "checkpoint tensor '", key, "' has shape ",
-                      shape_str(t->shape()), ", expected ", shape_str(shape), " for ", vn);
-      MESHNN_CHECK_AS(WeightError,
-                      t->dtype() == DType::f32 || t->dtype() == DType::bf16 ||
-                          t->dtype() == DType::f16 || t->dtype() == DType::f64,
-                      "checkpoint tensor '", key, "' has dtype ", dtype_name(t->dtype()),
-                      ", expected a float type");
-    }
-  }
+  if (weights)
+    require_weights(describe_adapter(cfg, weight_prefix), *weights, std::string(vn) + " adapter");
   return p;
 }
 
@@ -681,7 +622,7 @@ std::string AdapterPlan::describe() const {
   j["dim"] = dim;
   j["n_vlsa"] = n_vlsa;
   j["vlsa"] = {{"heads", config.vl.n_heads}, {"head_dim", config.vl.head_dim},
-               {"ff", config.vl.ff_dim},     {"eps", config.vl.ln_eps},
+               {"ff_dim", config.vl.ff_dim}, {"eps", config.vl.ln_eps},
                {"scale", vlsa_scale},        {"activation", config.vl.activation}};
   j["vl_mask"] = vl_mask_present;
   j["dit"] = {{"heads", n_heads}, {"head_dim", head_dim}, {"kv_width", kv_width}};
@@ -698,7 +639,7 @@ std::string AdapterPlan::describe() const {
   j["key_sets"] = ks;
   json bl = json::array();
   for (const auto& b : blocks)
-    bl.push_back({{"block", b.block}, {"key_set", b.key_set}, {"l_pad", b.l_pad}});
+    bl.push_back({{"dit_block", b.block}, {"key_set", b.key_set}, {"l_pad", b.l_pad}});
   j["blocks"] = bl;
   j["hoist_lengths"] = hoist_lengths;
   j["state"] = {{"d_max", config.state.max_state_dim},

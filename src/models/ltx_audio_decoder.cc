@@ -162,21 +162,6 @@ struct LtxAudioDecoder::MelVae {
     return conv.forward_padded(padded);
   }
 
-  // Left context in latent frames of one output mel row (every conv is causal in time): walk back
-  // through the run order, converting at each ×2 upsample (row r' of the dropped sequence reads
-  // upsampled rows r' − 1 … r' + 1, i.e. input rows ⌊(r' − 1)/2⌋ …), rounding up at each step.
-  int64_t context_latents() const {
-    auto res_ctx = [](const ResBlock& b) { return b.conv1->pad_left() + b.conv2->pad_left(); };
-    int64_t h = conv_out->pad_left();
-    for (size_t l = up.size(); l-- > 0;) {
-      // ⌈(h + pad − 1)/2⌉ + 1 input rows for h output rows after the drop.
-      if (upsample_conv[l]) h = (h + upsample_conv[l]->pad_left()) / 2 + 1;
-      for (const ResBlock& b : up[l]) h += res_ctx(b);
-    }
-    for (const ResBlock& b : mid) h += res_ctx(b);
-    return h + conv_in->pad_left() + 1;  // one frame of margin
-  }
-
   // As forward(), streaming: latent rows (B, n, F, Cz) → log-mel rows (B, m, 64, 2). Every conv is
   // causal in time, so a row is final as soon as its latent frame arrives.
   streaming::StreamOpPtr stream() const {
@@ -511,17 +496,13 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts,
 
 LtxAudioDecoder::ChunkContext LtxAudioDecoder::chunk_context() const {
   ChunkContext c;
-  c.stage_a_latents = vae_->context_latents();
-  c.stage_b_mels = vocoder_->context_frames();
+  // From the layer tables (models/audio_description.h).
+  c.stage_a_latents = mel_vae_receptive_field(cfg_.vae).left;
+  c.stage_b_mels = generator_receptive_field(cfg_.vocoder).each_side();
   if (bwe_) {
-    // Output sample n of the BWE reads STFT frames within rc of its own, frame f reads 16 kHz
-    // samples [hop_c·f − (n_fft − hop_c), hop_c·(f + 1)); the skip path reads ±pad samples.
-    const int64_t hop = cfg_.vocoder.hop(), bh = cfg_.bwe.hop_length;
-    const int64_t rc = bwe_->gen->context_frames();
-    const int64_t left = bh * rc + (cfg_.bwe.n_fft - bh) + bwe_->geom.pad;
-    const int64_t right = bh * rc + bh + bwe_->geom.pad;
-    c.stage_c_left = (left + hop - 1) / hop + 1;
-    c.stage_c_right = (right + hop - 1) / hop + 1;
+    const ReceptiveField r = bwe_receptive_field(cfg_.bwe, cfg_.vocoder.hop());
+    c.stage_c_left = r.left;
+    c.stage_c_right = r.right;
   }
   return c;
 }

@@ -11,6 +11,7 @@
 
 #include "io/json.h"
 #include "meshnn/io/safetensors.h"
+#include "models/gr00t_description.h"
 #include "models/ltx_random.h"
 #include "support/fixtures.h"
 
@@ -104,11 +105,12 @@ TEST(AudioDescription, FlopsOfTheLtx23Decode) {
   EXPECT_NEAR(vae / 1e9, 122, 13);
 }
 
-// Every path component of the audio checkpoints' keys (e.g. "resblocks", "act_post",
-// "per_channel_statistics") appears in string literals of exactly one C++ source file under src/,
-// the file that describes that model or layer. Scanned: literals outside comments without spaces
-// (messages are not keys). Not scanned: the config parsers (audio_config.*: JSON field names such
-// as "vocoder" are config, not tensor keys) and GR00T's files (its keys are not in one table yet).
+// Every path component of every model's checkpoint keys (e.g. "resblocks", "act_post",
+// "per_channel_statistics", "vl_self_attention", "proj_out_1") appears in string literals of
+// exactly one C++ source file under src/ and include/: the file that describes that model or the
+// layer that names its tensors (layers/state_dict.cc: weight, bias, W, b). Scanned: literals
+// outside comments without spaces (messages are not keys). Not scanned: the audio config parser
+// (audio_config.*: JSON field names such as "vocoder" are config, not tensor keys).
 // Two parts name different modules in a layer and in a model, so they are spelled in both:
 // "conv" (the CausalConv wrapper's inner conv vs the mel-VAE Upsample's conv) and "upsample" (the
 // activation's filter vs the mel-VAE Upsample).
@@ -119,23 +121,33 @@ TEST(AudioDescription, EachKeyComponentIsSpelledInOneSourceFile) {
   const io::SafetensorsFile nv = test::open_fixture("bigvgan_v2_24k_small.safetensors");
   const BigVganConfig bv =
       parse_bigvgan_config(io::parse_json(nv.metadata().at("config"), "f"), "f");
-  std::set<std::string> parts;
+  std::vector<std::string> keys;
   for (const ModelDesc& d :
        {describe_ltx(cfg), describe_ltx(v2), describe_generator(bv.generator, "")})
-    for (const auto& [k, s] : required_shapes(d, true)) {
-      std::stringstream ss(k);
-      for (std::string p; std::getline(ss, p, '.');)
-        if (!p.empty() && !std::isdigit(static_cast<unsigned char>(p[0]))) parts.insert(p);
-    }
+    for (const auto& [k, s] : required_shapes(d, true)) keys.push_back(k);
+  for (gr00t::Version v : {gr00t::Version::n1_5, gr00t::Version::n1_6, gr00t::Version::n1_7}) {
+    const gr00t::Config c = gr00t::Config::defaults(v);
+    for (const auto& [k, s] : gr00t::tensor_shapes(gr00t::describe_policy(
+             c, gr00t::ActionHeadConfig::defaults(v), gr00t::default_weight_prefix())))
+      keys.push_back(k);
+  }
+  std::set<std::string> parts;
+  for (const std::string& k : keys) {
+    std::stringstream ss(k);
+    for (std::string p; std::getline(ss, p, '.');)
+      if (!p.empty() && !std::isdigit(static_cast<unsigned char>(p[0]))) parts.insert(p);
+  }
   // Literals in each source file, split at '.'.
   std::map<std::string, std::set<std::string>> files_of;  // part → files whose literals use it
-  for (const auto& e :
-       std::filesystem::recursive_directory_iterator(std::string(MESHNN_SOURCE_DIR) + "/src")) {
-    const std::string path = e.path().string();
-    if (!e.is_regular_file() || !(path.ends_with(".cc") || path.ends_with(".h"))) continue;
-    // GR00T's keys are described in its own files (not yet one table): out of this check.
-    if (path.find("gr00t") != std::string::npos || path.find("audio_config") != std::string::npos)
-      continue;
+  std::vector<std::filesystem::path> sources;
+  for (const char* dir : {"/src", "/include"})
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(std::string(MESHNN_SOURCE_DIR) + dir))
+      if (e.is_regular_file()) sources.push_back(e.path());
+  for (const std::filesystem::path& file : sources) {
+    const std::string path = file.string();
+    if (!(path.ends_with(".cc") || path.ends_with(".h"))) continue;
+    if (path.find("audio_config") != std::string::npos) continue;
     std::ifstream in(path);
     std::string text;
     for (std::string line; std::getline(in, line);) {
@@ -156,7 +168,7 @@ TEST(AudioDescription, EachKeyComponentIsSpelledInOneSourceFile) {
       if (literal.find(' ') != std::string::npos) continue;
       std::stringstream ss(literal);
       for (std::string p; std::getline(ss, p, '.');)
-        if (parts.count(p)) files_of[p].insert(e.path().filename().string());
+        if (parts.count(p)) files_of[p].insert(file.filename().string());
     }
   }
   for (const std::string& p : parts) {

@@ -209,10 +209,10 @@ TEST(Gr00tHeadErrors, EveryMissingKeyIsListed) {
     FAIL() << "expected a WeightError";
   } catch (const WeightError& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("3 checkpoint tensor(s)"), std::string::npos) << m;
+    EXPECT_NE(m.find("3 checkpoint tensor problem(s)"), std::string::npos) << m;
     EXPECT_NE(m.find("transformer_blocks.3.attn1.to_q.weight"), std::string::npos) << m;
     EXPECT_NE(m.find("action_decoder.layer2.b"), std::string::npos) << m;
-    EXPECT_NE(m.find("position_embedding.weight has shape"), std::string::npos) << m;
+    EXPECT_NE(m.find("position_embedding.weight' has shape"), std::string::npos) << m;
   }
 }
 

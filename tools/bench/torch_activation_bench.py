@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Times BigVGAN's torch Activation1d(SnakeBeta) chain (UpSample1d → SnakeBeta → DownSample1d, the
-torch ops of alias_free_activation/torch, as in tools/goldens/gen_audio_kernels.py) on the shapes of
+torch ops of alias_free_activation/torch, from tools/ltx_audio with BigVGAN's torch.sinc taps) on the shapes of
 bench/activation_bench.cc, 1 and 2 threads, and — given the meshnn_bench binary — runs the fused
 kernel in the same invocation and prints both with ratios.
 
@@ -24,8 +24,8 @@ if os.environ.get("MALLOC_MMAP_MAX_") != "0":
 
 import torch  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "goldens"))
-from gen_audio_kernels import Activation1d, SnakeBeta  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from ltx_audio import model as M  # noqa: E402
 
 SHAPES = [(1536, 188), (768, 375), (384, 1500), (192, 3000), (96, 6000), (48, 12000), (24, 24000)]
 
@@ -33,7 +33,11 @@ SHAPES = [(1536, 188), (768, 375), (384, 1500), (192, 3000), (96, 6000), (48, 12
 def time_torch(C, T, threads, reps):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    act = Activation1d(SnakeBeta(torch.randn(C) * 0.5, torch.randn(C) * 0.5, True)).eval()
+    snake = M.SnakeBeta(C, alpha_logscale=True)
+    with torch.no_grad():
+        snake.alpha.copy_(torch.randn(C) * 0.5)
+        snake.beta.copy_(torch.randn(C) * 0.5)
+    act = M.Activation1d(snake, sinc="torch").eval()
     x = torch.randn(1, C, T) * 2
     times = []
     with torch.inference_mode():

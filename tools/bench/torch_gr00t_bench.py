@@ -2,7 +2,7 @@
 """PyTorch timing of the GR00T VL adapter (N1.5 with 4 VL-SA blocks, N1.6 without) on 300 tokens
 at the released dims, the same thread count as meshnn, and the ratio, in one invocation.
 
-The torch side is tools/make_gr00t_checkpoint.py:adapter_forward (the golden reference) on a
+The torch side is tools/gr00t_ref/adapter.py:adapter_forward (the golden reference) on a
 seeded random checkpoint, f32 and (unless --no-torch-bf16) bf16 weights and activations. The meshnn
 side is bench/gr00t_bench.cc, run as a subprocess with the same OMP_NUM_THREADS.
 
@@ -20,7 +20,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-import make_gr00t_checkpoint as g  # noqa: E402
+from gr00t_ref import adapter as g  # noqa: E402
 
 TOKENS = 300
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Whole GR00T get_action (VL adapter + flow-matching action head, 4 Euler steps) at the released
 dims on 300 VL tokens: the PyTorch reference (tools/gr00t_ref/action_head.py on top of
-make_gr00t_checkpoint.adapter_forward) against meshnn (bench/gr00t_policy_bench.cc, run as a
+gr00t_ref/adapter.py: adapter_forward) against meshnn (bench/gr00t_policy_bench.cc, run as a
 subprocess with the same OMP_NUM_THREADS), medians and the ratio in one invocation, latency per
 call and per step.
 
@@ -23,7 +23,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-import make_gr00t_checkpoint as g  # noqa: E402
+from gr00t_ref import adapter as g  # noqa: E402
 from gr00t_ref import action_head as ah  # noqa: E402
 
 TOKENS = 300

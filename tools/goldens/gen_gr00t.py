@@ -2,7 +2,7 @@
 """Goldens for the GR00T VL adapter (tests/models/gr00t_adapter_test.cc): one fixture per version,
 gr00t_adapter_<n1_5|n1_6|n1_7>.safetensors, holding a reduced-dim random checkpoint (Isaac-GR00T
 key names, config in the metadata), the inputs and every tap / output of the PyTorch reference
-(tools/make_gr00t_checkpoint.py: adapter_forward, written from the adapter's specification; docs/gr00t.md).
+(tools/gr00t_ref/adapter.py: adapter_forward, written from the adapter's specification; docs/gr00t.md).
 
 The reference runs in float64 on the f32 weights and inputs and is stored as f32, so the test's
 tolerance measures our f32 error against the exact result. Small on purpose: 40 tokens, dim 48,
@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import st  # noqa: E402
-import make_gr00t_checkpoint as g  # noqa: E402
+from gr00t_ref import adapter as g  # noqa: E402
 
 S = 40
 # text [0, 5) | image [5, 29) | text [29, 40); N1.7 also has a padding token (type 2) at 38.

@@ -4,7 +4,7 @@ version, gr00t_head_<n1_5|n1_6|n1_7>.safetensors, holding a reduced-dim random c
 whole head (adapter + DiT + action encoder / decoder, Isaac-GR00T key names, config in the
 metadata), the inputs (backbone features, token types, state, embodiment, the initial noise) and
 the PyTorch reference's outputs: the velocity of every Euler step and the final actions
-(tools/gr00t_ref/action_head.py on top of make_gr00t_checkpoint.adapter_forward).
+(tools/gr00t_ref/action_head.py on top of gr00t_ref/adapter.py: adapter_forward).
 
 The reference runs in float64 on the f32 weights and inputs and is stored as f32. N1.6 also has a
 3-step run (buckets 0, 333, 666) under `golden3.`.
@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import st  # noqa: E402
-import make_gr00t_checkpoint as g  # noqa: E402
+from gr00t_ref import adapter as g  # noqa: E402
 from gr00t_ref import action_head as ah  # noqa: E402
 
 S = 40

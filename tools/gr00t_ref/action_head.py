@@ -9,7 +9,7 @@ and the benchmark (tools/bench/torch_gr00t_policy_bench.py).
 It computes the cross-attention K/V from `vl` in every cross block at every step with boolean key
 masks, as the upstream heads do (no caching), unless `cache_kv=True`.
 
-Config: the adapter config of make_gr00t_checkpoint.py plus the head fields `action_dim`,
+Config: the adapter config of gr00t_ref/adapter.py plus the head fields `action_dim`,
 `action_horizon`, `num_target_vision_tokens` (future tokens, N1.5 only), `max_seq_len`,
 `num_inference_timesteps`, `num_timestep_buckets`.
 """

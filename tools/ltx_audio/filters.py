@@ -39,10 +39,12 @@ def kaiser_sinc_filter1d(cutoff, half_width, kernel_size, sinc='ltx'):
 
 def hann_sinc_resampler_taps(ratio=3, rolloff=0.99, lowpass_filter_width=6):
     """Hann-windowed sinc taps of ltx_core's UpSample1d(window_type='hann'), §6.4.
-    Returns (taps (1,1,K), pad, pad_left, pad_right). Not normalised, not in the checkpoint."""
+    Returns (taps (1,1,K), pad, pad_left, pad_right). Not normalised, not in the checkpoint.
+    Computed in float64 and rounded once, as meshnn computes them (ltx_core's float32 arithmetic
+    differs in the last bit of some taps)."""
     width = math.ceil(lowpass_filter_width / rolloff)
     k = 2 * width * ratio + 1
-    t = (torch.arange(k) / ratio - width) * rolloff
+    t = (torch.arange(k, dtype=torch.float64) / ratio - width) * rolloff
     tc = t.clamp(-lowpass_filter_width, lowpass_filter_width)
     window = torch.cos(tc * math.pi / lowpass_filter_width / 2) ** 2
     taps = (torch.sinc(t) * window * rolloff / ratio).view(1, 1, -1).float()

@@ -25,6 +25,14 @@ WeightLookup lookup_in(const std::map<std::string, Tensor>& state);
 // "a.b" + "weight" → "a.b.weight"; "" + "weight" → "weight"; a trailing '.' on prefix is accepted.
 std::string join_key(const std::string& prefix, const std::string& name);
 
+// The tensor names a layer adds under its prefix (the only place that spells them): nn.Linear,
+// LayerNorm, Embedding and the convs read `weight` / `bias`; GR00T's CategorySpecificLinear reads
+// `W` (E, in, out) / `b` (E, out).
+std::string weight_key(const std::string& prefix);
+std::string bias_key(const std::string& prefix);
+std::string category_weight_key(const std::string& prefix);
+std::string category_bias_key(const std::string& prefix);
+
 // Weight-norm folding W = g · v / ‖v‖ with the norm over every dim except 0 (no epsilon), in f64.
 // g: (D0, 1, …, 1) or (D0); v: (D0, …). For ConvTranspose1d dim 0 is C_in, so the norm is per
 // INPUT channel. `key` names v in errors.

@@ -55,7 +55,8 @@ struct ActionHeadConfig {
 // Checkpoint key → expected shape for every action-head tensor the adapter does not read (the
 // DiT, action encoder / decoder, position embedding, future tokens), under `prefix`.
 std::vector<std::pair<std::string, Shape>> action_head_weight_shapes(
-    const Config& cfg, const ActionHeadConfig& hc, const std::string& prefix = "action_head.");
+    const Config& cfg, const ActionHeadConfig& hc,
+    const std::string& prefix = default_weight_prefix());
 
 struct ActionHeadOptions {
   // Every head GEMM (DiT, encoder, decoder, t-only projections): fp32 | bf16 (bf16 operands, f32
@@ -83,8 +84,8 @@ class ActionHead {
   // WeightError), packs the DiT once and each embodiment's encoder / decoder on its first use.
   // device: head-parallel over options.mesh_axis (SPMD, as VlAdapter); null: one device.
   ActionHead(const Config& cfg, const ActionHeadConfig& hc, const WeightLookup& weights,
-             const ActionHeadOptions& options = {}, const std::string& prefix = "action_head.",
-             Device* device = nullptr);
+             const ActionHeadOptions& options = {},
+             const std::string& prefix = default_weight_prefix(), Device* device = nullptr);
   ~ActionHead();
   ActionHead(const ActionHead&) = delete;
   ActionHead& operator=(const ActionHead&) = delete;
@@ -97,6 +98,9 @@ class ActionHead {
   Tensor get_action(const AdapterOutputs& adapter, const AdapterPlan& plan, const Tensor& noise,
                     int embodiment, int steps = 0, std::vector<Tensor>* velocities = nullptr);
 
+  // Another runner over the same weights (see VlAdapter::fork; one device only).
+  std::unique_ptr<ActionHead> fork() const;
+
   const ActionHeadConfig& head_config() const;
   const ActionHeadStats& stats() const;
   std::string describe() const;  // JSON
@@ -104,14 +108,15 @@ class ActionHead {
   struct Impl;
 
  private:
+  ActionHead() = default;
   std::unique_ptr<Impl> impl_;
 };
 
 // Seeded random whole-head checkpoint (adapter tensors of make_random_checkpoint, then every
-// action_head_weight_shapes tensor uniform ±1/sqrt(fan_in), vectors ±0.02), Isaac-GR00T names.
+// action_head_weight_shapes tensor uniform ±1/sqrt(fan_in), biases ±0.02), Isaac-GR00T names.
 std::map<std::string, Tensor> make_random_head_checkpoint(
     const Config& cfg, const ActionHeadConfig& hc, uint64_t seed,
-    const std::string& prefix = "action_head.");
+    const std::string& prefix = default_weight_prefix());
 
 // Standard-normal noise (1, T, A) from meshnn's own seeded generator (not torch's stream).
 Tensor seeded_noise(int64_t horizon, int64_t action_dim, uint64_t seed);
@@ -127,7 +132,7 @@ class Policy {
  public:
   Policy(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& layout,
          const WeightLookup& weights, const PolicyOptions& options = {},
-         const std::string& prefix = "action_head.", Device* device = nullptr);
+         const std::string& prefix = default_weight_prefix(), Device* device = nullptr);
   ~Policy();
   // features: (1, 1, S_pad, D) slot layout (or (1, S, D) token rows, laid out here), finite;
   // state: (1, 1, d) | (1, d) | (d), d ≤ state_dim_pad, finite; noise: (1, T, A) finite, or
@@ -135,12 +140,16 @@ class Policy {
   Tensor get_action(const Tensor& features, const Tensor& state, int embodiment,
                     const Tensor& noise, uint64_t seed = 0, int steps = 0,
                     std::vector<Tensor>* velocities = nullptr);
+  // Another runner of the policy for another thread: weights shared, plans, scratch and K/V
+  // buffers its own (one device only). Runners of one policy may run concurrently, one per thread.
+  std::unique_ptr<Policy> fork() const;
   VlAdapter& adapter();
   ActionHead& head();
   // Hoisted cross K/V projections the adapter ran (one per cross block per get_action).
   int64_t adapter_hoist_projections() const;
 
  private:
+  Policy() = default;
   struct State;
   std::unique_ptr<State> s_;
 };

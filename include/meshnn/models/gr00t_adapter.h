@@ -42,11 +42,16 @@ class VlAdapter {
   // parallel output projection and FF2 with reduce-scatter over token rows, all-gather back;
   // each device hoists K/V for its own DiT heads. Null (or an axis of extent 1): one device.
   VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLookup& weights,
-            const AdapterOptions& options = {}, const std::string& weight_prefix = "action_head.",
-            Device* device = nullptr);
+            const AdapterOptions& options = {},
+            const std::string& weight_prefix = default_weight_prefix(), Device* device = nullptr);
   ~VlAdapter();
   VlAdapter(const VlAdapter&) = delete;
   VlAdapter& operator=(const VlAdapter&) = delete;
+
+  // Another runner over the same weights, for another thread: the packed weights are shared, the
+  // plans, scratch and persistent K/V buffers are its own (one device only: not head-parallel).
+  // Rule: one runner per thread; any number of runners of one adapter run concurrently.
+  std::unique_ptr<VlAdapter> fork() const;
 
   const AdapterPlan& plan() const;
   // features: (1, 1, S_pad, D) | (1, S_pad, D) | (S_pad, D) f32 (bf16 accepted, converted);
@@ -69,12 +74,13 @@ class VlAdapter {
   struct Impl;
 
  private:
+  VlAdapter() = default;
   std::unique_ptr<Impl> impl_;
 };
 
 // Seeded random adapter checkpoint at `cfg`'s dims with the Isaac-GR00T key names (uniform
 // ±1/sqrt(fan_in) weights, LayerNorm γ ≈ 1, β ≈ 0), as tools/make_gr00t_checkpoint.py writes.
-std::map<std::string, Tensor> make_random_checkpoint(const Config& cfg, uint64_t seed,
-                                                     const std::string& prefix = "action_head.");
+std::map<std::string, Tensor> make_random_checkpoint(
+    const Config& cfg, uint64_t seed, const std::string& prefix = default_weight_prefix());
 
 }  // namespace meshnn::gr00t

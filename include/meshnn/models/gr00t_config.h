@@ -187,10 +187,13 @@ struct HoistBlockPlan {
   int64_t l_pad = 0;
 };
 
+// The checkpoint prefix of Isaac-GR00T's action head ("action_head.").
+std::string default_weight_prefix();
+
 // Checkpoint key → expected shape, for every tensor the adapter reads (Isaac-GR00T names under
-// `prefix`, normally "action_head.").
+// `prefix`), from the adapter's key table.
 std::vector<std::pair<std::string, Shape>> adapter_weight_shapes(
-    const Config& cfg, const std::string& prefix = "action_head.");
+    const Config& cfg, const std::string& prefix = default_weight_prefix());
 
 struct AdapterPlan {
   Config config;
@@ -204,7 +207,7 @@ struct AdapterPlan {
   std::vector<HoistBlockPlan> blocks;
   std::vector<int64_t> hoist_lengths;
   bool vl_mask_present = false;
-  std::string weight_prefix = "action_head.";
+  std::string weight_prefix = default_weight_prefix();
   // Head-parallel split (1 / 0 on one device): tp devices along options.mesh_axis, this one has
   // index tp_rank and owns VL-SA heads [tp_rank·vl_heads/tp, …) and DiT heads
   // [tp_rank·n_heads/tp, …); m_rows = the VL-SA row count (s_active rounded up to tp, so the
@@ -216,7 +219,7 @@ struct AdapterPlan {
   // throws InvalidArgument / WeightError naming the field or key. No compute happens here.
   static AdapterPlan build(const Config& cfg, const SlotLayout& layout,
                            const AdapterOptions& options, const WeightLookup* weights = nullptr,
-                           const std::string& weight_prefix = "action_head.", int tp = 1,
+                           const std::string& weight_prefix = default_weight_prefix(), int tp = 1,
                            int tp_rank = 0);
   bool cross_mask_present(int block) const;
   std::vector<std::string> gathered_sets() const;

@@ -1,0 +1,133 @@
+// One description per GR00T model: the table of its layers, each with its checkpoint key, its
+// shape as a function of the config and the layer that owns it. This is the only C++ file pair
+// that spells GR00T checkpoint keys (the layers add their tensor names under a key: nn.Linear,
+// LayerNorm and Embedding `weight` / `bias`, CategorySpecificLinear `W` / `b`, see
+// meshnn/layers/state_dict.h). Built from the description:
+//   - loading (VlAdapter and ActionHead find each layer's keys by role and block here),
+//   - the checkpoint check (every missing, misshaped or unexpected tensor reported at once),
+//   - seeded random checkpoints (make_random_checkpoint, make_random_head_checkpoint),
+//   - multiply-add counts (flops()),
+//   - the public key lists adapter_weight_shapes / action_head_weight_shapes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "meshnn/layers/state_dict.h"
+#include "meshnn/models/gr00t_action_head.h"
+#include "meshnn/models/gr00t_config.h"
+
+namespace meshnn::gr00t {
+
+struct LayerDesc {
+  enum class Kind {
+    linear,           // nn.Linear: weight (out, in), bias (out)
+    layer_norm,       // nn.LayerNorm: weight (out), bias (out)
+    category_linear,  // CategorySpecificLinear: W (categories, in, out), b (categories, out)
+    embedding,        // nn.Embedding / nn.Parameter table: weight (in rows, out)
+  };
+  // The layer's place in its model (the loaders ask for a layer by role and block).
+  enum class Role {
+    vlln,  // adapter
+    vlsa_norm1,
+    vlsa_q,
+    vlsa_k,
+    vlsa_v,
+    vlsa_out,
+    vlsa_norm3,
+    vlsa_ff1,
+    vlsa_ff2,
+    state_layer1,
+    state_layer2,
+    timestep_linear1,  // action head
+    timestep_linear2,
+    dit_ada,  // norm1.linear: the AdaLN scale / shift projection
+    dit_q,
+    dit_k,  // cross blocks: the adapter hoists it; self blocks: the head projects it
+    dit_v,
+    dit_out,
+    dit_ff1,
+    dit_ff2,
+    proj_out_1,
+    proj_out_2,
+    encoder_w1,
+    encoder_w2,
+    encoder_w3,
+    decoder_layer1,
+    decoder_layer2,
+    position_embedding,
+    future_tokens,
+  };
+  LayerDesc(Kind k, Role r, std::string key_, int64_t in_, int64_t out_, int block_ = -1,
+            int64_t categories_ = 0)
+      : kind(k),
+        role(r),
+        key(std::move(key_)),
+        in(in_),
+        out(out_),
+        block(block_),
+        categories(categories_) {}
+  Kind kind;
+  Role role;
+  std::string key;  // checkpoint prefix of the layer (no trailing '.')
+  int64_t in = 0, out = 0;
+  int block = -1;          // VL-SA or DiT block index; -1 elsewhere
+  int64_t categories = 0;  // category_linear: embodiments
+
+  std::string weight_key() const;  // weight | W
+  std::string bias_key() const;    // bias | b
+  // Every tensor of the layer in checkpoint order (weight, then bias), with its shape.
+  std::vector<std::pair<std::string, Shape>> tensors() const;
+};
+
+using ModelDesc = std::vector<LayerDesc>;
+
+// The VL adapter: vlln, VL self-attention (N1.5 / N1.7), the cross blocks' K / V projections the
+// adapter hoists, and the state encoder.
+ModelDesc describe_adapter(const Config& cfg, const std::string& prefix);
+// The action head after the adapter: timestep encoder, every DiT block (the cross blocks' K / V
+// included: a head checkpoint must carry them; the adapter reads them), output projections,
+// action encoder / decoder, position embedding, future tokens (N1.5).
+ModelDesc describe_action_head(const Config& cfg, const ActionHeadConfig& hc,
+                               const std::string& prefix);
+// Adapter + head, each tensor once (the whole policy after the backbone).
+ModelDesc describe_policy(const Config& cfg, const ActionHeadConfig& hc, const std::string& prefix);
+
+// The layer with `role` (and `block` for per-block layers); InvalidArgument when absent.
+const LayerDesc& layer_of(const ModelDesc& desc, LayerDesc::Role role, int block = -1);
+// Every tensor of the description in table order, each key once.
+std::vector<std::pair<std::string, Shape>> tensor_shapes(const ModelDesc& desc);
+
+// Checks every tensor of `desc` in `weights` before any is read: missing, misshaped and non-float
+// tensors, all listed in one WeightError (the first 25 of each kind). `what` names the model.
+void require_weights(const ModelDesc& desc, const WeightLookup& weights, const std::string& what);
+
+struct CheckpointReport {
+  std::vector<std::string> missing, wrong_shape;
+  std::vector<std::string> unexpected;  // keys under the prefix that no layer of desc reads
+  size_t problems() const { return missing.size() + wrong_shape.size() + unexpected.size(); }
+};
+// A checkpoint's keys and shapes against `desc`. Keys outside `prefix` (the backbone) are not
+// ours and never unexpected.
+CheckpointReport check_checkpoint(const ModelDesc& desc,
+                                  const std::map<std::string, Shape>& tensors,
+                                  const std::string& prefix);
+
+// Seeded random tensors for every entry of `desc` in table order (uniform u in [−1, 1)):
+// LayerNorm γ = 1 + 0.1·u, β = 0.1·u; weights and W u / √(dim 1) (fan in); biases and b 0.02·u;
+// embeddings u / √D. `uniform` draws u (the caller owns the generator).
+std::map<std::string, Tensor> random_tensors(const ModelDesc& desc,
+                                             const std::function<float()>& uniform);
+
+// Multiply-adds × 2 of the layers in `desc` when layer L runs on rows(L) rows (category layers:
+// one embodiment's slice; embeddings cost nothing).
+double flops(const ModelDesc& desc, const std::function<int64_t(const LayerDesc&)>& rows);
+// One adapter forward under `plan` on one device: VL-SA on the active slots, each cross block's
+// K / V hoist on its key set's L_pad rows, the state encoder on one row.
+double adapter_flops(const AdapterPlan& plan);
+
+}  // namespace meshnn::gr00t
