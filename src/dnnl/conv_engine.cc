@@ -77,12 +77,6 @@ struct ConvEngine::Impl {
   // Weight terms, packed copies, our kernels' weights (conv_weights.h): shared with every fork.
   std::shared_ptr<conv::ConvWeightStore> sw;
   PlanCache plans;
-  // tap_matmul: one runtime-M matmul (±sum) per weight term and tap.
-  struct TapPrims {
-    std::optional<Prim> mm;
-    std::vector<memory> wtap;  // packed (C_in, C_out) per tap
-  };
-  std::vector<TapPrims> taps;  // per weight term
   dnnl::stream strm{cpu_engine()};
 
   bool bf16_mode() const { return spec.precision != Precision::fp32; }
@@ -174,16 +168,16 @@ struct ConvEngine::Impl {
   // docs/benchmarks.md), hence the channel threshold.
   static constexpr int64_t kFoldMaxChannels = 192;
   bool fold_dilation() const {
-    return spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
-           spec.stride[0] == 1 && spec.dilation[0] > 1 &&
-           std::max(spec.c_in, spec.c_out) <= kFoldMaxChannels && fold_enabled_;
+    return spec.kind == ConvKind::conv && spec.spatial == 1 && spec.stride[0] == 1 &&
+           spec.dilation[0] > 1 && std::max(spec.c_in, spec.c_out) <= kFoldMaxChannels &&
+           fold_enabled_;
   }
   bool fold_enabled_ = true;
 
   // Our own kernels for fp32 1-D convs (the choice per shape lives in layers/conv_algorithm).
   conv::Conv1dAlgo algo_choice() const {
-    const bool ours = spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
-                      spec.precision == Precision::fp32;
+    const bool ours =
+        spec.kind == ConvKind::conv && spec.spatial == 1 && spec.precision == Precision::fp32;
     return ours ? conv::choose_conv1d(
                       {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]})
                 : conv::Conv1dAlgo::onednn;
@@ -323,78 +317,6 @@ struct ConvEngine::Impl {
       }
     }
   }
-
-  // ---- tap_matmul: y[t] = Σ_j x[t·1 + j·d − l] · W_j, each tap a (rows × C_in)·(C_in × C_out)
-  // matmul over the contiguous row range where the tap lands inside the input (zero pad = skip).
-  void build_taps() {
-    const memory::dim rt = DNNL_RUNTIME_DIM_VAL;
-    memory::desc a_md({rt, spec.c_in}, src_dt(), memory::dims{spec.c_in, 1});
-    memory::desc c_md({rt, spec.c_out}, dt::f32, memory::dims{spec.c_out, 1});
-    memory::desc w_md({spec.c_in, spec.c_out}, src_dt(), tag::any);
-    dnnl::primitive_attr attr;
-    dnnl::post_ops po;
-    po.append_sum(1.f);
-    attr.set_post_ops(po);
-    dnnl::matmul::desc d(a_md, w_md, c_md);
-    dnnl::matmul::primitive_desc pd(d, attr, cpu_engine(), true);
-    if (!pd) throw Unsupported("oneDNN has no matmul implementation for the tap_matmul lever");
-    taps.resize(sw->term_count());
-    const int64_t K = spec.kernel[0];
-    for (size_t w = 0; w < sw->term_count(); ++w) {
-      taps[w].mm = Prim{dnnl::matmul(pd), pd.weights_desc(), pd.impl_info_str(), {}};
-      for (int64_t j = 0; j < K; ++j) {
-        // W_j[i][o] = w[o][i][j] of the PyTorch (C_out, C_in, K) buffer: strides {K, C_in·K}.
-        memory user(memory::desc({spec.c_in, spec.c_out}, dt::f32, memory::dims{K, spec.c_in * K}),
-                    cpu_engine(), const_cast<float*>(sw->term(static_cast<int>(w)).data()) + j);
-        memory packed_w(pd.weights_desc(), cpu_engine());
-        dnnl::reorder(user, packed_w).execute(strm, user, packed_w);
-        taps[w].wtap.push_back(packed_w);
-      }
-    }
-    strm.wait();
-  }
-
-  void run_taps(const Tensor& src, Tensor& dst, const ConvPads& p, bool accumulate) {
-    const int64_t B = src.dim(0), T = src.dim(1), T_out = dst.dim(1);
-    const int64_t Ci = spec.c_in, Co = spec.c_out, K = spec.kernel[0], dil = spec.dilation[0];
-    const float* x = src.data<float>();
-    float* y = dst.data<float>();
-    // dst starts as bias (or keeps its contents when accumulating, bias added on top).
-    const float* bp = spec.bias ? bias.data() : nullptr;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < B * T_out; ++r) {
-      float* row = y + r * Co;
-      if (!accumulate) std::fill(row, row + Co, 0.f);
-      if (bp)
-        for (int64_t o = 0; o < Co; ++o) row[o] += bp[o];
-    }
-    const bool want_lo = spec.precision == Precision::bf16x3;
-    Plan& scratch = plan_for(src.shape(), p);  // reuse a plan only for its split scratch
-    if (bf16_mode()) split_src(x, src.numel(), want_lo, scratch);
-    const size_t esz = native && bf16_mode() ? 2 : 4;
-    for (size_t n = 0; n < terms.size(); ++n) {
-      const Term& t = terms[terms.size() - 1 - n];
-      auto* base = static_cast<char*>(src_ptr(scratch, t.src, x));
-      auto& tp = taps[t.w];
-      for (int64_t b = 0; b < B; ++b) {
-        for (int64_t j = 0; j < K; ++j) {
-          // Output row t reads input row t + j·dil − l; keep rows where that is in [0, T).
-          const int64_t off = j * dil - p.l[0];
-          const int64_t t0 = std::max<int64_t>(0, -off);
-          const int64_t t1 = std::min<int64_t>(T_out, T - off);
-          if (t1 <= t0) continue;
-          const int64_t M = t1 - t0;
-          memory a(memory::desc({M, Ci}, src_dt(), memory::dims{Ci, 1}), cpu_engine(),
-                   base + ((b * T + t0 + off) * Ci) * esz);
-          memory c(memory::desc({M, Co}, dt::f32, memory::dims{Co, 1}), cpu_engine(),
-                   y + (b * T_out + t0) * Co);
-          tp.mm->prim.execute(
-              strm, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, tp.wtap[j]}, {DNNL_ARG_DST, c}});
-        }
-      }
-    }
-    strm.wait();
-  }
 };
 
 ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias)
@@ -404,9 +326,6 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   MESHNN_CHECK(spec.spatial == 1 || spec.spatial == 2, "conv engine: spatial rank ", spec.spatial);
   MESHNN_CHECK(!(spec.kind == ConvKind::deconv && spec.spatial != 1),
                "conv engine: only 1-D deconvolution is supported");
-  MESHNN_CHECK(
-      !spec.tap_matmul || (spec.kind == ConvKind::conv && spec.spatial == 1 && spec.stride[0] == 1),
-      "conv engine: tap_matmul needs a stride-1 1-D convolution");
   weights.check_dtype(DType::f32);
   m.terms = conv::precision_terms(spec.precision);
   m.native = cpu_features().avx512_bf16;
@@ -424,16 +343,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
       m.sw->term(0).data(), spec.bias ? m.bias.data() : nullptr));
   if (m.sw->algorithm()) return;
   try {
-    if (spec.tap_matmul) {
-      try {
-        m.build_taps();
-      } catch (const Unsupported&) {
-        if (!m.native) throw;
-        m.native = false;  // no bf16 matmul here: emulate
-        m.build_taps();
-      }
-      // The PyTorch-layout terms stay: a fork packs its own taps from them (a benchmark lever).
-    } else if (m.native && m.bf16_mode()) {
+    if (m.native && m.bf16_mode()) {
       // Probe a native bf16 primitive once; fall back to exact emulation when unimplemented.
       Plan probe;
       memory::dims sd{1, spec.c_in, 64}, dd{1, spec.c_out, 1};
@@ -481,11 +391,6 @@ std::unique_ptr<ConvEngine> ConvEngine::fork() const {
   m.bias = o.bias;
   m.sw = o.sw;  // shared by reference: no copy, no repacking
   m.fold_enabled_ = o.fold_enabled_;
-  try {
-    if (m.spec.tap_matmul) m.build_taps();
-  } catch (const dnnl::error& err) {
-    rethrow_dnnl(err, "conv engine fork");
-  }
   return e;
 }
 
@@ -498,8 +403,6 @@ void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool 
     if (const conv::Conv1dAlgorithm* a = impl_->sw->algorithm())
       a->run(src.data<float>(), src.dim(0), src.dim(1), pads.l[0], dst.data<float>(), dst.dim(1),
              accumulate);
-    else if (impl_->spec.tap_matmul)
-      impl_->run_taps(src, dst, pads, accumulate);
     else
       impl_->run_conv(src, dst, pads, accumulate);
   } catch (const dnnl::error& e) {
@@ -515,7 +418,6 @@ std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) 
   Impl& m = *impl_;
   try {
     if (m.sw->algorithm()) return m.sw->algorithm()->name();
-    if (m.spec.tap_matmul) return "tap_matmul:" + m.taps[0].mm->impl;
     Plan& plan = m.plan_for(src_shape, pads);
     const size_t nt = m.terms.size();
     std::string info;
