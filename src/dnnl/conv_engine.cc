@@ -336,12 +336,16 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     m.bias.assign(bias.data<float>(), bias.data<float>() + bias.numel());
   }
   const conv::Conv1dAlgo algo = m.algo_choice();
+  // Our own kernel reads the caller's weights directly (no split copy: it only runs fp32).
+  if (auto own = conv::make_conv1d_algorithm(
+          algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
+          weights.data<float>(), spec.bias ? m.bias.data() : nullptr)) {
+    m.sw = std::make_shared<conv::ConvWeightStore>(std::vector<std::vector<float>>(1));
+    m.sw->set_algorithm(std::move(own));
+    return;
+  }
   m.sw = std::make_shared<conv::ConvWeightStore>(
       conv::split_weights(weights.data<float>(), weights.numel(), spec.precision));
-  m.sw->set_algorithm(conv::make_conv1d_algorithm(
-      algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
-      m.sw->term(0).data(), spec.bias ? m.bias.data() : nullptr));
-  if (m.sw->algorithm()) return;
   try {
     if (m.native && m.bf16_mode()) {
       // Probe a native bf16 primitive once; fall back to exact emulation when unimplemented.

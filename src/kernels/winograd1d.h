@@ -15,7 +15,9 @@
 // ...); tests/kernels/winograd1d_test.cc measures it per tile choice, docs/precision.md lists it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace meshnn::kernels {
@@ -34,6 +36,24 @@ struct WinogradMatrices {
   std::vector<double> bt, g, at, points;  // points: the α − 1 finite points
 };
 WinogradMatrices winograd_matrices(int m, int r);
+
+// A read-only f32 weight array made once at load: page aligned and not zero-filled (the maker
+// writes every value, spreading the first touch of its pages over its threads).
+class WeightBuffer {
+ public:
+  WeightBuffer() = default;
+  explicit WeightBuffer(size_t n);
+  float* data() { return p_.get(); }
+  const float* data() const { return p_.get(); }
+  size_t size() const { return n_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const;
+  };
+  std::unique_ptr<float[], Free> p_;
+  size_t n_ = 0;
+};
 
 class Winograd1d {
  public:
@@ -60,7 +80,7 @@ class Winograd1d {
   int64_t c_in_, c_out_, k_, d_, segs_;
   WinogradTile tile_;
   std::vector<float> bt_, at_;  // f32 copies of the transforms
-  std::vector<float> u_;        // transformed filters: [ξ][s][C_in][C_out]
+  WeightBuffer u_;              // transformed filters: [ξ][s][C_in][C_out]
   std::vector<float> bias_;     // C_out (zeros when none)
 };
 
