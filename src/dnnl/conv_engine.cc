@@ -344,6 +344,17 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     m.sw->set_algorithm(std::move(own));
     return;
   }
+  if (spec.kind == ConvKind::conv && spec.spatial == 2 && spec.precision == Precision::fp32) {
+    const conv::Conv2dGeometry g{spec.c_in,        spec.c_out,      spec.kernel[0],
+                                 spec.kernel[1],   spec.stride[0],  spec.stride[1],
+                                 spec.dilation[0], spec.dilation[1]};
+    if (auto own = conv::make_conv2d_algorithm(conv::choose_conv2d(g), g, weights.data<float>(),
+                                               spec.bias ? m.bias.data() : nullptr)) {
+      m.sw = std::make_shared<conv::ConvWeightStore>(std::vector<std::vector<float>>(1));
+      m.sw->set_algorithm(std::move(own));
+      return;
+    }
+  }
   m.sw = std::make_shared<conv::ConvWeightStore>(
       conv::split_weights(weights.data<float>(), weights.numel(), spec.precision));
   try {
@@ -407,6 +418,9 @@ void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool 
     if (const conv::Conv1dAlgorithm* a = impl_->sw->algorithm())
       a->run(src.data<float>(), src.dim(0), src.dim(1), pads.l[0], dst.data<float>(), dst.dim(1),
              accumulate);
+    else if (const conv::Conv2dAlgorithm* a2 = impl_->sw->algorithm2d())
+      a2->run(src.data<float>(), src.dim(0), src.dim(1), src.dim(2), pads.l[0], pads.l[1],
+              dst.data<float>(), dst.dim(1), dst.dim(2), accumulate);
     else
       impl_->run_conv(src, dst, pads, accumulate);
   } catch (const dnnl::error& e) {
@@ -422,6 +436,7 @@ std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) 
   Impl& m = *impl_;
   try {
     if (m.sw->algorithm()) return m.sw->algorithm()->name();
+    if (m.sw->algorithm2d()) return m.sw->algorithm2d()->name();
     Plan& plan = m.plan_for(src_shape, pads);
     const size_t nt = m.terms.size();
     std::string info;

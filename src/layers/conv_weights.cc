@@ -47,4 +47,10 @@ void ConvWeightStore::set_algorithm(std::unique_ptr<const Conv1dAlgorithm> algo)
     for (auto& t : terms_) std::vector<float>().swap(t);
 }
 
+void ConvWeightStore::set_algorithm(std::unique_ptr<const Conv2dAlgorithm> algo) {
+  algo2d_ = std::move(algo);
+  if (algo2d_)
+    for (auto& t : terms_) std::vector<float>().swap(t);
+}
+
 }  // namespace meshnn::conv

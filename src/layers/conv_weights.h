@@ -23,6 +23,7 @@
 namespace meshnn::conv {
 
 class Conv1dAlgorithm;
+class Conv2dAlgorithm;
 
 // One packed copy of a weight term: the backend's layout key and 64-byte aligned bytes.
 struct PackedWeights {
@@ -54,12 +55,15 @@ class ConvWeightStore {
   // Our own kernel for this layer (f32 1-D convs); the PyTorch-layout terms are released.
   void set_algorithm(std::unique_ptr<const Conv1dAlgorithm> algo);
   const Conv1dAlgorithm* algorithm() const { return algo_.get(); }
+  void set_algorithm(std::unique_ptr<const Conv2dAlgorithm> algo);
+  const Conv2dAlgorithm* algorithm2d() const { return algo2d_.get(); }
 
  private:
   std::mutex mu_;
   std::vector<std::vector<float>> terms_;
   std::vector<std::vector<PackedWeights>> packed_;  // per term
   std::unique_ptr<const Conv1dAlgorithm> algo_;
+  std::unique_ptr<const Conv2dAlgorithm> algo2d_;
 };
 
 }  // namespace meshnn::conv
