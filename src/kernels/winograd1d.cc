@@ -255,6 +255,26 @@ bool winograd1d_available() {
   return f.avx2 && f.fma;
 }
 
+void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t segs,
+                       const float* weights, int64_t c_out, int64_t c_in, float* u) {
+  const bool avx2 = winograd1d_available();
+#pragma omp parallel
+  {
+    std::vector<float> wc(static_cast<size_t>(k * c_out));
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < c_in; ++c) {
+      for (int64_t o = 0; o < c_out; ++o)
+        for (int64_t tap = 0; tap < k; ++tap)
+          wc[tap * c_out + o] = weights[(o * c_in + c) * k + tap];
+      const TransformArgs ta{g, alpha, r, k, segs, wc.data(), c_out, u + c * c_out, c_in * c_out};
+      if (avx2)
+        transform_channel_avx2(ta);
+      else
+        transform_channel(ta, 0);
+    }
+  }
+}
+
 Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
                        int64_t k, int64_t dilation, WinogradTile tile)
     : c_in_(c_in), c_out_(c_out), k_(k), d_(dilation), tile_(tile) {
@@ -274,27 +294,8 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   // gathers one channel's K taps as contiguous [tap][o] rows (no transposed copy of the whole
   // layer) and writes its part of U once (no zero fill: the first touch of U's pages is spread
   // over the threads), AVX2 doubles when the CPU has them.
-  const size_t n_u = static_cast<size_t>(a * segs_ * c_in * c_out);
-  u_ = WeightBuffer(n_u);
-  const int64_t segs = segs_;
-  std::vector<double> g(wm.g.begin(), wm.g.end());
-  const bool avx2 = winograd1d_available();
-#pragma omp parallel
-  {
-    std::vector<float> wc(static_cast<size_t>(k * c_out));
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < c_in; ++c) {
-      for (int64_t o = 0; o < c_out; ++o)
-        for (int64_t tap = 0; tap < k; ++tap)
-          wc[tap * c_out + o] = weights[(o * c_in + c) * k + tap];
-      TransformArgs ta{g.data(),    a, r, k, segs, wc.data(), c_out, u_.data() + c * c_out,
-                       c_in * c_out};
-      if (avx2)
-        transform_channel_avx2(ta);
-      else
-        transform_channel(ta, 0);
-    }
-  }
+  u_ = WeightBuffer(static_cast<size_t>(a * segs_ * c_in * c_out));
+  transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u_.data());
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
 }

@@ -84,6 +84,13 @@ class Winograd1d {
   std::vector<float> bias_;     // C_out (zeros when none)
 };
 
+// The filter transform both Winograd kernels share: weights (C_out, C_in, K) f32 (PyTorch layout)
+// → u[((ξ·segs + s)·C_in + c)·C_out + o] = Σ_j g[ξ][j]·w[o][c][s·r + j] (j < r, s·r + j < K) for
+// ξ < alpha, summed in float64 and rounded once. g: alpha × r row-major. Parallel over input
+// channels (OpenMP), AVX2 doubles when the CPU has them; writes every value of u once.
+void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t segs,
+                       const float* weights, int64_t c_out, int64_t c_in, float* u);
+
 // Which tile a K-tap kernel uses by default (chosen by measured error, winograd1d_test.cc).
 WinogradTile default_winograd_tile(int64_t k);
 

@@ -102,23 +102,17 @@ Winograd2d::Winograd2d(const float* weights, const float* bias, int64_t c_out, i
     : c_in_(c_in), c_out_(c_out) {
   MESHNN_CHECK_AS(InvalidArgument, c_out > 0 && c_in > 0,
                   "winograd conv2d: bad channels C_out=", c_out, " C_in=", c_in);
-  // G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]]; U[4i + j][c][o] = (G·g·Gᵀ)[i][j].
+  // U[4i + j][c][o] = (G·g·Gᵀ)[i][j] = Σ_{a,b} G[i][a]·G[j][b]·g[a][b] with
+  // G = [[1, 0, 0], [½, ½, ½], [½, −½, ½], [0, 0, 1]]: the 1-D transform over the 9 taps with the
+  // 16 × 9 matrix G ⊗ G (powers of two: the float64 products are exact, one rounding to f32).
   static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  double kron[16 * 9];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) kron[(4 * i + j) * 9 + 3 * a + b] = G[i][a] * G[j][b];
   u_ = WeightBuffer(static_cast<size_t>(16 * c_in * c_out));
-  const int64_t plane = c_in * c_out;
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < c_in; ++c)
-    for (int64_t o = 0; o < c_out; ++o) {
-      const float* g = weights + (o * c_in + c) * 9;
-      double t[4][3];  // G·g
-      for (int i = 0; i < 4; ++i)
-        for (int b = 0; b < 3; ++b)
-          t[i][b] = G[i][0] * g[b] + G[i][1] * g[3 + b] + G[i][2] * g[6 + b];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j)
-          u_.data()[(4 * i + j) * plane + c * c_out + o] =
-              static_cast<float>(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
-    }
+  transform_filters(kron, 16, 9, 9, 1, weights, c_out, c_in, u_.data());
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
 }
