@@ -5,7 +5,7 @@
 // can join the two runs and print ratios:
 //   conv_ci<C_in>_co<C_out>_k<K>_s<stride>_d<dilation>_T<T>   "same" padded Conv1d
 //   deconv_ci<C_in>_co<C_out>_k<K>_s<stride>_T<T>            ConvTranspose1d, padding (k − s)//2
-// Suffixes: /fp32 /bf16 /bf16x2 /bf16x3 (precision), /tap (tap_matmul lever), /pad16 (channel
+// Suffixes: /fp32 /bf16 /bf16x2 /bf16x3 (precision), /pad16 (channel
 // counts rounded up to a multiple of 16 — the channel-alignment experiment; real FLOPs counted),
 // /direct /winograd /onednn (fp32 under MESHNN_CONV_ALGO=<that>; /fp32 is the default choice).
 // GFLOP/s of the fast algorithms is "direct-equivalent": the direct algorithm's FLOPs / time.
@@ -49,7 +49,7 @@ Key parse(const std::string& key) {
 
 int64_t round16(int64_t c) { return (c + 15) / 16 * 16; }
 
-void run_case(benchmark::State& state, const std::string& key, Precision prec, bool tap, bool pad16,
+void run_case(benchmark::State& state, const std::string& key, Precision prec, bool pad16,
               const char* algo = nullptr) {
   // The algorithm override is read at layer construction: set it for this layer only.
   struct EnvAlgo {
@@ -83,7 +83,6 @@ void run_case(benchmark::State& state, const std::string& key, Precision prec, b
     c.stride = k.s;
     c.dilation = k.d;
     c.precision = prec;
-    c.tap_matmul = tap;
     auto l = std::make_unique<Conv1d>(c, key);
     const EnvAlgo env(algo);
     l->set_weights(Tensor({co, ci, k.k}), Tensor({co}));
@@ -141,7 +140,7 @@ const std::vector<std::string> kAlignKeys = {
     "conv_ci96_co96_k7_s1_d3_T16000", "conv_ci24_co24_k7_s1_d1_T64000",
     "deconv_ci48_co24_k4_s2_T32000",
 };
-// Shapes for the tap_matmul lever and the precision modes.
+// Shapes for the precision modes.
 const std::vector<std::string> kLeverKeys = {
     "conv_ci768_co768_k7_s1_d3_T2000",
     "conv_ci96_co96_k7_s1_d3_T16000",
@@ -149,34 +148,33 @@ const std::vector<std::string> kLeverKeys = {
 };
 
 int register_all() {
-  auto reg = [](const std::string& key, const char* suffix, Precision p, bool tap, bool pad) {
+  auto reg = [](const std::string& key, const char* suffix, Precision p, bool pad) {
     benchmark::RegisterBenchmark((key + suffix).c_str(),
-                                 [=](benchmark::State& s) { run_case(s, key, p, tap, pad); })
+                                 [=](benchmark::State& s) { run_case(s, key, p, pad); })
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.3);
   };
-  for (const auto& k : kConvKeys) reg(k, "/fp32", Precision::fp32, false, false);
+  for (const auto& k : kConvKeys) reg(k, "/fp32", Precision::fp32, false);
   for (const char* algo : {"direct", "winograd", "onednn"})
     for (const auto& k : kConvKeys)
       benchmark::RegisterBenchmark(
           (k + "/" + algo).c_str(),
-          [=](benchmark::State& s) { run_case(s, k, Precision::fp32, false, false, algo); })
+          [=](benchmark::State& s) { run_case(s, k, Precision::fp32, false, algo); })
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.3);
-  for (const auto& k : kDeconvKeys) reg(k, "/fp32", Precision::fp32, false, false);
+  for (const auto& k : kDeconvKeys) reg(k, "/fp32", Precision::fp32, false);
   for (const auto& k : kAlignKeys) {
     if (std::find(kConvKeys.begin(), kConvKeys.end(), k) == kConvKeys.end() &&
         std::find(kDeconvKeys.begin(), kDeconvKeys.end(), k) == kDeconvKeys.end())
-      reg(k, "/fp32", Precision::fp32, false, false);
-    reg(k, "/pad16", Precision::fp32, false, true);
+      reg(k, "/fp32", Precision::fp32, false);
+    reg(k, "/pad16", Precision::fp32, true);
   }
   for (const auto& k : kLeverKeys) {
-    reg(k, "/tap", Precision::fp32, true, false);
-    reg(k, "/bf16", Precision::bf16, false, false);
-    reg(k, "/bf16x2", Precision::bf16x2, false, false);
-    reg(k, "/bf16x3", Precision::bf16x3, false, false);
+    reg(k, "/bf16", Precision::bf16, false);
+    reg(k, "/bf16x2", Precision::bf16x2, false);
+    reg(k, "/bf16x3", Precision::bf16x3, false);
   }
   return 0;
 }

@@ -5,17 +5,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <map>
-#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
-#include <tuple>
 #include <unordered_map>
 
 #include "core/env.h"
 #include "layers/conv_algorithm.h"
-#include "meshnn/core/bf16.h"
+#include "layers/conv_plan_cache.h"
+#include "layers/conv_precision.h"
+#include "layers/conv_weights.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 
@@ -31,28 +29,8 @@ dnnl::engine& cpu_engine() {
   return eng;
 }
 
-// Which half of the src split a term multiplies.
-enum class SrcPart { raw, hi, lo };
-struct Term {
-  SrcPart src;
-  int w;  // index into Impl::wterms_
-};
-
-// The products each precision mode sums (hi = bf16(v), lo = bf16(v − hi)). Listed big term first;
-// they are executed in reverse so the small terms accumulate before the big one is added.
-std::vector<Term> terms_for(Precision p) {
-  switch (p) {
-    case Precision::fp32:
-      return {{SrcPart::raw, 0}};
-    case Precision::bf16:
-      return {{SrcPart::hi, 0}};
-    case Precision::bf16x2:
-      return {{SrcPart::hi, 0}, {SrcPart::hi, 1}};
-    case Precision::bf16x3:
-      return {{SrcPart::hi, 0}, {SrcPart::hi, 1}, {SrcPart::lo, 0}};
-  }
-  return {};
-}
+using conv::SrcPart;
+using Term = conv::PrecisionTerm;
 
 [[noreturn]] void rethrow_dnnl(const dnnl::error& e, const std::string& what) {
   throw BackendError(detail::concat("oneDNN ", what, " failed: ", e.what(), " (status ",
@@ -66,13 +44,6 @@ struct Prim {
   memory::desc weights_md;
   std::string impl;
   std::vector<std::optional<memory>> weights;  // per weight term, resolved on first use
-};
-
-struct PlanKey {
-  int64_t b, s0, s1, l0, r0, l1, r1;
-  int nthr;
-  auto tie() const { return std::tie(b, s0, s1, l0, r0, l1, r1, nthr); }
-  bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
 
 struct Plan {
@@ -93,29 +64,8 @@ struct Plan {
   std::vector<float> src_hi_f32, src_lo_f32;       // emulated path
 };
 
-// The weights of one layer in every form the engine uses. Immutable once built except for the
-// packed layouts, which are made on first use (under `mu`, once per layout) and then only read:
-// the engine a layer loads and every fork of it (one per device runner) share this store, so a
-// checkpoint is converted and packed once per process however many devices run it.
-struct SharedWeights {
-  std::mutex mu;  // guards lazy packing (runners on several threads may ask for a layout at once)
-  // Weight terms in PyTorch layout, f32 values (bf16-representable in the bf16 modes). Each is
-  // released once its first packed copy exists: a later layout is reordered from that copy
-  // (reorders only move values, so nothing changes), which halves the weight memory. Plain heap
-  // vectors on purpose: freed, they go back to the system, where a Tensor's storage would stay in
-  // the reuse cache and hold the whole f32 checkpoint in the peak RSS.
-  std::vector<std::vector<float>> wterms;
-  // Packed weights per term, one per distinct layout a primitive asked for.
-  std::vector<std::vector<std::pair<memory::desc, memory>>> packed;
-  // fp32 1-D convs on our own kernels (direct / Winograd, layers/conv_algorithm.h) instead of
-  // oneDNN; read-only once built.
-  std::unique_ptr<const conv::Conv1dAlgorithm> algo;
-};
-
-// Plans kept per engine: audio lengths vary per call, and a long-running process that decodes
-// many lengths must not grow without bound. Oldest plans go first (a plan is cheap to rebuild;
-// the packed weights it points to stay in the shared store).
-constexpr size_t kMaxPlans = 16;
+// Plans kept per engine (conv_plan_cache.h).
+using PlanCache = conv::BoundedPlanCache<conv::ConvPlanKey, Plan, 16>;
 
 }  // namespace
 
@@ -124,15 +74,9 @@ struct ConvEngine::Impl {
   bool native = false;  // native bf16 primitives in use for the bf16 modes
   std::vector<Term> terms;
   std::vector<float> bias;
-  std::shared_ptr<SharedWeights> sw;  // weight terms, packed copies, our kernels' weights
-  std::map<PlanKey, Plan> plans;
-  std::vector<PlanKey> plan_order;  // insertion order, for the kMaxPlans bound
-  // tap_matmul: one runtime-M matmul (±sum) per weight term and tap.
-  struct TapPrims {
-    std::optional<Prim> mm;
-    std::vector<memory> wtap;  // packed (C_in, C_out) per tap
-  };
-  std::vector<TapPrims> taps;  // per weight term
+  // Weight terms, packed copies, our kernels' weights (conv_weights.h): shared with every fork.
+  std::shared_ptr<conv::ConvWeightStore> sw;
+  PlanCache plans;
   dnnl::stream strm{cpu_engine()};
 
   bool bf16_mode() const { return spec.precision != Precision::fp32; }
@@ -160,28 +104,33 @@ struct ConvEngine::Impl {
     return span < 0 ? 0 : span / spec.stride[d] + 1;
   }
 
-  // Packed weights for term w in the layout `md` (reordered from the PyTorch buffer once, or from
-  // the first packed copy once the PyTorch-layout buffer is released).
+  // Packed weights for term w in the layout `md`, from the store (reordered from the PyTorch
+  // buffer once, or from the first packed copy once the PyTorch-layout buffer is released). The
+  // layout key is the descriptor's plain C struct.
   memory packed_for(int w, const memory::desc& user_md, const memory::desc& md) {
-    std::lock_guard<std::mutex> lock(sw->mu);
-    auto& packed = sw->packed[w];
-    auto& wterm = sw->wterms[w];
-    for (auto& [d, m] : packed)
-      if (d == md) return m;
-    memory src =
-        wterm.empty() ? packed.front().second : memory(user_md, cpu_engine(), wterm.data());
-    memory dst(md, cpu_engine());
-    dnnl::reorder(src, dst).execute(strm, src, dst);  // also f32 → bf16 (exact: values are bf16)
-    strm.wait();
-    packed.emplace_back(md, dst);
-    std::vector<float>().swap(wterm);
-    return dst;
+    void* data =
+        sw->packed(w, &md.data, sizeof(md.data), md.get_size(),
+                   [&](const float* user, const conv::PackedWeights* first, void* dst_ptr) {
+                     memory src;
+                     if (user) {
+                       src = memory(user_md, cpu_engine(), const_cast<float*>(user));
+                     } else {
+                       memory::desc first_md;
+                       std::memcpy(&first_md.data, first->layout.data(), sizeof(first_md.data));
+                       src = memory(first_md, cpu_engine(), first->data);
+                     }
+                     memory dst(md, cpu_engine(), dst_ptr);
+                     // Also f32 → bf16 (exact: the values are bf16-representable).
+                     dnnl::reorder(src, dst).execute(strm, src, dst);
+                     strm.wait();
+                   });
+    return memory(md, cpu_engine(), data);
   }
 
   // The packed weights of term w for this primitive: looked up in the shared store once, then held
   // by the primitive, so a forward call takes no lock and scans nothing.
   memory weights_for(Prim& pr, const Plan& plan, int w) {
-    if (pr.weights.empty()) pr.weights.resize(sw->packed.size());
+    if (pr.weights.empty()) pr.weights.resize(sw->term_count());
     if (!pr.weights[w]) pr.weights[w] = packed_for(w, plan.user_w_md, pr.weights_md);
     return *pr.weights[w];
   }
@@ -219,16 +168,16 @@ struct ConvEngine::Impl {
   // docs/benchmarks.md), hence the channel threshold.
   static constexpr int64_t kFoldMaxChannels = 192;
   bool fold_dilation() const {
-    return spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
-           spec.stride[0] == 1 && spec.dilation[0] > 1 &&
-           std::max(spec.c_in, spec.c_out) <= kFoldMaxChannels && fold_enabled_;
+    return spec.kind == ConvKind::conv && spec.spatial == 1 && spec.stride[0] == 1 &&
+           spec.dilation[0] > 1 && std::max(spec.c_in, spec.c_out) <= kFoldMaxChannels &&
+           fold_enabled_;
   }
   bool fold_enabled_ = true;
 
   // Our own kernels for fp32 1-D convs (the choice per shape lives in layers/conv_algorithm).
   conv::Conv1dAlgo algo_choice() const {
-    const bool ours = spec.kind == ConvKind::conv && spec.spatial == 1 && !spec.tap_matmul &&
-                      spec.precision == Precision::fp32;
+    const bool ours =
+        spec.kind == ConvKind::conv && spec.spatial == 1 && spec.precision == Precision::fp32;
     return ours ? conv::choose_conv1d(
                       {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]})
                 : conv::Conv1dAlgo::onednn;
@@ -236,14 +185,9 @@ struct ConvEngine::Impl {
 
   Plan& plan_for(const Shape& s, const ConvPads& p) {
     const int64_t s1 = spec.spatial == 2 ? s[2] : 1;
-    PlanKey key{s[0], s[1], s1, p.l[0], p.r[0], p.l[1], p.r[1], omp_get_max_threads()};
-    auto it = plans.find(key);
-    if (it != plans.end()) return it->second;
-    if (plans.size() >= kMaxPlans) {
-      plans.erase(plan_order.front());
-      plan_order.erase(plan_order.begin());
-    }
-    plan_order.push_back(key);
+    const conv::ConvPlanKey key{s[0],   s[1],   s1,     p.l[0],
+                                p.r[0], p.l[1], p.r[1], omp_get_max_threads()};
+    if (Plan* hit = plans.find(key)) return *hit;
     Plan plan;
     const int64_t B = s[0];
     if (fold_dilation()) {
@@ -290,7 +234,7 @@ struct ConvEngine::Impl {
       plan.pl = spatial_dims(p.l);
       plan.pr = spatial_dims(p.r);
     }
-    return plans.emplace(key, std::move(plan)).first->second;
+    return plans.insert(key, std::move(plan));
   }
 
   Prim& prim_for(Plan& plan, const ConvPads& p, bool sum, bool with_bias) {
@@ -304,25 +248,13 @@ struct ConvEngine::Impl {
     if (native) {
       plan.src_hi_bf16.resize(n);
       if (want_lo) plan.src_lo_bf16.resize(n);
-      uint16_t* hi = plan.src_hi_bf16.data();
-      uint16_t* lo = want_lo ? plan.src_lo_bf16.data() : nullptr;
-#pragma omp parallel for schedule(static)
-      for (int64_t i = 0; i < n; ++i) {
-        const bf16 h = to_bf16(x[i]);
-        hi[i] = h.bits;
-        if (lo) lo[i] = to_bf16(x[i] - to_f32(h)).bits;
-      }
+      conv::split_activations_bf16(x, n, plan.src_hi_bf16.data(),
+                                   want_lo ? plan.src_lo_bf16.data() : nullptr);
     } else {
       plan.src_hi_f32.resize(n);
       if (want_lo) plan.src_lo_f32.resize(n);
-      float* hi = plan.src_hi_f32.data();
-      float* lo = want_lo ? plan.src_lo_f32.data() : nullptr;
-#pragma omp parallel for schedule(static)
-      for (int64_t i = 0; i < n; ++i) {
-        const float h = round_to_bf16(x[i]);
-        hi[i] = h;
-        if (lo) lo[i] = round_to_bf16(x[i] - h);
-      }
+      conv::split_activations_f32(x, n, plan.src_hi_f32.data(),
+                                  want_lo ? plan.src_lo_f32.data() : nullptr);
     }
   }
   void* src_ptr(Plan& plan, SrcPart part, const float* raw) {
@@ -385,78 +317,6 @@ struct ConvEngine::Impl {
       }
     }
   }
-
-  // ---- tap_matmul: y[t] = Σ_j x[t·1 + j·d − l] · W_j, each tap a (rows × C_in)·(C_in × C_out)
-  // matmul over the contiguous row range where the tap lands inside the input (zero pad = skip).
-  void build_taps() {
-    const memory::dim rt = DNNL_RUNTIME_DIM_VAL;
-    memory::desc a_md({rt, spec.c_in}, src_dt(), memory::dims{spec.c_in, 1});
-    memory::desc c_md({rt, spec.c_out}, dt::f32, memory::dims{spec.c_out, 1});
-    memory::desc w_md({spec.c_in, spec.c_out}, src_dt(), tag::any);
-    dnnl::primitive_attr attr;
-    dnnl::post_ops po;
-    po.append_sum(1.f);
-    attr.set_post_ops(po);
-    dnnl::matmul::desc d(a_md, w_md, c_md);
-    dnnl::matmul::primitive_desc pd(d, attr, cpu_engine(), true);
-    if (!pd) throw Unsupported("oneDNN has no matmul implementation for the tap_matmul lever");
-    taps.resize(sw->wterms.size());
-    const int64_t K = spec.kernel[0];
-    for (size_t w = 0; w < sw->wterms.size(); ++w) {
-      taps[w].mm = Prim{dnnl::matmul(pd), pd.weights_desc(), pd.impl_info_str(), {}};
-      for (int64_t j = 0; j < K; ++j) {
-        // W_j[i][o] = w[o][i][j] of the PyTorch (C_out, C_in, K) buffer: strides {K, C_in·K}.
-        memory user(memory::desc({spec.c_in, spec.c_out}, dt::f32, memory::dims{K, spec.c_in * K}),
-                    cpu_engine(), sw->wterms[w].data() + j);
-        memory packed_w(pd.weights_desc(), cpu_engine());
-        dnnl::reorder(user, packed_w).execute(strm, user, packed_w);
-        taps[w].wtap.push_back(packed_w);
-      }
-    }
-    strm.wait();
-  }
-
-  void run_taps(const Tensor& src, Tensor& dst, const ConvPads& p, bool accumulate) {
-    const int64_t B = src.dim(0), T = src.dim(1), T_out = dst.dim(1);
-    const int64_t Ci = spec.c_in, Co = spec.c_out, K = spec.kernel[0], dil = spec.dilation[0];
-    const float* x = src.data<float>();
-    float* y = dst.data<float>();
-    // dst starts as bias (or keeps its contents when accumulating, bias added on top).
-    const float* bp = spec.bias ? bias.data() : nullptr;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < B * T_out; ++r) {
-      float* row = y + r * Co;
-      if (!accumulate) std::fill(row, row + Co, 0.f);
-      if (bp)
-        for (int64_t o = 0; o < Co; ++o) row[o] += bp[o];
-    }
-    const bool want_lo = spec.precision == Precision::bf16x3;
-    Plan& scratch = plan_for(src.shape(), p);  // reuse a plan only for its split scratch
-    if (bf16_mode()) split_src(x, src.numel(), want_lo, scratch);
-    const size_t esz = native && bf16_mode() ? 2 : 4;
-    for (size_t n = 0; n < terms.size(); ++n) {
-      const Term& t = terms[terms.size() - 1 - n];
-      auto* base = static_cast<char*>(src_ptr(scratch, t.src, x));
-      auto& tp = taps[t.w];
-      for (int64_t b = 0; b < B; ++b) {
-        for (int64_t j = 0; j < K; ++j) {
-          // Output row t reads input row t + j·dil − l; keep rows where that is in [0, T).
-          const int64_t off = j * dil - p.l[0];
-          const int64_t t0 = std::max<int64_t>(0, -off);
-          const int64_t t1 = std::min<int64_t>(T_out, T - off);
-          if (t1 <= t0) continue;
-          const int64_t M = t1 - t0;
-          memory a(memory::desc({M, Ci}, src_dt(), memory::dims{Ci, 1}), cpu_engine(),
-                   base + ((b * T + t0 + off) * Ci) * esz);
-          memory c(memory::desc({M, Co}, dt::f32, memory::dims{Co, 1}), cpu_engine(),
-                   y + (b * T_out + t0) * Co);
-          tp.mm->prim.execute(
-              strm, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, tp.wtap[j]}, {DNNL_ARG_DST, c}});
-        }
-      }
-    }
-    strm.wait();
-  }
 };
 
 ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias)
@@ -466,53 +326,39 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   MESHNN_CHECK(spec.spatial == 1 || spec.spatial == 2, "conv engine: spatial rank ", spec.spatial);
   MESHNN_CHECK(!(spec.kind == ConvKind::deconv && spec.spatial != 1),
                "conv engine: only 1-D deconvolution is supported");
-  MESHNN_CHECK(
-      !spec.tap_matmul || (spec.kind == ConvKind::conv && spec.spatial == 1 && spec.stride[0] == 1),
-      "conv engine: tap_matmul needs a stride-1 1-D convolution");
   weights.check_dtype(DType::f32);
-  m.terms = terms_for(spec.precision);
+  m.terms = conv::precision_terms(spec.precision);
   m.native = cpu_features().avx512_bf16;
   // MESHNN_CONV_FOLD=0 disables dilation folding (for benchmarks and A/B checks).
   m.fold_enabled_ = env_value(EnvSwitch::conv_fold) != "0";
-  const float* w = weights.data<float>();
-  const int64_t n = weights.numel();
   if (spec.bias) {
     bias.check_dtype(DType::f32);
     m.bias.assign(bias.data<float>(), bias.data<float>() + bias.numel());
   }
   const conv::Conv1dAlgo algo = m.algo_choice();
-  m.sw = std::make_shared<SharedWeights>();
-  SharedWeights& s = *m.sw;
-  if (spec.precision == Precision::fp32) {
-    s.wterms.emplace_back(w, w + n);
-  } else {
-    std::vector<float> hi(n), lo(n);
-    for (int64_t i = 0; i < n; ++i) {
-      hi[i] = round_to_bf16(w[i]);
-      lo[i] = round_to_bf16(w[i] - hi[i]);
-    }
-    s.wterms.push_back(std::move(hi));
-    if (spec.precision != Precision::bf16) s.wterms.push_back(std::move(lo));
-  }
-  s.packed.resize(s.wterms.size());
-  s.algo = conv::make_conv1d_algorithm(
-      algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
-      s.wterms[0].data(), spec.bias ? m.bias.data() : nullptr);
-  if (s.algo) {
-    std::vector<float>().swap(s.wterms[0]);
+  // Our own kernel reads the caller's weights directly (no split copy: it only runs fp32).
+  if (auto own = conv::make_conv1d_algorithm(
+          algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
+          weights.data<float>(), spec.bias ? m.bias.data() : nullptr)) {
+    m.sw = std::make_shared<conv::ConvWeightStore>(std::vector<std::vector<float>>(1));
+    m.sw->set_algorithm(std::move(own));
     return;
   }
+  if (spec.kind == ConvKind::conv && spec.spatial == 2 && spec.precision == Precision::fp32) {
+    const conv::Conv2dGeometry g{spec.c_in,        spec.c_out,      spec.kernel[0],
+                                 spec.kernel[1],   spec.stride[0],  spec.stride[1],
+                                 spec.dilation[0], spec.dilation[1]};
+    if (auto own = conv::make_conv2d_algorithm(conv::choose_conv2d(g), g, weights.data<float>(),
+                                               spec.bias ? m.bias.data() : nullptr)) {
+      m.sw = std::make_shared<conv::ConvWeightStore>(std::vector<std::vector<float>>(1));
+      m.sw->set_algorithm(std::move(own));
+      return;
+    }
+  }
+  m.sw = std::make_shared<conv::ConvWeightStore>(
+      conv::split_weights(weights.data<float>(), weights.numel(), spec.precision));
   try {
-    if (spec.tap_matmul) {
-      try {
-        m.build_taps();
-      } catch (const Unsupported&) {
-        if (!m.native) throw;
-        m.native = false;  // no bf16 matmul here: emulate
-        m.build_taps();
-      }
-      // The PyTorch-layout terms stay: a fork packs its own taps from them (a benchmark lever).
-    } else if (m.native && m.bf16_mode()) {
+    if (m.native && m.bf16_mode()) {
       // Probe a native bf16 primitive once; fall back to exact emulation when unimplemented.
       Plan probe;
       memory::dims sd{1, spec.c_in, 64}, dd{1, spec.c_out, 1};
@@ -560,11 +406,6 @@ std::unique_ptr<ConvEngine> ConvEngine::fork() const {
   m.bias = o.bias;
   m.sw = o.sw;  // shared by reference: no copy, no repacking
   m.fold_enabled_ = o.fold_enabled_;
-  try {
-    if (m.spec.tap_matmul) m.build_taps();
-  } catch (const dnnl::error& err) {
-    rethrow_dnnl(err, "conv engine fork");
-  }
   return e;
 }
 
@@ -574,11 +415,12 @@ int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
 
 void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
   try {
-    if (const auto& a = impl_->sw->algo)
+    if (const conv::Conv1dAlgorithm* a = impl_->sw->algorithm())
       a->run(src.data<float>(), src.dim(0), src.dim(1), pads.l[0], dst.data<float>(), dst.dim(1),
              accumulate);
-    else if (impl_->spec.tap_matmul)
-      impl_->run_taps(src, dst, pads, accumulate);
+    else if (const conv::Conv2dAlgorithm* a2 = impl_->sw->algorithm2d())
+      a2->run(src.data<float>(), src.dim(0), src.dim(1), src.dim(2), pads.l[0], pads.l[1],
+              dst.data<float>(), dst.dim(1), dst.dim(2), accumulate);
     else
       impl_->run_conv(src, dst, pads, accumulate);
   } catch (const dnnl::error& e) {
@@ -593,8 +435,8 @@ void ConvEngine::prepare(const Shape& src_shape, const ConvPads& pads) {
 std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) {
   Impl& m = *impl_;
   try {
-    if (m.sw->algo) return m.sw->algo->name();
-    if (m.spec.tap_matmul) return "tap_matmul:" + m.taps[0].mm->impl;
+    if (m.sw->algorithm()) return m.sw->algorithm()->name();
+    if (m.sw->algorithm2d()) return m.sw->algorithm2d()->name();
     Plan& plan = m.plan_for(src_shape, pads);
     const size_t nt = m.terms.size();
     std::string info;

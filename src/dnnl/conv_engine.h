@@ -1,11 +1,13 @@
 // One convolution engine for Conv1d, Conv2d and ConvTranspose1d on channels-last activations.
 //
-// Builds oneDNN convolution / deconvolution primitives (or, for the tap_matmul lever, K shifted
-// matmuls, or for thin fp32 1-D convs our direct kernel), packs the weights ONCE into the layout
-// the primitive prefers (format_tag::any) and keeps them, and caches one plan per input shape and
-// padding (audio lengths vary per call; at most 16 plans, oldest dropped first).
+// The oneDNN glue of the conv engine: builds oneDNN convolution / deconvolution primitives, packs
+// the weights ONCE into the layout the primitive prefers (format_tag::any), and runs them. The
+// ideas around it live in src/layers/: which algorithm runs a layer (conv_algorithm.h: our direct /
+// Winograd kernels or oneDNN), how the bf16 modes split values (conv_precision.h), the
+// packed-weight store (conv_weights.h) and the bounded plan cache (conv_plan_cache.h: one plan per
+// input shape and padding, at most 16).
 //
-// Weights and plans: the weights (split terms, packed layouts, direct-kernel panels) live in a
+// Weights and plans: the weights (split terms, packed layouts, our kernels' weights) live in a
 // store that fork() shares by reference; the plans (primitives and their scratch) belong to one
 // engine. Rule: one engine per thread; fork one per device runner.
 // No oneDNN type leaks out of this header (pimpl), so src/layers/ can use it.
@@ -34,7 +36,6 @@ struct ConvSpec {
   std::array<int64_t, 2> dilation{1, 1};  // PyTorch convention: 1 = dense (oneDNN gets d − 1)
   bool bias = true;
   Precision precision = Precision::fp32;
-  bool tap_matmul = false;  // stride-1 1-D conv only: K shifted matmuls instead of one conv
 };
 
 // oneDNN padding_l / padding_r per spatial dim. For a conv they are implicit zero rows added to

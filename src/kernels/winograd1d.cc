@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <new>
 
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
@@ -155,7 +156,61 @@ OutputFn pick_output(int a) {
   return t[a];
 }
 
+// One input channel's filter transform: wc[tap][o] (K × C_out f32) → u[(ξ·S + s)·ustride + o]
+// = Σ_j g[ξ][j]·wc[s·r + j][o], summed in float64 and rounded once.
+struct TransformArgs {
+  const double* g;
+  int a, r;
+  int64_t k, segs;
+  const float* wc;
+  int64_t c_out;
+  float* u;
+  int64_t ustride;
+};
+
+void transform_channel(const TransformArgs& t, int64_t o0) {
+  for (int xi = 0; xi < t.a; ++xi)
+    for (int64_t s = 0; s < t.segs; ++s) {
+      float* dst = t.u + (xi * t.segs + s) * t.ustride;
+      for (int64_t o = o0; o < t.c_out; ++o) {
+        double acc = 0.0;
+        for (int j = 0; j < t.r && s * t.r + j < t.k; ++j)
+          acc += t.g[xi * t.r + j] * static_cast<double>(t.wc[(s * t.r + j) * t.c_out + o]);
+        dst[o] = static_cast<float>(acc);
+      }
+    }
+}
+
+__attribute__((target("avx2,fma"))) void transform_channel_avx2(const TransformArgs& t) {
+  const int64_t vec_end = t.c_out / 4 * 4;
+  for (int xi = 0; xi < t.a; ++xi)
+    for (int64_t s = 0; s < t.segs; ++s) {
+      float* dst = t.u + (xi * t.segs + s) * t.ustride;
+      const int nj = static_cast<int>(std::min<int64_t>(t.r, t.k - s * t.r));
+      for (int64_t o = 0; o < vec_end; o += 4) {
+        __m256d acc = _mm256_setzero_pd();
+        for (int j = 0; j < nj; ++j)
+          acc = _mm256_fmadd_pd(_mm256_set1_pd(t.g[xi * t.r + j]),
+                                _mm256_cvtps_pd(_mm_loadu_ps(t.wc + (s * t.r + j) * t.c_out + o)),
+                                acc);
+        _mm_storeu_ps(dst + o, _mm256_cvtpd_ps(acc));
+      }
+    }
+  if (vec_end < t.c_out) transform_channel(t, vec_end);
+}
+
 }  // namespace
+
+WeightBuffer::WeightBuffer(size_t n) : n_(n) {
+  // Page-aligned. Transparent huge pages (MADV_HUGEPAGE) were measured too: no faster to load
+  // here (the kernel compacts memory synchronously for them) and no faster to run.
+  constexpr size_t kPage = 4096;
+  const size_t bytes = std::max<size_t>(kPage, (n * sizeof(float) + kPage - 1) / kPage * kPage);
+  void* p = std::aligned_alloc(kPage, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  p_.reset(static_cast<float*>(p));
+}
+void WeightBuffer::Free::operator()(float* p) const { std::free(p); }
 
 WinogradMatrices winograd_matrices(int m, int r) {
   const int a = m + r - 1;
@@ -200,6 +255,26 @@ bool winograd1d_available() {
   return f.avx2 && f.fma;
 }
 
+void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t segs,
+                       const float* weights, int64_t c_out, int64_t c_in, float* u) {
+  const bool avx2 = winograd1d_available();
+#pragma omp parallel
+  {
+    std::vector<float> wc(static_cast<size_t>(k * c_out));
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < c_in; ++c) {
+      for (int64_t o = 0; o < c_out; ++o)
+        for (int64_t tap = 0; tap < k; ++tap)
+          wc[tap * c_out + o] = weights[(o * c_in + c) * k + tap];
+      const TransformArgs ta{g, alpha, r, k, segs, wc.data(), c_out, u + c * c_out, c_in * c_out};
+      if (avx2)
+        transform_channel_avx2(ta);
+      else
+        transform_channel(ta, 0);
+    }
+  }
+}
+
 Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
                        int64_t k, int64_t dilation, WinogradTile tile)
     : c_in_(c_in), c_out_(c_out), k_(k), d_(dilation), tile_(tile) {
@@ -214,35 +289,13 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   segs_ = (k + r - 1) / r;
   bt_.assign(wm.bt.begin(), wm.bt.end());
   at_.assign(wm.at.begin(), wm.at.end());
-  // U[ξ][s][c][o] = Σ_j G[ξ][j]·w[o][c][s·r + j] in float64, one rounding to f32.
-  // The filters transposed to [c][tap][o] first, so the transform runs over contiguous output
-  // channels (vectorised; the transforms of the big vocoder layers dominate the load time
-  // otherwise). Sums in float64 as before: one rounding to f32 per value.
-  u_.assign(static_cast<size_t>(a * segs_ * c_in * c_out), 0.f);
-  const int64_t segs = segs_;
-  std::vector<float> wt(static_cast<size_t>(c_in * k * c_out));
-#pragma omp parallel for schedule(static)
-  for (int64_t o = 0; o < c_out; ++o)
-    for (int64_t c = 0; c < c_in; ++c)
-      for (int64_t tap = 0; tap < k; ++tap)
-        wt[(c * k + tap) * c_out + o] = weights[(o * c_in + c) * k + tap];
-#pragma omp parallel
-  {
-    std::vector<double> acc(static_cast<size_t>(c_out));
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < c_in; ++c)
-      for (int xi = 0; xi < a; ++xi)
-        for (int64_t s = 0; s < segs; ++s) {
-          std::fill(acc.begin(), acc.end(), 0.0);
-          for (int j = 0; j < r && s * r + j < k; ++j) {
-            const double g = wm.g[xi * r + j];
-            const float* w = wt.data() + (c * k + s * r + j) * c_out;
-            for (int64_t o = 0; o < c_out; ++o) acc[o] += g * w[o];
-          }
-          float* dst = u_.data() + ((xi * segs + s) * c_in + c) * c_out;
-          for (int64_t o = 0; o < c_out; ++o) dst[o] = static_cast<float>(acc[o]);
-        }
-  }
+  // U[ξ][s][c][o] = Σ_j G[ξ][j]·w[o][c][s·r + j] in float64, one rounding to f32. Load time
+  // matters (the big vocoder layers dominate it): parallel over input channels, each thread
+  // gathers one channel's K taps as contiguous [tap][o] rows (no transposed copy of the whole
+  // layer) and writes its part of U once (no zero fill: the first touch of U's pages is spread
+  // over the threads), AVX2 doubles when the CPU has them.
+  u_ = WeightBuffer(static_cast<size_t>(a * segs_ * c_in * c_out));
+  transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u_.data());
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
 }

@@ -15,7 +15,9 @@
 // ...); tests/kernels/winograd1d_test.cc measures it per tile choice, docs/precision.md lists it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace meshnn::kernels {
@@ -34,6 +36,24 @@ struct WinogradMatrices {
   std::vector<double> bt, g, at, points;  // points: the α − 1 finite points
 };
 WinogradMatrices winograd_matrices(int m, int r);
+
+// A read-only f32 weight array made once at load: page aligned and not zero-filled (the maker
+// writes every value, spreading the first touch of its pages over its threads).
+class WeightBuffer {
+ public:
+  WeightBuffer() = default;
+  explicit WeightBuffer(size_t n);
+  float* data() { return p_.get(); }
+  const float* data() const { return p_.get(); }
+  size_t size() const { return n_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const;
+  };
+  std::unique_ptr<float[], Free> p_;
+  size_t n_ = 0;
+};
 
 class Winograd1d {
  public:
@@ -60,9 +80,16 @@ class Winograd1d {
   int64_t c_in_, c_out_, k_, d_, segs_;
   WinogradTile tile_;
   std::vector<float> bt_, at_;  // f32 copies of the transforms
-  std::vector<float> u_;        // transformed filters: [ξ][s][C_in][C_out]
+  WeightBuffer u_;              // transformed filters: [ξ][s][C_in][C_out]
   std::vector<float> bias_;     // C_out (zeros when none)
 };
+
+// The filter transform both Winograd kernels share: weights (C_out, C_in, K) f32 (PyTorch layout)
+// → u[((ξ·segs + s)·C_in + c)·C_out + o] = Σ_j g[ξ][j]·w[o][c][s·r + j] (j < r, s·r + j < K) for
+// ξ < alpha, summed in float64 and rounded once. g: alpha × r row-major. Parallel over input
+// channels (OpenMP), AVX2 doubles when the CPU has them; writes every value of u once.
+void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t segs,
+                       const float* weights, int64_t c_out, int64_t c_in, float* u);
 
 // Which tile a K-tap kernel uses by default (chosen by measured error, winograd1d_test.cc).
 WinogradTile default_winograd_tile(int64_t k);

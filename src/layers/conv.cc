@@ -20,13 +20,8 @@ using dnnl_glue::ConvSpec;
 // ---- ConvLayerBase -------------------------------------------------------------------------
 
 ConvLayerBase::ConvLayerBase(std::string name, int spatial, int64_t c_in, int64_t c_out,
-                             Precision precision, bool tap_matmul)
-    : name_(std::move(name)),
-      spatial_(spatial),
-      c_in_(c_in),
-      c_out_(c_out),
-      precision_(precision),
-      tap_matmul_(tap_matmul) {
+                             Precision precision)
+    : name_(std::move(name)), spatial_(spatial), c_in_(c_in), c_out_(c_out), precision_(precision) {
   MESHNN_CHECK(c_in > 0 && c_out > 0, name_, ": channels must be > 0, got in ", c_in, ", out ",
                c_out);
 }
@@ -37,7 +32,6 @@ ConvLayerBase::ConvLayerBase(const ConvLayerBase& o)
       c_in_(o.c_in_),
       c_out_(o.c_out_),
       precision_(o.precision_),
-      tap_matmul_(o.tap_matmul_),
       pad_l_(o.pad_l_),
       pad_r_(o.pad_r_),
       engine_(o.engine_ ? o.engine_->fork() : nullptr) {}
@@ -58,7 +52,6 @@ void ConvLayerBase::build(bool deconv, const std::array<int64_t, 2>& kernel,
   spec.dilation = dilation;
   spec.bias = bias;
   spec.precision = precision_;
-  spec.tap_matmul = tap_matmul_;
   engine_ = std::make_unique<ConvEngine>(spec, weight, bias_t);
 }
 
@@ -137,14 +130,11 @@ std::string ConvLayerBase::impl_info(const Shape& xs, bool padded) {
 // ---- Conv1d --------------------------------------------------------------------------------
 
 Conv1d::Conv1d(const Conv1dConfig& cfg, std::string name)
-    : ConvLayerBase(std::move(name), 1, cfg.in_channels, cfg.out_channels, cfg.precision,
-                    cfg.tap_matmul),
+    : ConvLayerBase(std::move(name), 1, cfg.in_channels, cfg.out_channels, cfg.precision),
       cfg_(cfg) {
   MESHNN_CHECK(cfg.kernel_size > 0 && cfg.stride > 0 && cfg.dilation > 0, name_,
                ": kernel_size, stride and dilation must be > 0, got ", cfg.kernel_size, ", ",
                cfg.stride, ", ", cfg.dilation);
-  MESHNN_CHECK(!cfg.tap_matmul || cfg.stride == 1, name_, ": tap_matmul needs stride 1, got ",
-               cfg.stride);
   try {
     auto [l, r] = ops::conv1d_pads(cfg.kernel_size, cfg.dilation, cfg.padding, cfg.padding_mode);
     pad_l_[0] = l;
@@ -178,7 +168,7 @@ void Conv1d::set_weights(const Tensor& weight, const Tensor& bias) {
 // ---- Conv2d --------------------------------------------------------------------------------
 
 Conv2d::Conv2d(const Conv2dConfig& cfg, std::string name)
-    : ConvLayerBase(std::move(name), 2, cfg.in_channels, cfg.out_channels, cfg.precision, false),
+    : ConvLayerBase(std::move(name), 2, cfg.in_channels, cfg.out_channels, cfg.precision),
       cfg_(cfg) {
   for (int a = 0; a < 2; ++a) {
     MESHNN_CHECK(cfg.kernel_size[a] > 0 && cfg.stride[a] > 0 && cfg.dilation[a] > 0, name_,
@@ -216,7 +206,7 @@ void Conv2d::set_weights(const Tensor& weight, const Tensor& bias) {
 // ---- ConvTranspose1d -----------------------------------------------------------------------
 
 ConvTranspose1d::ConvTranspose1d(const ConvTranspose1dConfig& cfg, std::string name)
-    : ConvLayerBase(std::move(name), 1, cfg.in_channels, cfg.out_channels, cfg.precision, false),
+    : ConvLayerBase(std::move(name), 1, cfg.in_channels, cfg.out_channels, cfg.precision),
       cfg_(cfg) {
   MESHNN_CHECK(cfg.kernel_size > 0 && cfg.stride > 0 && cfg.dilation > 0, name_,
                ": kernel_size, stride and dilation must be > 0, got ", cfg.kernel_size, ", ",

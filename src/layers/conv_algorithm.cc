@@ -7,6 +7,7 @@
 #include "core/env.h"
 #include "kernels/conv1d_direct.h"
 #include "kernels/winograd1d.h"
+#include "kernels/winograd2d.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/profile.h"
 
@@ -65,6 +66,32 @@ class WinogradAlgorithm final : public Conv1dAlgorithm {
   kernels::Winograd1d wg_;
 };
 
+// Winograd F(2×2, 3×3) for Conv2d when both channel counts reach this (measured against oneDNN
+// with bench/conv_bench.cc conv2d cases, docs/benchmarks.md).
+constexpr int64_t kWinograd2dMinChannels = 64;
+
+class Winograd2dAlgorithm final : public Conv2dAlgorithm {
+ public:
+  Winograd2dAlgorithm(const Conv2dGeometry& g, const float* w, const float* b)
+      : wg_(w, b, g.c_out, g.c_in) {}
+  std::string name() const override { return "winograd:F(2x2,3x3):avx2"; }
+  void run(const float* x, int64_t B, int64_t H, int64_t W, int64_t pad_h, int64_t pad_w, float* y,
+           int64_t H_out, int64_t W_out, bool accumulate) const override {
+    ProfileScope prof("conv2d.winograd");
+    for (int64_t b = 0; b < B; ++b)
+      wg_.run(x + b * H * W * wg_.c_in(), H, W, pad_h, pad_w, y + b * H_out * W_out * wg_.c_out(),
+              H_out, W_out, accumulate);
+  }
+
+ private:
+  kernels::Winograd2d wg_;
+};
+
+bool winograd2d_fits(const Conv2dGeometry& g) {
+  return g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 &&
+         kernels::winograd1d_available();
+}
+
 bool direct_fits(const Conv1dGeometry& g) {
   return std::max(g.c_in, g.c_out) <= kDirectMaxChannels && kernels::direct_conv1d_available();
 }
@@ -116,6 +143,21 @@ Conv1dAlgo choose_conv1d(const Conv1dGeometry& g) {
        g.c_out <= kWinogradMaxWidening * g.c_in);
   if (fast && winograd_fits(g)) return Conv1dAlgo::winograd;
   return direct_fits(g) ? Conv1dAlgo::direct : Conv1dAlgo::onednn;
+}
+
+Conv1dAlgo choose_conv2d(const Conv2dGeometry& g) {
+  const Conv1dAlgo o = conv_algo_override();
+  const bool fast =
+      o == Conv1dAlgo::winograd || o == Conv1dAlgo::fft ||
+      (o == Conv1dAlgo::automatic && std::min(g.c_in, g.c_out) >= kWinograd2dMinChannels);
+  return fast && winograd2d_fits(g) ? Conv1dAlgo::winograd : Conv1dAlgo::onednn;
+}
+
+std::unique_ptr<Conv2dAlgorithm> make_conv2d_algorithm(Conv1dAlgo algo, const Conv2dGeometry& g,
+                                                       const float* weights, const float* bias) {
+  if ((algo != Conv1dAlgo::winograd && algo != Conv1dAlgo::fft) || !winograd2d_fits(g))
+    return nullptr;
+  return std::make_unique<Winograd2dAlgorithm>(g, weights, bias);
 }
 
 std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Conv1dGeometry& g,

@@ -1,9 +1,11 @@
-// Which algorithm runs an f32 Conv1d, chosen once per layer shape; our own kernels behind one
-// narrow interface so the conv engine (src/dnnl/conv_engine.cc) only asks "which one?" and
-// "run it".
+// Which algorithm runs an f32 Conv1d or Conv2d, chosen once per layer shape (a cost model from
+// the measured per-layer tables in docs/benchmarks.md, fixed per layer so every time shard
+// agrees); our own kernels behind narrow interfaces so the conv engine (src/dnnl/conv_engine.cc)
+// only asks "which one?" and "run it".
 //
 //   direct    kernels/conv1d_direct: register-blocked AVX2 direct convolution (thin layers)
-//   winograd  kernels/winograd1d: Toom-Cook F(m, r) tiles, GEMMs per transform point
+//   winograd  kernels/winograd1d: Toom-Cook F(m, r) tiles, GEMMs per transform point;
+//             kernels/winograd2d: F(2×2, 3×3) for 3×3 Conv2d
 //   onednn    the engine's oneDNN primitive (nullptr from make_conv1d_algorithm)
 //   fft       reserved (not implemented: resolves like "winograd")
 //
@@ -49,6 +51,32 @@ class Conv1dAlgorithm {
 // The algorithm for this shape: the override when set, else the cost model below (channels,
 // kernel, stride: fixed per layer, so every shard of a time-sharded layer agrees).
 Conv1dAlgo choose_conv1d(const Conv1dGeometry& g);
+
+// ---- 2-D: the mel-VAE's 3×3 convolutions (kernels/winograd2d) -----------------------------
+
+struct Conv2dGeometry {
+  int64_t c_in = 0, c_out = 0, kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+};
+
+class Conv2dAlgorithm {
+ public:
+  virtual ~Conv2dAlgorithm() = default;
+  virtual std::string name() const = 0;
+  // x: (B, H, W, C_in) dense f32 → y: (B, H_out, W_out, C_out); output (i, j) reads input
+  // (i + a − pad_h, j + b − pad_w), zeros outside (right / bottom pads implied by H_out, W_out).
+  // Same contract as Conv1dAlgorithm::run.
+  virtual void run(const float* x, int64_t B, int64_t H, int64_t W, int64_t pad_h, int64_t pad_w,
+                   float* y, int64_t H_out, int64_t W_out, bool accumulate) const = 0;
+};
+
+// winograd (F(2×2, 3×3)) or onednn for this Conv2d: the override when set ("direct" means the
+// path without fast algorithms: oneDNN), else winograd for 3×3 stride-1 undilated layers whose
+// channels reach the measured threshold.
+Conv1dAlgo choose_conv2d(const Conv2dGeometry& g);
+// The Winograd kernel for this layer from PyTorch weights (C_out, C_in, 3, 3) f32 and bias (C_out)
+// or nullptr; nullptr for onednn or when it cannot run here (no AVX2, not 3×3 stride 1).
+std::unique_ptr<Conv2dAlgorithm> make_conv2d_algorithm(Conv1dAlgo algo, const Conv2dGeometry& g,
+                                                       const float* weights, const float* bias);
 
 // Builds `algo` for this layer from PyTorch-layout weights (C_out, C_in, K) f32 and bias (C_out)
 // or nullptr (weights transformed / packed here, once). Returns nullptr for onednn, and when the

@@ -47,21 +47,14 @@ Conv1dConfig c1(int64_t ci, int64_t co, int64_t k, int64_t stride = 1, int64_t d
 }
 
 TEST_F(ConvGolden, Conv1d) {
-  for (bool tap : {false, true}) {
-    Conv1dConfig amp = c1(12, 12, 7, 1, 3);
-    amp.tap_matmul = tap;
-    Conv1d a(amp, "c1_amp");
-    check(a, "c1_amp");
-    Conv1dConfig pre = c1(16, 24, 7);
-    pre.tap_matmul = tap;
-    Conv1d b(pre, "c1_pre");
-    check(b, "c1_pre");
-    Conv1dConfig post = c1(24, 2, 7);
-    post.bias = false;
-    post.tap_matmul = tap;
-    Conv1d e(post, "c1_post");
-    check(e, "c1_post");
-  }
+  Conv1d a(c1(12, 12, 7, 1, 3), "c1_amp");
+  check(a, "c1_amp");
+  Conv1d b(c1(16, 24, 7), "c1_pre");
+  check(b, "c1_pre");
+  Conv1dConfig post = c1(24, 2, 7);
+  post.bias = false;
+  Conv1d e(post, "c1_post");
+  check(e, "c1_post");
   Conv1dConfig dac = c1(8, 16, 4, 2);
   dac.padding = 1;
   Conv1d c(dac, "c1_dac");

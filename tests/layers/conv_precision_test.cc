@@ -96,8 +96,7 @@ void check_modes(const char* what, const std::vector<double>& err) {
 constexpr Precision kModes[] = {Precision::fp32, Precision::bf16x3, Precision::bf16x2,
                                 Precision::bf16};
 
-void conv_case(const char* what, int64_t C_in, int64_t C_out, int64_t K, int64_t dil, int64_t T,
-               bool tap) {
+void conv_case(const char* what, int64_t C_in, int64_t C_out, int64_t K, int64_t dil, int64_t T) {
   Tensor w = test::random_normal({C_out, C_in, K}, 21, 1.f / std::sqrt(float(C_in * K)));
   Tensor b = test::random_normal({C_out}, 22, 0.1f);
   Tensor x = test::random_uniform({1, T, C_in}, 23);
@@ -110,7 +109,6 @@ void conv_case(const char* what, int64_t C_in, int64_t C_out, int64_t K, int64_t
     cfg.kernel_size = K;
     cfg.dilation = dil;
     cfg.precision = p;
-    cfg.tap_matmul = tap;
     Conv1d conv(cfg, what);
     conv.set_weights(w, b);
     err.push_back(rel_l2(conv.forward(x), ref));
@@ -121,19 +119,16 @@ void conv_case(const char* what, int64_t C_in, int64_t C_out, int64_t K, int64_t
 TEST(ConvPrecision, AmpConv512k7d3) {
   std::printf("bf16 path: %s\n",
               cpu_features().avx512_bf16 ? "native (AVX512-BF16)" : "emulated in f32 (exact)");
-  conv_case("Conv1d 512->512 k7 d3 T2048", 512, 512, 7, 3, 2048, false);
-}
-TEST(ConvPrecision, AmpConv512k7d3TapMatmul) {
-  conv_case("Conv1d 512->512 k7 d3 T1024 tap_matmul", 512, 512, 7, 3, 1024, true);
+  conv_case("Conv1d 512->512 k7 d3 T2048", 512, 512, 7, 3, 2048);
 }
 TEST(ConvPrecision, Conv96k7d3Folded) {
-  conv_case("Conv1d 96->96 k7 d3 T4001 (dilation folded)", 96, 96, 7, 3, 4001, false);
+  conv_case("Conv1d 96->96 k7 d3 T4001 (dilation folded)", 96, 96, 7, 3, 4001);
 }
 TEST(ConvPrecision, Conv1536k7) {
-  conv_case("Conv1d 1536->1536 k7 d1 T128", 1536, 1536, 7, 1, 128, false);
+  conv_case("Conv1d 1536->1536 k7 d1 T128", 1536, 1536, 7, 1, 128);
 }
 TEST(ConvPrecision, ConvPre128to1536k7) {
-  conv_case("Conv1d 128->1536 k7 (conv_pre) T512", 128, 1536, 7, 1, 512, false);
+  conv_case("Conv1d 128->1536 k7 (conv_pre) T512", 128, 1536, 7, 1, 512);
 }
 
 TEST(ConvPrecision, Upsampler768to384k4s2) {

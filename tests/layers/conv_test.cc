@@ -35,7 +35,6 @@ struct C1 {
   std::optional<int64_t> padding;
   const char* mode;
   bool bias;
-  bool tap;
 };
 
 class Conv1dRef : public ::testing::TestWithParam<C1> {};
@@ -51,7 +50,6 @@ TEST_P(Conv1dRef, MatchesFloat64) {
   cfg.padding = c.padding;
   cfg.padding_mode = c.mode;
   cfg.bias = c.bias;
-  cfg.tap_matmul = c.tap;
   Conv1d conv(cfg, "t");
   Tensor w = random_normal({c.co, c.ci, c.k}, 1, 0.2f);
   Tensor b = c.bias ? random_normal({c.co}, 2) : Tensor();
@@ -91,26 +89,22 @@ TEST_P(Conv1dRef, MatchesFloat64) {
 
 INSTANTIATE_TEST_SUITE_P(
     Options, Conv1dRef,
-    ::testing::Values(C1{1, 37, 5, 7, 3, 1, 1, std::nullopt, "zeros", true, false},
-                      C1{2, 50, 16, 8, 7, 1, 3, std::nullopt, "zeros", true, false},
-                      C1{1, 64, 24, 24, 11, 1, 5, std::nullopt, "zeros", true, false},
+    ::testing::Values(C1{1, 37, 5, 7, 3, 1, 1, std::nullopt, "zeros", true},
+                      C1{2, 50, 16, 8, 7, 1, 3, std::nullopt, "zeros", true},
+                      C1{1, 64, 24, 24, 11, 1, 5, std::nullopt, "zeros", true},
                       // dilation folding: zero-copy (T and pads multiples of d) and padded copy
-                      C1{2, 48, 16, 8, 7, 1, 3, std::nullopt, "zeros", true, false},
-                      C1{1, 30, 6, 6, 3, 1, 3, std::nullopt, "causal", true, false},
-                      C1{2, 31, 5, 9, 4, 1, 5, std::nullopt, "zeros", true, false},
-                      C1{1, 50, 200, 16, 3, 1, 2, std::nullopt, "zeros", true,
-                         false},  // > fold limit
-                      C1{2, 33, 6, 10, 5, 2, 1, std::nullopt, "zeros", false, false},
-                      C1{1, 41, 8, 8, 4, 2, 1, 1, "zeros", true, false},  // DAC: k=2s, ceil(s/2)
-                      C1{1, 45, 9, 4, 3, 3, 2, 0, "zeros", true, false},
-                      C1{2, 29, 7, 5, 3, 1, 2, std::nullopt, "causal", true, false},
-                      C1{1, 31, 4, 6, 4, 2, 1, std::nullopt, "causal", false, false},
-                      C1{1, 20, 3, 3, 1, 1, 1, std::nullopt, "zeros", true, false},
-                      C1{1, 7, 4, 4, 7, 1, 1, std::nullopt, "zeros", true, false},  // k = T
-                      // tap_matmul lever
-                      C1{2, 50, 16, 8, 7, 1, 3, std::nullopt, "zeros", true, true},
-                      C1{1, 29, 7, 5, 3, 1, 2, std::nullopt, "causal", false, true},
-                      C1{1, 9, 5, 6, 11, 1, 1, std::nullopt, "zeros", true, true}));
+                      C1{2, 48, 16, 8, 7, 1, 3, std::nullopt, "zeros", true},
+                      C1{1, 30, 6, 6, 3, 1, 3, std::nullopt, "causal", true},
+                      C1{2, 31, 5, 9, 4, 1, 5, std::nullopt, "zeros", true},
+                      C1{1, 50, 200, 16, 3, 1, 2, std::nullopt, "zeros", true},  // > fold limit
+                      C1{2, 33, 6, 10, 5, 2, 1, std::nullopt, "zeros", false},
+                      C1{1, 41, 8, 8, 4, 2, 1, 1, "zeros", true},  // DAC: k=2s, ceil(s/2)
+                      C1{1, 45, 9, 4, 3, 3, 2, 0, "zeros", true},
+                      C1{2, 29, 7, 5, 3, 1, 2, std::nullopt, "causal", true},
+                      C1{1, 31, 4, 6, 4, 2, 1, std::nullopt, "causal", false},
+                      C1{1, 20, 3, 3, 1, 1, 1, std::nullopt, "zeros", true},
+                      C1{1, 7, 4, 4, 7, 1, 1, std::nullopt, "zeros", true},  // k = T
+                      C1{1, 9, 5, 6, 11, 1, 1, std::nullopt, "zeros", true}));
 
 struct C2 {
   int64_t b, h, w, ci, co, kh, kw, sh, sw;
@@ -302,9 +296,6 @@ TEST(ConvBadInput, NamedErrors) {
   ct.stride = 2;
   ct.output_padding = 2;
   EXPECT_THROW(ConvTranspose1d(ct, "ct"), InvalidArgument);
-  Conv1dConfig tap = c1cfg(4, 6, 3, 2);
-  tap.tap_matmul = true;
-  EXPECT_THROW(Conv1d(tap, "tap"), InvalidArgument);
 
   Conv1d c(cfg, "layer");
   EXPECT_THROW(c.forward(Tensor({1, 8, 4})), InvalidArgument);  // not loaded

@@ -43,7 +43,6 @@ struct Conv1dConfig {
   std::string padding_mode = "zeros";  // "zeros" | "causal" (front pad eff_k − 1, no back pad)
   bool bias = true;
   Precision precision = Precision::fp32;
-  bool tap_matmul = false;  // stride 1 only: K shifted matmuls (see docs/precision.md)
 };
 
 struct Conv2dConfig {
@@ -104,8 +103,7 @@ class ConvLayerBase {
   std::string impl_info(const Shape& x_shape, bool padded = false);
 
  protected:
-  ConvLayerBase(std::string name, int spatial, int64_t c_in, int64_t c_out, Precision precision,
-                bool tap_matmul);
+  ConvLayerBase(std::string name, int spatial, int64_t c_in, int64_t c_out, Precision precision);
   // weight: PyTorch layout f32; bias: (C_out) or undefined. Builds the engine.
   void build(bool deconv, const std::array<int64_t, 2>& kernel,
              const std::array<int64_t, 2>& stride, const std::array<int64_t, 2>& dilation,
@@ -116,7 +114,6 @@ class ConvLayerBase {
   int spatial_;
   int64_t c_in_, c_out_;
   Precision precision_;
-  bool tap_matmul_;
   std::array<int64_t, 2> pad_l_{0, 0}, pad_r_{0, 0};
   std::unique_ptr<dnnl_glue::ConvEngine> engine_;
 
