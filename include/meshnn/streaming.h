@@ -37,18 +37,15 @@ struct StreamOptions {
   int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
 };
 
-class StreamingVocoder {
+// What every stream does; StreamingVocoder and StreamingLtxDecoder open one over a model.
+class AudioStream {
  public:
-  // NVIDIA BigVGAN: push mel frames (B, num_mels, n) → (B, 1, m) samples at sample_rate().
-  explicit StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options = {});
-  // The LTX vocoder (BigVGAN v2 + bandwidth extension for LTX-2.3, HiFi-GAN for LTX-2): push mel
-  // frames (B, 2, n, 64) as the mel-VAE decodes them (stereo, time, mel bin) → (B, 2, m).
-  explicit StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options = {});
-  ~StreamingVocoder();
-  StreamingVocoder(StreamingVocoder&&) noexcept;
-  StreamingVocoder& operator=(StreamingVocoder&&) noexcept;
+  ~AudioStream();
+  AudioStream(AudioStream&&) noexcept;
+  AudioStream& operator=(AudioStream&&) noexcept;
 
-  // frames: the next n ≥ 0 frames, f32, finite → the samples that became final (m ≥ 0 of them).
+  // frames: the next n ≥ 0 frames in the model's input layout (below), f32, finite → (B, C, m)
+  // the m ≥ 0 samples that became final.
   Tensor push(const Tensor& frames);
   // End of the input → the remaining samples. The stream is then ready for a new input.
   Tensor flush();
@@ -56,7 +53,7 @@ class StreamingVocoder {
   void reset();
 
   int sample_rate() const;
-  int64_t samples_per_frame() const;  // output samples per input frame
+  int64_t samples_per_frame() const;  // output samples per input frame (in the long run)
   int64_t lookahead_frames() const;   // frames an output sample waits for beyond its own
   double lookahead_ms() const;        // the same in milliseconds of input
   int64_t frames_pushed() const;      // since the last flush / reset
@@ -68,35 +65,26 @@ class StreamingVocoder {
 
   struct Impl;
 
- private:
+ protected:
+  explicit AudioStream(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
-// LTX-2.3 / LTX-2 audio decode as a stream: latent frames in, 48 kHz (24 kHz) stereo out.
-class StreamingLtxDecoder {
+class StreamingVocoder : public AudioStream {
+ public:
+  // NVIDIA BigVGAN: push mel frames (B, num_mels, n) → (B, 1, m) samples at sample_rate().
+  explicit StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options = {});
+  // The LTX vocoder (BigVGAN v2 + bandwidth extension for LTX-2.3, HiFi-GAN for LTX-2): push mel
+  // frames (B, 2, n, 64) as the mel-VAE decodes them (stereo, time, mel bin) → (B, 2, m).
+  explicit StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options = {});
+};
+
+// LTX-2.3 / LTX-2 audio decode as a stream: push latent frames (B, 8, n, 16) → (B, 2, m) at 48
+// kHz (24 kHz). The first latent frame yields 1 mel frame, every later one 4 (the decode's
+// 4T − 3); frames and look-ahead count latent frames.
+class StreamingLtxDecoder : public AudioStream {
  public:
   explicit StreamingLtxDecoder(const LtxAudioDecoder& model, const StreamOptions& options = {});
-  ~StreamingLtxDecoder();
-  StreamingLtxDecoder(StreamingLtxDecoder&&) noexcept;
-  StreamingLtxDecoder& operator=(StreamingLtxDecoder&&) noexcept;
-
-  // latent: the next n ≥ 0 latent frames (B, 8, n, 16) f32, finite → (B, 2, m) final samples.
-  // The first latent frame yields 1 mel frame, every later one 4 (the decode's 4T − 3).
-  Tensor push(const Tensor& latent);
-  Tensor flush();
-  void reset();
-
-  int sample_rate() const;
-  int64_t samples_per_frame() const;  // output samples per latent frame after the first
-  int64_t lookahead_frames() const;   // latent frames
-  double lookahead_ms() const;
-  int64_t frames_pushed() const;
-  int64_t samples_returned() const;
-  std::string mesh() const;
-  bool returns_output() const;
-
- private:
-  std::unique_ptr<StreamingVocoder::Impl> impl_;
 };
 
 }  // namespace meshnn

@@ -280,6 +280,18 @@ class PyVlAdapter {
   std::mutex mu_;  // one forward at a time: the adapter's K/V buffers are per object
 };
 
+// A stream of type Stream over a Model; built with the GIL released (a pipeline calibrates).
+template <class Stream, class Model>
+auto stream_factory() {
+  return [](const Model& model, const std::string& mesh, int threads) {
+    StreamOptions o;
+    o.mesh = mesh;
+    o.threads = threads;
+    py::gil_scoped_release nogil;
+    return Stream(model, o);
+  };
+}
+
 }  // namespace
 }  // namespace meshnn::python
 
@@ -397,72 +409,34 @@ PYBIND11_MODULE(_meshnn, m) {
           py::arg("mel"), py::arg("mesh") = "1x1", py::arg("threads") = 0, py::arg("repeat") = 1);
 
   // ---- Streaming (meshnn/streaming.h): push frames, get the samples that became final ----
-  auto stream_options = [](const std::string& mesh, int threads) {
-    StreamOptions o;
-    o.mesh = mesh;
-    o.threads = threads;
-    return o;
-  };
-  py::class_<StreamingVocoder>(m, "StreamingVocoder")
-      .def(
-          py::init([stream_options](const BigVganVocoder& v, const std::string& mesh, int threads) {
-            const StreamOptions o = stream_options(mesh, threads);
-            py::gil_scoped_release nogil;
-            return StreamingVocoder(v, o);
-          }),
-          py::arg("vocoder"), py::arg("mesh") = "1x1", py::arg("threads") = 0)
-      .def(py::init(
-               [stream_options](const LtxAudioDecoder& d, const std::string& mesh, int threads) {
-                 const StreamOptions o = stream_options(mesh, threads);
-                 py::gil_scoped_release nogil;
-                 return StreamingVocoder(d, o);
-               }),
-           py::arg("decoder"), py::arg("mesh") = "1x1", py::arg("threads") = 0)
+  py::class_<AudioStream>(m, "AudioStream")
       .def(
           "push",
-          [](StreamingVocoder& s, const py::array& frames) {
+          [](AudioStream& s, const py::array& frames) {
             const Tensor x = view_of(frames, "frames");
             ProgressBridge none{py::none()};
             return compute(none, [&] { return s.push(x); });
           },
           py::arg("frames"))
       .def("flush",
-           [](StreamingVocoder& s) {
+           [](AudioStream& s) {
              ProgressBridge none{py::none()};
              return compute(none, [&] { return s.flush(); });
            })
-      .def("reset", &StreamingVocoder::reset)
-      .def_property_readonly("sample_rate", &StreamingVocoder::sample_rate)
-      .def_property_readonly("samples_per_frame", &StreamingVocoder::samples_per_frame)
-      .def_property_readonly("lookahead_frames", &StreamingVocoder::lookahead_frames)
-      .def_property_readonly("lookahead_ms", &StreamingVocoder::lookahead_ms)
-      .def_property_readonly("mesh", &StreamingVocoder::mesh);
-  py::class_<StreamingLtxDecoder>(m, "StreamingLtxDecoder")
-      .def(py::init(
-               [stream_options](const LtxAudioDecoder& d, const std::string& mesh, int threads) {
-                 const StreamOptions o = stream_options(mesh, threads);
-                 py::gil_scoped_release nogil;
-                 return StreamingLtxDecoder(d, o);
-               }),
-           py::arg("decoder"), py::arg("mesh") = "1x1", py::arg("threads") = 0)
-      .def(
-          "push",
-          [](StreamingLtxDecoder& s, const py::array& latent) {
-            const Tensor x = view_of(latent, "latent");
-            ProgressBridge none{py::none()};
-            return compute(none, [&] { return s.push(x); });
-          },
-          py::arg("latent"))
-      .def("flush",
-           [](StreamingLtxDecoder& s) {
-             ProgressBridge none{py::none()};
-             return compute(none, [&] { return s.flush(); });
-           })
-      .def("reset", &StreamingLtxDecoder::reset)
-      .def_property_readonly("sample_rate", &StreamingLtxDecoder::sample_rate)
-      .def_property_readonly("lookahead_frames", &StreamingLtxDecoder::lookahead_frames)
-      .def_property_readonly("lookahead_ms", &StreamingLtxDecoder::lookahead_ms)
-      .def_property_readonly("mesh", &StreamingLtxDecoder::mesh);
+      .def("reset", &AudioStream::reset)
+      .def_property_readonly("sample_rate", &AudioStream::sample_rate)
+      .def_property_readonly("samples_per_frame", &AudioStream::samples_per_frame)
+      .def_property_readonly("lookahead_frames", &AudioStream::lookahead_frames)
+      .def_property_readonly("lookahead_ms", &AudioStream::lookahead_ms)
+      .def_property_readonly("mesh", &AudioStream::mesh);
+  py::class_<StreamingVocoder, AudioStream>(m, "StreamingVocoder")
+      .def(py::init(stream_factory<StreamingVocoder, BigVganVocoder>()), py::arg("vocoder"),
+           py::arg("mesh") = "1x1", py::arg("threads") = 0)
+      .def(py::init(stream_factory<StreamingVocoder, LtxAudioDecoder>()), py::arg("decoder"),
+           py::arg("mesh") = "1x1", py::arg("threads") = 0);
+  py::class_<StreamingLtxDecoder, AudioStream>(m, "StreamingLtxDecoder")
+      .def(py::init(stream_factory<StreamingLtxDecoder, LtxAudioDecoder>()), py::arg("decoder"),
+           py::arg("mesh") = "1x1", py::arg("threads") = 0);
 
   // ---- MPI backend: this process's rank; finalize once at exit (the package registers it) ----
   m.def(

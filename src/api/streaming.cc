@@ -12,7 +12,7 @@
 
 namespace meshnn {
 
-struct StreamingVocoder::Impl {
+struct AudioStream::Impl {
   std::function<Tensor(const Tensor&)> to_rows;  // checked public frames → (B, n, …) rows
   std::unique_ptr<streaming::StreamEngine> engine;
   int sample_rate = 0;
@@ -71,7 +71,7 @@ Tensor calibration_rows(Shape shape, float lo, float hi) {
 }
 
 // graph(layout): the model's stream graph; a pipeline takes the layout it can cut finely.
-std::unique_ptr<StreamingVocoder::Impl> make_stream(
+std::unique_ptr<AudioStream::Impl> make_stream(
     const std::function<StreamOpPtr(streaming::StreamLayout)>& make_graph, const StreamOptions& o,
     const Tensor& calibration, const std::function<int64_t(int64_t)>& total) {
   check_thread_count(o.threads, "threads per device");
@@ -83,7 +83,7 @@ std::unique_ptr<StreamingVocoder::Impl> make_stream(
   mc.threads_per_device = o.threads;
   StreamOpPtr graph = make_graph(mc.cols > 1 ? streaming::StreamLayout::pipeline_cuts
                                              : streaming::StreamLayout::lowest_latency);
-  auto impl = std::make_unique<StreamingVocoder::Impl>();
+  auto impl = std::make_unique<AudioStream::Impl>();
   impl->lookahead = lookahead_frames(*graph, total);
   impl->mesh = o.mesh;
   if (mc.cols == 1 && o.backend == Backend::local)
@@ -108,7 +108,27 @@ void check_frames(const Tensor& t, const Shape& want, const char* what) {
 
 // ---- StreamingVocoder ------------------------------------------------------------------------
 
-StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options) {
+// ---- AudioStream ----------------------------------------------------------------------------
+
+AudioStream::AudioStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AudioStream::~AudioStream() = default;
+AudioStream::AudioStream(AudioStream&&) noexcept = default;
+AudioStream& AudioStream::operator=(AudioStream&&) noexcept = default;
+
+Tensor AudioStream::push(const Tensor& frames) { return impl_->push(frames); }
+Tensor AudioStream::flush() { return impl_->flush(); }
+void AudioStream::reset() { impl_->reset(); }
+int AudioStream::sample_rate() const { return impl_->sample_rate; }
+int64_t AudioStream::samples_per_frame() const { return impl_->samples_per_frame; }
+int64_t AudioStream::lookahead_frames() const { return impl_->lookahead; }
+double AudioStream::lookahead_ms() const { return 1e3 * impl_->lookahead * impl_->frame_seconds; }
+int64_t AudioStream::frames_pushed() const { return impl_->frames; }
+int64_t AudioStream::samples_returned() const { return impl_->samples; }
+std::string AudioStream::mesh() const { return impl_->mesh; }
+bool AudioStream::returns_output() const { return impl_->engine->returns_output(); }
+
+StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options)
+    : AudioStream(nullptr) {
   const models::BigVgan& m = model.impl_->pool.weights();
   const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
   impl_ =
@@ -130,7 +150,8 @@ StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOpti
   impl_->frame_seconds = static_cast<double>(hop) / impl_->sample_rate;
 }
 
-StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options) {
+StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options)
+    : AudioStream(nullptr) {
   const models::LtxAudioDecoder& m = model.impl_->pool.weights();
   // Output samples per mel frame (a latent frame after the first makes 4 mel frames).
   const int64_t per_frame = (m.output_samples(2) - m.output_samples(1)) / 4;
@@ -157,28 +178,10 @@ StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOpt
   impl_->frame_seconds = static_cast<double>(per_frame) / impl_->sample_rate;
 }
 
-StreamingVocoder::~StreamingVocoder() = default;
-StreamingVocoder::StreamingVocoder(StreamingVocoder&&) noexcept = default;
-StreamingVocoder& StreamingVocoder::operator=(StreamingVocoder&&) noexcept = default;
-
-Tensor StreamingVocoder::push(const Tensor& frames) { return impl_->push(frames); }
-Tensor StreamingVocoder::flush() { return impl_->flush(); }
-void StreamingVocoder::reset() { impl_->reset(); }
-int StreamingVocoder::sample_rate() const { return impl_->sample_rate; }
-int64_t StreamingVocoder::samples_per_frame() const { return impl_->samples_per_frame; }
-int64_t StreamingVocoder::lookahead_frames() const { return impl_->lookahead; }
-double StreamingVocoder::lookahead_ms() const {
-  return 1e3 * impl_->lookahead * impl_->frame_seconds;
-}
-int64_t StreamingVocoder::frames_pushed() const { return impl_->frames; }
-int64_t StreamingVocoder::samples_returned() const { return impl_->samples; }
-std::string StreamingVocoder::mesh() const { return impl_->mesh; }
-bool StreamingVocoder::returns_output() const { return impl_->engine->returns_output(); }
-
 // ---- StreamingLtxDecoder ---------------------------------------------------------------------
 
-StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model,
-                                         const StreamOptions& options) {
+StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model, const StreamOptions& options)
+    : AudioStream(nullptr) {
   const models::LtxAudioDecoder& m = model.impl_->pool.weights();
   const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
   impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream_decoder(l); }, options,
@@ -193,23 +196,5 @@ StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model,
   impl_->samples_per_frame = m.output_samples(3) - m.output_samples(2);
   impl_->frame_seconds = static_cast<double>(impl_->samples_per_frame) / impl_->sample_rate;
 }
-
-StreamingLtxDecoder::~StreamingLtxDecoder() = default;
-StreamingLtxDecoder::StreamingLtxDecoder(StreamingLtxDecoder&&) noexcept = default;
-StreamingLtxDecoder& StreamingLtxDecoder::operator=(StreamingLtxDecoder&&) noexcept = default;
-
-Tensor StreamingLtxDecoder::push(const Tensor& latent) { return impl_->push(latent); }
-Tensor StreamingLtxDecoder::flush() { return impl_->flush(); }
-void StreamingLtxDecoder::reset() { impl_->reset(); }
-int StreamingLtxDecoder::sample_rate() const { return impl_->sample_rate; }
-int64_t StreamingLtxDecoder::samples_per_frame() const { return impl_->samples_per_frame; }
-int64_t StreamingLtxDecoder::lookahead_frames() const { return impl_->lookahead; }
-double StreamingLtxDecoder::lookahead_ms() const {
-  return 1e3 * impl_->lookahead * impl_->frame_seconds;
-}
-int64_t StreamingLtxDecoder::frames_pushed() const { return impl_->frames; }
-int64_t StreamingLtxDecoder::samples_returned() const { return impl_->samples; }
-std::string StreamingLtxDecoder::mesh() const { return impl_->mesh; }
-bool StreamingLtxDecoder::returns_output() const { return impl_->engine->returns_output(); }
 
 }  // namespace meshnn

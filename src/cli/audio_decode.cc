@@ -42,17 +42,9 @@ void run_stream_mode(const Args& a) {
   auto source = open_stream_source(a.frames_from, a.latent, 8 * 16, [](const std::string& path) {
     return io::open_latent_npy(path);
   });
-  StreamRun r;
-  r.to_input = [](const Tensor& f) { return io::frames_to_latent(f); };
-  r.push = [&](const Tensor& x) { return stream.push(x); };
-  r.flush = [&] { return stream.flush(); };
-  r.sample_rate = decoder.sample_rate();
-  r.channels = 2;
-  r.lookahead_frames = stream.lookahead_frames();
-  r.lookahead_ms = stream.lookahead_ms();
-  r.writes_output = stream.returns_output();
-  r.quiet = a.quiet;
-  run_stream(r, *source, a.push_frames, a.out);
+  run_stream(stream_run(
+                 stream, 2, [](const Tensor& f) { return io::frames_to_latent(f); }, a.quiet),
+             *source, a.push_frames, a.out);
   if (backend == Backend::mpi) finalize_backends();
 }
 

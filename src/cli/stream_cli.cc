@@ -17,6 +17,21 @@ std::unique_ptr<io::FrameSource> open_stream_source(
   return open_npy(npy);
 }
 
+StreamRun stream_run(AudioStream& stream, int channels,
+                     std::function<Tensor(const Tensor&)> to_input, bool quiet) {
+  StreamRun r;
+  r.to_input = std::move(to_input);
+  r.push = [&stream](const Tensor& x) { return stream.push(x); };
+  r.flush = [&stream] { return stream.flush(); };
+  r.sample_rate = stream.sample_rate();
+  r.channels = channels;
+  r.lookahead_frames = stream.lookahead_frames();
+  r.lookahead_ms = stream.lookahead_ms();
+  r.writes_output = stream.returns_output();
+  r.quiet = quiet;
+  return r;
+}
+
 double run_stream(const StreamRun& run, io::FrameSource& source, int64_t push_frames,
                   const std::string& out) {
   MESHNN_CHECK_AS(InvalidArgument, push_frames >= 1, "--push-frames must be ≥ 1, got ",

@@ -9,6 +9,7 @@
 
 #include "meshnn/core/tensor.h"
 #include "meshnn/io/stream_io.h"
+#include "meshnn/streaming.h"
 
 namespace meshnn::cli {
 
@@ -24,6 +25,11 @@ struct StreamRun {
   bool writes_output = true;  // false on the MPI ranks that do not receive the samples
   bool quiet = false;
 };
+
+// The StreamRun of an open stream: push / flush / rate / look-ahead from it; frames (n, C) become
+// its input through to_input; `channels` of output.
+StreamRun stream_run(AudioStream& stream, int channels,
+                     std::function<Tensor(const Tensor&)> to_input, bool quiet);
 
 // Runs the stream over `source` in pushes of at most `push_frames` frames into `out` ("-" = raw
 // s16le PCM on stdout, else a WAV written as it grows). Returns the seconds of audio written.

@@ -37,16 +37,9 @@ void run_stream_mode(const Args& a) {
   const int64_t M = vocoder.num_mels();
   auto source = open_stream_source(
       a.frames_from, a.mel, M, [M](const std::string& path) { return io::open_mel_npy(path, M); });
-  StreamRun r;
-  r.to_input = [](const Tensor& f) { return io::frames_to_mel(f); };
-  r.push = [&](const Tensor& x) { return stream.push(x); };
-  r.flush = [&] { return stream.flush(); };
-  r.sample_rate = vocoder.sample_rate();
-  r.channels = 1;
-  r.lookahead_frames = stream.lookahead_frames();
-  r.lookahead_ms = stream.lookahead_ms();
-  r.quiet = a.quiet;
-  run_stream(r, *source, a.push_frames, a.out);
+  run_stream(stream_run(
+                 stream, 1, [](const Tensor& f) { return io::frames_to_mel(f); }, a.quiet),
+             *source, a.push_frames, a.out);
 }
 
 void run(const Args& a) {

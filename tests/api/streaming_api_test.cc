@@ -31,22 +31,6 @@ StreamOptions on_mesh(const char* mesh) {
 // The stream agrees with the one-shot call to f32 rounding (docs/streaming.md).
 constexpr double kTol = 4e-6;
 
-// Push with cuts along dim `time_dim` of a public-layout tensor (frames are not dim 1 there).
-template <class Stream>
-Tensor push_cut_frames(Stream& s, const Tensor& in, int time_dim,
-                       const std::vector<int64_t>& cuts) {
-  std::vector<Tensor> parts;
-  int64_t at = 0;
-  std::vector<int64_t> ends = cuts;
-  ends.push_back(in.dim(time_dim));
-  for (int64_t e : ends) {
-    parts.push_back(s.push(in.narrow(time_dim, at, e - at)));
-    at = e;
-  }
-  parts.push_back(s.flush());
-  return concat(parts, 2);
-}
-
 std::vector<std::vector<int64_t>> cut_sets(int64_t n, uint64_t seed) {
   std::vector<int64_t> ones;
   for (int64_t r = 1; r < n; ++r) ones.push_back(r);
@@ -64,7 +48,7 @@ TEST(StreamingApi, BigVganEqualsVocodeOnOneDeviceAndPipeline) {
     EXPECT_EQ(s.mesh(), mesh);
     EXPECT_EQ(s.sample_rate(), voc.sample_rate());
     for (const auto& cuts : cut_sets(T, 3)) {
-      const Tensor y = push_cut_frames(s, mel, 2, cuts);
+      const Tensor y = push_cut(s, mel, cuts, 2, 2);
       EXPECT_LE(max_abs_diff(y, ref), kTol) << mesh << ", " << cuts.size() << " cuts";
       EXPECT_EQ(s.frames_pushed(), 0);  // flush starts a new stream
     }
@@ -80,7 +64,7 @@ TEST(StreamingApi, LtxDecoderEqualsDecodeOnOneDeviceAndPipeline) {
     for (const char* mesh : {"1x1", "1x2"}) {
       StreamingLtxDecoder s(dec, on_mesh(mesh));
       for (const auto& cuts : cut_sets(T, 5)) {
-        const Tensor y = push_cut_frames(s, latent, 2, cuts);
+        const Tensor y = push_cut(s, latent, cuts, 2, 2);
         EXPECT_LE(max_abs_diff(y, ref), kTol) << ckpt << " " << mesh << ", " << cuts.size();
       }
     }
@@ -115,7 +99,7 @@ TEST(StreamingApi, ResetDropsTheStreamAndStartsAfresh) {
   s.push(random_rows({1, voc.num_mels(), 9}, 62, -8.f, 1.f));
   s.reset();
   EXPECT_EQ(s.frames_pushed(), 0);
-  EXPECT_LE(max_abs_diff(push_cut_frames(s, mel, 2, {5}), ref), kTol);
+  EXPECT_LE(max_abs_diff(push_cut(s, mel, {5}, 2, 2), ref), kTol);
 }
 
 TEST(StreamingApi, RefusesBadInputAndMeshes) {

@@ -30,19 +30,10 @@ RunOptions one_device() {
   return r;
 }
 
-// Pushes along dim 2 cut at `cuts`, then flushes; the samples this rank received.
+// Frames along dim 2 cut at `cuts`, then flush: the samples this rank received.
 template <class Stream>
 Tensor push_cut(Stream& s, const Tensor& in, const std::vector<int64_t>& cuts) {
-  std::vector<Tensor> parts;
-  int64_t at = 0;
-  std::vector<int64_t> ends = cuts;
-  ends.push_back(in.dim(2));
-  for (int64_t e : ends) {
-    parts.push_back(s.push(in.narrow(2, at, e - at)));
-    at = e;
-  }
-  parts.push_back(s.flush());
-  return concat(parts, 2);
+  return test::push_cut(s, in, cuts, 2, 2);
 }
 
 TEST(StreamMpi, LtxDecoderPipelineEqualsOneShot) {

@@ -32,21 +32,26 @@ inline std::vector<int64_t> random_cuts(int64_t rows, int n, uint64_t seed) {
   return c;
 }
 
-// Pushes `in` (dim 1 = rows) cut at `cuts`, then flushes; the outputs concatenated along dim 1.
+// Pushes `in` cut at `cuts` (sorted indices along in_dim), then flushes; the outputs
+// concatenated along out_dim (an empty output when nothing came out). Operators take rows along
+// dim 1; the public streams take frames along dim 2 and return samples along dim 2.
 template <class Stream>
-Tensor push_cut(Stream& op, const Tensor& in, const std::vector<int64_t>& cuts) {
+Tensor push_cut(Stream& op, const Tensor& in, const std::vector<int64_t>& cuts, int in_dim = 1,
+                int out_dim = 1) {
   std::vector<Tensor> parts;
+  auto keep = [&](const Tensor& y) {
+    if (y.defined() && y.dim(out_dim) > 0) parts.push_back(y);
+  };
   int64_t at = 0;
   std::vector<int64_t> ends = cuts;
-  ends.push_back(in.dim(1));
+  ends.push_back(in.dim(in_dim));
   for (int64_t e : ends) {
-    Tensor y = op.push(in.narrow(1, at, e - at));
-    if (y.defined() && y.dim(1) > 0) parts.push_back(y);
+    keep(op.push(in.narrow(in_dim, at, e - at)));
     at = e;
   }
-  Tensor y = op.flush();
-  if (y.defined() && y.dim(1) > 0) parts.push_back(y);
-  return concat(parts, 1);
+  const Tensor tail = op.flush();
+  keep(tail);
+  return parts.empty() ? tail : concat(parts, out_dim);
 }
 
 inline double max_abs_diff(const Tensor& a, const Tensor& b) {
