@@ -80,7 +80,7 @@ class LtxAudioDecoder {
   struct Impl;
 
  private:
-  friend class StreamingVocoder;     // opens a stream over impl_'s weights
+  friend class StreamingVocoder;  // opens a stream over impl_'s weights
   friend class StreamingLtxDecoder;
   explicit LtxAudioDecoder(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
