@@ -29,8 +29,8 @@ class StreamEngine {
 std::unique_ptr<StreamEngine> single_device_engine(StreamOpPtr graph, int threads);
 
 // The graph's top-level operators (nested sequences flattened) cut into mc.cols contiguous groups
-// of about equal cost, measured by timing each operator on `calibration` rows (two pushes: the
-// first builds plans, the second is timed; then the operators are reset). Local backend: one
+// of about equal cost, measured by timing each operator on `calibration` rows (six pushes, the
+// last two timed once the look-ahead is filled; then the operators are reset). Local backend: one
 // thread per device, for the life of the engine. MPI backend: this rank runs its own group inside
 // push()/flush(); every rank makes the same calls with the same input.
 std::unique_ptr<StreamEngine> pipeline_engine(StreamOpPtr graph, const MeshConfig& mc,
