@@ -35,6 +35,10 @@ struct StreamOptions {
   std::string mesh = "1x1";          // "1x1", or "1xN" for an N-stage pipeline
   Backend backend = Backend::local;  // mpi: this process is one rank (stage) of an mpiexec launch
   int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
+  // Pipeline only: the frames per push the stages are balanced for (the cost of a layer does not
+  // grow in proportion to the rows of a push, so a cut balanced for 8 frames is not for 32).
+  // 0 = 32 mel frames (vocoders) or 8 latent frames (LTX decoder).
+  int64_t push_frames = 0;
 };
 
 // What every stream does; StreamingVocoder and StreamingLtxDecoder open one over a model.

@@ -61,6 +61,13 @@ int64_t lookahead_frames(const streaming::StreamOp& g,
   return L;
 }
 
+// Frames of a typical push: the option, else `fallback`.
+int64_t push_or(const StreamOptions& o, int64_t fallback) {
+  MESHNN_CHECK_AS(InvalidArgument, o.push_frames >= 0, "push_frames must be ≥ 0, got ",
+                  o.push_frames);
+  return o.push_frames > 0 ? o.push_frames : fallback;
+}
+
 // Random rows of the stream's row shape: the pipeline's cost calibration input.
 Tensor calibration_rows(Shape shape, float lo, float hi) {
   std::mt19937 rng(1234);
@@ -131,9 +138,9 @@ StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOpti
     : AudioStream(nullptr) {
   const models::BigVgan& m = model.impl_->pool.weights();
   const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
-  impl_ =
-      make_stream([&m](streaming::StreamLayout l) { return m.stream(l); }, options,
-                  calibration_rows({1, 32, M}, -8.f, 1.f), [hop](int64_t n) { return n * hop; });
+  impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream(l); }, options,
+                      calibration_rows({1, push_or(options, 32), M}, -8.f, 1.f),
+                      [hop](int64_t n) { return n * hop; });
   impl_->to_rows = [M](const Tensor& mel) {
     check_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
     const int64_t B = mel.dim(0), T = mel.dim(2);
@@ -157,7 +164,7 @@ StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOpt
   const int64_t per_frame = (m.output_samples(2) - m.output_samples(1)) / 4;
   const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
   impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream_vocoder(l); }, options,
-                      calibration_rows({1, 32, C * F}, -6.f, 1.f),
+                      calibration_rows({1, push_or(options, 32), C * F}, -6.f, 1.f),
                       [per_frame](int64_t n) { return n * per_frame; });
   impl_->to_rows = [C, F](const Tensor& mel) {
     check_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
@@ -185,7 +192,7 @@ StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model, const Str
   const models::LtxAudioDecoder& m = model.impl_->pool.weights();
   const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
   impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream_decoder(l); }, options,
-                      calibration_rows({1, 8, F, Z}, -2.f, 2.f),
+                      calibration_rows({1, push_or(options, 8), F, Z}, -2.f, 2.f),
                       [&m](int64_t n) { return m.output_samples(n); });
   impl_->to_rows = [Z, F](const Tensor& latent) {
     check_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");

@@ -38,6 +38,7 @@ void run_stream_mode(const Args& a) {
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.backend = backend;
   o.threads = a.threads;
+  o.push_frames = a.push_frames;
   StreamingLtxDecoder stream(decoder, o);
   auto source = open_stream_source(a.frames_from, a.latent, 8 * 16, [](const std::string& path) {
     return io::open_latent_npy(path);

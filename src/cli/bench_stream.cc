@@ -56,14 +56,16 @@ struct Subject {
     std::function<Tensor()> flush;
     std::shared_ptr<void> keep;
   };
-  std::function<Stream(const std::string& mesh, int threads)> open;
+  std::function<Stream(const std::string& mesh, int threads, int64_t push_frames)> open;
 };
 
 template <class S, class M>
-Subject::Stream make_stream(const M& model, const std::string& mesh, int threads) {
+Subject::Stream make_stream(const M& model, const std::string& mesh, int threads,
+                            int64_t push_frames) {
   StreamOptions o;
   o.mesh = mesh;
   o.threads = threads;
+  o.push_frames = push_frames;
   auto s = std::make_shared<S>(model, o);
   return {[s](const Tensor& x) { return s->push(x); }, [s] { return s->flush(); }, s};
 }
@@ -108,7 +110,7 @@ void bench_subject(const Subject& sub, const Args& a) {
   std::printf("%-8s %10s %10s %11s %16s\n", "chunk", "stream s", "RTF", "throughput",
               "push / share");
   for (int64_t chunk : a.chunks) {
-    Subject::Stream s = sub.open("1x1", a.threads);
+    Subject::Stream s = sub.open("1x1", a.threads, chunk);
     stream_pass(sub, s, chunk);  // warm: plans for every window shape of this chunk size
     std::vector<double> totals, ratios;
     for (int r = 0; r < a.repeat; ++r) {
@@ -129,7 +131,7 @@ void bench_subject(const Subject& sub, const Args& a) {
       std::find(a.chunks.begin(), a.chunks.end(), 32) != a.chunks.end() ? 32 : a.chunks.back();
   double t_one = 0, t_two = 0;
   for (const char* mesh : {"1x1", "1x2"}) {
-    Subject::Stream s = sub.open(mesh, 1);
+    Subject::Stream s = sub.open(mesh, 1, chunk);
     stream_pass(sub, s, chunk);
     std::vector<double> totals;
     for (int r = 0; r < a.repeat; ++r) totals.push_back(stream_pass(sub, s, chunk).total);
@@ -143,7 +145,7 @@ void bench_subject(const Subject& sub, const Args& a) {
 void bench_long(const Subject& sub, const Args& a) {
   const int64_t n = sub.input.dim(sub.time_dim), chunk = 32;
   const int64_t total = static_cast<int64_t>(a.long_seconds / sub.audio_s * n);
-  Subject::Stream s = sub.open("1x1", a.threads);
+  Subject::Stream s = sub.open("1x1", a.threads, chunk);
   std::vector<double> times;
   std::vector<double> rss;
   for (int64_t at = 0; at < total; at += chunk) {
@@ -208,8 +210,8 @@ void run(const Args& a) {
       sub.input = random_tensor({1, voc.num_mels(), frames}, -4.f, 2.f, 7);
       sub.audio_s = static_cast<double>(frames * voc.hop_length()) / voc.sample_rate();
       sub.one_shot = [&voc, one](const Tensor& x) { return voc.vocode(x, one); };
-      sub.open = [&voc](const std::string& mesh, int threads) {
-        return make_stream<StreamingVocoder>(voc, mesh, threads);
+      sub.open = [&voc](const std::string& mesh, int threads, int64_t push) {
+        return make_stream<StreamingVocoder>(voc, mesh, threads, push);
       };
       bench_subject(sub, a);
       if (a.long_seconds > 0) bench_long(sub, a);
@@ -222,8 +224,8 @@ void run(const Args& a) {
       sub.input = random_tensor({1, 8, frames, 16}, 0.f, 1.f, 9);
       sub.audio_s = static_cast<double>(dec.output_samples(frames)) / dec.sample_rate();
       sub.one_shot = [&dec, one](const Tensor& x) { return dec.decode(x, one); };
-      sub.open = [&dec](const std::string& mesh, int threads) {
-        return make_stream<StreamingLtxDecoder>(dec, mesh, threads);
+      sub.open = [&dec](const std::string& mesh, int threads, int64_t push) {
+        return make_stream<StreamingLtxDecoder>(dec, mesh, threads, push);
       };
       bench_subject(sub, a);
       if (a.long_seconds > 0) bench_long(sub, a);

@@ -33,6 +33,7 @@ void run_stream_mode(const Args& a) {
   StreamOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.threads = a.threads;
+  o.push_frames = a.push_frames;
   StreamingVocoder stream(vocoder, o);
   const int64_t M = vocoder.num_mels();
   auto source = open_stream_source(

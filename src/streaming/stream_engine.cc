@@ -357,22 +357,26 @@ std::unique_ptr<StreamEngine> pipeline_engine(StreamOpPtr graph, const MeshConfi
   MESHNN_CHECK_AS(InvalidArgument, static_cast<int>(ops.size()) >= mc.cols, "this model has ",
                   ops.size(), " pipeline stages at most; asked for ", mc.cols);
   // Measured cost of each operator on the calibration rows, with one device's thread budget.
-  // Pushes until the look-ahead is filled (the later operators get rows only after the first
-  // pushes), then the last kTimed pushes are timed per operator; then every operator is reset.
-  constexpr int kPushes = 6, kTimed = 2;
+  // Pushes until the look-ahead has filled (the later operators get rows only once it has: timing
+  // the first pushes undercounts them), then kTimed more pushes timed per operator; then every
+  // operator is reset.
+  constexpr int kTimed = 2, kMaxFill = 64;
   std::vector<double> cost(ops.size(), 0.0);
   {
     const int per_device = mc.threads_per_device > 0 ? mc.threads_per_device
                                                      : std::max(1, available_cores() / mc.cols);
     ThreadScope t(per_device);
-    for (int round = 0; round < kPushes; ++round) {
+    bool filled = false;
+    for (int round = 0, timed = 0; timed < kTimed && round < kMaxFill + kTimed; ++round) {
       Tensor x = calibration;
       for (size_t i = 0; i < ops.size(); ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         x = ops[i]->push(x);
-        if (round >= kPushes - kTimed)
+        if (filled)
           cost[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }
+      if (filled) ++timed;
+      filled = filled || (x.defined() && x.dim(1) > 0);
     }
     for (StreamOpPtr& op : ops) op->reset();
   }
