@@ -31,9 +31,9 @@ std::unique_ptr<StreamEngine> single_device_engine(StreamOpPtr graph, int thread
 // The graph's top-level operators (nested sequences flattened) cut into mc.cols contiguous groups
 // of about equal cost, measured by timing each operator on pushes of `calibration` rows (pushed
 // until output comes out, i.e. the look-ahead has filled, then two more timed; then the operators
-// are reset). The costs depend on the rows per push, so `calibration` should be a typical push. Local backend: one
-// thread per device, for the life of the engine. MPI backend: this rank runs its own group inside
-// push()/flush(); every rank makes the same calls with the same input.
+// are reset). The costs depend on the rows per push, so `calibration` should be a typical push.
+// Local backend: one thread per device, for the life of the engine. MPI backend: this rank runs its
+// own group inside push()/flush(); every rank makes the same calls with the same input.
 std::unique_ptr<StreamEngine> pipeline_engine(StreamOpPtr graph, const MeshConfig& mc,
                                               const Tensor& calibration);
 
