@@ -29,3 +29,12 @@ $py tools/bench/torch_gr00t_bench.py --threads "$threads" --meshnn-bench "$build
 
 echo; echo "== collectives: local vs MPI vs memcpy"
 "$build/meshnn" bench ccl
+
+echo; echo "== NVIDIA BigVGAN v2 24 kHz: direct vs fast algorithms vs PyTorch"
+"$build/meshnn" bench vocode --threads "$threads"
+
+echo; echo "== LTX-2.3: load time, first call vs steady state"
+"$build/meshnn" bench first-call --seconds 4
+
+echo; echo "== streaming: throughput and per-push latency vs one shot, 1x2 pipeline"
+"$build/meshnn" bench stream --threads "$threads"
