@@ -66,8 +66,9 @@ $(FUZZ_BUILD)/build.ninja:
 
 # libFuzzer on every parser and config check, FUZZ_SECONDS each (default 60); corpora seeded from
 # fuzz/corpus. A run to a fixed execution count instead: FUZZ_RUNS=1000000 (see tools/run_fuzzers.sh).
+FUZZ_TARGETS := $(basename $(notdir $(wildcard fuzz/*_fuzz.cc)))  # one per fuzz/*_fuzz.cc
 fuzz: deps $(FUZZ_BUILD)/build.ninja
-	cmake --build $(FUZZ_BUILD) -j $(JOBS)  # every fuzz/*_fuzz.cc (the fuzz build has nothing else)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZ_TARGETS)
 	./tools/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 fuzz-smoke:
