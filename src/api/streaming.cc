@@ -18,7 +18,6 @@ struct AudioStream::Impl {
   int sample_rate = 0;
   int64_t samples_per_frame = 0;  // output samples per pushed frame, in the long run
   int64_t lookahead = 0;          // frames
-  double frame_seconds = 0;       // duration of one pushed frame of output
   int64_t frames = 0, samples = 0;
   int64_t batch = 1, channels = 1;  // output (B, C, m)
   std::string mesh;
@@ -77,10 +76,19 @@ Tensor calibration_rows(Shape shape, float lo, float hi) {
   return t;
 }
 
-// graph(layout): the model's stream graph; a pipeline takes the layout it can cut finely.
-std::unique_ptr<AudioStream::Impl> make_stream(
-    const std::function<StreamOpPtr(streaming::StreamLayout)>& make_graph, const StreamOptions& o,
-    const Tensor& calibration, const std::function<int64_t(int64_t)>& total) {
+// What a model contributes to its stream; make_stream builds the rest.
+struct StreamSpec {
+  // graph(layout): the model's stream graph; a pipeline takes the layout it can cut finely.
+  std::function<StreamOpPtr(streaming::StreamLayout)> graph;
+  std::function<Tensor(const Tensor&)> to_rows;  // checked public frames → rows
+  std::function<int64_t(int64_t)> total;         // one-shot output samples for n frames
+  Shape calibration;                             // the row shape of a typical push
+  float lo = 0, hi = 0;                          // calibration values' range
+  int sample_rate = 0;
+  int64_t channels = 0, samples_per_frame = 0;
+};
+
+std::unique_ptr<AudioStream::Impl> make_stream(const StreamSpec& spec, const StreamOptions& o) {
   check_thread_count(o.threads, "threads per device");
   MeshConfig mc = parse_mesh(o.mesh);
   MESHNN_CHECK_AS(InvalidArgument, mc.rows == 1,
@@ -88,15 +96,20 @@ std::unique_ptr<AudioStream::Impl> make_stream(
                   o.mesh);
   mc.backend = o.backend;
   mc.threads_per_device = o.threads;
-  StreamOpPtr graph = make_graph(mc.cols > 1 ? streaming::StreamLayout::pipeline_cuts
+  StreamOpPtr graph = spec.graph(mc.cols > 1 ? streaming::StreamLayout::pipeline_cuts
                                              : streaming::StreamLayout::lowest_latency);
   auto impl = std::make_unique<AudioStream::Impl>();
-  impl->lookahead = lookahead_frames(*graph, total);
+  impl->to_rows = spec.to_rows;
+  impl->lookahead = lookahead_frames(*graph, spec.total);
+  impl->sample_rate = spec.sample_rate;
+  impl->channels = spec.channels;
+  impl->samples_per_frame = spec.samples_per_frame;
   impl->mesh = o.mesh;
   if (mc.cols == 1 && o.backend == Backend::local)
     impl->engine = streaming::single_device_engine(std::move(graph), o.threads);
   else
-    impl->engine = streaming::pipeline_engine(std::move(graph), mc, calibration);
+    impl->engine = streaming::pipeline_engine(std::move(graph), mc,
+                                              calibration_rows(spec.calibration, spec.lo, spec.hi));
   return impl;
 }
 
@@ -128,80 +141,80 @@ void AudioStream::reset() { impl_->reset(); }
 int AudioStream::sample_rate() const { return impl_->sample_rate; }
 int64_t AudioStream::samples_per_frame() const { return impl_->samples_per_frame; }
 int64_t AudioStream::lookahead_frames() const { return impl_->lookahead; }
-double AudioStream::lookahead_ms() const { return 1e3 * impl_->lookahead * impl_->frame_seconds; }
+double AudioStream::lookahead_ms() const {
+  return 1e3 * static_cast<double>(impl_->lookahead * impl_->samples_per_frame) /
+         impl_->sample_rate;
+}
 int64_t AudioStream::frames_pushed() const { return impl_->frames; }
 int64_t AudioStream::samples_returned() const { return impl_->samples; }
 std::string AudioStream::mesh() const { return impl_->mesh; }
 bool AudioStream::returns_output() const { return impl_->engine->returns_output(); }
 
-StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options)
-    : AudioStream(nullptr) {
-  const models::BigVgan& m = model.impl_->pool.weights();
+namespace {
+
+StreamSpec bigvgan_spec(const models::BigVgan& m, const StreamOptions& o) {
   const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
-  impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream(l); }, options,
-                      calibration_rows({1, push_or(options, 32), M}, -8.f, 1.f),
-                      [hop](int64_t n) { return n * hop; });
-  impl_->to_rows = [M](const Tensor& mel) {
+  StreamSpec s;
+  s.graph = [&m](streaming::StreamLayout l) { return m.stream(l); };
+  s.to_rows = [M](const Tensor& mel) {
     check_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
-    const int64_t B = mel.dim(0), T = mel.dim(2);
-    Tensor rows = Tensor::empty({B, T, M});
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t k = 0; k < M; ++k)
-        for (int64_t t = 0; t < T; ++t)
-          rows.data<float>()[(b * T + t) * M + k] = mel.data<float>()[(b * M + k) * T + t];
-    return rows;
+    return models::mel_rows(mel);
   };
-  impl_->sample_rate = model.sample_rate();
-  impl_->channels = 1;
-  impl_->samples_per_frame = hop;
-  impl_->frame_seconds = static_cast<double>(hop) / impl_->sample_rate;
+  s.total = [hop](int64_t n) { return n * hop; };
+  s.calibration = {1, push_or(o, 32), M};
+  s.lo = -8.f, s.hi = 1.f;
+  s.sample_rate = m.config().generator.sampling_rate;
+  s.channels = 1;
+  s.samples_per_frame = hop;
+  return s;
 }
 
-StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options)
-    : AudioStream(nullptr) {
-  const models::LtxAudioDecoder& m = model.impl_->pool.weights();
+StreamSpec ltx_vocoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
   // Output samples per mel frame (a latent frame after the first makes 4 mel frames).
   const int64_t per_frame = (m.output_samples(2) - m.output_samples(1)) / 4;
   const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
-  impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream_vocoder(l); }, options,
-                      calibration_rows({1, push_or(options, 32), C * F}, -6.f, 1.f),
-                      [per_frame](int64_t n) { return n * per_frame; });
-  impl_->to_rows = [C, F](const Tensor& mel) {
+  StreamSpec s;
+  s.graph = [&m](streaming::StreamLayout l) { return m.stream_vocoder(l); };
+  s.to_rows = [C, F](const Tensor& mel) {
     check_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
-    // (B, C, n, F) → (B, n, C·F) with channel c·F + f, as the mel-VAE's output is packed.
-    const int64_t B = mel.dim(0), T = mel.dim(2);
-    Tensor rows = Tensor::empty({B, T, C * F});
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t t = 0; t < T; ++t)
-          for (int64_t f = 0; f < F; ++f)
-            rows.data<float>()[((b * T + t) * C + c) * F + f] =
-                mel.data<float>()[((b * C + c) * T + t) * F + f];
-    return rows;
+    // (B, C, n, F) → (B, n, F, C) → (B, n, C·F) with channel c·F + f, as the mel-VAE's output.
+    return models::LtxAudioDecoder::pack_mel(models::latent_to_channels_last(mel));
   };
-  impl_->sample_rate = m.sample_rate();
-  impl_->channels = 2;
-  impl_->samples_per_frame = per_frame;
-  impl_->frame_seconds = static_cast<double>(per_frame) / impl_->sample_rate;
+  s.total = [per_frame](int64_t n) { return n * per_frame; };
+  s.calibration = {1, push_or(o, 32), C * F};
+  s.lo = -6.f, s.hi = 1.f;
+  s.sample_rate = m.sample_rate();
+  s.channels = 2;
+  s.samples_per_frame = per_frame;
+  return s;
 }
 
-// ---- StreamingLtxDecoder ---------------------------------------------------------------------
-
-StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model, const StreamOptions& options)
-    : AudioStream(nullptr) {
-  const models::LtxAudioDecoder& m = model.impl_->pool.weights();
+StreamSpec ltx_decoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
   const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
-  impl_ = make_stream([&m](streaming::StreamLayout l) { return m.stream_decoder(l); }, options,
-                      calibration_rows({1, push_or(options, 8), F, Z}, -2.f, 2.f),
-                      [&m](int64_t n) { return m.output_samples(n); });
-  impl_->to_rows = [Z, F](const Tensor& latent) {
+  StreamSpec s;
+  s.graph = [&m](streaming::StreamLayout l) { return m.stream_decoder(l); };
+  s.to_rows = [Z, F](const Tensor& latent) {
     check_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");
     return models::latent_to_channels_last(latent);
   };
-  impl_->sample_rate = m.sample_rate();
-  impl_->channels = 2;
-  impl_->samples_per_frame = m.output_samples(3) - m.output_samples(2);
-  impl_->frame_seconds = static_cast<double>(impl_->samples_per_frame) / impl_->sample_rate;
+  s.total = [&m](int64_t n) { return m.output_samples(n); };
+  s.calibration = {1, push_or(o, 8), F, Z};
+  s.lo = -2.f, s.hi = 2.f;
+  s.sample_rate = m.sample_rate();
+  s.channels = 2;
+  s.samples_per_frame = m.output_samples(3) - m.output_samples(2);
+  return s;
 }
+
+}  // namespace
+
+StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options)
+    : AudioStream(make_stream(bigvgan_spec(model.impl_->pool.weights(), options), options)) {}
+
+StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options)
+    : AudioStream(make_stream(ltx_vocoder_spec(model.impl_->pool.weights(), options), options)) {}
+
+StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model, const StreamOptions& options)
+    : AudioStream(make_stream(ltx_decoder_spec(model.impl_->pool.weights(), options), options)) {}
 
 }  // namespace meshnn

@@ -17,11 +17,11 @@ namespace {
 
 struct Args {
   std::string checkpoint, latent, out, mesh = "auto", backend = "local", precision = "fp32";
-  std::string frames_from;
   int threads = 0;
-  int64_t chunk_frames = 0, push_frames = 8;
+  int64_t chunk_frames = 0;
   bool chunk_given = false;  // --chunk-frames on the command line (else the memory rule decides)
-  bool allow_unused = false, quiet = false, stream = false;
+  bool allow_unused = false, quiet = false;
+  StreamArgs st;
 };
 
 // --stream: latent frames pushed as they are read, samples written as they become final.
@@ -29,33 +29,31 @@ void run_stream_mode(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given,
                   "--chunk-frames is for the one-shot decode; with --stream use --push-frames");
   const Backend backend = parse_backend(a.backend);
-  MESHNN_CHECK_AS(InvalidArgument, !(backend == Backend::mpi && a.frames_from == "-"),
+  MESHNN_CHECK_AS(InvalidArgument, !(backend == Backend::mpi && a.st.frames_from == "-"),
                   "--frames-from - reads stdin, which only one MPI rank has; give a file");
-  if (a.out != "-") io::check_output_path(a.out, {a.checkpoint, a.latent, a.frames_from});
+  if (a.out != "-") io::check_output_path(a.out, {a.checkpoint, a.latent, a.st.frames_from});
   const LtxAudioDecoder decoder =
       LtxAudioDecoder::load(a.checkpoint, parse_precision(a.precision), a.allow_unused);
   StreamOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.backend = backend;
   o.threads = a.threads;
-  o.push_frames = a.push_frames;
+  o.push_frames = a.st.push_frames;
   StreamingLtxDecoder stream(decoder, o);
-  auto source = open_stream_source(a.frames_from, a.latent, 8 * 16, [](const std::string& path) {
+  auto source = open_stream_source(a.st.frames_from, a.latent, 8 * 16, [](const std::string& path) {
     return io::open_latent_npy(path);
   });
   run_stream(stream_run(
                  stream, 2, [](const Tensor& f) { return io::frames_to_latent(f); }, a.quiet),
-             *source, a.push_frames, a.out);
+             *source, a.st.push_frames, a.out);
   if (backend == Backend::mpi) finalize_backends();
 }
 
 void run(const Args& a) {
-  if (a.stream) return run_stream_mode(a);
-  MESHNN_CHECK_AS(InvalidArgument, a.frames_from.empty() && a.out != "-",
-                  "--frames-from and --out - need --stream");
+  if (a.st.stream) return run_stream_mode(a);
+  check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(),
-                  "--latent is required (or --stream with "
-                  "--frames-from)");
+                  "--latent is required (or --stream with --frames-from)");
   const auto t0 = std::chrono::steady_clock::now();
   // Everything that can be checked is checked before the weights are read.
   io::check_output_path(a.out, {a.checkpoint, a.latent});
@@ -135,15 +133,7 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   cmd->add_flag("--allow-unused-tensors", args->allow_unused,
                 "accept tensors under audio_vae. / vocoder. that no layer uses (a warning instead "
                 "of an error)");
-  cmd->add_flag("--stream", args->stream,
-                "push the latent frame by frame and write samples as they become final (equal "
-                "to one shot to f32 rounding); --mesh 1xN runs an N-stage pipeline (auto = 1x1)");
-  cmd->add_option("--frames-from", args->frames_from,
-                  "with --stream: raw float32 little-endian latent frames (8·16 values each, "
-                  "channel-major) from this file, - = stdin");
-  cmd->add_option("--push-frames", args->push_frames,
-                  "with --stream: latent frames per push (at most)")
-      ->capture_default_str();
+  add_stream_options(cmd, args->st, 8, "latent", "8·16 values, channel-major");
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->callback([args] { run(*args); });
 });

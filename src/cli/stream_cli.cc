@@ -8,6 +8,26 @@
 
 namespace meshnn::cli {
 
+void add_stream_options(CLI::App* cmd, StreamArgs& s, int64_t push_frames, const std::string& input,
+                        const std::string& frame) {
+  s.push_frames = push_frames;
+  cmd->add_flag("--stream", s.stream,
+                "push the " + input +
+                    " frame by frame and write samples as they become final (equal to one shot "
+                    "to f32 rounding); --mesh 1xN runs an N-stage pipeline");
+  cmd->add_option("--frames-from", s.frames_from,
+                  "with --stream: raw float32 little-endian " + input + " frames (" + frame +
+                      " each) from this file, - = stdin");
+  cmd->add_option("--push-frames", s.push_frames,
+                  "with --stream: " + input + " frames per push (at most)")
+      ->capture_default_str();
+}
+
+void check_not_streaming_options(const StreamArgs& s, const std::string& out) {
+  MESHNN_CHECK_AS(InvalidArgument, s.frames_from.empty() && out != "-",
+                  "--frames-from and --out - need --stream");
+}
+
 std::unique_ptr<io::FrameSource> open_stream_source(
     const std::string& frames_from, const std::string& npy, int64_t frame_size,
     const std::function<std::unique_ptr<io::FrameSource>(const std::string&)>& open_npy) {

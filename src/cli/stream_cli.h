@@ -4,6 +4,7 @@
 // latency and real-time factor reported on stderr.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 
@@ -12,6 +13,20 @@
 #include "meshnn/streaming.h"
 
 namespace meshnn::cli {
+
+// The options every streaming command has.
+struct StreamArgs {
+  bool stream = false;
+  std::string frames_from;  // raw float32 frames ("-" = stdin) instead of the .npy
+  int64_t push_frames = 0;  // frames per push (at most)
+};
+
+// Registers --stream, --frames-from and --push-frames (default `push_frames`); `input` names what
+// is pushed ("mel", "latent"), `frame` what one raw frame holds.
+void add_stream_options(CLI::App* cmd, StreamArgs& s, int64_t push_frames, const std::string& input,
+                        const std::string& frame);
+// Without --stream: InvalidArgument when a stream-only option (--frames-from, --out -) is used.
+void check_not_streaming_options(const StreamArgs& s, const std::string& out);
 
 struct StreamRun {
   // frames (n, C) from the source → the model's input layout (e.g. (1, num_mels, n)).

@@ -16,10 +16,10 @@ namespace meshnn::cli {
 namespace {
 
 struct Args {
-  std::string checkpoint, config, mel, wav, out, precision = "fp32", mesh = "1x1", frames_from;
+  std::string checkpoint, config, mel, wav, out, precision = "fp32", mesh = "1x1";
   int threads = 0;
-  int64_t push_frames = 32;
-  bool quiet = false, stream = false;
+  bool quiet = false;
+  StreamArgs st;
 };
 
 // --stream: mel frames pushed as they are read, samples written as they become final.
@@ -27,26 +27,26 @@ void run_stream_mode(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, a.wav.empty(),
                   "--stream takes its mel from --mel or --frames-from (copy synthesis from --wav "
                   "is one-shot only)");
-  if (a.out != "-") io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.frames_from});
+  if (a.out != "-") io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.st.frames_from});
   const BigVganVocoder vocoder =
       BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
   StreamOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.threads = a.threads;
-  o.push_frames = a.push_frames;
+  o.push_frames = a.st.push_frames;
   StreamingVocoder stream(vocoder, o);
   const int64_t M = vocoder.num_mels();
-  auto source = open_stream_source(
-      a.frames_from, a.mel, M, [M](const std::string& path) { return io::open_mel_npy(path, M); });
+  auto source = open_stream_source(a.st.frames_from, a.mel, M, [M](const std::string& path) {
+    return io::open_mel_npy(path, M);
+  });
   run_stream(stream_run(
                  stream, 1, [](const Tensor& f) { return io::frames_to_mel(f); }, a.quiet),
-             *source, a.push_frames, a.out);
+             *source, a.st.push_frames, a.out);
 }
 
 void run(const Args& a) {
-  if (a.stream) return run_stream_mode(a);
-  MESHNN_CHECK_AS(InvalidArgument, a.frames_from.empty() && a.out != "-",
-                  "--frames-from and --out - need --stream");
+  if (a.st.stream) return run_stream_mode(a);
+  check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
   io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.wav});
   check_thread_count(a.threads, "--threads");
@@ -104,15 +104,7 @@ const Registrar reg("vocode", [](CLI::App& app) {
   cmd->add_option("--mesh", args->mesh, "local device mesh RxC (time split over it), or auto")
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
-  cmd->add_flag("--stream", args->stream,
-                "push the mel frame by frame and write samples as they become final (equal to "
-                "one shot to f32 rounding); --mesh 1xN runs an N-stage pipeline");
-  cmd->add_option("--frames-from", args->frames_from,
-                  "with --stream: raw float32 little-endian mel frames (num_mels values each) "
-                  "from this file, - = stdin");
-  cmd->add_option("--push-frames", args->push_frames,
-                  "with --stream: frames per push (at most; fewer when the input has fewer)")
-      ->capture_default_str();
+  add_stream_options(cmd, args->st, 32, "mel", "num_mels values");
   cmd->add_flag("--quiet", args->quiet, "no summary output");
   cmd->callback([args] { run(*args); });
 });

@@ -35,6 +35,17 @@ std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file,
   return std::make_unique<BigVgan>(cfg, state, precision);
 }
 
+Tensor mel_rows(const Tensor& mel) {
+  const int64_t B = mel.dim(0), C = mel.dim(1), T = mel.dim(2);
+  Tensor x = Tensor::empty({B, T, C});
+  const float* s = mel.data<float>();
+  float* d = x.data<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < T; ++t) d[(b * T + t) * C + c] = s[(b * C + c) * T + t];
+  return x;
+}
+
 ops::MelConfig mel_config_of(const BigVganConfig& c) {
   ops::MelConfig m;
   m.sampling_rate = c.generator.sampling_rate;
@@ -51,15 +62,11 @@ Tensor BigVgan::vocode_mel(const Tensor& mel, const TimeShard& ts) {
   mel.check_dtype(DType::f32);
   MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == cfg_.num_mels && mel.dim(2) >= 1,
                   "mel: expected (B, ", cfg_.num_mels, ", frames), got ", shape_str(mel.shape()));
-  const int64_t B = mel.dim(0), C = mel.dim(1), T = mel.dim(2);
-  Tensor x = Tensor::empty({B, T, C});
   const float* s = mel.data<float>();
-  float* d = x.data<float>();
   for (int64_t i = 0; i < mel.numel(); ++i)
     MESHNN_CHECK(std::isfinite(s[i]), "mel: non-finite value at flat index ", i);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < T; ++t) d[(b * T + t) * C + c] = s[(b * C + c) * T + t];
+  const int64_t T = mel.dim(2);
+  const Tensor x = mel_rows(mel);
   Tensor y = gen_->forward(ts.partition(x), ts, T);
   return ts.gather(y, T * cfg_.generator.hop());
 }

@@ -13,6 +13,9 @@
 
 namespace meshnn::models {
 
+// mel: (B, num_mels, T) as BigVGAN takes it → (B, T, num_mels) channels-last rows.
+Tensor mel_rows(const Tensor& mel);
+
 // The mel front-end settings of a BigVGAN config.
 ops::MelConfig mel_config_of(const BigVganConfig& c);
 

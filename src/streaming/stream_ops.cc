@@ -280,10 +280,7 @@ class UpsampleStream final : public StreamOp {
 
  private:
   Tensor produce(int64_t target) {
-    if (target <= next_) {
-      Shape s = buf_.empty_rows().shape();
-      return Tensor::empty(s);
-    }
+    if (target <= next_) return buf_.empty_rows();
     const int64_t lo = std::max<int64_t>(0, next_ - g_.pad);
     Tensor up = ops::upsample1d(buf_.rows_between(lo, buf_.end()), taps_, g_);
     Tensor y = up.narrow(1, g_.ratio * (next_ - lo), g_.ratio * (target - next_));

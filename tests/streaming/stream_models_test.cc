@@ -28,17 +28,6 @@ constexpr double kModelTol = 4e-6;
 // Both graph layouts: the lowest-latency one and the one a pipeline cuts.
 constexpr StreamLayout kLayouts[] = {StreamLayout::lowest_latency, StreamLayout::pipeline_cuts};
 
-// mel (B, M, T) → (B, T, M) channels-last.
-Tensor rows_of_mel(const Tensor& mel) {
-  const int64_t B = mel.dim(0), M = mel.dim(1), T = mel.dim(2);
-  Tensor out = Tensor::empty({B, T, M});
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t t = 0; t < T; ++t)
-        out.data<float>()[(b * T + t) * M + m] = mel.data<float>()[(b * M + m) * T + t];
-  return out;
-}
-
 class BigVganStream : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(BigVganStream, AnyCutEqualsOneShot) {
@@ -48,7 +37,7 @@ TEST_P(BigVganStream, AnyCutEqualsOneShot) {
   const int64_t T = 41;
   const Tensor mel = random_rows({1, M, T}, 7, -8.f, 1.f);
   const Tensor ref = model->vocode_mel(mel);  // (1, T·hop, 1)
-  const Tensor rows = rows_of_mel(mel);
+  const Tensor rows = models::mel_rows(mel);
   std::vector<std::vector<int64_t>> cut_sets = {{}, random_cuts(T, 5, 1), random_cuts(T, 12, 2)};
   std::vector<int64_t> ones;
   for (int64_t r = 1; r < T; ++r) ones.push_back(r);
