@@ -1,4 +1,4 @@
-// The public streaming API (meshnn/streaming.h): a model's stream graph (streaming/stream_ops.h)
+// The public streaming API (meshnn/streaming.h): a model's stream graph (graph/graph.h)
 // on an engine (one device or a pipeline), with the layout conversions and input checks at the
 // API edge and the look-ahead derived from the graph.
 #include "meshnn/streaming.h"
@@ -47,18 +47,7 @@ struct AudioStream::Impl {
 
 namespace {
 
-using streaming::StreamOpPtr;
-
-// Look-ahead of a graph in input frames: the smallest L with every output sample of frames
-// [0, n − L) final after n frames, for n far from the start. total(n): the one-shot output length.
-int64_t lookahead_frames(const streaming::StreamOp& g,
-                         const std::function<int64_t(int64_t)>& total) {
-  const int64_t n = 4096;
-  const int64_t have = g.final_rows(n);
-  int64_t L = 0;
-  while (L < n && total(n - L) > have) ++L;
-  return L;
-}
+using graph::NodePtr;
 
 // Frames of a typical push: the option, else `fallback`.
 int64_t push_or(const StreamOptions& o, int64_t fallback) {
@@ -78,10 +67,8 @@ Tensor calibration_rows(Shape shape, float lo, float hi) {
 
 // What a model contributes to its stream; make_stream builds the rest.
 struct StreamSpec {
-  // graph(layout): the model's stream graph; a pipeline takes the layout it can cut finely.
-  std::function<StreamOpPtr(streaming::StreamLayout)> graph;
+  std::function<NodePtr()> graph;                // the model's graph
   std::function<Tensor(const Tensor&)> to_rows;  // checked public frames → rows
-  std::function<int64_t(int64_t)> total;         // one-shot output samples for n frames
   Shape calibration;                             // the row shape of a typical push
   float lo = 0, hi = 0;                          // calibration values' range
   int sample_rate = 0;
@@ -96,11 +83,12 @@ std::unique_ptr<AudioStream::Impl> make_stream(const StreamSpec& spec, const Str
                   o.mesh);
   mc.backend = o.backend;
   mc.threads_per_device = o.threads;
-  StreamOpPtr graph = spec.graph(mc.cols > 1 ? streaming::StreamLayout::pipeline_cuts
-                                             : streaming::StreamLayout::lowest_latency);
+  // A pipeline cuts between the blocks of a stage: the layout that serialises them.
+  NodePtr graph = mc.cols > 1 ? graph::pipeline_layout(spec.graph()) : spec.graph();
   auto impl = std::make_unique<AudioStream::Impl>();
   impl->to_rows = spec.to_rows;
-  impl->lookahead = lookahead_frames(*graph, spec.total);
+  // Frames an output sample waits for beyond its own: the graph's right reach, whole frames.
+  impl->lookahead = graph->reach().right.ceil();
   impl->sample_rate = spec.sample_rate;
   impl->channels = spec.channels;
   impl->samples_per_frame = spec.samples_per_frame;
@@ -155,12 +143,11 @@ namespace {
 StreamSpec bigvgan_spec(const models::BigVgan& m, const StreamOptions& o) {
   const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
   StreamSpec s;
-  s.graph = [&m](streaming::StreamLayout l) { return m.stream(l); };
+  s.graph = [&m] { return m.graph(); };
   s.to_rows = [M](const Tensor& mel) {
     check_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
     return models::mel_rows(mel);
   };
-  s.total = [hop](int64_t n) { return n * hop; };
   s.calibration = {1, push_or(o, 32), M};
   s.lo = -8.f, s.hi = 1.f;
   s.sample_rate = m.config().generator.sampling_rate;
@@ -174,13 +161,12 @@ StreamSpec ltx_vocoder_spec(const models::LtxAudioDecoder& m, const StreamOption
   const int64_t per_frame = (m.output_samples(2) - m.output_samples(1)) / 4;
   const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
   StreamSpec s;
-  s.graph = [&m](streaming::StreamLayout l) { return m.stream_vocoder(l); };
+  s.graph = [&m] { return m.vocoder_graph(); };
   s.to_rows = [C, F](const Tensor& mel) {
     check_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
     // (B, C, n, F) → (B, n, F, C) → (B, n, C·F) with channel c·F + f, as the mel-VAE's output.
     return models::LtxAudioDecoder::pack_mel(models::latent_to_channels_last(mel));
   };
-  s.total = [per_frame](int64_t n) { return n * per_frame; };
   s.calibration = {1, push_or(o, 32), C * F};
   s.lo = -6.f, s.hi = 1.f;
   s.sample_rate = m.sample_rate();
@@ -192,12 +178,11 @@ StreamSpec ltx_vocoder_spec(const models::LtxAudioDecoder& m, const StreamOption
 StreamSpec ltx_decoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
   const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
   StreamSpec s;
-  s.graph = [&m](streaming::StreamLayout l) { return m.stream_decoder(l); };
+  s.graph = [&m] { return m.graph(); };
   s.to_rows = [Z, F](const Tensor& latent) {
     check_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");
     return models::latent_to_channels_last(latent);
   };
-  s.total = [&m](int64_t n) { return m.output_samples(n); };
   s.calibration = {1, push_or(o, 8), F, Z};
   s.lo = -2.f, s.hi = 2.f;
   s.sample_rate = m.sample_rate();

@@ -169,6 +169,12 @@ Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_
   return conv.forward_padded(zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right()));
 }
 
+Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
+                      int64_t pad_left, int64_t pad_right) {
+  ProfileScope prof("conv1d");
+  return conv.forward_padded(zero_padded_halo(x, ts, real, pad_left, pad_right));
+}
+
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
   ProfileScope prof("conv2d");
   if (!ts.sharded() && x.dim(1) == real) return conv.forward(x);

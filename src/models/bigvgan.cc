@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "graph/graph.h"
 #include "io/json.h"
 #include "models/audio_description.h"
-#include "streaming/stream_ops.h"
 
 namespace meshnn::models {
 
@@ -75,8 +75,6 @@ Tensor BigVgan::mel_of(const Tensor& wav) const {
   return ops::bigvgan_mel_spectrogram(wav, mel_config());
 }
 
-std::unique_ptr<streaming::StreamOp> BigVgan::stream(streaming::StreamLayout layout) const {
-  return gen_->stream(layout);
-}
+graph::NodePtr BigVgan::graph() const { return gen_->graph(); }
 
 }  // namespace meshnn::models

@@ -43,8 +43,8 @@ class BigVgan {
   // upsampled stages must fit in a neighbour's shard).
   static constexpr int64_t kMinFramesPerDevice = 16;
   // Exact streaming over these weights: mel rows (B, n, num_mels) channels-last → final samples
-  // (B, m, 1) (streaming/stream_ops.h).
-  std::unique_ptr<streaming::StreamOp> stream(streaming::StreamLayout layout) const;
+  // (B, m, 1) (graph/graph.h).
+  graph::NodePtr graph() const;
   // wav: (T,) mono → log-mel (num_mels, ⌊T/hop⌋) via the front end.
   Tensor mel_of(const Tensor& wav) const;
 

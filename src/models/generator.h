@@ -9,17 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/layers/activation.h"
 #include "meshnn/layers/conv.h"
 #include "meshnn/layers/time_shard.h"
 #include "models/audio_config.h"
-
-namespace meshnn::streaming {
-class StreamOp;
-enum class StreamLayout;
-}  // namespace meshnn::streaming
 
 namespace meshnn::models {
 
@@ -47,10 +43,9 @@ class Generator {
   // window further than this from a non-global window edge equal the whole-sequence result.
   int64_t context_frames() const;
 
-  // The generator as an exact streaming operator over these weights (its own copies of the
-  // layers): input rows (B, n, C_in) → final output samples (B, m, C_out); see
-  // streaming/stream_ops.h.
-  std::unique_ptr<streaming::StreamOp> stream(streaming::StreamLayout layout) const;
+  // The generator's graph (its one wiring) over copies of these layers: input rows (B, n, C_in) →
+  // output samples (B, hop·n, C_out), to run one shot or streamed (graph/graph.h).
+  graph::NodePtr graph() const;
 
   // Multiply-add count of one forward over `frames` input frames (for GFLOP/s reports).
   double flops(int64_t frames) const;
@@ -63,8 +58,6 @@ class Generator {
     float slope = 0.1f;
     std::vector<Conv1d> convs1, convs2;
     std::vector<layers::AntiAliasedActivation> acts1, acts2;
-    // x: (B, S, C) shard → (B, S, C) shard.
-    Tensor forward(const Tensor& x, const TimeShard& ts, int64_t real);
   };
   GeneratorConfig cfg_;
   std::optional<Conv1d> conv_pre_;
@@ -72,6 +65,7 @@ class Generator {
   std::vector<Block> blocks_;  // stage i, kernel j at i·R + j
   std::optional<layers::AntiAliasedActivation> act_post_;
   std::optional<Conv1d> conv_post_;
+  graph::NodePtr graph_;  // forward()'s run of graph()
 };
 
 }  // namespace meshnn::models

@@ -6,12 +6,12 @@
 #include <optional>
 #include <set>
 
+#include "graph/graph.h"
 #include "io/json.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/ops/filter_design.h"
 #include "models/audio_description.h"
 #include "ops/elementwise.h"
-#include "streaming/stream_ops.h"
 
 namespace meshnn::models {
 namespace {
@@ -88,6 +88,15 @@ struct LtxAudioDecoder::MelVae {
   std::vector<std::vector<ResBlock>> up;             // run order: level L−1 … 0
   std::vector<std::optional<Conv2d>> upsample_conv;  // per run-order level (none for level 0)
 
+  MelVae(const MelVae& o)
+      : cfg(o.cfg),
+        stats_std(o.stats_std),
+        stats_mean(o.stats_mean),
+        conv_in(o.conv_in),
+        conv_out(o.conv_out),
+        mid(o.mid),
+        up(o.up),
+        upsample_conv(o.upsample_conv) {}
   MelVae(const AudioVaeDecoderConfig& c, const std::map<std::string, Tensor>& state, Precision p)
       : cfg(c) {
     using Role = LayerDesc::Role;
@@ -137,35 +146,12 @@ struct LtxAudioDecoder::MelVae {
     }
   }
 
-  // x: (B, S, W, C) → same; PixelNorm → SiLU → conv1 → PixelNorm → SiLU → conv2, + shortcut.
-  static Tensor res_forward(ResBlock& b, const Tensor& x, const TimeShard& ts, int64_t real,
-                            float eps) {
-    Tensor h = Tensor::empty(x.shape());
-    ops::pixel_norm_silu(x, h, eps);
-    h = conv2d_sharded(*b.conv1, h, ts, real);
-    ops::pixel_norm_silu(h, h, eps);
-    h = conv2d_sharded(*b.conv2, h, ts, real);
-    // The k1 shortcut needs no halo: a pointwise conv.
-    Tensor skip = b.nin ? b.nin->forward(x) : x;
-    ops::add_(h, skip);
-    return h;
-  }
-
-  // x: (B, S, W, C) → (B, 2S, 2W, C); real R → 2R − 1. Nearest ×2 then CausalConv2d with the first
-  // time row dropped. Output row r' of the dropped sequence reads upsampled rows r' − 1 … r' + 1,
-  // so the conv runs 'valid' on the upsampled shard with a halo of one row each side: every device
-  // keeps 2S rows (no re-partitioning) and row −1 is the zero front pad.
-  static Tensor upsample(Conv2d& conv, const Tensor& x, const TimeShard& ts) {
-    Tensor u = ops::upsample_nearest2x_hw(x);
-    MESHNN_DCHECK(conv.pad_left() == 2, "causal k3");
-    Tensor padded = ts.halo(u, conv.pad_left() - 1, 1, PadMode::zeros);
-    return conv.forward_padded(padded);
-  }
-
-  // As forward(), streaming: latent rows (B, n, F, Cz) → log-mel rows (B, m, 64, 2). Every conv is
-  // causal in time, so a row is final as soon as its latent frame arrives.
-  streaming::StreamOpPtr stream() const {
-    using namespace streaming;
+  // The mel-VAE's one wiring: latent rows (B, n, F, Cz) channels-last → log-mel rows (B, m, 64, 2)
+  // (m = 4n − 3 for 3 levels). Every conv is causal in time, so a streamed row is final as soon as
+  // its latent frame arrives. Residual block: PixelNorm → SiLU → conv1 → PixelNorm → SiLU → conv2,
+  // + shortcut (h + skip).
+  graph::NodePtr build_graph() const {
+    using namespace graph;
     const float eps = cfg.pixel_norm_eps;
     auto pn_silu = [eps]() {
       return map_rows("pixel_norm_silu", 1, [eps](const Tensor& x) {
@@ -175,62 +161,47 @@ struct LtxAudioDecoder::MelVae {
       });
     };
     auto res = [&](const ResBlock& b) {
-      std::vector<StreamOpPtr> branch;
+      std::vector<NodePtr> branch;
       branch.push_back(pn_silu());
-      branch.push_back(conv_stream(*b.conv1));
+      branch.push_back(conv_node(*b.conv1));
       branch.push_back(pn_silu());
-      branch.push_back(conv_stream(*b.conv2));
-      std::vector<StreamOpPtr> paths;
-      paths.push_back(b.nin ? conv_stream(*b.nin) : identity());
+      branch.push_back(conv_node(*b.conv2));
+      std::vector<NodePtr> paths;
+      paths.push_back(b.nin ? conv_node(*b.nin) : identity());  // k1: no halo
       paths.push_back(sequence(std::move(branch)));
       return fork_join("vae_residual_add", std::move(paths), [](std::vector<Tensor>& p) {
         ops::add_(p[1], p[0]);  // h + skip
         return p[1];
       });
     };
-    std::vector<StreamOpPtr> seq;
+    std::vector<NodePtr> seq;
     const std::vector<float> sd = stats_std, mn = stats_mean;
     const int64_t F = cfg.latent_mel_bins, C = cfg.z_channels;
     seq.push_back(map_rows("denormalise", 1, [sd, mn, F, C](const Tensor& latent) {
       return denormalised(latent, sd, mn, F, C);
     }));
-    seq.push_back(conv_stream(*conv_in));
+    seq.push_back(conv_node(*conv_in));
     for (const ResBlock& b : mid) seq.push_back(res(b));
     for (size_t l = 0; l < up.size(); ++l) {
       for (const ResBlock& b : up[l]) seq.push_back(res(b));
-      if (upsample_conv[l]) {
-        // Nearest ×2, the causal conv, then the first row dropped (see upsample()).
-        seq.push_back(map_rows("upsample_nearest2x", 2, ops::upsample_nearest2x_hw));
-        seq.push_back(conv_stream(*upsample_conv[l]));
-        seq.push_back(drop_first(1));
-      }
+      if (upsample_conv[l]) seq.push_back(upsample2x_causal_conv_node(*upsample_conv[l]));
     }
     seq.push_back(pn_silu());
-    seq.push_back(conv_stream(*conv_out));
+    seq.push_back(conv_node(*conv_out));
     return sequence(std::move(seq));
   }
 
-  // latent: (B, S, F, Cz) channels-last → (B, 4S, 64, 2) (for 3 levels); real T → 4T − 3.
+  // latent: (B, S, F, Cz) channels-last shard → (B, 4S, 64, 2) (for 3 levels); real T → 4T − 3.
   Tensor forward(const Tensor& latent, const TimeShard& ts, int64_t real) {
     MESHNN_CHECK_AS(ShapeError,
                     latent.rank() == 4 && latent.dim(2) == cfg.latent_mel_bins &&
                         latent.dim(3) == cfg.z_channels,
                     "mel-VAE decoder: expected latent (B, T, ", cfg.latent_mel_bins, ", ",
                     cfg.z_channels, ") channels-last, got ", shape_str(latent.shape()));
-    Tensor x = denormalised(latent, stats_std, stats_mean, cfg.latent_mel_bins, cfg.z_channels);
-    const float eps = cfg.pixel_norm_eps;
-    x = conv2d_sharded(*conv_in, x, ts, real);
-    for (ResBlock& b : mid) x = res_forward(b, x, ts, real, eps);
-    for (size_t l = 0; l < up.size(); ++l) {
-      for (ResBlock& b : up[l]) x = res_forward(b, x, ts, real, eps);
-      if (upsample_conv[l]) {
-        x = upsample(*upsample_conv[l], x, ts);
-        real = 2 * real - 1;
-      }
-    }
-    ops::pixel_norm_silu(x, x, eps);
-    return conv2d_sharded(*conv_out, x, ts, real);
+    if (!one_shot) one_shot = build_graph();
+    return one_shot->run(latent, ts, real);
   }
+  graph::NodePtr one_shot;  // forward()'s graph, built on first use (per runner copy)
 };
 
 // ---- Stage C: bandwidth extension -------------------------------------------------------------
@@ -244,6 +215,14 @@ struct LtxAudioDecoder::Bwe {
   ops::UpsampleGeometry geom;
   int ratio;
 
+  Bwe(const Bwe& o)
+      : cfg(o.cfg),
+        stft(o.stft),
+        mel(o.mel),
+        gen(o.gen),
+        hann(o.hann),
+        geom(o.geom),
+        ratio(o.ratio) {}
   Bwe(const BweConfig& c, const std::map<std::string, Tensor>& state, Precision p) : cfg(c) {
     using Role = LayerDesc::Role;
     const int64_t bins = cfg.n_fft / 2 + 1;
@@ -274,47 +253,60 @@ struct LtxAudioDecoder::Bwe {
     geom = ops::hann_upsample_geometry(ratio);
   }
 
-  // As forward(), streaming: 16 kHz rows (B, n, 2) → final 48 kHz rows (B, m, 2). The STFT path is
-  // causal; the skip path's resampler and the generator need look-ahead.
-  streaming::StreamOpPtr stream(streaming::StreamLayout layout) const {
-    using namespace streaming;
+  // Residual + skip, clamped. p: {residual (B, n, 2), skip (B, n, 2)} → into p[0].
+  static Tensor add_clamp(std::vector<Tensor>& p) {
+    ops::add_(p[0], p[1]);
+    ops::clamp_(p[0], -1.f, 1.f);
+    return p[0];
+  }
+  // 16 kHz rows (B, n, 2) → packed log-mel rows (B, n / hop, 2·num_mels): the causal STFT (left
+  // pad n_fft − hop zeros, no right pad), magnitudes, mel basis, log.
+  graph::NodePtr log_mel_graph() const {
+    using namespace graph;
     const int64_t bins = cfg.n_fft / 2 + 1;
-    std::vector<StreamOpPtr> residual;
-    residual.push_back(map_rows("stereo_to_batch", 1, stereo_to_batch));
-    residual.push_back(conv_stream(*stft, cfg.n_fft - cfg.hop_length, 0));
-    residual.push_back(map_rows("stft_magnitude", 1,
-                                [bins](const Tensor& spec) { return magnitude(spec, bins); }));
-    residual.push_back(conv_stream(*mel));
-    residual.push_back(map_rows("log_mel", 1, packed_log_mel));
-    residual.push_back(gen->stream(layout));
-    std::vector<StreamOpPtr> paths;
+    std::vector<NodePtr> seq;
+    seq.push_back(map_rows("stereo_to_batch", 1, stereo_to_batch));
+    seq.push_back(conv_node(*stft, cfg.n_fft - cfg.hop_length, 0));
+    seq.push_back(map_rows("stft_magnitude", 1,
+                           [bins](const Tensor& spec) { return magnitude(spec, bins); }));
+    seq.push_back(conv_node(*mel));
+    seq.push_back(map_rows("log_mel", 1, packed_log_mel));
+    return sequence(std::move(seq));
+  }
+  // The BWE's one wiring: 16 kHz rows (B, n, 2) → 48 kHz rows (B, ratio·n, 2). The STFT path is
+  // causal; the skip path's resampler and the generator need look-ahead.
+  graph::NodePtr build_graph() const {
+    using namespace graph;
+    std::vector<NodePtr> residual;
+    residual.push_back(log_mel_graph());
+    residual.push_back(gen->graph());
+    std::vector<NodePtr> paths;
     paths.push_back(sequence(std::move(residual)));
-    paths.push_back(upsample_stream(hann, geom));
-    return fork_join("bwe_add_clamp", std::move(paths), [](std::vector<Tensor>& p) {
-      ops::add_(p[0], p[1]);  // residual + skip
-      ops::clamp_(p[0], -1.f, 1.f);
-      return p[0];
-    });
+    paths.push_back(upsample_node(hann, geom));
+    return fork_join("bwe_add_clamp", std::move(paths), add_clamp);
   }
 
-  // x: (B, S, 2) 16 kHz shard with `real` samples → StageC.
-  StageC forward(const Tensor& x, const TimeShard& ts, int64_t real) {
+  // x: (B, S, 2) 16 kHz shard with `real` samples → StageC (the graph's output, and its
+  // intermediates when asked: tests compare them with the reference's).
+  StageC forward(const Tensor& x, const TimeShard& ts, int64_t real, bool intermediates) {
     const int64_t S = x.dim(1), hop = cfg.hop_length;
     MESHNN_CHECK_AS(ShapeError, S % hop == 0 && real % hop == 0, "BWE: shard of ", S,
                     " samples and length ", real, " must be multiples of the STFT hop ", hop);
-    const int64_t bins = cfg.n_fft / 2 + 1;
-    // Causal STFT: left pad n_fft − hop zeros (neighbour samples inside the line), no right pad.
-    Tensor framed = ts.halo(stereo_to_batch(x), cfg.n_fft - hop, 0, PadMode::zeros);
-    Tensor mag = magnitude(stft->forward_padded(framed), bins);
     StageC out;
-    out.log_mel = packed_log_mel(mel->forward(mag));  // (B, F, 2·num_mels)
+    if (!intermediates) {
+      if (!one_shot) one_shot = build_graph();
+      out.out = one_shot->run(x, ts, real);
+      return out;
+    }
+    // The graph's parts one by one (fresh nodes over the same layers).
+    out.log_mel = log_mel_graph()->run(x, ts, real);  // (B, F, 2·num_mels)
     out.residual = gen->forward(out.log_mel, ts, real / hop);
-    out.skip = upsample1d_sharded(x, hann, geom, ts, real);
-    out.out = out.residual.clone();
-    ops::add_(out.out, out.skip);
-    ops::clamp_(out.out, -1.f, 1.f);
+    out.skip = graph::upsample_node(hann, geom)->run(x, ts, real);
+    std::vector<Tensor> p{out.residual.clone(), out.skip};
+    out.out = add_clamp(p);
     return out;
   }
+  graph::NodePtr one_shot;  // forward()'s graph, built on first use (per runner copy)
 };
 
 // ---- the whole chain
@@ -352,21 +344,29 @@ LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg,
 
 LtxAudioDecoder::~LtxAudioDecoder() = default;
 
-std::unique_ptr<streaming::StreamOp> LtxAudioDecoder::stream_vocoder(
-    streaming::StreamLayout layout) const {
-  std::vector<streaming::StreamOpPtr> seq;
-  seq.push_back(vocoder_->stream(layout));
-  if (bwe_) seq.push_back(bwe_->stream(layout));
-  return streaming::sequence(std::move(seq));
+// The chain's one wiring: mel-VAE (+ mel packing) → vocoder → BWE (LTX-2.3).
+std::vector<LtxAudioDecoder::Stage> LtxAudioDecoder::stages() const {
+  std::vector<Stage> out;
+  std::vector<graph::NodePtr> a;
+  a.push_back(vae_->build_graph());
+  a.push_back(graph::map_rows("pack_mel", 1, pack_mel));
+  out.push_back({"mel-VAE decoder", graph::sequence(std::move(a))});
+  out.push_back({"neural vocoder", vocoder_->graph()});
+  if (bwe_) out.push_back({"bandwidth extension", bwe_->build_graph()});
+  return out;
 }
 
-std::unique_ptr<streaming::StreamOp> LtxAudioDecoder::stream_decoder(
-    streaming::StreamLayout layout) const {
-  std::vector<streaming::StreamOpPtr> seq;
-  seq.push_back(vae_->stream());
-  seq.push_back(streaming::map_rows("pack_mel", 1, pack_mel));
-  seq.push_back(stream_vocoder(layout));
-  return streaming::sequence(std::move(seq));
+graph::NodePtr LtxAudioDecoder::vocoder_graph() const {
+  std::vector<graph::NodePtr> seq;
+  for (Stage& s : stages())
+    if (s.name != std::string("mel-VAE decoder")) seq.push_back(std::move(s.node));
+  return graph::sequence(std::move(seq));
+}
+
+graph::NodePtr LtxAudioDecoder::graph() const {
+  std::vector<graph::NodePtr> seq;
+  for (Stage& s : stages()) seq.push_back(std::move(s.node));
+  return graph::sequence(std::move(seq));
 }
 
 LtxAudioDecoder::LtxAudioDecoder(const LtxAudioDecoder& o)
@@ -418,7 +418,7 @@ Tensor LtxAudioDecoder::stage_b(const Tensor& mel_packed, const TimeShard& ts, i
 LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const TimeShard& ts,
                                                  int64_t real) {
   MESHNN_CHECK(bwe_ != nullptr, "stage C: this checkpoint (LTX-2) has no bandwidth extension");
-  return bwe_->forward(wav16, ts, real);
+  return bwe_->forward(wav16, ts, real, true);
 }
 
 bool LtxAudioDecoder::mesh_fits(int64_t T, int devices) {
@@ -475,20 +475,16 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts,
   check_latent(latent);
   const int64_t T = latent.dim(2);
   check_mesh_fits(T, ts.parts());
-  const int total = bwe_ ? 3 : 2;
+  if (chain_.empty()) chain_ = stages();
+  const int total = static_cast<int>(chain_.size());
   Tensor x = ts.partition(latent_to_channels_last(latent));
-  Tensor mel = stage_a(x, ts, T);
-  const int64_t M = 4 * T - 3;
-  if (progress) progress(1, total, "mel-VAE decoder");
-  Tensor wav = stage_b(pack_mel(mel), ts, M);
-  int64_t L = M * cfg_.vocoder.hop();
-  if (progress) progress(2, total, "neural vocoder");
-  if (bwe_) {
-    wav = bwe_->forward(wav, ts, L).out;
-    L *= cfg_.bwe.output_sampling_rate / cfg_.bwe.input_sampling_rate;
-    if (progress) progress(3, total, "bandwidth extension");
+  int64_t real = T;
+  for (int i = 0; i < total; ++i) {
+    x = chain_[i].node->run(x, ts, real);
+    real = chain_[i].node->out_rows(real);
+    if (progress) progress(i + 1, total, chain_[i].name);
   }
-  return ts.gather(wav, L);
+  return ts.gather(x, real);
 }
 
 // ---- chunked decode
@@ -534,6 +530,7 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk,
     MESHNN_CHECK(hop % cfg_.bwe.hop_length == 0, "decode_chunked: vocoder hop ", hop,
                  " is not a multiple of the BWE STFT hop ", cfg_.bwe.hop_length);
   const ChunkContext ctx = chunk_context();
+  if (chain_.empty()) chain_ = stages();
   const Tensor lat = latent_to_channels_last(latent);  // (B, T, F, Cz): small next to any stage
   // Latent t ≥ 1 owns mel frames 4t − 3 … 4t; latent 0 owns frame 0.
   auto mel_start = [](int64_t t) { return t == 0 ? int64_t{0} : 4 * t - 3; };
@@ -566,12 +563,11 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk,
     MESHNN_CHECK(covered, "decode_chunked: window of chunk ", k, " misses its context");
     // Stage A on latents [a0, a1): window mel row j is global row 4·a0 + j (the first-row drops
     // of the two ×2 levels cancel against the window's own), real rows 4(a1 − a0) − 3.
-    Tensor mel = vae_->forward(lat.narrow(1, a0, a1 - a0), TimeShard(), a1 - a0);
-    Tensor wav =
-        vocoder_->forward(pack_mel(mel.narrow(1, b0 - 4 * a0, b1 - b0)), TimeShard(), b1 - b0);
+    Tensor mel = chain_[0].node->run(lat.narrow(1, a0, a1 - a0), TimeShard(), a1 - a0);
+    Tensor wav = chain_[1].node->run(mel.narrow(1, b0 - 4 * a0, b1 - b0));
     mel = Tensor();
     wav = wav.narrow(1, (c0 - b0) * hop, (c1 - c0) * hop);
-    if (bwe_) wav = bwe_->forward(wav, TimeShard(), (c1 - c0) * hop).out;
+    if (bwe_) wav = chain_[2].node->run(wav);
     const int64_t per_in = wav.dim(1) / (c1 - c0);
     MESHNN_DCHECK(per_in == per_mel, "output rate");
     Tensor kept = wav.narrow(1, (m0 - c0) * per_in, (m1 - m0) * per_in);

@@ -20,11 +20,6 @@
 #include "models/checkpoint_check.h"
 #include "models/generator.h"
 
-namespace meshnn::streaming {
-class StreamOp;
-enum class StreamLayout;
-}  // namespace meshnn::streaming
-
 namespace meshnn::models {
 
 // Called after each stage: (stage index 1..n, n, stage name).
@@ -66,13 +61,12 @@ class LtxAudioDecoder {
   Tensor decode_chunked(const Tensor& latent, int64_t chunk_latent_frames,
                         const ProgressFn& progress = nullptr);
 
-  // Exact streaming over these weights (streaming/stream_ops.h), each operator with its own
-  // copies of the layers:
+  // The model's graphs over copies of its layers (graph/graph.h), to run one shot or streamed:
   // the whole chain: latent rows (B, n, 16, 8) channels-last → final samples (B, m, 2) at
   // sample_rate();
-  std::unique_ptr<streaming::StreamOp> stream_decoder(streaming::StreamLayout layout) const;
+  graph::NodePtr graph() const;
   // vocoder (+ BWE for LTX-2.3): packed mel rows (B, n, 128) → final samples (B, m, 2).
-  std::unique_ptr<streaming::StreamOp> stream_vocoder(streaming::StreamLayout layout) const;
+  graph::NodePtr vocoder_graph() const;
 
   // Context a chunk window takes (conservative receptive fields, see decode_chunked):
   struct ChunkContext {
@@ -122,7 +116,16 @@ class LtxAudioDecoder {
   // Shape, dtype and finiteness of a (B, 8, T, 16) latent; throws naming the first bad index.
   void check_latent(const Tensor& latent) const;
 
+  // A stage of the chain: its name (progress reports) and its graph.
+  struct Stage {
+    const char* name;
+    graph::NodePtr node;
+  };
+  // The chain as graphs over copies of the stages' layers, in order (the one wiring).
+  std::vector<Stage> stages() const;
+
   LtxAudioConfig cfg_;
+  std::vector<Stage> chain_;  // decode()'s run of stages(), built on first use
   std::unique_ptr<MelVae> vae_;
   std::unique_ptr<Generator> vocoder_;
   std::unique_ptr<Bwe> bwe_;

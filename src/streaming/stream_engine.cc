@@ -43,7 +43,7 @@ Tensor cat_rows(std::vector<Tensor>& parts) {
 
 class SingleDevice final : public StreamEngine {
  public:
-  SingleDevice(StreamOpPtr g, int threads) : g_(std::move(g)), threads_(threads) {}
+  SingleDevice(NodePtr g, int threads) : g_(std::move(g)), threads_(threads) {}
   Tensor push(const Tensor& rows) override {
     ThreadScope t(threads_);
     return g_->push(rows);
@@ -55,7 +55,7 @@ class SingleDevice final : public StreamEngine {
   void reset() override { g_->reset(); }
 
  private:
-  StreamOpPtr g_;
+  NodePtr g_;
   int threads_;
 };
 
@@ -124,7 +124,7 @@ Message recv_message(CclManager& ccl, int from) {
 }
 
 // One stage's reaction to a message: the messages it passes on (rows before the marker).
-std::vector<Message> stage_step(StreamOp& group, Message m) {
+std::vector<Message> stage_step(Node& group, Message m) {
   std::vector<Message> out;
   switch (m.kind) {
     case Kind::rows:
@@ -146,12 +146,12 @@ std::vector<Message> stage_step(StreamOp& group, Message m) {
 }
 
 // The operators cut into `parts` contiguous groups of about equal cost, each group a sequence.
-std::vector<StreamOpPtr> cut_into_groups(std::vector<StreamOpPtr> ops,
-                                         const std::vector<double>& cost, int parts) {
+std::vector<NodePtr> cut_into_groups(std::vector<NodePtr> ops, const std::vector<double>& cost,
+                                     int parts) {
   const std::vector<size_t> cuts = balanced_cuts(cost, parts);
-  std::vector<StreamOpPtr> groups;
+  std::vector<NodePtr> groups;
   for (int k = 0; k < parts; ++k) {
-    std::vector<StreamOpPtr> g;
+    std::vector<NodePtr> g;
     double sum = 0;
     for (size_t i = cuts[k]; i < cuts[k + 1]; ++i) {
       sum += cost[i];
@@ -159,7 +159,7 @@ std::vector<StreamOpPtr> cut_into_groups(std::vector<StreamOpPtr> ops,
     }
     log_info(detail::concat("stream pipeline: stage ", k, " runs operators [", cuts[k], ", ",
                             cuts[k + 1], "), measured ", sum * 1e3, " ms per calibration chunk"));
-    groups.push_back(sequence(std::move(g)));
+    groups.push_back(graph::sequence(std::move(g)));
   }
   return groups;
 }
@@ -168,7 +168,7 @@ std::vector<StreamOpPtr> cut_into_groups(std::vector<StreamOpPtr> ops,
 // hears from the last stage through queues, the stages talk through the collective layer.
 class LocalPipeline final : public StreamEngine {
  public:
-  LocalPipeline(std::vector<StreamOpPtr> groups, MeshConfig mc)
+  LocalPipeline(std::vector<NodePtr> groups, MeshConfig mc)
       : groups_(std::move(groups)), in_(2), out_(std::numeric_limits<size_t>::max()) {
     const int n = static_cast<int>(groups_.size());
     // A stage waits for the producer of the stream as long as it takes (a live TTS front end
@@ -252,7 +252,7 @@ class LocalPipeline final : public StreamEngine {
     if (error_) std::rethrow_exception(error_);
   }
 
-  std::vector<StreamOpPtr> groups_;
+  std::vector<NodePtr> groups_;
   Queue in_, out_;
   std::mutex mu_;
   std::exception_ptr error_;
@@ -266,7 +266,7 @@ class MpiPipeline final : public StreamEngine {
  public:
   // ops / cost: the graph's top-level operators and this rank's measured cost of each. The ranks
   // cut at the mean of their measurements, so they agree on the cut.
-  MpiPipeline(std::vector<StreamOpPtr> ops, std::vector<double> cost, const MeshConfig& mc)
+  MpiPipeline(std::vector<NodePtr> ops, std::vector<double> cost, const MeshConfig& mc)
       : mesh_(mc.rows, mc.cols) {
     mesh_detail::MpiMesh m = mesh_detail::make_mpi_mesh(mesh_, 0.0);
     threads_ = mc.threads_per_device;
@@ -281,7 +281,7 @@ class MpiPipeline final : public StreamEngine {
       for (int r = 0; r < mesh_.cols(); ++r) sum += all.data<float>()[r * n + i];
       cost[i] = sum / mesh_.cols();
     }
-    std::vector<StreamOpPtr> groups = cut_into_groups(std::move(ops), cost, mesh_.cols());
+    std::vector<NodePtr> groups = cut_into_groups(std::move(ops), cost, mesh_.cols());
     group_ = std::move(groups[k_]);
   }
   bool returns_output() const override { return k_ == last_; }
@@ -312,13 +312,13 @@ class MpiPipeline final : public StreamEngine {
 
   Mesh mesh_;
   std::unique_ptr<Device> device_;
-  StreamOpPtr group_;
+  NodePtr group_;
   int k_ = 0, last_ = 0, threads_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<StreamEngine> single_device_engine(StreamOpPtr graph, int threads) {
+std::unique_ptr<StreamEngine> single_device_engine(NodePtr graph, int threads) {
   return std::make_unique<SingleDevice>(std::move(graph), threads);
 }
 
@@ -348,12 +348,12 @@ std::vector<size_t> balanced_cuts(const std::vector<double>& cost, int parts) {
   return cuts;
 }
 
-std::unique_ptr<StreamEngine> pipeline_engine(StreamOpPtr graph, const MeshConfig& mc,
+std::unique_ptr<StreamEngine> pipeline_engine(NodePtr graph, const MeshConfig& mc,
                                               const Tensor& calibration) {
   MESHNN_CHECK_AS(InvalidArgument, mc.rows == 1 && mc.cols >= 1,
                   "a stream pipeline runs on a 1xN mesh, got ", mc.rows, "x", mc.cols);
   if (mc.cols == 1) return single_device_engine(std::move(graph), mc.threads_per_device);
-  std::vector<StreamOpPtr> ops = top_level_ops(std::move(graph));
+  std::vector<NodePtr> ops = graph::top_level_nodes(std::move(graph));
   MESHNN_CHECK_AS(InvalidArgument, static_cast<int>(ops.size()) >= mc.cols, "this model has ",
                   ops.size(), " pipeline stages at most; asked for ", mc.cols);
   // Measured cost of each operator on the calibration rows, with one device's thread budget.
@@ -378,7 +378,7 @@ std::unique_ptr<StreamEngine> pipeline_engine(StreamOpPtr graph, const MeshConfi
       if (filled) ++timed;
       filled = filled || (x.defined() && x.dim(1) > 0);
     }
-    for (StreamOpPtr& op : ops) op->reset();
+    for (NodePtr& op : ops) op->reset();
   }
   if (mc.backend == Backend::mpi)
     return std::make_unique<MpiPipeline>(std::move(ops), std::move(cost), mc);

@@ -7,11 +7,14 @@
 #include <memory>
 #include <vector>
 
+#include "graph/graph.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/mesh/mesh.h"
-#include "streaming/stream_ops.h"
 
 namespace meshnn::streaming {
+
+using graph::Node;
+using graph::NodePtr;
 
 class StreamEngine {
  public:
@@ -26,7 +29,7 @@ class StreamEngine {
 };
 
 // The graph on the calling thread with `threads` OpenMP threads (0 = all cores).
-std::unique_ptr<StreamEngine> single_device_engine(StreamOpPtr graph, int threads);
+std::unique_ptr<StreamEngine> single_device_engine(NodePtr graph, int threads);
 
 // The graph's top-level operators (nested sequences flattened) cut into mc.cols contiguous groups
 // of about equal cost, measured by timing each operator on pushes of `calibration` rows (pushed
@@ -34,7 +37,7 @@ std::unique_ptr<StreamEngine> single_device_engine(StreamOpPtr graph, int thread
 // are reset). The costs depend on the rows per push, so `calibration` should be a typical push.
 // Local backend: one thread per device, for the life of the engine. MPI backend: this rank runs its
 // own group inside push()/flush(); every rank makes the same calls with the same input.
-std::unique_ptr<StreamEngine> pipeline_engine(StreamOpPtr graph, const MeshConfig& mc,
+std::unique_ptr<StreamEngine> pipeline_engine(NodePtr graph, const MeshConfig& mc,
                                               const Tensor& calibration);
 
 // Cut points of `cost` (per operator) into `parts` contiguous groups minimising the largest

@@ -6,14 +6,14 @@
 #include <cmath>
 #include <random>
 
+#include "graph/graph.h"
 #include "models/bigvgan.h"
 #include "models/ltx_audio_decoder.h"
-#include "streaming/stream_ops.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 
-namespace meshnn::streaming {
+namespace meshnn::graph {
 namespace {
 
 using test::max_abs_diff;
@@ -25,8 +25,10 @@ using test::random_rows;
 // those differences pass through the chain.
 constexpr double kModelTol = 4e-6;
 
-// Both graph layouts: the lowest-latency one and the one a pipeline cuts.
-constexpr StreamLayout kLayouts[] = {StreamLayout::lowest_latency, StreamLayout::pipeline_cuts};
+// Both layouts of a graph: as built (lowest latency), and as a pipeline cuts it.
+NodePtr laid_out(NodePtr g, bool pipeline) {
+  return pipeline ? pipeline_layout(std::move(g)) : std::move(g);
+}
 
 class BigVganStream : public ::testing::TestWithParam<const char*> {};
 
@@ -42,8 +44,8 @@ TEST_P(BigVganStream, AnyCutEqualsOneShot) {
   std::vector<int64_t> ones;
   for (int64_t r = 1; r < T; ++r) ones.push_back(r);
   cut_sets.push_back(ones);
-  for (StreamLayout layout : kLayouts) {
-    auto op = model->stream(layout);
+  for (bool layout : {false, true}) {
+    auto op = laid_out(model->graph(), layout);
     for (const auto& cuts : cut_sets) {
       const Tensor y = push_cut(*op, rows, cuts);
       EXPECT_LE(max_abs_diff(y.reshape(ref.shape()), ref), kModelTol)
@@ -70,8 +72,8 @@ TEST_P(LtxStream, DecoderAnyCutEqualsOneShot) {
   const Tensor rows = models::latent_to_channels_last(latent);
   std::vector<int64_t> ones;
   for (int64_t r = 1; r < T; ++r) ones.push_back(r);
-  for (StreamLayout layout : kLayouts) {
-    auto op = model->stream_decoder(layout);
+  for (bool layout : {false, true}) {
+    auto op = laid_out(model->graph(), layout);
     for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(T, 3, 5), ones}) {
       const Tensor y = push_cut(*op, rows, cuts);
       EXPECT_LE(max_abs_diff(y, ref), kModelTol) << cuts.size() << " cuts, layout " << int(layout);
@@ -87,8 +89,8 @@ TEST_P(LtxStream, VocoderAnyCutEqualsOneShot) {
   Tensor ref = model->stage_b(mel, TimeShard(), M);
   if (model->config().version == models::LtxAudioConfig::Version::ltx23)
     ref = model->stage_c(ref, TimeShard(), ref.dim(1)).out;
-  for (StreamLayout layout : kLayouts) {
-    auto op = model->stream_vocoder(layout);
+  for (bool layout : {false, true}) {
+    auto op = laid_out(model->vocoder_graph(), layout);
     for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(M, 4, 6), random_cuts(M, 22, 7)}) {
       const Tensor y = push_cut(*op, mel, cuts);
       EXPECT_LE(max_abs_diff(y, ref), kModelTol) << cuts.size() << " cuts, layout " << int(layout);
@@ -100,4 +102,4 @@ INSTANTIATE_TEST_SUITE_P(Chains, LtxStream,
                          ::testing::Values("ltx23_small.safetensors", "ltx2_small.safetensors"));
 
 }  // namespace
-}  // namespace meshnn::streaming
+}  // namespace meshnn::graph

@@ -80,6 +80,10 @@ class TimeShard {
 
 // Conv1d (any padding mode; stride s needs S divisible by s). x: (B, S, C_in) → (B, S/s, C_out).
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real);
+// The same with explicit time pads for a conv built without them (a 'valid' conv whose caller
+// pads). x: (B, S, C_in) → (B, (S + pad_left + pad_right − K)/s + 1, C_out).
+Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
+                      int64_t pad_left, int64_t pad_right);
 // Conv2d with time = H. x: (B, S, W, C_in) → (B, S, W_out, C_out). Stride 1 along H.
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real);
 // ConvTranspose1d via input halos (never a gather of the whole sequence).

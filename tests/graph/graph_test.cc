@@ -1,7 +1,7 @@
 // Each streaming operator against its layer's one-shot forward, over random cut points: the
 // concatenated pushes and flush equal the one-shot rows (bit for bit where the kernel computes a
 // row the same wherever it sits in the call).
-#include "streaming/stream_ops.h"
+#include "graph/graph.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include "meshnn/ops/filter_design.h"
 #include "support/stream_test_util.h"
 
-namespace meshnn::streaming {
+namespace meshnn::graph {
 namespace {
 
 using test::max_abs_diff;
@@ -71,7 +71,7 @@ TEST_P(ConvStreamTest, EqualsOneShot) {
     } catch (const ShapeError&) {
       continue;  // too short for this kernel in one shot as well
     }
-    auto op = conv_stream(conv);
+    auto op = conv_node(conv);
     for (const auto& cuts : cut_patterns(T, T)) {
       const Tensor y = push_cut(*op, x, cuts);
       EXPECT_LE(max_abs_diff(y, ref), kConvTol * max_abs(ref))
@@ -100,7 +100,7 @@ TEST(ConvTransposeStream, EqualsOneShot) {
     for (int64_t T : {1, 3, 29}) {
       const Tensor x = random_rows({1, T, 24}, 200 + T);
       const Tensor ref = conv.forward(x);
-      auto op = conv_transpose_stream(conv);
+      auto op = conv_transpose_node(conv);
       for (const auto& cuts : cut_patterns(T, T)) {
         const Tensor y = push_cut(*op, x, cuts);
         EXPECT_LE(max_abs_diff(y, ref), kConvTol * max_abs(ref))
@@ -118,7 +118,7 @@ TEST(ActivationStream, BitIdenticalToOneShot) {
     for (int64_t T : {1, 4, 11, 50}) {
       const Tensor x = random_rows({2, T, 20}, 300 + T);
       const Tensor ref = act.forward(x);
-      auto op = activation_stream(act);
+      auto op = activation_node(act);
       for (const auto& cuts : cut_patterns(T, T)) {
         const Tensor y = push_cut(*op, x, cuts);
         EXPECT_EQ(max_abs_diff(y, ref), 0.0)
@@ -137,7 +137,7 @@ TEST(UpsampleStream, EqualsOneShot) {
     for (int64_t T : {1, 6, 40}) {
       const Tensor x = random_rows({1, T, 2}, 400 + T);
       const Tensor ref = ops::upsample1d(x, taps, g);
-      auto op = upsample_stream(taps, g);
+      auto op = upsample_node(taps, g);
       for (const auto& cuts : cut_patterns(T, T)) {
         const Tensor y = push_cut(*op, x, cuts);
         EXPECT_EQ(max_abs_diff(y, ref), 0.0) << "ratio=" << ratio << " T=" << T;
@@ -146,14 +146,14 @@ TEST(UpsampleStream, EqualsOneShot) {
   }
 }
 
-TEST(StreamOps, HistoryStaysBounded) {
+TEST(Graph, HistoryStaysBounded) {
   Conv1dConfig cfg;
   cfg.in_channels = cfg.out_channels = 8;
   cfg.kernel_size = 11;
   cfg.dilation = 5;
   Conv1d conv(cfg, "conv");
   conv.set_weights(random_rows({8, 8, 11}, 1), random_rows({8}, 2));
-  auto op = conv_stream(conv);
+  auto op = conv_node(conv);
   for (int i = 0; i < 200; ++i) {
     op->push(random_rows({1, 7, 8}, 500 + i));
     EXPECT_LE(op->held_rows(), 10 * 5 + 7);
@@ -161,4 +161,4 @@ TEST(StreamOps, HistoryStaysBounded) {
 }
 
 }  // namespace
-}  // namespace meshnn::streaming
+}  // namespace meshnn::graph

@@ -1,11 +1,14 @@
-#include "streaming/stream_ops.h"
+#include "graph/graph.h"
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
+#include <type_traits>
 
 #include "meshnn/core/profile.h"
+#include "ops/elementwise.h"
 
-namespace meshnn::streaming {
+namespace meshnn::graph {
 namespace {
 
 bool has_rows(const Tensor& t) { return t.defined() && t.rank() >= 2 && t.dim(1) > 0; }
@@ -20,7 +23,27 @@ Tensor no_rows(Shape shape) {
 
 }  // namespace
 
-StreamOp::~StreamOp() = default;
+Node::~Node() = default;
+
+Rows::Rows(int64_t n, int64_t d) {
+  MESHNN_CHECK(d != 0, "Rows: zero denominator");
+  if (d < 0) n = -n, d = -d;
+  const int64_t g = std::gcd(n < 0 ? -n : n, d);
+  num = n / (g ? g : 1);
+  den = d / (g ? g : 1);
+}
+int64_t Rows::ceil() const { return num >= 0 ? (num + den - 1) / den : -((-num) / den); }
+Rows Rows::operator+(const Rows& o) const { return Rows(num * o.den + o.num * den, den * o.den); }
+Rows Rows::operator*(const Rows& o) const { return Rows(num * o.num, den * o.den); }
+
+namespace {
+Rows max_rows(const Rows& a, const Rows& b) { return a < b ? b : a; }
+// b after a, in a's input rows.
+Reach then(const Reach& a, const Reach& b) {
+  const Rows back(a.rate.den, a.rate.num);  // a's input rows per output row
+  return {a.left + b.left * back, a.right + b.right * back, a.rate * b.rate};
+}
+}  // namespace
 
 // ---- RowBuffer -------------------------------------------------------------------------------
 
@@ -82,10 +105,10 @@ namespace {
 
 // Buffer rows are rows of the padded input (input row i is padded row i + pad_left).
 template <class Layer>
-class ConvStream final : public StreamOp {
+class ConvNode final : public Node {
  public:
-  ConvStream(const Layer& conv, int64_t kernel_eff, int64_t stride, int64_t pad_left,
-             int64_t pad_right)
+  ConvNode(const Layer& conv, int64_t kernel_eff, int64_t stride, int64_t pad_left,
+           int64_t pad_right)
       : conv_(conv), k_(kernel_eff), s_(stride), pl_(pad_left), pr_(pad_right) {}
 
   Tensor push(const Tensor& in) override {
@@ -111,10 +134,20 @@ class ConvStream final : public StreamOp {
     next_ = 0;
   }
   int64_t final_rows(int64_t n) const override { return outputs(pl_ + n); }
-  StreamOpPtr fork() const override {
-    return std::make_unique<ConvStream>(conv_, k_, s_, pl_, pr_);
-  }
+  NodePtr fork() const override { return std::make_unique<ConvNode>(conv_, k_, s_, pl_, pr_); }
   int64_t held_rows() const override { return buf_.rows(); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    if constexpr (std::is_same_v<Layer, Conv1d>) {
+      if (pl_ != conv_.pad_left() || pr_ != conv_.pad_right())
+        return conv1d_sharded(conv_, x, ts, real, pl_, pr_);  // explicit pads, e.g. causal STFT
+      return conv1d_sharded(conv_, x, ts, real);
+    } else {
+      return conv2d_sharded(conv_, x, ts, real);
+    }
+  }
+  int64_t out_rows(int64_t n) const override { return outputs(pl_ + n + pr_); }
+  // Output row o reads input rows [o·s − pl, o·s − pl + K).
+  Reach reach() const override { return {Rows(pl_), Rows(k_ - 1 - pl_), Rows(1, s_)}; }
 
  private:
   int64_t outputs(int64_t padded_rows) const {
@@ -143,9 +176,9 @@ class ConvStream final : public StreamOp {
 // Full (uncropped) output row m of a transposed conv reads inputs i with 0 ≤ m − s·i < K, so it is
 // final once input ⌊m/s⌋ has arrived. Rows are emitted in full-row numbering and the one-shot
 // crops (pad_left rows at the start, pad_right at the end) applied to them.
-class ConvTransposeStream final : public StreamOp {
+class ConvTransposeNode final : public Node {
  public:
-  explicit ConvTransposeStream(const ConvTranspose1d& conv)
+  explicit ConvTransposeNode(const ConvTranspose1d& conv)
       : conv_(conv),
         k_((conv.config().kernel_size - 1) * conv.config().dilation + 1),
         s_(conv.config().stride),
@@ -171,8 +204,17 @@ class ConvTransposeStream final : public StreamOp {
     next_ = 0;
   }
   int64_t final_rows(int64_t n) const override { return std::max<int64_t>(0, s_ * n - crop_l_); }
-  StreamOpPtr fork() const override { return std::make_unique<ConvTransposeStream>(conv_); }
+  NodePtr fork() const override { return std::make_unique<ConvTransposeNode>(conv_); }
   int64_t held_rows() const override { return buf_.rows(); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    return conv_transpose1d_sharded(conv_, x, ts, real);
+  }
+  int64_t out_rows(int64_t n) const override {
+    return n > 0 ? (n - 1) * s_ + k_ - crop_l_ - crop_r_ : 0;
+  }
+  // Cropped row o is full row o + crop_l, which reads inputs ⌈(o + crop_l − K + 1)/s⌉ … ⌊(o +
+  // crop_l)/s⌋; its own input is o/s.
+  Reach reach() const override { return {Rows(k_ - 1 - crop_l_, s_), Rows(crop_l_, s_), Rows(s_)}; }
 
  private:
   // First input that row m reads.
@@ -206,9 +248,9 @@ class ConvTransposeStream final : public StreamOp {
 // Output row t reads input rows within ±ctx of t; the sequence ends are replicate edges the
 // kernel applies itself when told where the real sequence ends (unknown, so "far away", until
 // flush).
-class ActivationStream final : public StreamOp {
+class ActivationNode final : public Node {
  public:
-  explicit ActivationStream(const layers::AntiAliasedActivation& act) : act_(act) {}
+  explicit ActivationNode(const layers::AntiAliasedActivation& act) : act_(act) {}
 
   Tensor push(const Tensor& in) override {
     if (!in.defined()) return Tensor();
@@ -226,8 +268,13 @@ class ActivationStream final : public StreamOp {
     next_ = 0;
   }
   int64_t final_rows(int64_t n) const override { return std::max<int64_t>(0, n - kCtx); }
-  StreamOpPtr fork() const override { return std::make_unique<ActivationStream>(act_); }
+  NodePtr fork() const override { return std::make_unique<ActivationNode>(act_); }
   int64_t held_rows() const override { return buf_.rows(); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    return activation_sharded(act_, x, ts, real);
+  }
+  int64_t out_rows(int64_t n) const override { return n; }
+  Reach reach() const override { return {Rows(kCtx), Rows(kCtx), Rows(1)}; }
 
  private:
   static constexpr int64_t kCtx = layers::AntiAliasedActivation::context_rows();
@@ -252,9 +299,9 @@ class ActivationStream final : public StreamOp {
 
 // Output rows of input rows [a, b) depend on input rows [a − pad, b + pad) only, and a window
 // upsampled on its own (replicate-padding its own edges) is exact away from its edges.
-class UpsampleStream final : public StreamOp {
+class UpsampleNode final : public Node {
  public:
-  UpsampleStream(std::vector<float> taps, const ops::UpsampleGeometry& g)
+  UpsampleNode(std::vector<float> taps, const ops::UpsampleGeometry& g)
       : taps_(std::move(taps)), g_(g) {}
 
   Tensor push(const Tensor& in) override {
@@ -275,8 +322,13 @@ class UpsampleStream final : public StreamOp {
   int64_t final_rows(int64_t n) const override {
     return g_.ratio * std::max<int64_t>(0, n - g_.pad);
   }
-  StreamOpPtr fork() const override { return std::make_unique<UpsampleStream>(taps_, g_); }
+  NodePtr fork() const override { return std::make_unique<UpsampleNode>(taps_, g_); }
   int64_t held_rows() const override { return buf_.rows(); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    return upsample1d_sharded(x, taps_, g_, ts, real);
+  }
+  int64_t out_rows(int64_t n) const override { return g_.ratio * n; }
+  Reach reach() const override { return {Rows(g_.pad), Rows(g_.pad), Rows(g_.ratio)}; }
 
  private:
   Tensor produce(int64_t target) {
@@ -298,7 +350,7 @@ class UpsampleStream final : public StreamOp {
 // ---- structure
 // -----------------------------------------------------------------------------------
 
-class MapRows final : public StreamOp {
+class MapRows final : public Node {
  public:
   MapRows(std::string name, int64_t rate, std::function<Tensor(const Tensor&)> fn)
       : name_(std::move(name)), rate_(rate), fn_(std::move(fn)) {}
@@ -313,8 +365,14 @@ class MapRows final : public StreamOp {
   Tensor flush() override { return Tensor(); }
   void reset() override {}
   int64_t final_rows(int64_t n) const override { return rate_ * n; }
-  StreamOpPtr fork() const override { return std::make_unique<MapRows>(name_, rate_, fn_); }
+  NodePtr fork() const override { return std::make_unique<MapRows>(name_, rate_, fn_); }
   int64_t held_rows() const override { return 0; }
+  Tensor run(const Tensor& x, const TimeShard&, int64_t) override {
+    ProfileScope prof(name_.c_str());
+    return fn_(x);
+  }
+  int64_t out_rows(int64_t n) const override { return rate_ * n; }
+  Reach reach() const override { return {Rows(0), Rows(0), Rows(rate_)}; }
 
  private:
   std::string name_;
@@ -322,7 +380,7 @@ class MapRows final : public StreamOp {
   std::function<Tensor(const Tensor&)> fn_;
 };
 
-class DropFirst final : public StreamOp {
+class DropFirst final : public Node {
  public:
   explicit DropFirst(int64_t n) : n_(n) {}
   Tensor push(const Tensor& in) override {
@@ -337,8 +395,18 @@ class DropFirst final : public StreamOp {
   }
   void reset() override { seen_ = 0; }
   int64_t final_rows(int64_t n) const override { return std::max<int64_t>(0, n - n_); }
-  StreamOpPtr fork() const override { return std::make_unique<DropFirst>(n_); }
+  NodePtr fork() const override { return std::make_unique<DropFirst>(n_); }
   int64_t held_rows() const override { return 0; }
+  // Only inside a node whose run() does not call it (upsample2x_causal_conv_node): dropping rows of
+  // one shard would break the even split of a time-sharded sequence.
+  Tensor run(const Tensor&, const TimeShard&, int64_t) override {
+    MESHNN_CHECK(false, "drop_first: streaming only");
+    return Tensor();
+  }
+  int64_t out_rows(int64_t n) const override { return std::max<int64_t>(0, n - n_); }
+  // Output row o is input row o + n: aligned with that row, it reads nothing else (the shift is
+  // in the row numbering, which out_rows() carries).
+  Reach reach() const override { return {Rows(0), Rows(0), Rows(1)}; }
 
  private:
   int64_t n_, seen_ = 0;
@@ -350,9 +418,9 @@ Tensor cat_rows(const Tensor& a, const Tensor& b) {
   return concat({a, b}, 1);
 }
 
-class Sequence final : public StreamOp {
+class Sequence final : public Node {
  public:
-  explicit Sequence(std::vector<StreamOpPtr> ops) : ops_(std::move(ops)) {}
+  explicit Sequence(std::vector<NodePtr> ops) : ops_(std::move(ops)) {}
   Tensor push(const Tensor& in) override {
     Tensor y = in;
     for (auto& op : ops_) y = op->push(y);
@@ -373,8 +441,8 @@ class Sequence final : public StreamOp {
     for (const auto& op : ops_) n = op->final_rows(n);
     return n;
   }
-  StreamOpPtr fork() const override {
-    std::vector<StreamOpPtr> f;
+  NodePtr fork() const override {
+    std::vector<NodePtr> f;
     for (const auto& op : ops_) f.push_back(op->fork());
     return std::make_unique<Sequence>(std::move(f));
   }
@@ -383,15 +451,32 @@ class Sequence final : public StreamOp {
     for (const auto& op : ops_) h += op->held_rows();
     return h;
   }
-  std::vector<StreamOpPtr> release() { return std::move(ops_); }
+  std::vector<NodePtr> release() { return std::move(ops_); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    Tensor y = x;
+    for (auto& op : ops_) {
+      y = op->run(y, ts, real);
+      real = op->out_rows(real);
+    }
+    return y;
+  }
+  int64_t out_rows(int64_t n) const override {
+    for (const auto& op : ops_) n = op->out_rows(n);
+    return n;
+  }
+  Reach reach() const override {
+    Reach r;
+    for (const auto& op : ops_) r = then(r, op->reach());
+    return r;
+  }
 
  private:
-  std::vector<StreamOpPtr> ops_;
+  std::vector<NodePtr> ops_;
 };
 
-class ForkJoin final : public StreamOp {
+class ForkJoin : public Node {
  public:
-  ForkJoin(std::string name, std::vector<StreamOpPtr> branches,
+  ForkJoin(std::string name, std::vector<NodePtr> branches,
            std::function<Tensor(std::vector<Tensor>&)> combine)
       : name_(std::move(name)),
         branches_(std::move(branches)),
@@ -422,15 +507,38 @@ class ForkJoin final : public StreamOp {
     for (const auto& b : branches_) m = std::min(m, b->final_rows(n));
     return m;
   }
-  StreamOpPtr fork() const override {
-    std::vector<StreamOpPtr> f;
+  NodePtr fork() const override {
+    std::vector<NodePtr> f;
     for (const auto& b : branches_) f.push_back(b->fork());
-    return std::make_unique<ForkJoin>(name_, std::move(f), combine_);
+    return remake(std::move(f));
+  }
+  const std::string& name() const { return name_; }
+  std::vector<NodePtr>& branches() { return branches_; }
+  // The same join over other branches.
+  virtual NodePtr remake(std::vector<NodePtr> branches) const {
+    return std::make_unique<ForkJoin>(name_, std::move(branches), combine_);
   }
   int64_t held_rows() const override {
     int64_t h = 0;
     for (size_t i = 0; i < branches_.size(); ++i) h += branches_[i]->held_rows() + outs_[i].rows();
     return h;
+  }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    std::vector<Tensor> parts;
+    for (auto& b : branches_) parts.push_back(b->run(x, ts, real));
+    ProfileScope prof(name_.c_str());
+    return combine_(parts);
+  }
+  int64_t out_rows(int64_t n) const override { return branches_[0]->out_rows(n); }
+  Reach reach() const override {
+    Reach r = branches_[0]->reach();
+    for (const auto& b : branches_) {
+      const Reach x = b->reach();
+      MESHNN_CHECK(x.rate == r.rate, name_, ": branches at different rates");
+      r.left = max_rows(r.left, x.left);
+      r.right = max_rows(r.right, x.right);
+    }
+    return r;
   }
 
  private:
@@ -447,79 +555,184 @@ class ForkJoin final : public StreamOp {
   }
 
   std::string name_;
-  std::vector<StreamOpPtr> branches_;
+  std::vector<NodePtr> branches_;
   std::function<Tensor(std::vector<Tensor>&)> combine_;
   std::vector<RowBuffer> outs_;
   int64_t next_ = 0;
 };
 
+// x /= n elementwise.
+void divide_(Tensor& x, int n) {
+  float* q = x.data<float>();
+  const float d = static_cast<float>(n);
+  for (int64_t e = 0; e < x.numel(); ++e) q[e] /= d;
+}
+
+Tensor mean_of(std::vector<Tensor>& p) {
+  const int n = static_cast<int>(p.size());
+  if (n == 3) {
+    ops::mean3(p[0], p[1], p[2], p[0]);
+    return p[0];
+  }
+  Tensor x = p[0].clone();
+  for (int j = 1; j < n; ++j) ops::add_(x, p[j]);
+  divide_(x, n);
+  return x;
+}
+
+class MeanJoin final : public ForkJoin {
+ public:
+  MeanJoin(std::string name, std::vector<NodePtr> branches)
+      : ForkJoin(std::move(name), std::move(branches), mean_of) {}
+  NodePtr remake(std::vector<NodePtr> branches) const override {
+    return std::make_unique<MeanJoin>(name(), std::move(branches));
+  }
+};
+
+// One shot: the conv runs 'valid' on the nearest-upsampled shard with a halo of one row each side
+// (row −1 is the zero front pad; output row r' of the dropped sequence reads upsampled rows
+// r' − 1 … r' + 1), so every device keeps 2S rows (no re-partitioning). Streaming: the same three
+// steps as nodes.
+class Upsample2xCausalConvNode final : public Node {
+ public:
+  explicit Upsample2xCausalConvNode(const Conv2d& conv) : conv_(conv) {
+    MESHNN_CHECK(conv.pad_left() == 2 && conv.pad_right() == 0 && conv.config().stride[0] == 1,
+                 conv.name(), ": the ×2 upsampler needs a causal k3 stride-1 conv");
+    std::vector<NodePtr> steps;
+    steps.push_back(map_rows("upsample_nearest2x", 2, ops::upsample_nearest2x_hw));
+    steps.push_back(conv_node(conv));
+    steps.push_back(std::make_unique<DropFirst>(1));
+    stream_ = sequence(std::move(steps));
+  }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t) override {
+    ProfileScope prof("upsample2x_causal_conv");
+    Tensor u = ops::upsample_nearest2x_hw(x);
+    return conv_.forward_padded(ts.halo(u, conv_.pad_left() - 1, 1, PadMode::zeros));
+  }
+  int64_t out_rows(int64_t n) const override { return stream_->out_rows(n); }
+  Reach reach() const override { return stream_->reach(); }
+  Tensor push(const Tensor& in) override { return stream_->push(in); }
+  Tensor flush() override { return stream_->flush(); }
+  void reset() override { stream_->reset(); }
+  int64_t final_rows(int64_t n) const override { return stream_->final_rows(n); }
+  int64_t held_rows() const override { return stream_->held_rows(); }
+  NodePtr fork() const override { return std::make_unique<Upsample2xCausalConvNode>(conv_); }
+
+ private:
+  Conv2d conv_;
+  NodePtr stream_;
+};
+
 }  // namespace
 
-StreamOpPtr conv_stream(const Conv1d& conv, int64_t pad_left, int64_t pad_right) {
+NodePtr conv_node(const Conv1d& conv, int64_t pad_left, int64_t pad_right) {
   const Conv1dConfig& c = conv.config();
-  return std::make_unique<ConvStream<Conv1d>>(conv, (c.kernel_size - 1) * c.dilation + 1, c.stride,
-                                              pad_left, pad_right);
+  return std::make_unique<ConvNode<Conv1d>>(conv, (c.kernel_size - 1) * c.dilation + 1, c.stride,
+                                            pad_left, pad_right);
 }
 
-StreamOpPtr conv_stream(const Conv1d& conv) {
-  return conv_stream(conv, conv.pad_left(), conv.pad_right());
-}
+NodePtr conv_node(const Conv1d& conv) { return conv_node(conv, conv.pad_left(), conv.pad_right()); }
 
-StreamOpPtr conv_stream(const Conv2d& conv) {
+NodePtr conv_node(const Conv2d& conv) {
   const Conv2dConfig& c = conv.config();
   MESHNN_CHECK(c.stride[0] == 1, conv.name(), ": streaming needs time stride 1");
-  return std::make_unique<ConvStream<Conv2d>>(conv, (c.kernel_size[0] - 1) * c.dilation[0] + 1, 1,
-                                              conv.pad_left(), conv.pad_right());
+  return std::make_unique<ConvNode<Conv2d>>(conv, (c.kernel_size[0] - 1) * c.dilation[0] + 1, 1,
+                                            conv.pad_left(), conv.pad_right());
 }
 
-StreamOpPtr conv_transpose_stream(const ConvTranspose1d& conv) {
-  return std::make_unique<ConvTransposeStream>(conv);
+NodePtr conv_transpose_node(const ConvTranspose1d& conv) {
+  return std::make_unique<ConvTransposeNode>(conv);
 }
 
-StreamOpPtr activation_stream(const layers::AntiAliasedActivation& act) {
-  return std::make_unique<ActivationStream>(act);
+NodePtr activation_node(const layers::AntiAliasedActivation& act) {
+  return std::make_unique<ActivationNode>(act);
 }
 
-StreamOpPtr upsample_stream(std::vector<float> taps, const ops::UpsampleGeometry& g) {
-  return std::make_unique<UpsampleStream>(std::move(taps), g);
+NodePtr upsample_node(std::vector<float> taps, const ops::UpsampleGeometry& g) {
+  return std::make_unique<UpsampleNode>(std::move(taps), g);
 }
 
-StreamOpPtr map_rows(std::string name, int64_t rate, std::function<Tensor(const Tensor&)> fn) {
+NodePtr map_rows(std::string name, int64_t rate, std::function<Tensor(const Tensor&)> fn) {
   return std::make_unique<MapRows>(std::move(name), rate, std::move(fn));
 }
 
-StreamOpPtr drop_first(int64_t n) { return std::make_unique<DropFirst>(n); }
-
-StreamOpPtr sequence(std::vector<StreamOpPtr> ops) {
-  return std::make_unique<Sequence>(std::move(ops));
+NodePtr upsample2x_causal_conv_node(const Conv2d& conv) {
+  return std::make_unique<Upsample2xCausalConvNode>(conv);
 }
 
-StreamOpPtr fork_join(std::string name, std::vector<StreamOpPtr> branches,
-                      std::function<Tensor(std::vector<Tensor>&)> combine) {
+NodePtr sequence(std::vector<NodePtr> ops) { return std::make_unique<Sequence>(std::move(ops)); }
+
+NodePtr fork_join(std::string name, std::vector<NodePtr> branches,
+                  std::function<Tensor(std::vector<Tensor>&)> combine) {
   return std::make_unique<ForkJoin>(std::move(name), std::move(branches), std::move(combine));
 }
 
-StreamOpPtr identity() {
+NodePtr mean_join(std::string name, std::vector<NodePtr> branches) {
+  return std::make_unique<MeanJoin>(std::move(name), std::move(branches));
+}
+
+NodePtr identity() {
   return map_rows("identity", 1, [](const Tensor& x) { return x; });
 }
 
-std::vector<StreamOpPtr> top_level_ops(StreamOpPtr graph) {
-  std::vector<StreamOpPtr> out;
+NodePtr pipeline_layout(NodePtr graph) {
   if (auto* seq = dynamic_cast<Sequence*>(graph.get())) {
-    for (StreamOpPtr& op : seq->release())
-      for (StreamOpPtr& leaf : top_level_ops(std::move(op))) out.push_back(std::move(leaf));
+    std::vector<NodePtr> parts;
+    for (NodePtr& n : seq->release()) parts.push_back(pipeline_layout(std::move(n)));
+    return sequence(std::move(parts));
+  }
+  auto* join = dynamic_cast<ForkJoin*>(graph.get());
+  if (!join) return graph;
+  std::vector<NodePtr> branches;
+  for (NodePtr& b : join->branches()) branches.push_back(pipeline_layout(std::move(b)));
+  if (!dynamic_cast<MeanJoin*>(join)) return join->remake(std::move(branches));
+  // [x] → [x | 0]; branch j: [x | acc] → [x | acc + b_j(x)], the last one → (acc + b_j(x)) / n.
+  const int n = static_cast<int>(branches.size());
+  std::vector<NodePtr> steps;
+  steps.push_back(map_rows(join->name() + "_carry", 1, [](const Tensor& x) {
+    return concat({x, Tensor(x.shape())}, x.rank() - 1);
+  }));
+  for (int j = 0; j < n; ++j) {
+    const bool last = j == n - 1;
+    std::vector<NodePtr> paths;
+    paths.push_back(identity());
+    std::vector<NodePtr> branch;
+    branch.push_back(map_rows(join->name() + "_input", 1, [](const Tensor& xa) {
+      const int d = xa.rank() - 1;
+      return xa.narrow(d, 0, xa.dim(d) / 2);
+    }));
+    branch.push_back(std::move(branches[j]));
+    paths.push_back(sequence(std::move(branch)));
+    steps.push_back(fork_join(join->name(), std::move(paths), [last, n](std::vector<Tensor>& p) {
+      const int d = p[0].rank() - 1;
+      const int64_t C = p[0].dim(d) / 2;
+      Tensor acc = p[0].narrow(d, C, C);  // a copy
+      ops::add_(acc, p[1]);
+      if (!last) return concat({p[0].narrow(d, 0, C), acc}, d);
+      divide_(acc, n);
+      return acc;
+    }));
+  }
+  return sequence(std::move(steps));
+}
+
+std::vector<NodePtr> top_level_nodes(NodePtr graph) {
+  std::vector<NodePtr> out;
+  if (auto* seq = dynamic_cast<Sequence*>(graph.get())) {
+    for (NodePtr& op : seq->release())
+      for (NodePtr& leaf : top_level_nodes(std::move(op))) out.push_back(std::move(leaf));
   } else {
     out.push_back(std::move(graph));
   }
   return out;
 }
 
-Tensor run_stream(StreamOp& op, const Tensor& in, int64_t chunk) {
+Tensor run_stream(Node& node, const Tensor& in, int64_t chunk) {
   MESHNN_CHECK(chunk >= 1, "run_stream: chunk must be ≥ 1");
   Tensor out;
   for (int64_t r = 0; r < in.dim(1); r += chunk)
-    out = cat_rows(out, op.push(in.narrow(1, r, std::min(chunk, in.dim(1) - r))));
-  return cat_rows(out, op.flush());
+    out = cat_rows(out, node.push(in.narrow(1, r, std::min(chunk, in.dim(1) - r))));
+  return cat_rows(out, node.flush());
 }
 
-}  // namespace meshnn::streaming
+}  // namespace meshnn::graph

@@ -1,0 +1,76 @@
+// The one-graph rule: each audio model's wiring exists once, as a graph (graph/graph.h), and every
+// context figure is derived from that graph's reach.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "graph/graph.h"
+#include "models/bigvgan.h"
+#include "models/ltx_audio_decoder.h"
+#include "support/golden.h"
+
+namespace meshnn::graph {
+namespace {
+
+// Model files build graphs; only graph nodes call the layers' sharded forms. A model file that
+// called them would be a second (imperative) wiring of the model beside its graph.
+TEST(OneWiring, ModelFilesWireLayersOnlyThroughTheGraph) {
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(
+           std::string(MESHNN_SOURCE_DIR) + "/src/models")) {
+    const std::string path = e.path().string();
+    if (!e.is_regular_file() || !(path.ends_with(".cc") || path.ends_with(".h"))) continue;
+    ++files;
+    std::ifstream in(path);
+    int line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      const std::string code = line.substr(0, line.find("//"));
+      for (const char* call : {"conv1d_sharded(", "conv2d_sharded(", "conv_transpose1d_sharded(",
+                               "activation_sharded(", "upsample1d_sharded("})
+        EXPECT_EQ(code.find(call), std::string::npos)
+            << path << ":" << line_no << " calls " << call << " (wire the model as a graph)";
+    }
+  }
+  EXPECT_GT(files, 5);
+}
+
+// The streaming look-ahead (frames an output sample waits for beyond its own) equals the graph's
+// right reach, rounded up: the figure the API reports is the one the stream holds back.
+int64_t probed_lookahead(const Node& g) {
+  const int64_t n = 4096, have = g.final_rows(n);
+  int64_t L = 0;
+  while (L < n && g.out_rows(n - L) > have) ++L;
+  return L;
+}
+
+TEST(OneWiring, ReachGivesTheStreamLookahead) {
+  for (const char* f : {"bigvgan_v2_24k_small.safetensors", "bigvgan_v2_44k_small.safetensors",
+                        "bigvgan_base_24k_small.safetensors"}) {
+    auto file = io::SafetensorsFile::open(test::fixture_path(f));
+    auto model = models::BigVgan::load(file, "", Precision::fp32);
+    for (bool l : {false, true}) {
+      NodePtr g = l ? pipeline_layout(model->graph()) : model->graph();
+      EXPECT_EQ(g->reach().right.ceil(), probed_lookahead(*g)) << f << " layout " << int(l);
+    }
+  }
+  for (const char* f : {"ltx23_small.safetensors", "ltx2_small.safetensors"}) {
+    auto file = io::SafetensorsFile::open(test::fixture_path(f));
+    auto model = models::LtxAudioDecoder::load(file, Precision::fp32);
+    for (bool l : {false, true}) {
+      NodePtr d = model->graph();
+      NodePtr v = model->vocoder_graph();
+      if (l) {
+        d = pipeline_layout(std::move(d));
+        v = pipeline_layout(std::move(v));
+      }
+      EXPECT_EQ(d->reach().right.ceil(), probed_lookahead(*d)) << f << " decoder " << int(l);
+      EXPECT_EQ(v->reach().right.ceil(), probed_lookahead(*v)) << f << " vocoder " << int(l);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshnn::graph
