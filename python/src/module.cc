@@ -347,7 +347,9 @@ class PyVlAdapter {
   std::mutex mu_;  // one forward at a time: the adapter's K/V buffers are per object
 };
 
-// A stream of type Stream over a Model; built with the GIL released (a pipeline calibrates).
+// A stream of type Stream over a Model; built with the GIL released (a pipeline calibrates). The
+// stream's operators read the model's weights in place, so the model object is kept alive as long
+// as the stream (py::keep_alive at the constructors): closing or dropping the model first is safe.
 template <class Stream, class Model>
 auto stream_factory() {
   return [](const Model& model, const std::string& mesh, int threads) {
@@ -511,12 +513,12 @@ PYBIND11_MODULE(_meshnn, m) {
       .def_property_readonly("mesh", &AudioStream::mesh);
   py::class_<StreamingVocoder, AudioStream>(m, "StreamingVocoder")
       .def(py::init(stream_factory<StreamingVocoder, BigVganVocoder>()), py::arg("vocoder"),
-           py::arg("mesh") = "1x1", py::arg("threads") = 0)
+           py::arg("mesh") = "1x1", py::arg("threads") = 0, py::keep_alive<1, 2>())
       .def(py::init(stream_factory<StreamingVocoder, LtxAudioDecoder>()), py::arg("decoder"),
-           py::arg("mesh") = "1x1", py::arg("threads") = 0);
+           py::arg("mesh") = "1x1", py::arg("threads") = 0, py::keep_alive<1, 2>());
   py::class_<StreamingLtxDecoder, AudioStream>(m, "StreamingLtxDecoder")
       .def(py::init(stream_factory<StreamingLtxDecoder, LtxAudioDecoder>()), py::arg("decoder"),
-           py::arg("mesh") = "1x1", py::arg("threads") = 0);
+           py::arg("mesh") = "1x1", py::arg("threads") = 0, py::keep_alive<1, 2>());
 
   // ---- MPI backend: this process's rank; finalize once at exit (the package registers it) ----
   m.def(

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,10 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   } catch (const meshnn::Error& e) {
     return fail(std::string("meshnn: error: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(
+        "meshnn: error: out of memory (an input or option asks for more memory than the "
+        "machine has; see docs/reliability.md for the memory of long inputs)");
   } catch (const std::exception& e) {
     return fail(std::string("meshnn: internal error: ") + e.what());
   }

@@ -413,6 +413,15 @@ def test_close_and_context_manager(rng):
     d.close()
     with pytest.raises(ValueError, match='closed'):
         d.stream()
+    # A stream outlives its closed (and collected) model: it keeps the weights it reads.
+    import gc
+    v = meshnn.BigVGAN.from_pretrained(BV)
+    s = v.stream()
+    want = np.concatenate([s.push(mel), s.flush()], axis=2)
+    v.close()
+    del v
+    gc.collect()
+    np.testing.assert_array_equal(np.concatenate([s.push(mel), s.flush()], axis=2), want)
 
 
 # ---- item 16: CPU torch tensors are accepted by stream.push too ---------------------------------
