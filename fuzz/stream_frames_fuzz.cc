@@ -1,5 +1,8 @@
 // libFuzzer target: the progressive frame readers of include/meshnn/io/stream_io.h on arbitrary
-// bytes held in a memory file. Byte 0 picks the read sizes, the rest is the input:
+// bytes held in a memory file. Byte 0 picks the read sizes and frame size; byte 1 the readers'
+// options beyond those: a huge read size (up to 2^62 frames, the `--push-frames` the CLI bounds;
+// the readers must neither wrap a byte count nor allocate it) or a bad one (0, negative: an
+// InvalidArgument); the rest is the input:
 //   - as a .npy read along its last and second-to-last axes: whatever opens must give exactly the
 //     frames of load_npy_bytes on the same bytes (same values, f64 rounded to f32);
 //   - as raw float32 frames of 1 + (byte 0 % 13) values: the frames are the bytes, and the stream
@@ -42,7 +45,7 @@ float expected(const meshnn::Tensor& x, int ax, int64_t t, int64_t c) {
                                          : static_cast<float>(x.data<double>()[idx]);
 }
 
-void check_npy(const std::string& path, const uint8_t* data, size_t size, int axis, int step) {
+void check_npy(const std::string& path, const uint8_t* data, size_t size, int axis, int64_t step) {
   meshnn::Tensor ref;
   try {
     ref = meshnn::io::load_npy_bytes(data, size, "ref");
@@ -67,13 +70,41 @@ void check_npy(const std::string& path, const uint8_t* data, size_t size, int ax
   }
 }
 
+// The read size option from `sel`: small (1 … 7), huge (2^(40 + sel % 23)), or invalid.
+int64_t read_size(uint8_t pick, uint8_t sel) {
+  switch (sel % 4) {
+    case 0:
+    case 1:
+      return 1 + pick % 7;
+    case 2:
+      return int64_t{1} << (40 + sel % 23);
+    default:
+      return sel % 8 == 3 ? 0 : -1 - sel;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 1) return 0;
-  const int step = 1 + data[0] % 7;
-  const uint8_t* body = data + 1;
-  const size_t n = size - 1;
+  if (size < 2) return 0;
+  const int64_t step = read_size(data[0], data[1]);
+  const uint8_t* body = data + 2;
+  const size_t n = size - 2;
+  if (step < 1) {
+    // An invalid read size is refused, not taken as the end of the input.
+    const int fd = memory_file(body, n);
+    auto raw = meshnn::io::open_raw_frames(fd, 1 + data[0] % 13, "fuzz-raw");
+    meshnn::Tensor out;
+    bool refused = false;
+    try {
+      raw->read(step, out);
+    } catch (const meshnn::InvalidArgument&) {
+      refused = true;
+    }
+    if (!refused) std::abort();
+    close(fd);
+    return 0;
+  }
   const int fd = memory_file(body, n);
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   check_npy(path, body, n, -1, step);

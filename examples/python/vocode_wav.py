@@ -24,11 +24,11 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     vocoder = meshnn.BigVGAN.from_pretrained(a.model, mesh=a.mesh, threads=a.threads)
-    samples, sr = meshnn.read_wav(a.wav_in)  # (T, C) float32
-    if sr != vocoder.sample_rate or samples.shape[1] != 1:
-        sys.exit(f'{a.wav_in}: need mono at {vocoder.sample_rate} Hz, got {samples.shape[1]} '
+    samples, sr = meshnn.read_wav(a.wav_in)  # (C, T) float32
+    if sr != vocoder.sample_rate or samples.shape[0] != 1:
+        sys.exit(f'{a.wav_in}: need mono at {vocoder.sample_rate} Hz, got {samples.shape[0]} '
                  f'channel(s) at {sr} Hz')
-    mel = vocoder.mel_spectrogram(samples[:, 0].copy())  # (1, num_mels, frames)
+    mel = vocoder.mel_spectrogram(samples[0].copy())  # (1, num_mels, frames)
     t0 = time.perf_counter()
     wav = vocoder(mel)                                   # (1, 1, frames · hop_length)
     secs = time.perf_counter() - t0

@@ -6,8 +6,10 @@ ltx-core's decode_audio (latent (B, 8, T, 16) → (B, 2, samples)).
 """
 import atexit
 import json
+import operator
 import os
 import tempfile
+import threading
 
 import numpy as np
 
@@ -48,12 +50,96 @@ def process_rank(backend='mpi'):
     return _meshnn.process_rank(_backend(backend))
 
 
+def int_arg(name, value, lo=None, hi=None):
+    """value as an int when it is one (int or numpy integer; never bool or float: 4.7 is not
+    silently 4, True is not 1), within [lo, hi]; ValueError otherwise."""
+    if isinstance(value, bool) or isinstance(value, float):
+        raise ValueError(f'{name} must be an integer, got {type(value).__name__} {value!r}')
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise ValueError(f'{name} must be an integer, got {type(value).__name__} {value!r}') from None
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        bounds = f'≥ {lo}' if hi is None else f'in [{lo}, {hi}]'
+        raise ValueError(f'{name} must be {bounds}, got {v}')
+    return v
+
+
 def _threads(threads):
     if threads is None:
         return 0
-    if not isinstance(threads, int) or threads < 0:
-        raise ValueError(f'threads must be None or a non-negative int, got {threads!r}')
-    return threads
+    return int_arg('threads', threads, 0, 4096)
+
+
+class _Closable:
+    """close() and `with`: drops the compiled object (its memory is freed once no call on
+    another thread still uses it); any later call raises ValueError."""
+    _core = None
+
+    def _live(self):
+        core = self._core
+        if core is None:
+            raise ValueError(f'{type(self).__name__} is closed')
+        return core
+
+    def close(self):
+        self._core = None
+
+    @property
+    def closed(self):
+        return self._core is None
+
+    def __enter__(self):
+        self._live()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class Stream(_Closable):
+    """An exact streaming decoder (docs/streaming.md): push(frames) → the samples that became
+    final, flush() → the rest; reset() drops the current input. Frames may be numpy arrays or
+    CPU torch tensors (float32, C-contiguous), as for the models. One call at a time per stream:
+    a call from a second thread while one runs raises RuntimeError ("in use")."""
+
+    def __init__(self, core):
+        self._core = core
+
+    def push(self, frames, *, as_torch=False):
+        return out(self._live().push(as_array(frames, 'frames')), as_torch)
+
+    def flush(self, *, as_torch=False):
+        return out(self._live().flush(), as_torch)
+
+    def reset(self):
+        self._live().reset()
+
+    @property
+    def sample_rate(self):
+        return self._live().sample_rate
+
+    @property
+    def samples_per_frame(self):
+        return self._live().samples_per_frame
+
+    @property
+    def lookahead_frames(self):
+        return self._live().lookahead_frames
+
+    @property
+    def lookahead_ms(self):
+        return self._live().lookahead_ms
+
+    @property
+    def mesh(self):
+        return self._live().mesh
+
+    def __repr__(self):
+        if self.closed:
+            return 'meshnn.Stream(closed)'
+        return f'meshnn.Stream(mesh={self.mesh!r}, sample_rate={self.sample_rate})'
 
 
 def _torch_state_dict(pt_path):
@@ -88,7 +174,7 @@ def _torch_state_dict(pt_path):
     return out
 
 
-class BigVGAN:
+class BigVGAN(_Closable):
     """NVIDIA BigVGAN vocoder on meshnn. Build with BigVGAN.from_pretrained(path)."""
 
     def __init__(self, core, mesh='auto', threads=None, backend='local'):
@@ -143,19 +229,19 @@ class BigVGAN:
 
     @property
     def sample_rate(self):
-        return self._core.sample_rate
+        return self._live().sample_rate
 
     @property
     def num_mels(self):
-        return self._core.num_mels
+        return self._live().num_mels
 
     @property
     def hop_length(self):
-        return self._core.hop_length
+        return self._live().hop_length
 
     def __call__(self, mel, *, as_torch=False, progress=None, mesh=None, threads=None):
         """mel: (B, num_mels, frames) float32 → (B, 1, frames · hop_length) float32 in [-1, 1]."""
-        y = self._core.vocode(as_array(mel, 'mel'), mesh=mesh or self._mesh, backend=self._backend,
+        y = self._live().vocode(as_array(mel, 'mel'), mesh=mesh or self._mesh, backend=self._backend,
                               threads=self._threads if threads is None else _threads(threads),
                               progress=progress)
         return out(y, as_torch)
@@ -167,9 +253,9 @@ class BigVGAN:
         as NVIDIA's meldataset.get_mel_spectrogram (B = 1 for a 1-D input)."""
         a = as_array(wav, 'wav')
         if a.ndim == 1:
-            y = self._core.mel_spectrogram(a)[None]
+            y = self._live().mel_spectrogram(a)[None]
         elif a.ndim == 2:
-            y = np.stack([self._core.mel_spectrogram(np.ascontiguousarray(r)) for r in a])
+            y = np.stack([self._live().mel_spectrogram(np.ascontiguousarray(r)) for r in a])
         else:
             raise ValueError(f'wav: expected (T,) or (B, T), got shape {tuple(a.shape)}')
         return out(y, as_torch)
@@ -178,7 +264,7 @@ class BigVGAN:
     def stream(self, mesh='1x1', threads=None):
         """An exact streaming vocoder over these weights: push(mel (B, num_mels, n)) → the
         samples (B, 1, m) that became final, flush() → the rest (docs/streaming.md)."""
-        return _meshnn.StreamingVocoder(self._core, mesh=mesh, threads=_threads(threads))
+        return Stream(_meshnn.StreamingVocoder(self._live(), mesh=mesh, threads=_threads(threads)))
 
     def remove_weight_norm(self):
         return None
@@ -194,7 +280,7 @@ class BigVGAN:
                 f'hop_length={self.hop_length})')
 
 
-class LtxAudioDecoder:
+class LtxAudioDecoder(_Closable):
     """LTX-2.3 / LTX-2 audio decode (mel-VAE decoder → vocoder [→ bandwidth extension])."""
 
     def __init__(self, core, mesh='auto', threads=None, backend='local'):
@@ -218,18 +304,18 @@ class LtxAudioDecoder:
 
     @property
     def sample_rate(self):
-        return self._core.sample_rate
+        return self._live().sample_rate
 
     @property
     def version(self):
-        return self._core.version
+        return self._live().version
 
     @property
     def parameters(self):
-        return self._core.parameters
+        return self._live().parameters
 
     def output_samples(self, latent_frames):
-        return self._core.output_samples(latent_frames)
+        return self._live().output_samples(int_arg('latent_frames', latent_frames, 0, 1 << 40))
 
     def __call__(self, latent, *, as_torch=False, progress=None, chunk_frames=None, mesh=None,
                  threads=None):
@@ -237,10 +323,12 @@ class LtxAudioDecoder:
         chunk_frames: decode on one device in chunks of that many latent frames (bounded memory,
         equal to the one-shot decode to f32 rounding). progress(done, total, stage) is called
         after each stage or chunk; an exception it raises stops the decode and is re-raised."""
-        y = self._core.decode(as_array(latent, 'latent'), mesh=mesh or self._mesh,
+        y = self._live().decode(as_array(latent, 'latent'), mesh=mesh or self._mesh,
                               backend=self._backend,
                               threads=self._threads if threads is None else _threads(threads),
-                              chunk_frames=int(chunk_frames or 0), progress=progress)
+                              chunk_frames=0 if chunk_frames is None else
+                              int_arg('chunk_frames', chunk_frames, 0),
+                              progress=progress)
         return out(y, as_torch)
 
     decode = __call__
@@ -248,11 +336,12 @@ class LtxAudioDecoder:
     def stream(self, mesh='1x1', threads=None):
         """An exact streaming decoder: push(latent (B, 8, n, 16)) → the samples (B, 2, m) that
         became final, flush() → the rest (docs/streaming.md)."""
-        return _meshnn.StreamingLtxDecoder(self._core, mesh=mesh, threads=_threads(threads))
+        return Stream(_meshnn.StreamingLtxDecoder(self._live(), mesh=mesh,
+                                                  threads=_threads(threads)))
 
     def stream_vocoder(self, mesh='1x1', threads=None):
         """The vocoder (+ bandwidth extension) alone as a stream: push(mel (B, 2, n, 64))."""
-        return _meshnn.StreamingVocoder(self._core, mesh=mesh, threads=_threads(threads))
+        return Stream(_meshnn.StreamingVocoder(self._live(), mesh=mesh, threads=_threads(threads)))
 
     def __repr__(self):
         return f'meshnn.LtxAudioDecoder(version={self.version!r}, sample_rate={self.sample_rate})'
@@ -264,8 +353,11 @@ def mel_spectrogram(vocoder, wav, **kw):
 
 
 def read_wav(path):
-    """WAV file → (samples (T, C) float32 in [-1, 1], sample_rate) (libsndfile, as the CLI)."""
-    return _meshnn.read_wav(os.fspath(path))
+    """WAV file → (samples (C, T) float32 in [-1, 1], sample_rate) (libsndfile, as the CLI).
+    Channels first, as the models return audio and as write_wav takes it, so that
+    write_wav(path, *read_wav(path)) rewrites the same file."""
+    samples, sr = _meshnn.read_wav(os.fspath(path))
+    return np.ascontiguousarray(samples.T), sr
 
 
 def write_wav(path, audio, sample_rate):
@@ -280,4 +372,5 @@ def write_wav(path, audio, sample_rate):
         a = a[None]
     if a.ndim != 2:
         raise ValueError(f'audio: expected (T,), (C, T) or (1, C, T), got shape {tuple(np.shape(audio))}')
-    _meshnn.write_wav(os.fspath(path), np.ascontiguousarray(a.T), int(sample_rate))
+    _meshnn.write_wav(os.fspath(path), np.ascontiguousarray(a.T),
+                      int_arg('sample_rate', sample_rate, 1, 1 << 30))

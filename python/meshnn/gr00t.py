@@ -13,10 +13,11 @@ import os
 import numpy as np
 
 from . import _meshnn
+from ._audio import _Closable, int_arg
 from ._convert import as_array, out
 
 
-class VlAdapter:
+class VlAdapter(_Closable):
     """checkpoint: Isaac-GR00T action head .safetensors; version: n1.5 | n1.6 | n1.7;
     token_types: (S,) ints or a .npy path (fixes the slot layout); config: JSON path, dict or
     None (the checkpoint's metadata); mesh: "1x1" or "1xN" / "Nx1" (heads split, local threads);
@@ -29,6 +30,11 @@ class VlAdapter:
         if isinstance(token_types, (str, os.PathLike)):
             token_types = np.load(os.fspath(token_types))
         types = np.asarray(as_array(token_types, 'token_types'))
+        # Token types are ids (0 text, 1 image, 2 padding): integers only, never floats or bools
+        # (1.7 is not silently 1).
+        if types.dtype == np.bool_ or not np.issubdtype(types.dtype, np.integer):
+            raise ValueError(f'token_types: expected integers (0 text, 1 image, 2 padding), got '
+                             f'dtype {types.dtype}')
         if types.ndim == 2 and types.shape[0] == 1:
             types = types[0]
         if types.ndim != 1:
@@ -40,27 +46,30 @@ class VlAdapter:
         else:
             with open(os.fspath(config)) as f:
                 cfg = f.read()
+        if not isinstance(taps, bool):
+            raise ValueError(f'taps must be True or False, got {taps!r}')
         self._core = _meshnn.Gr00tVlAdapter(os.fspath(checkpoint), version, types, cfg, mesh,
                                             backend, precision, hoist_precision, gather_mode,
-                                            bool(taps))
+                                            taps)
 
     @property
     def version(self):
-        return self._core.version
+        return self._live().version
 
     @property
     def seq_len(self):
-        return self._core.seq_len
+        return self._live().seq_len
 
     def describe(self):
         """The adapter plan (what `meshnn gr00t-adapter --describe` prints) as a dict."""
-        return json.loads(self._core.describe())
+        return json.loads(self._live().describe())
 
     def __call__(self, features, state=None, embodiment=0, *, as_torch=False):
         """features: (1, S, D) | (S, D) token rows or (1, 1, S_pad, D) slots, float32;
         state: (1, 1, d) | (1, d) | (d) float32 or None → {name: array}."""
         st = None if state is None else as_array(state, 'state')
-        res = self._core.forward(as_array(features, 'features'), st, int(embodiment))
+        res = self._live().forward(as_array(features, 'features'), st,
+                                   int_arg('embodiment', embodiment, 0, 1 << 20))
         return {k: out(v, as_torch) for k, v in res.items()}
 
     forward = __call__

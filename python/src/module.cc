@@ -21,11 +21,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/wav.h"
@@ -89,20 +91,71 @@ py::array to_numpy(const Tensor& t) {
   }
 }
 
+// ---- one call at a time per object ----------------------------------------------------------
+
+// The GIL is released during compute, so two Python threads can reach the same C++ object at
+// once. A stream holds mutable state (pending frames, history, pipeline stages waiting on each
+// other), so a second call while one runs is refused with "in use" (raising is the only answer
+// that cannot deadlock a pipeline: a push and a flush from two threads would each wait for the
+// other's stage). Models need no claim: each call leases its own runner from the model's pool
+// (src/api/runner_pool.h), so concurrent calls on one model run in parallel; the GR00T adapter
+// object serialises its calls with its own mutex. Streams are keyed by address while a call runs.
+class BusyTable {
+ public:
+  static BusyTable& get() {
+    static BusyTable t;
+    return t;
+  }
+  bool try_claim(const void* obj) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return busy_.insert(obj).second;
+  }
+  void release(const void* obj) {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_.erase(obj);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<const void*> busy_;
+};
+
+// Holds `obj` for one call; RuntimeError "in use" when another thread holds it.
+class Claim {
+ public:
+  Claim(const void* obj, const char* what) : obj_(obj) {
+    if (!BusyTable::get().try_claim(obj))
+      throw Error(detail::concat(what,
+                                 " is in use by another thread: one call at a time per stream "
+                                 "(use one stream per thread, or a lock)"));
+  }
+  Claim(const Claim&) = delete;
+  Claim& operator=(const Claim&) = delete;
+  ~Claim() { BusyTable::get().release(obj_); }
+
+ private:
+  const void* obj_;
+};
+
 // ---- progress callbacks ----------------------------------------------------------------------
 
 // Wraps a Python callable as a ProgressFn. A Python exception raised by the callable is kept and
 // re-raised on the caller after the call ends (the C++ side sees a meshnn::Error that stops it).
+// With or without a callable, every report also checks for a pending signal (Ctrl-C), so a long
+// call ends with KeyboardInterrupt at its next stage or chunk instead of running to the end.
+// Python runs signal handlers on the main thread only: PyErr_CheckSignals does nothing on other
+// threads (the device threads of a multi-device mesh), so there a Ctrl-C is seen when the call
+// returns.
 class ProgressBridge {
  public:
   // Lives on the calling thread's stack and dies there with the GIL held (it owns Python refs).
   explicit ProgressBridge(py::object fn) : fn_(std::move(fn)) {}
   ProgressFn fn() {
-    if (fn_.is_none()) return {};
     return [this](int done, int total, const std::string& what) {
       py::gil_scoped_acquire gil;
       try {
-        fn_(done, total, what);
+        if (!fn_.is_none()) fn_(done, total, what);
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
       } catch (py::error_already_set& e) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!error_) error_.emplace(std::move(e));
@@ -135,12 +188,15 @@ RunOptions run_options(const std::string& mesh, const std::string& backend, int 
   return run;
 }
 
-// Runs `call` (which returns a Tensor) without the GIL; the callback's Python error wins over
-// the meshnn::Error it turned into.
+// Runs `call` (which returns a Tensor) without the GIL, holding the stream `stream` when given
+// (a second call on it meanwhile is refused); the callback's Python error wins over the
+// meshnn::Error it turned into.
 template <class Call>
-py::array compute(ProgressBridge& bridge, const Call& call) {
+py::array compute(ProgressBridge& bridge, const AudioStream* stream, const Call& call) {
   Tensor y;
   try {
+    std::optional<Claim> claim;
+    if (stream) claim.emplace(stream, "this stream");
     py::gil_scoped_release nogil;
     y = call();
   } catch (const std::exception&) {
@@ -177,8 +233,19 @@ class PyVlAdapter {
     prefix_ = detect_weight_prefix(file_.keys());
     cfg_ = config_json.empty() ? Config::from_metadata(file_.metadata(), version_)
                                : Config::from_json(config_json, version_);
+    const char kind = types.dtype().kind();
+    MESHNN_CHECK(kind == 'i' || kind == 'u',
+                 "token_types: expected integers (0 text, 1 image, 2 "
+                 "padding), got dtype ",
+                 py::str(types.dtype()).cast<std::string>());
     py::array_t<int64_t, py::array::c_style | py::array::forcecast> t(types);
-    std::vector<int> tv(t.data(), t.data() + t.size());
+    std::vector<int> tv;
+    for (py::ssize_t i = 0; i < t.size(); ++i) {
+      const int64_t v = t.data()[i];
+      MESHNN_CHECK(v >= 0 && v <= 2, "token_types[", i, "] = ", v,
+                   " (expected 0 text, 1 image or 2 padding)");
+      tv.push_back(static_cast<int>(v));
+    }
     layout_ = SlotLayout::from_token_types(tv, cfg_.row_block);
     opt_.precision = parse_precision(precision);
     opt_.state_precision = opt_.precision;
@@ -280,7 +347,9 @@ class PyVlAdapter {
   std::mutex mu_;  // one forward at a time: the adapter's K/V buffers are per object
 };
 
-// A stream of type Stream over a Model; built with the GIL released (a pipeline calibrates).
+// A stream of type Stream over a Model; built with the GIL released (a pipeline calibrates). The
+// stream's operators read the model's weights in place, so the model object is kept alive as long
+// as the stream (py::keep_alive at the constructors): closing or dropping the model first is safe.
 template <class Stream, class Model>
 auto stream_factory() {
   return [](const Model& model, const std::string& mesh, int threads) {
@@ -345,7 +414,8 @@ PYBIND11_MODULE(_meshnn, m) {
             ProgressBridge bridge(progress);
             const RunOptions run = run_options(mesh, backend, threads, bridge);
             const Tensor x = view_of(latent, "latent");
-            return compute(bridge, [&] {
+            MESHNN_CHECK(chunk_frames >= 0, "chunk_frames must be ≥ 0, got ", chunk_frames);
+            return compute(bridge, nullptr, [&] {
               return chunk_frames > 0 ? d.decode_chunked(x, chunk_frames, run) : d.decode(x, run);
             });
           },
@@ -374,7 +444,7 @@ PYBIND11_MODULE(_meshnn, m) {
             ProgressBridge bridge(progress);
             const RunOptions run = run_options(mesh, backend, threads, bridge);
             const Tensor x = view_of(mel, "mel");
-            return compute(bridge, [&] { return v.vocode(x, run); });
+            return compute(bridge, nullptr, [&] { return v.vocode(x, run); });
           },
           py::arg("mel"), py::arg("mesh") = "auto", py::arg("backend") = "local",
           py::arg("threads") = 0, py::arg("progress") = py::none())
@@ -383,7 +453,7 @@ PYBIND11_MODULE(_meshnn, m) {
           [](const BigVganVocoder& v, const py::array& wav) {
             const Tensor x = view_of(wav, "wav");
             ProgressBridge none{py::none()};
-            return compute(none, [&] { return v.mel_spectrogram(x); });
+            return compute(none, nullptr, [&] { return v.mel_spectrogram(x); });
           },
           py::arg("wav"))
       // The C++ call alone, `repeat` times on the same input (GIL released): seconds per call.
@@ -415,15 +485,27 @@ PYBIND11_MODULE(_meshnn, m) {
           [](AudioStream& s, const py::array& frames) {
             const Tensor x = view_of(frames, "frames");
             ProgressBridge none{py::none()};
-            return compute(none, [&] { return s.push(x); });
+            return compute(none, &s, [&] {
+              Tensor y = s.push(x);
+              check_model_output(y, "stream", "push");
+              return y;
+            });
           },
           py::arg("frames"))
       .def("flush",
            [](AudioStream& s) {
              ProgressBridge none{py::none()};
-             return compute(none, [&] { return s.flush(); });
+             return compute(none, &s, [&] {
+               Tensor y = s.flush();
+               check_model_output(y, "stream", "flush");
+               return y;
+             });
            })
-      .def("reset", &AudioStream::reset)
+      .def("reset",
+           [](AudioStream& s) {
+             const Claim claim(&s, "this stream");
+             s.reset();
+           })
       .def_property_readonly("sample_rate", &AudioStream::sample_rate)
       .def_property_readonly("samples_per_frame", &AudioStream::samples_per_frame)
       .def_property_readonly("lookahead_frames", &AudioStream::lookahead_frames)
@@ -431,12 +513,12 @@ PYBIND11_MODULE(_meshnn, m) {
       .def_property_readonly("mesh", &AudioStream::mesh);
   py::class_<StreamingVocoder, AudioStream>(m, "StreamingVocoder")
       .def(py::init(stream_factory<StreamingVocoder, BigVganVocoder>()), py::arg("vocoder"),
-           py::arg("mesh") = "1x1", py::arg("threads") = 0)
+           py::arg("mesh") = "1x1", py::arg("threads") = 0, py::keep_alive<1, 2>())
       .def(py::init(stream_factory<StreamingVocoder, LtxAudioDecoder>()), py::arg("decoder"),
-           py::arg("mesh") = "1x1", py::arg("threads") = 0);
+           py::arg("mesh") = "1x1", py::arg("threads") = 0, py::keep_alive<1, 2>());
   py::class_<StreamingLtxDecoder, AudioStream>(m, "StreamingLtxDecoder")
       .def(py::init(stream_factory<StreamingLtxDecoder, LtxAudioDecoder>()), py::arg("decoder"),
-           py::arg("mesh") = "1x1", py::arg("threads") = 0);
+           py::arg("mesh") = "1x1", py::arg("threads") = 0, py::keep_alive<1, 2>());
 
   // ---- MPI backend: this process's rank; finalize once at exit (the package registers it) ----
   m.def(

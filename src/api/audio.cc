@@ -59,9 +59,10 @@ MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows,
 
 // Runs `step(runner, shard, report)` on every device of the mesh with a runner from `pool`;
 // returns device 0's result (every device returns the same gathered tensor).
+// A non-finite output is reported as the model's fault, naming the last stage that ran.
 template <class Model, class Step>
 Tensor run_on_mesh(api::RunnerPool<Model>& pool, const MeshConfig& mc, const ProgressFn& progress,
-                   const Step& step) {
+                   const Step& step, const char* model) {
   Tensor out;
   std::mutex mu;
   run_spmd(mc, [&](Device& d) {
@@ -69,10 +70,13 @@ Tensor run_on_mesh(api::RunnerPool<Model>& pool, const MeshConfig& mc, const Pro
     const std::vector<int> axes = time_axes(d);
     const TimeShard ts = axes.empty() ? TimeShard() : TimeShard(d, axes);
     const bool reports = d.rank() == 0;
+    std::string last_stage = "the last stage";
     const models::ProgressFn report = [&](int i, int n, const char* s) {
+      last_stage = detail::concat("stage ", i, "/", n, " (", s, ")");
       if (reports && progress) progress(i, n, s);
     };
     Tensor y = step(*runner, ts, report);
+    check_model_output(y, model, last_stage);
     if (d.rank() == 0 || mc.backend == Backend::mpi) {
       std::lock_guard<std::mutex> lock(mu);
       if (!out.defined() || d.rank() == 0) out = y;
@@ -158,10 +162,12 @@ MeshConfig LtxAudioDecoder::check_run(const Tensor& latent, const RunOptions& ru
 
 Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) const {
   const MeshConfig mc = check_run(latent, run);
-  Tensor y =
-      run_on_mesh(impl_->pool, mc, run.progress,
-                  [&](models::LtxAudioDecoder& m, const TimeShard& ts,
-                      const models::ProgressFn& report) { return m.decode(latent, ts, report); });
+  Tensor y = run_on_mesh(
+      impl_->pool, mc, run.progress,
+      [&](models::LtxAudioDecoder& m, const TimeShard& ts, const models::ProgressFn& report) {
+        return m.decode(latent, ts, report);
+      },
+      "LTX audio decoder");
   return api::to_planar(y);
 }
 
@@ -178,7 +184,13 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk_frame
     if (run.progress) run.progress(i, n, s);
   };
   Tensor y;
-  run_spmd(mc, [&](Device&) { y = runner->decode_chunked(latent, chunk_frames, report); });
+  std::string last_stage = "the last stage";
+  const models::ProgressFn track = [&](int i, int n, const char* s) {
+    last_stage = detail::concat("chunk ", i, "/", n, " (", s, ")");
+    report(i, n, s);
+  };
+  run_spmd(mc, [&](Device&) { y = runner->decode_chunked(latent, chunk_frames, track); });
+  check_model_output(y, "LTX audio decoder", last_stage);
   return api::to_planar(y);
 }
 
@@ -212,13 +224,14 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
   MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == num_mels() && mel.dim(2) >= 1,
                   "mel: expected (B, ", num_mels(), ", frames), got ", shape_str(mel.shape()));
   const MeshConfig mc = resolve_mesh(run, mel.dim(2), models::BigVgan::kMinFramesPerDevice, "mel");
-  Tensor y =
-      run_on_mesh(impl_->pool, mc, run.progress,
-                  [&](models::BigVgan& m, const TimeShard& ts, const models::ProgressFn& report) {
-                    Tensor w = m.vocode_mel(mel, ts);
-                    report(1, 1, "neural vocoder");
-                    return w;
-                  });
+  Tensor y = run_on_mesh(
+      impl_->pool, mc, run.progress,
+      [&](models::BigVgan& m, const TimeShard& ts, const models::ProgressFn& report) {
+        Tensor w = m.vocode_mel(mel, ts);
+        report(1, 1, "neural vocoder");
+        return w;
+      },
+      "BigVGAN vocoder");
   return api::to_planar(y);
 }
 

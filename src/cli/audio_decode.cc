@@ -3,8 +3,10 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "cli/preflight.h"
 #include "cli/stream_cli.h"
+#include "mesh/mpi_comm.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -29,9 +31,19 @@ void run_stream_mode(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given,
                   "--chunk-frames is for the one-shot decode; with --stream use --push-frames");
   const Backend backend = parse_backend(a.backend);
-  MESHNN_CHECK_AS(InvalidArgument, !(backend == Backend::mpi && a.st.frames_from == "-"),
-                  "--frames-from - reads stdin, which only one MPI rank has; give a file");
-  if (a.out != "-") io::check_output_path(a.out, {a.checkpoint, a.latent, a.st.frames_from});
+  if (backend == Backend::mpi) {
+    // One rule for the input of an MPI stream: every rank reads it whole, so it must be a
+    // regular file (stdin and FIFOs would be split between the ranks: wrong, half-length audio).
+    check_input_every_rank_reads(a.st.frames_from.empty() ? a.latent : a.st.frames_from,
+                                 a.st.frames_from.empty() ? "--latent" : "--frames-from");
+    // As the one-shot decode: the mesh must match the launch (a 1x1 stream under several ranks
+    // would have every rank write the same output).
+    const MeshConfig mc = parse_mesh(a.mesh == "auto" ? "1x1" : a.mesh);
+    const int world = mesh_detail::mpi_world_size();
+    MESHNN_CHECK_AS(InvalidArgument, world == mc.rows * mc.cols, "--backend mpi --mesh ", mc.rows,
+                    "x", mc.cols, " needs ", mc.rows * mc.cols, " processes but the launch has ",
+                    world, " (mpiexec -n ", mc.rows * mc.cols, ")");
+  }
   const LtxAudioDecoder decoder =
       LtxAudioDecoder::load(a.checkpoint, parse_precision(a.precision), a.allow_unused);
   StreamOptions o;
@@ -55,8 +67,8 @@ void run(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(),
                   "--latent is required (or --stream with --frames-from)");
   const auto t0 = std::chrono::steady_clock::now();
-  // Everything that can be checked is checked before the weights are read.
-  io::check_output_path(a.out, {a.checkpoint, a.latent});
+  // Everything that can be checked is checked before the weights are read (the output path
+  // by main.cc's check_outputs, before any command runs).
   RunOptions run;
   run.mesh = a.mesh;
   run.backend = parse_backend(a.backend);
@@ -121,14 +133,14 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
       ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
-  cmd->add_option("--chunk-frames", args->chunk_frames,
-                  "decode in chunks of N latent frames (25 per second) with exact context: memory "
-                  "bounded by N, output within 1.25e-6 (max |diff|, measured) of one shot, f32 "
-                  "rounding; about 1.2 s of context is recomputed per chunk, so N >= 50 keeps the "
-                  "extra compute under ~1.6x; 1x1 mesh only; 0 = one shot. Default: one shot up to "
-                  "250 frames (10 s), chunks of 125 above (with --mesh auto or 1x1)")
-      ->check(CLI::NonNegativeNumber)
+  add_int_option(cmd, "--threads", args->threads, 0, max_threads(),
+                 "OpenMP threads per device (0 = cores / devices)");
+  add_int_option(cmd, "--chunk-frames", args->chunk_frames, int64_t{0}, kMaxChunkFrames,
+                 "decode in chunks of N latent frames (25 per second) with exact context: memory "
+                 "bounded by N, output within 1.25e-6 (max |diff|, measured) of one shot, f32 "
+                 "rounding; about 1.2 s of context is recomputed per chunk, so N >= 50 keeps the "
+                 "extra compute under ~1.6x; 1x1 mesh only; 0 = one shot. Default: one shot up to "
+                 "250 frames (10 s), chunks of 125 above (with --mesh auto or 1x1)")
       ->each([args](const std::string&) { args->chunk_given = true; });
   cmd->add_flag("--allow-unused-tensors", args->allow_unused,
                 "accept tensors under audio_vae. / vocoder. that no layer uses (a warning instead "

@@ -10,6 +10,7 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "cli/preflight.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
@@ -101,7 +102,8 @@ const Registrar reg("demo", [](CLI::App& app) {
   cmd->add_option("--seconds", args->seconds, "audio length")->capture_default_str();
   cmd->add_option("--out", args->out, "output .wav")->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "mesh for the sharded run")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "checkpoint seed")->capture_default_str();
+  add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0}, "checkpoint seed")
+      ->capture_default_str();
   cmd->add_flag("--quiet", args->quiet, "no progress bars");
   cmd->callback([args] { run(*args); });
 });

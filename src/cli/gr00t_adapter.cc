@@ -7,6 +7,8 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/int_option.h"
+#include "io/file_util.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -42,6 +44,7 @@ void run(const Args& a) {
   // file replaces the metadata.
   Config cfg;
   if (!a.config.empty()) {
+    io::check_regular_input(a.config);
     std::FILE* f = std::fopen(a.config.c_str(), "rb");
     MESHNN_CHECK(f, "--config: cannot open '", a.config, "'");
     std::string text;
@@ -126,7 +129,7 @@ const Registrar reg("gr00t-adapter", [](CLI::App& app) {
       ->required();
   cmd->add_option("--features", args->features, "backbone features .npy (1, S, D)");
   cmd->add_option("--state", args->state, "state .npy (1, 1, d), d ≤ state_dim_pad");
-  cmd->add_option("--embodiment", args->embodiment, "embodiment id");
+  add_int_option(cmd, "--embodiment", args->embodiment, 0, 1 << 20, "embodiment id");
   cmd->add_option("--out", args->out, "output .safetensors");
   cmd->add_option("--mesh", args->mesh, "mesh RxC: heads split over the axis of extent > 1");
   cmd->add_option("--backend", args->backend, "local | mpi");

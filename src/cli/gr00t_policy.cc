@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "mesh/mpi_comm.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/npy.h"
@@ -35,7 +36,6 @@ void run(const Args& a) {
   mc.backend = parse_backend(a.backend);
   MESHNN_CHECK(mc.rows == 1 || mc.cols == 1, "--mesh ", a.mesh,
                ": the head-parallel policy splits heads over one mesh axis (use 1xN or Nx1)");
-  MESHNN_CHECK(a.steps >= 0, "--steps must be ≥ 1, got ", a.steps);
   const io::SafetensorsFile ck = io::SafetensorsFile::open(a.checkpoint);
   const std::string prefix = detect_weight_prefix(ck.keys());
   // A checkpoint of another version fails here (its metadata names the version).
@@ -85,11 +85,14 @@ const Registrar reg("gr00t-policy", [](CLI::App& app) {
   cmd->add_option("--token-types", args->token_types, "(S) .npy: 0 text, 1 image, 2 padding")
       ->required();
   cmd->add_option("--state", args->state, "state .npy (1, 1, d), d ≤ max_state_dim")->required();
-  cmd->add_option("--embodiment", args->embodiment, "embodiment id (0 … max_num_embodiments − 1)")
+  add_int_option(cmd, "--embodiment", args->embodiment, 0, 1 << 20,
+                 "embodiment id (0 … max_num_embodiments − 1)")
       ->required();
-  cmd->add_option("--steps", args->steps, "Euler steps (default: the checkpoint's, 4)");
-  auto* seed =
-      cmd->add_option("--seed", args->seed, "seed of the initial noise (meshnn's generator)");
+  add_int_option(cmd, "--steps", args->steps, 1, 1 << 20,
+                 "Euler steps, at most the checkpoint's timestep buckets (1000) (default: the "
+                 "checkpoint's, 4)");
+  auto* seed = add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0},
+                              "seed of the initial noise (meshnn's generator)");
   auto* noise = cmd->add_option("--noise", args->noise, "initial noise .npy (1, T, A)");
   seed->excludes(noise);
   cmd->add_option("--out", args->out, "output actions .npy (1, T, A)")->required();

@@ -1,11 +1,17 @@
 // meshnn command line. Exit codes: 0 ok, 1 runtime error (meshnn::Error), 2 usage error. Under a
 // multi-process MPI launch a runtime error on any rank aborts the whole job (MPI_Abort, code 1).
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "io/file_util.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
+#include "meshnn/io/output.h"
 #include "meshnn/mesh/mesh.h"
 
 namespace meshnn::cli {
@@ -24,6 +30,57 @@ int fail(const std::string& message) {
   std::fprintf(stderr, "%s\n", message.c_str());
   return 1;
 }
+
+// The output options of a command: every option named --out (the CLI's one spelling).
+bool is_output_option(const CLI::Option* o) { return o->check_lname("out"); }
+
+// The value an option will have: what was given, else its default (demo's --out demo.wav).
+std::vector<std::string> option_values(const CLI::Option* o) {
+  if (o->count() > 0) return o->results();
+  const std::string d = o->get_default_str();
+  return d.empty() ? std::vector<std::string>{} : std::vector<std::string>{d};
+}
+
+// The one output-path check of every command, run after parsing and before any command's work:
+// each --out must be writable and must not be (after symlinks, hard links included) the file of
+// any other option's value. "-" (stdout) is left to the command.
+void check_outputs(const CLI::App* cmd) {
+  std::vector<std::string> inputs;
+  for (const CLI::Option* o : cmd->get_options())
+    if (!is_output_option(o) && o->count() > 0)
+      for (const std::string& v : o->results()) inputs.push_back(v);
+  for (const CLI::Option* o : cmd->get_options()) {
+    if (!is_output_option(o)) continue;
+    for (const std::string& out : option_values(o))
+      if (out != "-") meshnn::io::check_output_path(out, inputs, "--out");
+  }
+  for (const CLI::App* sub : cmd->get_subcommands()) check_outputs(sub);
+}
+
+// CLI11 reports a missing required option before an unknown one (`vocode --bogus` would answer
+// "--checkpoint is required"): look for unknown long options first. Returns the first unknown
+// option of the subcommand chain in argv, or "".
+std::string first_unknown_option(CLI::App& app, int argc, char** argv) {
+  CLI::App* cur = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string tok = argv[i];
+    if (tok == "--") break;
+    if (tok.rfind("--", 0) != 0) {
+      CLI::App* sub = nullptr;
+      try {
+        sub = cur->get_subcommand(tok);
+      } catch (const CLI::OptionNotFound&) {
+      }
+      if (sub) cur = sub;
+      continue;
+    }
+    const std::string name = tok.substr(0, tok.find('='));
+    if (name == "--help") return "";
+    if (cur->get_option_no_throw(name) == nullptr && app.get_option_no_throw(name) == nullptr)
+      return cur == &app ? name : cur->get_name() + " " + name;
+  }
+  return "";
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,12 +95,30 @@ int main(int argc, char** argv) {
          "wait forever); give it before the subcommand")
       ->check(CLI::NonNegativeNumber);
   for (auto& [name, fn] : meshnn::cli::command_registry()) fn(app);
+  // Runs once parsing is complete, before any subcommand's callback (CLI11 runs the main app's
+  // parse-complete callback first).
+  app.parse_complete_callback([&app] {
+    for (const CLI::App* sub : app.get_subcommands()) check_outputs(sub);
+  });
+  // A temporary output file is removed when the process is interrupted.
+  meshnn::io::remove_temp_files_on_signal();
+  const std::string unknown = first_unknown_option(app, argc, argv);
+  if (!unknown.empty()) {
+    std::fprintf(stderr, "meshnn %s: unknown option (see --help)\n", unknown.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Usage errors exit 2 (CLI11's own codes are 100+); --help exits 0.
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
   } catch (const meshnn::Error& e) {
     return fail(std::string("meshnn: error: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(
+        "meshnn: error: out of memory (an input or option asks for more memory than the "
+        "machine has; see docs/reliability.md for the memory of long inputs)");
   } catch (const std::exception& e) {
     return fail(std::string("meshnn: internal error: ") + e.what());
   }

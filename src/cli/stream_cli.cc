@@ -1,10 +1,14 @@
 #include "cli/stream_cli.h"
 
+#include <sys/stat.h>
+
 #include <csignal>
 #include <cstdio>
 
 #include "cli/audio_common.h"
+#include "cli/int_option.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 
 namespace meshnn::cli {
 
@@ -18,14 +22,25 @@ void add_stream_options(CLI::App* cmd, StreamArgs& s, int64_t push_frames, const
   cmd->add_option("--frames-from", s.frames_from,
                   "with --stream: raw float32 little-endian " + input + " frames (" + frame +
                       " each) from this file, - = stdin");
-  cmd->add_option("--push-frames", s.push_frames,
-                  "with --stream: " + input + " frames per push (at most)")
-      ->capture_default_str();
+  add_int_option(cmd, "--push-frames", s.push_frames, int64_t{1}, kMaxPushFrames,
+                 "with --stream: " + input + " frames per push (at most)")
+      ->capture_default_str()
+      ->each([&s](const std::string&) { s.push_frames_given = true; });
 }
 
 void check_not_streaming_options(const StreamArgs& s, const std::string& out) {
-  MESHNN_CHECK_AS(InvalidArgument, s.frames_from.empty() && out != "-",
-                  "--frames-from and --out - need --stream");
+  MESHNN_CHECK_AS(InvalidArgument, s.frames_from.empty() && out != "-" && !s.push_frames_given,
+                  "--frames-from, --push-frames and --out - need --stream");
+}
+
+void check_input_every_rank_reads(const std::string& path, const std::string& option) {
+  MESHNN_CHECK_AS(InvalidArgument, path != "-", option,
+                  " - reads stdin, which only one MPI rank has; give a regular file");
+  struct stat st {};
+  MESHNN_CHECK_AS(InvalidArgument, ::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode), option,
+                  " ", path,
+                  ": under --backend mpi every rank reads the input whole, so it must be a regular "
+                  "file (a FIFO or device would give each rank a different part)");
 }
 
 std::unique_ptr<io::FrameSource> open_stream_source(
@@ -56,12 +71,16 @@ double run_stream(const StreamRun& run, io::FrameSource& source, int64_t push_fr
                   const std::string& out) {
   MESHNN_CHECK_AS(InvalidArgument, push_frames >= 1, "--push-frames must be ≥ 1, got ",
                   push_frames);
+  // The output is opened only once there are samples to write (or at the end of a good input
+  // with none): an unreadable input or a bad first frame never touches it. A WAV grows beside its
+  // target and is renamed over it when the stream ends well (io::open_wav_sink).
   std::unique_ptr<io::AudioSink> sink;
-  if (run.writes_output) {
+  auto open_sink = [&] {
+    if (sink || !run.writes_output) return;
     // A reader that goes away (`| head -c`) must surface as an error from write(), not kill us.
     if (out == "-") std::signal(SIGPIPE, SIG_IGN);
     sink = io::open_audio_sink(out, run.channels, run.sample_rate);
-  }
+  };
   const bool report = !run.quiet && run.writes_output;
   if (report)
     std::fprintf(stderr, "streaming: look-ahead %lld frames (%.1f ms); pushes of up to %lld\n",
@@ -72,7 +91,11 @@ double run_stream(const StreamRun& run, io::FrameSource& source, int64_t push_fr
   bool have_frame = false, have_audio = false;
   double compute_s = 0;
   auto write = [&](const Tensor& y) {
-    if (!sink || y.dim(2) == 0) return;
+    // A non-finite sample is the model's fault, reported before anything reaches the output.
+    check_model_output(y, "the stream",
+                       detail::concat("the push ending at input frame ", source.frames_read()));
+    if (!run.writes_output || y.dim(2) == 0) return;
+    open_sink();
     if (!have_audio) {
       first_audio = clock::now();
       have_audio = true;
@@ -94,6 +117,7 @@ double run_stream(const StreamRun& run, io::FrameSource& source, int64_t push_fr
   const Tensor tail = run.flush();
   compute_s += seconds_since(t0);
   write(tail);
+  open_sink();  // a good input that gave no samples still gets its (empty) WAV
   double audio_s = 0;
   if (sink) {
     audio_s = static_cast<double>(sink->frames_written()) / run.sample_rate;

@@ -18,14 +18,16 @@ namespace meshnn::cli {
 struct StreamArgs {
   bool stream = false;
   std::string frames_from;  // raw float32 frames ("-" = stdin) instead of the .npy
-  int64_t push_frames = 0;  // frames per push (at most)
+  int64_t push_frames = 0;  // frames per push (at most), 1 … kMaxPushFrames
+  bool push_frames_given = false;
 };
 
 // Registers --stream, --frames-from and --push-frames (default `push_frames`); `input` names what
 // is pushed ("mel", "latent"), `frame` what one raw frame holds.
 void add_stream_options(CLI::App* cmd, StreamArgs& s, int64_t push_frames, const std::string& input,
                         const std::string& frame);
-// Without --stream: InvalidArgument when a stream-only option (--frames-from, --out -) is used.
+// Without --stream: InvalidArgument when a stream-only option (--frames-from, --push-frames,
+// --out -) is used.
 void check_not_streaming_options(const StreamArgs& s, const std::string& out);
 
 struct StreamRun {
@@ -50,6 +52,10 @@ StreamRun stream_run(AudioStream& stream, int channels,
 // s16le PCM on stdout, else a WAV written as it grows). Returns the seconds of audio written.
 double run_stream(const StreamRun& run, io::FrameSource& source, int64_t push_frames,
                   const std::string& out);
+
+// The input of an MPI stream is read by every rank: InvalidArgument unless `path` is a regular
+// file ("-" = stdin, a FIFO or a device would hand each rank a different part of the input).
+void check_input_every_rank_reads(const std::string& path, const std::string& option);
 
 // The frame source of a stream command: `frames_from` ("-" = stdin, else a raw float32 file) when
 // given, else the .npy at `npy` read by `open_npy`.

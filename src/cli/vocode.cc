@@ -4,6 +4,7 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "cli/stream_cli.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
@@ -27,7 +28,6 @@ void run_stream_mode(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, a.wav.empty(),
                   "--stream takes its mel from --mel or --frames-from (copy synthesis from --wav "
                   "is one-shot only)");
-  if (a.out != "-") io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.st.frames_from});
   const BigVganVocoder vocoder =
       BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
   StreamOptions o;
@@ -48,7 +48,6 @@ void run(const Args& a) {
   if (a.st.stream) return run_stream_mode(a);
   check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
-  io::check_output_path(a.out, {a.checkpoint, a.config, a.mel, a.wav});
   check_thread_count(a.threads, "--threads");
   const BigVganVocoder vocoder =
       BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
@@ -103,7 +102,8 @@ const Registrar reg("vocode", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "local device mesh RxC (time split over it), or auto")
       ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
+  add_int_option(cmd, "--threads", args->threads, 0, max_threads(),
+                 "OpenMP threads per device (0 = cores / devices)");
   add_stream_options(cmd, args->st, 32, "mel", "num_mels values");
   cmd->add_flag("--quiet", args->quiet, "no summary output");
   cmd->callback([args] { run(*args); });

@@ -35,6 +35,26 @@ void check_finite_of(const T* p, const Tensor& t, const std::string& name) {
 }
 }  // namespace
 
+void check_model_output(const Tensor& y, const std::string& model, const std::string& stage) {
+  if (!y.defined() || y.dtype() != DType::f32) return;
+  const float* p = y.data<float>();
+  const int64_t n = y.numel();
+  int64_t bad = -1;
+  for (int64_t i = 0; i < n && bad < 0; ++i)
+    if (!std::isfinite(p[i])) bad = i;
+  if (bad < 0) return;
+  try {
+    check_finite(y, "");
+  } catch (const InvalidArgument& e) {
+    // Reuse check_finite's "(i, j, k)" formatting of the first bad element.
+    std::string where = e.what();
+    if (where.rfind(": ", 0) == 0) where = where.substr(2);
+    throw Error(detail::concat(model, ": ", stage, " produced a ", where,
+                               " from finite inputs: the model is at fault (a non-finite weight, "
+                               "or inputs so large that float32 overflows inside it)"));
+  }
+}
+
 void check_finite(const Tensor& t, const std::string& name) {
   if (!t.defined()) return;
   switch (t.dtype()) {

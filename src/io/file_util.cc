@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +17,84 @@
 
 namespace meshnn::io {
 
+void check_regular_input(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  const char* what = S_ISDIR(st.st_mode)    ? "a folder"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  throw InvalidArgument(
+      detail::concat(path, ": is ", what, "; this input is read whole and must be a regular file"));
+}
+
+namespace {
+
+// Fixed slots, so that the signal handler touches no allocator: state 0 free, 1 being written,
+// 2 holds a path, 3 being released.
+constexpr int kTempSlots = 64;
+constexpr size_t kTempPathMax = 4096;
+char g_temp_paths[kTempSlots][kTempPathMax];
+std::atomic<int> g_temp_state[kTempSlots];
+
+void on_fatal_signal(int sig) {
+  for (int i = 0; i < kTempSlots; ++i)
+    if (g_temp_state[i].load() == 2) ::unlink(g_temp_paths[i]);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+}  // namespace
+
+void register_temp_file(const std::string& path) {
+  if (path.size() >= kTempPathMax) return;
+  for (int i = 0; i < kTempSlots; ++i) {
+    int expected = 0;
+    if (!g_temp_state[i].compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(g_temp_paths[i], path.c_str(), path.size() + 1);
+    g_temp_state[i].store(2);
+    return;
+  }
+}
+
+void unregister_temp_file(const std::string& path) {
+  for (int i = 0; i < kTempSlots; ++i) {
+    if (g_temp_state[i].load() != 2 || path != g_temp_paths[i]) continue;
+    int expected = 2;
+    if (g_temp_state[i].compare_exchange_strong(expected, 3)) {
+      g_temp_state[i].store(0);
+      return;
+    }
+  }
+}
+
+void remove_temp_files_on_signal() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa {};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+TempFile::~TempFile() {
+  if (!owned_) return;
+  std::remove(path_.c_str());
+  unregister_temp_file(path_);
+}
+
+void TempFile::release() {
+  if (!owned_) return;
+  owned_ = false;
+  unregister_temp_file(path_);
+}
+
 std::shared_ptr<ByteSource> ByteSource::map_file(const std::string& path) {
+  check_regular_input(path);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw BackendError(detail::concat(path, ": cannot open: ", std::strerror(errno)));
   struct stat st {};
@@ -57,6 +135,7 @@ void throw_format(const std::string& file, uint64_t offset, const std::string& m
 }
 
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  check_regular_input(path);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw BackendError(detail::concat(path, ": cannot open for reading"));
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -115,18 +194,17 @@ void stream_into(const std::string& src, const std::string& dst, bool truncate,
 // write() into a scratch file under the system temp folder, then stream it into `target`.
 void write_streamed(const std::string& target, const std::string& shown, bool truncate,
                     const std::function<void(const std::string&)>& write) {
-  const std::string tmp = temp_name(fs::temp_directory_path(), "meshnn-out");
-  try {
-    write(tmp);
-    stream_into(tmp, target, truncate, shown);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
-  std::remove(tmp.c_str());
+  const TempFile tmp(temp_name(fs::temp_directory_path(), "meshnn-out"));
+  write(tmp.path());
+  stream_into(tmp.path(), target, truncate, shown);
 }
 
 }  // namespace
+
+std::string temp_path_beside(const std::string& target) {
+  const fs::path t(target);
+  return temp_name(t.parent_path(), t.filename().string());
+}
 
 std::string resolve_output_path(const std::string& path) {
   MESHNN_CHECK(!path.empty(), "output path is empty");
@@ -155,13 +233,9 @@ void write_output(const std::string& path, const std::function<void(const std::s
   // A folder we cannot create files in, but a writable file: rewrite it in place.
   if (exists && ::access(dir.c_str(), W_OK | X_OK) != 0)
     return write_streamed(target, path, true, write);
-  const std::string tmp = temp_name(dir, fs::path(target).filename().string());
-  try {
-    write(tmp);
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
+  TempFile guard(temp_name(dir, fs::path(target).filename().string()));
+  const std::string& tmp = guard.path();
+  write(tmp);
   if (exists) {
     // Keep the replaced file's permission bits and owner. When the owner cannot be kept (not
     // root, someone else's file), rewrite the file in place instead: that keeps both.
@@ -171,22 +245,16 @@ void write_output(const std::string& path, const std::function<void(const std::s
         (tst.st_uid != st.st_uid || tst.st_gid != st.st_gid))
       keep = ::chown(tmp.c_str(), st.st_uid, st.st_gid) == 0;
     if (!keep) {
-      try {
-        stream_into(tmp, target, true, path);
-      } catch (...) {
-        std::remove(tmp.c_str());
-        throw;
-      }
-      std::remove(tmp.c_str());
+      stream_into(tmp, target, true, path);
       return;
     }
   }
   if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
-    std::remove(tmp.c_str());
     throw BackendError(
         detail::concat(path, ": cannot rename the temporary file: ", std::strerror(err)));
   }
+  guard.release();
 }
 
 void write_bytes_output(const std::string& path, const void* bytes, size_t n) {
@@ -195,8 +263,10 @@ void write_bytes_output(const std::string& path, const void* bytes, size_t n) {
     if (!f)
       throw BackendError(detail::concat(tmp, ": cannot open for writing: ", std::strerror(errno)));
     const bool ok = (n == 0 || std::fwrite(bytes, 1, n, f) == n);
+    const int err = errno;
     const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed) throw BackendError(detail::concat(path, ": write failed"));
+    if (!ok || !closed)
+      throw BackendError(detail::concat(path, ": write failed: ", std::strerror(ok ? errno : err)));
   });
 }
 

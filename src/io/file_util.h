@@ -32,6 +32,42 @@ template <class... Args>
   throw_format(file, offset, detail::concat(std::forward<Args>(parts)...));
 }
 
+// Inputs that are read whole (checkpoints, .npy, WAV, JSON) must be regular files: opening a FIFO
+// would block until a writer comes, and a device has no end. InvalidArgument naming `path` and
+// what it is (stat, which never blocks); a missing file is left to the open that follows.
+void check_regular_input(const std::string& path);
+
+// Temporary output files removed when the process dies of SIGINT, SIGTERM or SIGHUP (a killed
+// write must not leave a rendered WAV in a temp folder). A registered file is unlinked by the
+// signal handler; deregister it once it is renamed or removed. At most 64 at once (more are
+// simply not covered). Thread-safe and async-signal-safe.
+void register_temp_file(const std::string& path);
+void unregister_temp_file(const std::string& path);
+// Installs the handler for SIGINT / SIGTERM / SIGHUP where none is installed (the CLI calls it;
+// an embedding program, e.g. Python, keeps its own handlers). The handler removes the registered
+// files, then re-raises the signal with the default action.
+void remove_temp_files_on_signal();
+
+// A registered temporary file removed (and deregistered) when the guard goes away unless
+// release()d (after a successful rename).
+class TempFile {
+ public:
+  explicit TempFile(std::string path) : path_(std::move(path)) { register_temp_file(path_); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile();
+  const std::string& path() const { return path_; }
+  void release();
+
+ private:
+  std::string path_;
+  bool owned_ = true;
+};
+
+// A fresh scratch name in `target`'s folder (".<name>.meshnn-tmp.<pid>.<n>"), for a file renamed
+// over `target` once complete.
+std::string temp_path_beside(const std::string& target);
+
 // Reads a whole file (BackendError if it cannot be opened).
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 

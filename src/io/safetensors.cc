@@ -1,6 +1,8 @@
 #include "meshnn/io/safetensors.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -87,6 +89,16 @@ void SafetensorsFile::Impl::parse() {
   const uint8_t* p = bytes->data;
   const uint64_t size = bytes->size;
   if (size < 8) format_fail(path, 0, "truncated: ", size, " bytes, need 8 for the header length");
+  // A PyTorch checkpoint (torch.save: a zip archive, or a legacy pickle) is the common mistake:
+  // say so instead of reading its first bytes as a header length.
+  // (A safetensors header is JSON: byte 8 is '{'.)
+  const uint8_t* b = bytes->data;
+  const bool json_at_8 = size > 8 && b[8] == '{';
+  if (!json_at_8 &&
+      ((b[0] == 'P' && b[1] == 'K' && b[2] == 3 && b[3] == 4) || (b[0] == 0x80 && b[1] <= 5)))
+    format_fail(path, 0, "this is a PyTorch checkpoint (torch.save ",
+                b[0] == 'P' ? "zip archive" : "pickle",
+                "), not safetensors: convert it with tools/convert_checkpoint.py");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | p[i];
   if (n > kMaxHeaderBytes)
@@ -275,8 +287,10 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
     for (const auto& kv : tensors)
       if (ok && kv.second.nbytes())
         ok = std::fwrite(kv.second.raw(), 1, kv.second.nbytes(), f) == kv.second.nbytes();
+    const int err = errno;
     const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed) throw BackendError(detail::concat(path, ": write failed"));
+    if (!ok || !closed)
+      throw BackendError(detail::concat(path, ": write failed: ", std::strerror(ok ? errno : err)));
   });
 }
 

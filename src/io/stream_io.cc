@@ -9,6 +9,7 @@
 #include <bit>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -191,7 +192,8 @@ class RawFrameSource final : public FrameSource {
  public:
   RawFrameSource(int fd, int64_t frame_size, std::string name, bool own)
       : name_(std::move(name)), C_(frame_size) {
-    MESHNN_CHECK(frame_size >= 1, name_, ": frame size ", frame_size, " must be ≥ 1");
+    MESHNN_CHECK(frame_size >= 1 && frame_size <= (int64_t{1} << 24), name_, ": frame size ",
+                 frame_size, " must be in [1, 2^24]");
     if (own) owned_.fd = fd;
     fd_ = fd;
   }
@@ -204,8 +206,12 @@ class RawFrameSource final : public FrameSource {
   int64_t read(int64_t max_frames, Tensor& out) override {
     MESHNN_CHECK(max_frames >= 1, name_, ": read of ", max_frames, " frames (must be ≥ 1)");
     const size_t fb = static_cast<size_t>(C_) * sizeof(float);
-    // Never hold more than max_frames frames (+ the partial one being completed).
-    const size_t cap = std::max(fb * static_cast<size_t>(max_frames), pending_);
+    // Never hold more than max_frames frames (+ the partial one being completed), nor more than
+    // about kBlockBytes: a huge max_frames (2^62) must neither wrap the byte count nor allocate
+    // it. A stream source may return fewer frames than asked.
+    const int64_t block_frames = std::max<int64_t>(1, kBlockBytes / static_cast<int64_t>(fb));
+    const size_t cap =
+        std::max(fb * static_cast<size_t>(std::min(max_frames, block_frames)), pending_);
     if (buf_.size() < cap) buf_.resize(cap);
     while (pending_ < fb) {
       if (eof_) break;
@@ -325,12 +331,13 @@ class SndSink : public AudioSink {
     samples.check_dtype(DType::f32);
     const float* x = samples.data<float>();
     for (int64_t i = 0; i < samples.numel(); ++i)
-      MESHNN_CHECK(std::isfinite(x[i]), name_, ": non-finite sample ", x[i], " at frame ",
-                   frames_ + i / channels_, ", channel ", i % channels_);
+      MESHNN_CHECK(std::isfinite(x[i]), name_, ": non-finite sample ", x[i], " at sample ",
+                   frames_ + i / channels_, ", channel ", i % channels_,
+                   " (the model produced it; nothing was written)");
     const sf_count_t n = samples.dim(0);
     if (n == 0) return;
     if (sf_writef_float(snd_, x, n) != n || io_.error)
-      throw BackendError(detail::concat(name_, ": write failed after ", frames_, " frames: ",
+      throw BackendError(detail::concat(name_, ": write failed after ", frames_, " samples: ",
                                         io_.error ? errno_text(io_.error) : sf_strerror(snd_),
                                         io_.error == EPIPE ? " (the reader closed the pipe)" : ""));
     frames_ += n;
@@ -396,23 +403,33 @@ class SndSink : public AudioSink {
   bool closed_ = false;
 };
 
+// A regular (or new) target: the WAV grows in a scratch file beside it (readable as it grows,
+// partial_path()), renamed over the target at close(); a sink given up (destroyed unclosed: an
+// error unwound past it) removes the scratch file and leaves the target as it was. A target that
+// is not a regular file (FIFO, pipe, device) is opened at close() and gets the spooled WAV.
 class WavSink final : public SndSink {
  public:
   WavSink(const std::string& path, int channels, int rate, WavFormat format)
       : SndSink(path, channels, rate) {
-    const std::string target = resolve_output_path(path);
+    target_ = resolve_output_path(path);
     struct stat st {};
-    const bool exists = ::stat(target.c_str(), &st) == 0;
-    const bool regular = !exists || S_ISREG(st.st_mode);
-    out_.fd =
-        ::open(target.c_str(), O_WRONLY | O_CLOEXEC | (regular ? O_CREAT | O_TRUNC : 0), 0666);
-    if (out_.fd < 0)
-      throw BackendError(detail::concat(path, ": cannot open for writing: ", errno_text(errno)));
-    bool seekable = regular || ::lseek(out_.fd, 0, SEEK_CUR) >= 0;
-    if (seekable) {
+    const bool exists = ::stat(target_.c_str(), &st) == 0;
+    MESHNN_CHECK(!exists || !S_ISDIR(st.st_mode), path, ": is a folder, not a file");
+    regular_ = !exists || S_ISREG(st.st_mode);
+    if (regular_) {
+      if (exists) mode_ = st.st_mode & 07777;
+      tmp_ = std::make_unique<TempFile>(temp_path_beside(target_));
+      out_.fd = ::open(tmp_->path().c_str(), O_WRONLY | O_CLOEXEC | O_CREAT | O_EXCL, 0666);
+      if (out_.fd < 0) {
+        const int err = errno;
+        tmp_->release();  // not created: nothing to remove
+        throw BackendError(
+            detail::concat(path, ": cannot create ", tmp_->path(), ": ", errno_text(err)));
+      }
       io_.fd = out_.fd;
     } else {
-      // Not seekable (FIFO, pipe): spool to an unlinked scratch file, copied over at close().
+      // Spool to an unlinked scratch file; the target is opened only at close(), so a failed
+      // stream never opens (nor blocks on) it.
       std::string tmpl = (std::filesystem::temp_directory_path() / "meshnn_wav_XXXXXX").string();
       spool_.fd = ::mkstemp(tmpl.data());
       if (spool_.fd < 0)
@@ -423,19 +440,36 @@ class WavSink final : public SndSink {
     }
     io_.seekable = true;
     open(SF_FORMAT_WAV | (format == WavFormat::pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT),
-         seekable);
+         regular_);
   }
-  // Closed here, not in ~SndSink: finish() needs this object whole.
+  // Given up unless closed: the scratch file goes (TempFile), the target is untouched.
   ~WavSink() override {
-    try {
-      close();
-    } catch (...) {
-    }
+    abandon_ = true;
+    if (snd_) sf_close(snd_);
+    snd_ = nullptr;
+    closed_ = true;
+  }
+  const std::string& partial_path() const override {
+    static const std::string none;
+    return tmp_ && !closed_ ? tmp_->path() : none;
   }
 
  private:
   void finish() override {
-    if (spool_.fd < 0) return;
+    if (abandon_) return;
+    if (regular_) {
+      ::close(out_.fd);
+      out_.fd = -1;
+      if (mode_ >= 0) ::chmod(tmp_->path().c_str(), static_cast<mode_t>(mode_));
+      if (std::rename(tmp_->path().c_str(), target_.c_str()) != 0)
+        throw BackendError(
+            detail::concat(name_, ": cannot rename the finished stream: ", errno_text(errno)));
+      tmp_->release();
+      return;
+    }
+    out_.fd = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (out_.fd < 0)
+      throw BackendError(detail::concat(name_, ": cannot open for writing: ", errno_text(errno)));
     std::vector<uint8_t> buf(size_t{1} << 20);
     for (off_t off = 0;;) {
       const ssize_t r = ::pread(spool_.fd, buf.data(), buf.size(), off);
@@ -448,6 +482,10 @@ class WavSink final : public SndSink {
     }
   }
 
+  std::string target_;
+  bool regular_ = true, abandon_ = false;
+  int mode_ = -1;  // the replaced file's permission bits
+  std::unique_ptr<TempFile> tmp_;
   Fd out_, spool_;
 };
 

@@ -81,6 +81,7 @@ WavAudio decode(SNDFILE* snd, const SF_INFO& info, const std::string& name) {
 }  // namespace
 
 WavAudio read_wav(const std::string& path) {
+  check_regular_input(path);  // sf_open of a FIFO would block
   SF_INFO info{};
   SndPtr snd(sf_open(path.c_str(), SFM_READ, &info));
   if (!snd) {
@@ -114,8 +115,8 @@ void write_wav(const std::string& path, const Tensor& samples, int sample_rate, 
   MESHNN_CHECK(sample_rate > 0, "write_wav: sample rate ", sample_rate, " must be positive");
   const float* x = samples.data<float>();
   for (int64_t i = 0; i < samples.numel(); ++i)
-    MESHNN_CHECK(std::isfinite(x[i]), "write_wav: non-finite sample ", x[i], " at flat index ", i,
-                 " of ", path);
+    MESHNN_CHECK(std::isfinite(x[i]), "write_wav: ", path, ": non-finite sample ", x[i],
+                 " at frame ", i / samples.dim(1), ", channel ", i % samples.dim(1));
 
   write_output(path, [&](const std::string& tmp) {
     SF_INFO info{};

@@ -16,7 +16,9 @@ void masked_softmax_rows(float* x, int64_t R, int64_t N, int64_t ld, const uint8
     float* row = x + r * ld;
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < N; ++j)
-      if (!key_valid || key_valid[j]) mx = std::max(mx, row[j]);
+      // NaN-propagating max: std::max(-inf, NaN) is -inf, which would turn an all-NaN row into
+      // the zeros of the no-valid-key case; a NaN max makes the whole row NaN instead.
+      if ((!key_valid || key_valid[j]) && (std::isnan(row[j]) || row[j] > mx)) mx = row[j];
     if (mx == -std::numeric_limits<float>::infinity()) {
       for (int64_t j = 0; j < N; ++j) row[j] = 0.f;
       continue;

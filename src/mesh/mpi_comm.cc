@@ -487,7 +487,40 @@ void mpi_finalize() {
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
-  if (init && !fin) MPI_Finalize();
+  if (!init || fin) return;
+  // MPI_Finalize waits for every rank: a rank that stopped (SIGSTOP, hung) after the last
+  // message would keep the others there forever. Meet in a barrier polled against the liveness
+  // bound first; a rank that does not come ends the job (MPI_Abort).
+  int size = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  double timeout = 0;
+  try {
+    timeout = comm_timeout_seconds();
+  } catch (const Error&) {
+    timeout = kDefaultCommTimeoutSeconds;
+  }
+  if (size > 1 && timeout > 0) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    const auto start = std::chrono::steady_clock::now();
+    for (int done = 0;;) {
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+          timeout) {
+        std::fprintf(stderr,
+                     "[rank %d of %d] meshnn: liveness timeout: not every rank reached the end "
+                     "of the job within %g s (the bound is --comm-timeout or "
+                     "MESHNN_COMM_TIMEOUT); aborting the job\n",
+                     rank, size, timeout);
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  MPI_Finalize();
 }
 
 void mpi_abort_if_running(int code, const std::string& message) {

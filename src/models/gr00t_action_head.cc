@@ -44,14 +44,10 @@ ActionHeadConfig ActionHeadConfig::defaults(Version v) {
 
 namespace {
 
+// Strict, as the adapter config reader: "action_horizon": 16.7 is refused, not run as 16.
 template <class T>
 void take(const json& j, const char* key, T& dst) {
-  if (!j.contains(key) || j[key].is_null()) return;
-  try {
-    dst = j[key].get<T>();
-  } catch (const json::exception& e) {
-    throw InvalidArgument(detail::concat("config field ", key, ": ", e.what()));
-  }
+  io::take_config_field(j, key, dst, "");
 }
 
 ActionHeadConfig head_from_json(const json& root, Version v) {
@@ -73,9 +69,15 @@ ActionHeadConfig head_from_json(const json& root, Version v) {
                " must be positive");
   MESHNN_CHECK(c.action_horizon <= c.max_seq_len, "GR00T head config: action_horizon ",
                c.action_horizon, " > max_seq_len ", c.max_seq_len, " (position-embedding rows)");
-  MESHNN_CHECK(c.num_steps >= 1 && c.num_buckets >= 1,
+  MESHNN_CHECK(c.num_steps >= 1 && c.num_buckets >= 1 && c.num_steps <= c.num_buckets,
                "GR00T head config: num_inference_timesteps ", c.num_steps,
-               " and num_timestep_buckets ", c.num_buckets, " must be ≥ 1");
+               " and num_timestep_buckets ", c.num_buckets,
+               " must be ≥ 1, with no more steps than buckets");
+  MESHNN_CHECK(c.action_dim <= (1 << 16) && c.action_horizon <= (1 << 16) &&
+                   c.future_tokens <= (1 << 16) && c.max_seq_len <= (1 << 20),
+               "GR00T head config: action_dim ", c.action_dim, ", action_horizon ",
+               c.action_horizon, ", num_target_vision_tokens ", c.future_tokens, ", max_seq_len ",
+               c.max_seq_len, ": implausibly large");
   return c;
 }
 
@@ -191,7 +193,8 @@ void attend(const float* q, int64_t ldq, const AttnView& kv, float* out, int64_t
         float acc = 0.f;
         for (int64_t c = 0; c < dh; ++c) acc += qi[c] * kl[c];
         s[l] = acc * scale;
-        mx = std::max(mx, s[l]);
+        // NaN-propagating max (std::max(-inf, NaN) is -inf: an all-NaN row would become zeros).
+        if (std::isnan(s[l]) || s[l] > mx) mx = s[l];
       }
       float* o = out + i * ldo + h * dh;
       for (int64_t c = 0; c < dh; ++c) o[c] = 0.f;
@@ -478,8 +481,8 @@ Tensor ActionHead::get_action(const AdapterOutputs& adapter, const AdapterPlan& 
   const char* vn = version_name(m.cfg.version);
   const int64_t D = m.D, N = m.N, T = m.T, A = m.A, dl = m.heads_local * m.dh;
   const int K = steps > 0 ? steps : m.hc.num_steps;
-  MESHNN_CHECK(steps >= 0, "steps must be ≥ 1 (0 = the config's ", m.hc.num_steps, "), got ",
-               steps);
+  MESHNN_CHECK(steps >= 0 && K <= m.hc.num_buckets, "steps must be in [1, ", m.hc.num_buckets,
+               "] (the timestep buckets; 0 = the config's ", m.hc.num_steps, "), got ", steps);
 
   // ---- inputs ---------------------------------------------------------------------------------
   MESHNN_CHECK(embodiment >= 0 && embodiment < m.cfg.state.num_embodiments, "embodiment id ",
@@ -594,6 +597,14 @@ Tensor ActionHead::get_action(const AdapterOutputs& adapter, const AdapterPlan& 
     m.proj_out_2.forward_rows(x, T, D, m.y.data<float>(), m.O);
     const Tensor v = m.decoder.forward(m.y, embodiment);  // (T, A)
     const float* vd = v.data<float>();
+    // A non-finite velocity is the model's fault (the inputs were checked finite): name the step
+    // instead of returning NaN actions, or finite wrong ones later.
+    for (int64_t i = 0; i < T * A; ++i)
+      if (!std::isfinite(vd[i]))
+        throw Error(detail::concat(
+            vn, " action head: the DiT produced a non-finite velocity (", vd[i], ") at step ",
+            k + 1, " of ", K, ", action row ", i / A, ", dim ", i % A,
+            ": a weight of the checkpoint is non-finite or out of range (inputs were finite)"));
     const float dt = static_cast<float>(1.0 / K);
     for (int64_t i = 0; i < T * A; ++i) xa[i] += dt * vd[i];
     if (velocities) velocities->push_back(v.clone().reshape({1, T, A}));

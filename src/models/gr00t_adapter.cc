@@ -290,6 +290,12 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
   }
   Tensor srows;
   if (state.defined()) {
+    // The state encoder reads max_state_dim columns (as the policy checks): a wider state would
+    // be silently cut to the padded width.
+    MESHNN_CHECK_AS(ShapeError, state.rank() >= 1 && state.dim(-1) <= p.config.state.max_state_dim,
+                    version_name(p.config.version), ": state width ",
+                    state.rank() ? state.dim(-1) : 0, " exceeds max_state_dim ",
+                    p.config.state.max_state_dim);
     srows = state_rows(state, p.config.state.state_dim_pad, p.config.row_block);
     MESHNN_CHECK(embodiment >= 0 && embodiment < p.config.state.num_embodiments, "embodiment id ",
                  embodiment, " is out of range [0, ", p.config.state.num_embodiments, ")");

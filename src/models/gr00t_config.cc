@@ -106,27 +106,7 @@ namespace {
 
 template <class T>
 void take(const json& j, const char* key, T& dst, const std::string& where) {
-  if (!j.contains(key) || j[key].is_null()) return;
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    // Strict: 64.5 or 1e30 would otherwise be truncated (or overflow: undefined behaviour).
-    const json& v = j[key];
-    MESHNN_CHECK(v.is_number_integer(), "config field ", where, key, " must be an integer, got ",
-                 v.dump());
-    const bool fits =
-        v.is_number_unsigned()
-            ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
-            : v.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
-                  v.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max());
-    MESHNN_CHECK(fits, "config field ", where, key, " = ", v.dump(), " is out of range");
-    dst = v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>())
-                                 : static_cast<T>(v.get<int64_t>());
-    return;
-  }
-  try {
-    dst = j[key].get<T>();
-  } catch (const json::exception& e) {
-    throw InvalidArgument(detail::concat("config field ", where, key, ": ", e.what()));
-  }
+  io::take_config_field(j, key, dst, where);
 }
 
 Config apply_json(const json& root, Version v) {
@@ -183,6 +163,11 @@ Config apply_json(const json& root, Version v) {
     take(d, "interleave_self_attention", c.dit.interleave_self_attention, "diffusion_model_cfg.");
     take(d, "attend_text_every_n_blocks", c.dit.attend_text_every_n_blocks, "diffusion_model_cfg.");
   }
+  // As the upstream heads: attend_text_every_n_blocks is a top-level field of the head config
+  // (it wins over a copy under diffusion_model_cfg), and the DiT's cross_attention_dim is the
+  // backbone_embedding_dim the head passes to it (a diffusion_model_cfg value is overridden).
+  take(j, "attend_text_every_n_blocks", c.dit.attend_text_every_n_blocks, "");
+  c.dit.cross_attention_dim = c.backbone_embedding_dim;
   if (!pad_given) c.state.state_dim_pad = round_up(c.state.max_state_dim, c.row_block);
   c.validate();
   return c;

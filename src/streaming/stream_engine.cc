@@ -268,7 +268,11 @@ class MpiPipeline final : public StreamEngine {
   // cut at the mean of their measurements, so they agree on the cut.
   MpiPipeline(std::vector<NodePtr> ops, std::vector<double> cost, const MeshConfig& mc)
       : mesh_(mc.rows, mc.cols) {
-    mesh_detail::MpiMesh m = mesh_detail::make_mpi_mesh(mesh_, 0.0);
+    // Bounded like every MPI call (a stopped rank ends the job): the CLI feeds an MPI stream from
+    // regular files only, so no stage waits on a producer paused for input. An API caller that
+    // paces its pushes on a live source must keep the gap under the bound (or set it to 0).
+    mesh_detail::MpiMesh m =
+        mesh_detail::make_mpi_mesh(mesh_, resolve_comm_timeout(mc.timeout_seconds));
     threads_ = mc.threads_per_device;
     device_ = std::make_unique<Device>(mesh_, m.rank, threads_, Backend::mpi, m.comms);
     k_ = device_->coord(1);

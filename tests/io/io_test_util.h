@@ -15,11 +15,28 @@
 
 namespace meshnn::test {
 
-// A fresh per-test scratch directory under the system temp dir.
+inline std::filesystem::path scratch_path(const ::testing::TestInfo& info) {
+  return std::filesystem::temp_directory_path() /
+         (std::string("meshnn_io_") + info.test_suite_name() + "_" + info.name());
+}
+
+// Removes a test's scratch directory when the test ends (pass or fail): the suite leaves nothing
+// in the temp folder.
+class ScratchCleanup : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    std::error_code ec;
+    std::filesystem::remove_all(scratch_path(info), ec);
+  }
+};
+
+// A fresh per-test scratch directory under the system temp dir, removed when the test ends.
 inline std::string scratch_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   (std::string("meshnn_io_") + info->test_suite_name() + "_" + info->name());
+  static const bool registered = [] {
+    ::testing::UnitTest::GetInstance()->listeners().Append(new ScratchCleanup);
+    return true;
+  }();
+  (void)registered;
+  const auto dir = scratch_path(*::testing::UnitTest::GetInstance()->current_test_info());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

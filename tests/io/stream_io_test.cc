@@ -274,12 +274,37 @@ TEST(StreamIo, WavSinkIsReadableMidStream) {
   Tensor part = Tensor::empty({1500, 2}, DType::f32);
   std::memcpy(part.raw(), x.raw(), part.nbytes());
   sink->write(part);
-  // Not closed: the header already states the 1500 frames written (a killed stream's file).
-  const io::WavAudio mid = io::read_wav(dir + "/s.wav");
+  // Not closed: the growing file beside the target already states the 1500 frames written.
+  const std::string growing = sink->partial_path();
+  ASSERT_FALSE(growing.empty());
+  EXPECT_EQ(std::filesystem::path(growing).parent_path(), std::filesystem::path(dir));
+  const io::WavAudio mid = io::read_wav(growing);
   EXPECT_EQ(mid.sample_rate, 24000);
   EXPECT_TRUE(test::same_bytes(mid.samples, part));
-  sink.reset();  // the destructor closes
+  EXPECT_FALSE(std::filesystem::exists(dir + "/s.wav"));  // renamed only on success
+  sink->close();
   EXPECT_EQ(io::read_wav(dir + "/s.wav").samples.dim(0), 1500);
+  EXPECT_FALSE(std::filesystem::exists(growing));
+}
+
+// Issue 23 item 6: a stream that fails (destroyed unclosed) leaves the file it was to replace as
+// it was, and no scratch file.
+TEST(StreamIo, FailedWavSinkKeepsTheOldFile) {
+  const std::string dir = scratch_dir();
+  const Tensor old = audio(700, 2, 41);
+  io::write_wav(dir + "/keep.wav", old, 24000);
+  const std::vector<uint8_t> before = file_bytes(dir + "/keep.wav");
+  {
+    auto sink = io::open_wav_sink(dir + "/keep.wav", 2, 24000, io::WavFormat::float32);
+    sink->write(audio(300, 2, 42));
+    Tensor bad = audio(4, 2, 43);
+    bad.data<float>()[3] = NAN;
+    EXPECT_THROW(sink->write(bad), InvalidArgument);
+  }  // given up
+  EXPECT_EQ(file_bytes(dir + "/keep.wav"), before);
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1);  // no scratch file left
 }
 
 TEST(StreamIo, WavSinkIntoAFifoAndThroughASymlink) {
@@ -349,7 +374,7 @@ TEST(StreamIo, SinkErrors) {
     sink->write(bad);
     FAIL() << "no error";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("frame 2, channel 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sample 2, channel 1"), std::string::npos) << e.what();
   }
   EXPECT_THROW(io::open_wav_sink(dir + "/e.wav", 0, 48000), InvalidArgument);
   EXPECT_THROW(io::open_wav_sink(dir + "/e.wav", 1, 0), InvalidArgument);

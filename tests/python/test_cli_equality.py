@@ -11,7 +11,7 @@ from conftest import fixture, run_cli
 
 def read_planar(path):
     samples, sr = meshnn.read_wav(path)
-    return samples.T[None], sr  # (T, C) → (1, C, T)
+    return samples[None], sr  # (C, T) → (1, C, T)
 
 
 @pytest.mark.parametrize('mesh', ['1x1', '1x2'])
@@ -34,7 +34,7 @@ def test_vocode_wav_equals_cli(bigvgan, tmp_path, rng):
             tmp_path / 'in.wav', '--out', tmp_path / 'out.wav', '--quiet')
     want, _ = read_planar(tmp_path / 'out.wav')
     samples, _ = meshnn.read_wav(tmp_path / 'in.wav')
-    mel = bigvgan.mel_spectrogram(samples[:, 0].copy())
+    mel = bigvgan.mel_spectrogram(samples[0].copy())
     assert mel.shape == (1, bigvgan.num_mels, 40)
     np.testing.assert_array_equal(bigvgan(mel, mesh='1x1'), want)
 

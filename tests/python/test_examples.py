@@ -29,7 +29,7 @@ def test_vocode_wav_example(bigvgan_folder, tmp_path):
     out = run('vocode_wav.py', bigvgan_folder, tmp_path / 'in.wav', tmp_path / 'out.wav')
     assert 'real-time factor' in out
     y, sr_out = meshnn.read_wav(tmp_path / 'out.wav')
-    assert sr_out == sr and y.shape[1] == 1 and y.shape[0] > 0
+    assert sr_out == sr and y.shape[0] == 1 and y.shape[1] > 0
 
 
 def test_decode_ltx_latent_example(tmp_path):
@@ -38,7 +38,7 @@ def test_decode_ltx_latent_example(tmp_path):
               fixture('ltx23_small.safetensors'), '--latent', tmp_path / 'lat.npy')
     assert 'ltx-2.3' in out
     y, sr = meshnn.read_wav(tmp_path / 'out.wav')
-    assert sr == 48000 and y.shape[1] == 2
+    assert sr == 48000 and y.shape[0] == 2
 
 
 def test_timing_example():

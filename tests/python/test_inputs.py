@@ -151,8 +151,12 @@ def test_wav_round_trip(tmp_path, rng):
     x = (0.5 * rng.standard_normal((2, 1000))).astype(np.float32)
     meshnn.write_wav(tmp_path / 'a.wav', x, 48000)
     s, sr = meshnn.read_wav(tmp_path / 'a.wav')
-    assert sr == 48000 and s.shape == (1000, 2)
-    np.testing.assert_array_equal(s.T, x)
+    assert sr == 48000 and s.shape == (2, 1000)  # channels first, as write_wav takes it
+    np.testing.assert_array_equal(s, x)
+    # The round trip of a short file keeps its channel count (was: a T-channel WAV).
+    meshnn.write_wav(tmp_path / 'b.wav', s, sr)
+    s2, _ = meshnn.read_wav(tmp_path / 'b.wav')
+    np.testing.assert_array_equal(s2, x)
 
 
 def test_gr00t_adapter_errors():

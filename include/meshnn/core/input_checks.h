@@ -18,6 +18,12 @@ Tensor float_input(const Tensor& t, const std::string& name);
 // (i, j, k)" (any float dtype; integer tensors are always finite).
 void check_finite(const Tensor& t, const std::string& name);
 
+// A model's f32 output, after finite inputs: a non-finite value is the model's fault (a non-finite
+// weight, or inputs whose magnitude overflows float32 inside it), never the output file's. Error
+// "<model>: <stage> produced a non-finite value nan at index (…) of shape (…) from finite inputs
+// …" (a plain meshnn::Error: RuntimeError in Python, exit 1 in the CLI).
+void check_model_output(const Tensor& y, const std::string& model, const std::string& stage);
+
 // Thread counts: 0 = automatic; otherwise 1 … max_threads(). InvalidArgument naming `option`.
 int max_threads();  // 8 × available cores, at least 64
 void check_thread_count(int threads, const std::string& option);

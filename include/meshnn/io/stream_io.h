@@ -15,9 +15,9 @@
 // Every value is checked finite (InvalidArgument naming the frame and the value).
 //
 // Output (AudioSink): samples (T, C) f32 appended as they become final:
-//   - a WAV file (float32 or 16-bit PCM, the same choices and bytes as io::write_wav); the header
-//     is rewritten after every write, so a stream killed midway leaves a valid WAV of what was
-//     written so far. The final file is byte-identical to write_wav of all samples at once.
+//   - a WAV file (float32 or 16-bit PCM, the same choices and bytes as io::write_wav), grown in a
+//     scratch file beside the target and renamed over it at close (open_wav_sink). The final file
+//     is byte-identical to write_wav of all samples at once.
 //   - raw interleaved PCM (s16le, or f32le) on a file descriptor (stdout for `--out -`), e.g.
 //     `... --out - | aplay -f S16_LE -r 48000 -c 2`. s16 conversion (scale, rounding, clipping)
 //     is the one of the 16-bit WAV.
@@ -75,11 +75,19 @@ enum class RawPcmFormat { s16le, f32le };
 
 class AudioSink {
  public:
-  virtual ~AudioSink() = default;  // closes if close() was not called (errors are swallowed)
+  // A sink destroyed without close() (an error unwound past it) gives the output up: a WAV
+  // target is left as it was, its scratch file removed; raw PCM already written stays written.
+  virtual ~AudioSink() = default;
   virtual int channels() const = 0;
   virtual int sample_rate() const = 0;
-  // Sample frames written so far.
+  // Samples per channel written so far.
   virtual int64_t frames_written() const = 0;
+  // The file that grows while the stream runs (readable mid-stream: its header states what was
+  // written), "" when there is none (raw PCM, a FIFO target, after close()).
+  virtual const std::string& partial_path() const {
+    static const std::string none;
+    return none;
+  }
   // samples: (T, C) f32, finite (InvalidArgument naming the first non-finite value), C =
   // channels(); T = 0 is allowed. Appended to the output before returning.
   virtual void write(const Tensor& samples) = 0;
@@ -87,10 +95,13 @@ class AudioSink {
   virtual void close() = 0;
 };
 
-// WAV written progressively at `path` (symlinks followed). A regular or new file is written in
-// place (not via a temporary file as write_wav does: a stream must be visible while it grows, and
-// a killed stream leaves what was written); a FIFO or other non-seekable target gets the WAV at
-// close() (a WAV header states its length up front, so it cannot be streamed before the end).
+// WAV written progressively for `path` (symlinks followed). A regular or new target: the WAV grows
+// in a scratch file beside it (".<name>.meshnn-tmp.<pid>.<n>", partial_path(); its header is
+// rewritten after every write, so it is a valid WAV of what was written so far) and is renamed
+// over the target at close(), so a failing stream never destroys the file it was to replace. A
+// FIFO or other non-seekable target gets the WAV at close() (a WAV header states its length up
+// front, so it cannot be streamed before the end). The scratch file is removed when the sink is
+// destroyed unclosed, and on SIGINT / SIGTERM in the CLI.
 std::unique_ptr<AudioSink> open_wav_sink(const std::string& path, int channels, int sample_rate,
                                          WavFormat format = WavFormat::float32);
 // Raw interleaved PCM written to `fd` (not closed); `name` is used in messages. A reader that
