@@ -66,7 +66,7 @@ Tensor MiniMaxH3AudioVae::decode(const Tensor& latents, const RunOptions& run) c
   return with_run(run, [&] {
     std::lock_guard<std::mutex> lock(impl_->mu);
     Tensor y = impl_->model->decode(latents);
-    if (run.progress) run.progress(1, 1, "decoder");
+    if (run.progress) run.progress(1, 1, "decode");
     return y;
   });
 }
@@ -75,7 +75,7 @@ Tensor MiniMaxH3AudioVae::encode(const Tensor& wave, Tensor* log_std, const RunO
   return with_run(run, [&] {
     std::lock_guard<std::mutex> lock(impl_->mu);
     models::minimax_h3::Model::Posterior p = impl_->model->encode(wave);
-    if (run.progress) run.progress(1, 1, "encoder");
+    if (run.progress) run.progress(1, 1, "encode");
     if (log_std) *log_std = p.logs;
     return p.mean;
   });

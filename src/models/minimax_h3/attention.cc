@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "meshnn/core/error.h"
+#include "meshnn/layers/state_dict.h"
+#include "models/minimax_h3/weights.h"
 
 namespace meshnn::models::minimax_h3 {
 
@@ -11,17 +13,18 @@ namespace {
 
 Tensor get(const std::map<std::string, Tensor>& state, const std::string& key) {
   auto it = state.find(key);
-  MESHNN_CHECK_AS(WeightError, it != state.end(), "missing checkpoint key 'pre_block.", key, "'");
+  MESHNN_CHECK_AS(WeightError, it != state.end(), "missing checkpoint key '", keys::pre_block(),
+                  key, "'");
   return it->second.dtype() == DType::f32 ? it->second : it->second.to(DType::f32);
 }
 
 layers::LayerNorm norm(const std::map<std::string, Tensor>& state, const std::string& p) {
-  return layers::LayerNorm(get(state, p + ".weight"), get(state, p + ".bias"), 1e-5f);
+  return layers::LayerNorm(get(state, weight_key(p)), get(state, bias_key(p)), 1e-5f);
 }
 
 layers::Linear linear(const std::map<std::string, Tensor>& state, const std::string& p,
                       Precision precision, layers::Activation act = layers::Activation::none) {
-  return layers::Linear::from_out_in(get(state, p + ".weight"), get(state, p + ".bias"), act,
+  return layers::Linear::from_out_in(get(state, weight_key(p)), get(state, bias_key(p)), act,
                                      precision);
 }
 
@@ -31,20 +34,20 @@ CausalAttentionProjection::CausalAttentionProjection(const std::map<std::string,
                                                      int64_t latent_dim, int64_t heads,
                                                      int64_t latent_channels, Precision precision)
     : D_(latent_dim), H_(heads), C_(latent_channels), hd_(latent_dim / heads) {
-  norm1_ = norm(state, "norm1");
-  norm3_ = norm(state, "norm3");
-  norm2_ = norm(state, "norm2");
-  mlp_norm_ = norm(state, "mlp.norm");
+  norm1_ = norm(state, keys::norm1());
+  norm3_ = norm(state, keys::norm3());
+  norm2_ = norm(state, keys::norm2());
+  mlp_norm_ = norm(state, keys::mlp_norm());
   // The fused qkv has no bias of its own: its bias is [q_bias ; zero_k_bias ; v_bias].
   const Tensor bias = concat(
-      {get(state, "attn.q_bias"), get(state, "attn.zero_k_bias"), get(state, "attn.v_bias")}, 0);
-  qkv_ = layers::Linear::from_out_in(get(state, "attn.qkv.weight"), bias, layers::Activation::none,
-                                     precision);
-  attn_proj_ = linear(state, "attn.proj", precision);
-  proj_ = linear(state, "proj", precision);
-  w0_ = linear(state, "mlp.w0", precision, layers::Activation::gelu_tanh);
-  w1_ = linear(state, "mlp.w1", precision);
-  w2_ = linear(state, "mlp.w2", precision);
+      {get(state, keys::q_bias()), get(state, keys::zero_k_bias()), get(state, keys::v_bias())}, 0);
+  qkv_ = layers::Linear::from_out_in(get(state, weight_key(keys::qkv())), bias,
+                                     layers::Activation::none, precision);
+  attn_proj_ = linear(state, keys::attn_proj(), precision);
+  proj_ = linear(state, keys::proj(), precision);
+  w0_ = linear(state, keys::mlp_w(0), precision, layers::Activation::gelu_tanh);
+  w1_ = linear(state, keys::mlp_w(1), precision);
+  w2_ = linear(state, keys::mlp_w(2), precision);
 }
 
 streaming::StreamOpPtr CausalAttentionProjection::fork() const {

@@ -6,6 +6,7 @@
 #include "io/json.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/safetensors.h"
+#include "meshnn/layers/state_dict.h"
 #include "models/audio_description.h"
 #include "models/bigvgan.h"
 #include "models/minimax_h3/attention.h"
@@ -150,44 +151,43 @@ Model::Model(const Config& cfg, const std::map<std::string, Tensor>& state, Prec
   }
   const int64_t D = cfg_.latent_dim, C = cfg_.latent_channels;
   if (has_decoder()) {
-    dec_in_proj_ = make_conv(state, "dec_in_proj", C, D, 1, 1, 0, 1, precision);
-    gen_ = std::make_unique<Generator>(cfg_.generator(), state, "decoder.", precision);
+    dec_in_proj_ = make_conv(state, keys::dec_in_proj(), C, D, 1, 1, 0, 1, precision);
+    gen_ = std::make_unique<Generator>(cfg_.generator(), state, keys::decoder(), precision);
     decode_graph_ = decode_stream();
   }
   if (has_encoder()) {
-    conv_in_ = make_conv(state, "encoder.block.0", 1, cfg_.encoder_dim, 7, 1, 3, 1, precision);
+    conv_in_ = make_conv(state, keys::conv_in(), 1, cfg_.encoder_dim, 7, 1, 3, 1, precision);
     const int n = static_cast<int>(cfg_.encoder_rates.size());
     for (int i = 1; i <= n; ++i) {
       const int64_t ci = cfg_.encoder_width(i - 1), s = cfg_.encoder_rates[i - 1];
-      const std::string b = "encoder.block." + std::to_string(i) + ".block.";
       EncoderStage st;
       const int dil[3] = {1, 3, 9};
       for (int u = 0; u < 3; ++u) {
-        const std::string r = b + std::to_string(u) + ".block.";
-        st.snakes.push_back(snake(state, r + "0.alpha", ci));
-        st.convs.push_back(make_conv(state, r + "1", ci, ci, 7, 1, 3 * dil[u], dil[u], precision));
-        st.snakes.push_back(snake(state, r + "2.alpha", ci));
-        st.convs.push_back(make_conv(state, r + "3", ci, ci, 1, 1, 0, 1, precision));
+        st.snakes.push_back(snake(state, keys::unit_alpha(i, u, 0), ci));
+        st.convs.push_back(make_conv(state, keys::unit_conv(i, u, 0), ci, ci, 7, 1, 3 * dil[u],
+                                     dil[u], precision));
+        st.snakes.push_back(snake(state, keys::unit_alpha(i, u, 1), ci));
+        st.convs.push_back(
+            make_conv(state, keys::unit_conv(i, u, 1), ci, ci, 1, 1, 0, 1, precision));
       }
-      st.snakes.push_back(snake(state, b + "3.alpha", ci));
+      st.snakes.push_back(snake(state, keys::stage_alpha(i), ci));
       // k = 2s, padding ⌈s/2⌉: exactly n/s outputs for n divisible by s.
       st.convs.push_back(
-          make_conv(state, b + "4", ci, 2 * ci, 2 * s, s, (s + 1) / 2, 1, precision));
+          make_conv(state, keys::stage_conv(i), ci, 2 * ci, 2 * s, s, (s + 1) / 2, 1, precision));
       stages_.push_back(std::move(st));
     }
     const int64_t cf = cfg_.encoder_width(n);
-    snake_out_ = snake(state, "encoder.block." + std::to_string(n + 1) + ".alpha", cf);
-    conv_out_ =
-        make_conv(state, "encoder.block." + std::to_string(n + 2), cf, D, 3, 1, 1, 1, precision);
+    snake_out_ = snake(state, keys::final_alpha(cfg_), cf);
+    conv_out_ = make_conv(state, keys::conv_out(cfg_), cf, D, 3, 1, 1, 1, precision);
     pre_block_ = std::make_unique<CausalAttentionProjection>(
-        subtree(state, "pre_block."), D, cfg_.num_attention_heads, C, precision);
+        subtree(state, keys::pre_block()), D, cfg_.num_attention_heads, C, precision);
     // mean_proj and logs_proj read the same rows: one (2C, C, 1) conv, [mean | logs].
     std::map<std::string, Tensor> heads;
-    heads["heads.weight"] =
-        concat({f32(state.at("mean_proj.weight")), f32(state.at("logs_proj.weight"))}, 0);
-    heads["heads.bias"] =
-        concat({f32(state.at("mean_proj.bias")), f32(state.at("logs_proj.bias"))}, 0);
-    heads_ = make_conv(heads, "heads", C, 2 * C, 1, 1, 0, 1, precision);
+    const std::string mp = keys::mean_proj(), lp = keys::logs_proj(), hp = "posterior_heads";
+    heads[weight_key(hp)] =
+        concat({f32(state.at(weight_key(mp))), f32(state.at(weight_key(lp)))}, 0);
+    heads[bias_key(hp)] = concat({f32(state.at(bias_key(mp))), f32(state.at(bias_key(lp)))}, 0);
+    heads_ = make_conv(heads, hp, C, 2 * C, 1, 1, 0, 1, precision);
     encode_graph_ = encode_stream();
   }
 }
