@@ -1,4 +1,5 @@
-// meshnn's audio models for programs: the LTX-2 / LTX-2.3 audio decoder and NVIDIA BigVGAN.
+// meshnn's audio models for programs: the LTX-2 / LTX-2.3 audio decoder, NVIDIA BigVGAN and the
+// MiniMax-H3 audio VAE.
 //
 // Life of a call: load() reads a safetensors checkpoint once (mmapped; every missing, unexpected
 // or misshaped key reported together) into immutable weights, converted and packed once per
@@ -18,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"
@@ -109,6 +111,42 @@ class BigVganVocoder {
  private:
   friend class StreamingVocoder;
   explicit BigVganVocoder(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+// MiniMax-H3 audio VAE (diffusers `AutoencoderKLMiniMaxH3Audio`, 32 kHz mono per batch item;
+// stereo is two batch items, item 0 = left). Neither direction applies latents_mean/latents_std,
+// as diffusers' decode/encode do not; normalize()/denormalize() are the pipeline's affine.
+// Calls on one model from several threads are serialised (each waits for the previous one).
+class MiniMaxH3AudioVae {
+ public:
+  // folder: a diffusers component folder (config.json naming AutoencoderKLMiniMaxH3Audio +
+  // diffusion_pytorch_model.safetensors; weight norm unfolded or folded; f32, bf16 or f16). Every
+  // key problem is reported at once (WeightError). decoder_only skips building the encoder.
+  static MiniMaxH3AudioVae load(const std::string& folder, Precision precision = Precision::fp32,
+                                bool decoder_only = false);
+  // True when `path` is such a folder (its config.json names this model).
+  static bool is_folder(const std::string& path);
+
+  int sample_rate() const;      // 32000
+  int hop_length() const;       // 800 samples per latent frame
+  int latent_channels() const;  // 32
+  std::vector<float> latents_mean() const;
+  std::vector<float> latents_std() const;
+
+  // latents: (B, C, T) f32, finite, denormalised → (B, 1, hop·T) f32 in [−1, 1]; no trim.
+  Tensor decode(const Tensor& latents, const RunOptions& run = {}) const;
+  // wave: (B, 1, L) f32, finite, L ≥ 1 → the posterior mode (B, C, ⌈L / hop⌉): zero right-pad to
+  // whole hops, never a crop. log_std: when given, receives the log standard deviation, same shape.
+  Tensor encode(const Tensor& wave, Tensor* log_std = nullptr, const RunOptions& run = {}) const;
+  // Per channel c: z·std[c] + mean[c] (DiT latents → decode input) and its inverse.
+  Tensor denormalize(const Tensor& z) const;
+  Tensor normalize(const Tensor& z) const;
+
+  struct Impl;
+
+ private:
+  explicit MiniMaxH3AudioVae(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };
 

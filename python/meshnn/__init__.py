@@ -8,6 +8,9 @@ on CPUs, without PyTorch at run time (torch tensors are accepted and can be retu
     decoder = meshnn.LtxAudioDecoder.from_checkpoint("ltx-2.3.safetensors")
     audio = decoder(latent)                  # (B, 8, T, 16) → (B, 2, samples) at 48 kHz
 
+    vae = meshnn.MiniMaxH3AudioVAE.from_pretrained("MiniMax-H3/audio_vae")
+    wave = vae.decode(latents).sample       # (2, 32, T) → (2, 1, 800·T) at 32 kHz (stereo = 2)
+
     adapter = meshnn.gr00t.VlAdapter("action_head.safetensors", version="n1.5", token_types=types)
     out = adapter(features, state=state)     # dict of arrays, as `meshnn gr00t-adapter` writes
 
@@ -19,9 +22,10 @@ several threads at once. Errors: ValueError (bad input or option), KeyError (che
 RuntimeError (the rest), with meshnn's message. See docs/python.md.
 """
 from . import _meshnn
-from ._audio import BigVGAN, LtxAudioDecoder, mel_spectrogram, process_rank, read_wav, write_wav
+from ._audio import (BigVGAN, LtxAudioDecoder, MiniMaxH3AudioVAE, mel_spectrogram, process_rank,
+                     read_wav, write_wav)
 from . import gr00t
 
 __version__ = _meshnn.__version__
-__all__ = ['BigVGAN', 'LtxAudioDecoder', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
+__all__ = ['BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
            'write_wav']

@@ -1,4 +1,5 @@
-"""meshnn.BigVGAN and meshnn.LtxAudioDecoder: the audio models with the calls PyTorch users know.
+"""meshnn.BigVGAN, meshnn.LtxAudioDecoder and meshnn.MiniMaxH3AudioVAE: the audio models with the
+calls PyTorch users know.
 
 BigVGAN follows NVIDIA's bigvgan.BigVGAN (from_pretrained on a local folder, forward(mel) →
 (B, 1, samples), .h, remove_weight_norm / eval for drop-in code); LtxAudioDecoder follows
@@ -374,3 +375,125 @@ def write_wav(path, audio, sample_rate):
         raise ValueError(f'audio: expected (T,), (C, T) or (1, C, T), got shape {tuple(np.shape(audio))}')
     _meshnn.write_wav(os.fspath(path), np.ascontiguousarray(a.T),
                       int_arg('sample_rate', sample_rate, 1, 1 << 30))
+
+
+def _is_torch(x):
+    return type(x).__module__.split('.')[0] == 'torch'
+
+
+class _Output:
+    """diffusers-style output: attributes and tuple indexing."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+        self._order = list(fields)
+
+    def __getitem__(self, i):
+        return getattr(self, self._order[i])
+
+    def to_tuple(self):
+        return tuple(getattr(self, k) for k in self._order)
+
+
+class MiniMaxH3Posterior:
+    """The encoder's diagonal Gaussian: mean (the mode) and log standard deviation (B, C, T)."""
+
+    def __init__(self, mean, log_std, as_torch):
+        self._as_torch = as_torch
+        self.mean = out(mean, as_torch)
+        self.log_std = out(log_std, as_torch)
+
+    def mode(self):
+        return self.mean
+
+    @property
+    def std(self):
+        return out(np.exp(np.asarray(self.log_std)), self._as_torch)
+
+    def sample(self, generator=None):
+        """mean + std · ε with ε ~ N(0, 1) (numpy Generator, or a torch Generator with torch)."""
+        m = np.asarray(self.mean)
+        if self._as_torch:
+            import torch
+            eps = torch.randn(m.shape, generator=generator).numpy()
+        else:
+            eps = (generator or np.random.default_rng()).standard_normal(m.shape, dtype=np.float32)
+        return out((m + np.exp(np.asarray(self.log_std)) * eps).astype(np.float32), self._as_torch)
+
+
+class MiniMaxH3AudioVAE:
+    """MiniMax-H3 audio VAE (diffusers AutoencoderKLMiniMaxH3Audio): 32 kHz mono per batch item,
+    stereo as two items. decode()/encode() apply no latent statistics, as diffusers'; the
+    pipeline's normalisation is normalize()/denormalize() with latents_mean / latents_std."""
+
+    def __init__(self, core, threads=None):
+        self._core = core
+        self._threads = _threads(threads)
+
+    @classmethod
+    def from_pretrained(cls, folder, subfolder=None, precision='fp32', threads=None, **unused):
+        """folder: the component folder (config.json + diffusion_pytorch_model.safetensors), or
+        the pipeline folder with subfolder='audio_vae'. No downloads."""
+        folder = os.fspath(folder)
+        if subfolder:
+            folder = os.path.join(folder, subfolder)
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(f'{folder}: no such folder (meshnn does not download)')
+        return cls(_meshnn.MiniMaxH3AudioVae.load(folder, precision), threads=threads)
+
+    @property
+    def sampling_rate(self):
+        return self._core.sample_rate
+
+    @property
+    def hop_length(self):
+        return self._core.hop_length
+
+    @property
+    def latents_mean(self):
+        return list(self._core.latents_mean)
+
+    @property
+    def latents_std(self):
+        return list(self._core.latents_std)
+
+    def decode(self, z, return_dict=True, *, as_torch=None):
+        """z: (B, C, T) float32 denormalised latents → .sample (B, 1, hop·T) in [-1, 1].
+        Torch in → torch out unless as_torch says otherwise."""
+        as_torch = _is_torch(z) if as_torch is None else as_torch
+        y = out(self._core.decode(as_array(z, 'latents'), threads=self._threads), as_torch)
+        return _Output(sample=y) if return_dict else (y,)
+
+    def encode(self, x, return_dict=True, *, as_torch=None):
+        """x: (B, 1, L) float32 at 32 kHz → .latent_dist with mode() / mean / log_std / std /
+        sample(), each (B, C, ceil(L / hop)); zero right-pad to whole hops, never a crop."""
+        as_torch = _is_torch(x) if as_torch is None else as_torch
+        mean, logs = self._core.encode(as_array(x, 'wave'), threads=self._threads)
+        dist = MiniMaxH3Posterior(mean, logs, as_torch)
+        return _Output(latent_dist=dist) if return_dict else (dist,)
+
+    def _stats(self, z):
+        c = len(self.latents_mean)
+        m = np.asarray(self.latents_mean, dtype=np.float32).reshape(1, c, 1)
+        s = np.asarray(self.latents_std, dtype=np.float32).reshape(1, c, 1)
+        return as_array(z, 'latents'), m, s
+
+    def normalize(self, z):
+        """(z − latents_mean) / latents_std per channel (encode output → DiT latents)."""
+        a, m, s = self._stats(z)
+        return out(((a - m) / s).astype(np.float32), _is_torch(z))
+
+    def denormalize(self, z):
+        """z · latents_std + latents_mean per channel (DiT latents → decode input)."""
+        a, m, s = self._stats(z)
+        return out((a * s + m).astype(np.float32), _is_torch(z))
+
+    def eval(self):
+        return self
+
+    def to(self, *args, **kwargs):
+        return self
+
+    def __repr__(self):
+        return (f'meshnn.MiniMaxH3AudioVAE(sampling_rate={self.sampling_rate}, '
+                f'hop_length={self.hop_length})')

@@ -422,6 +422,43 @@ PYBIND11_MODULE(_meshnn, m) {
           py::arg("latent"), py::arg("mesh") = "auto", py::arg("backend") = "local",
           py::arg("threads") = 0, py::arg("chunk_frames") = 0, py::arg("progress") = py::none());
 
+  // ---- MiniMax-H3 audio VAE ----
+  py::class_<MiniMaxH3AudioVae>(m, "MiniMaxH3AudioVae")
+      .def_static(
+          "load",
+          [](const std::string& folder, const std::string& precision) {
+            const Precision p = parse_precision(precision);
+            py::gil_scoped_release nogil;
+            return MiniMaxH3AudioVae::load(folder, p);
+          },
+          py::arg("folder"), py::arg("precision") = "fp32")
+      .def_static("is_folder", &MiniMaxH3AudioVae::is_folder, py::arg("path"))
+      .def_property_readonly("sample_rate", &MiniMaxH3AudioVae::sample_rate)
+      .def_property_readonly("hop_length", &MiniMaxH3AudioVae::hop_length)
+      .def_property_readonly("latent_channels", &MiniMaxH3AudioVae::latent_channels)
+      .def_property_readonly("latents_mean", &MiniMaxH3AudioVae::latents_mean)
+      .def_property_readonly("latents_std", &MiniMaxH3AudioVae::latents_std)
+      .def(
+          "decode",
+          [](const MiniMaxH3AudioVae& v, const py::array& z, int threads) {
+            ProgressBridge none{py::none()};
+            const RunOptions run = run_options("auto", "local", threads, none);
+            const Tensor x = view_of(z, "latents");
+            return compute(none, nullptr, [&] { return v.decode(x, run); });
+          },
+          py::arg("latents"), py::arg("threads") = 0)
+      .def(
+          "encode",
+          [](const MiniMaxH3AudioVae& v, const py::array& wave, int threads) {
+            ProgressBridge none{py::none()};
+            const RunOptions run = run_options("auto", "local", threads, none);
+            const Tensor x = view_of(wave, "wave");
+            Tensor logs;
+            py::array mean = compute(none, nullptr, [&] { return v.encode(x, &logs, run); });
+            return py::make_tuple(mean, to_numpy(logs));
+          },
+          py::arg("wave"), py::arg("threads") = 0);
+
   // ---- BigVGAN ----
   py::class_<BigVganVocoder>(m, "BigVganVocoder")
       .def_static(

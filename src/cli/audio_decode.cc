@@ -1,4 +1,5 @@
-// meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav.
+// meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav; a
+// MiniMax-H3 audio VAE folder as --checkpoint: latents (B, 32, T) → 32 kHz, one channel per item.
 #include <cstdio>
 
 #include "cli/audio_common.h"
@@ -22,9 +23,46 @@ struct Args {
   int threads = 0;
   int64_t chunk_frames = 0;
   bool chunk_given = false;  // --chunk-frames on the command line (else the memory rule decides)
-  bool allow_unused = false, quiet = false;
+  bool allow_unused = false, quiet = false, latents_normalized = false;
   StreamArgs st;
 };
+
+// MiniMax-H3: latents (B, C, T) or (C, T) → WAV with one channel per batch item (stereo = 2).
+void run_minimax_h3(const Args& a) {
+  MESHNN_CHECK_AS(InvalidArgument, !a.st.stream,
+                  "--stream is not supported for the MiniMax-H3 audio VAE yet");
+  check_not_streaming_options(a.st, a.out);
+  MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given, "--chunk-frames is for the LTX decoders");
+  MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(), "--latent is required");
+  const auto t0 = std::chrono::steady_clock::now();
+  io::check_output_path(a.out, {a.latent});
+  RunOptions run;
+  run.mesh = a.mesh;
+  run.backend = parse_backend(a.backend);
+  run.threads = a.threads;
+  Tensor z = float_input(io::load_npy(a.latent), a.latent);
+  if (z.rank() == 2) z = z.reshape({1, z.dim(0), z.dim(1)});
+  MESHNN_CHECK_AS(ShapeError, z.rank() == 3 && z.dim(0) >= 1 && z.dim(0) <= 64, a.latent,
+                  ": expected (B, C, T) or (C, T) latents with B ≤ 64 channels, got ",
+                  shape_str(z.shape()));
+  const auto t_load = std::chrono::steady_clock::now();
+  const MiniMaxH3AudioVae vae =
+      MiniMaxH3AudioVae::load(a.checkpoint, parse_precision(a.precision), true);
+  const double load_s = seconds_since(t_load);
+  if (a.latents_normalized) z = vae.denormalize(z);
+  const auto t1 = std::chrono::steady_clock::now();
+  const Tensor wave = vae.decode(z, run);  // (B, 1, S)
+  const double secs = seconds_since(t1);
+  const int64_t B = wave.dim(0), S = wave.dim(2);
+  io::write_wav(a.out, interleave_for_wav(wave.reshape({1, B, S})), vae.sample_rate());
+  const double audio_s = static_cast<double>(S) / vae.sample_rate();
+  if (!a.quiet)
+    std::printf(
+        "wrote %s: %.2f s of %d Hz audio, %lld channel(s); load %.2f s, decode %.2f s "
+        "(real-time factor %.3f), total %.2f s\n",
+        a.out.c_str(), audio_s, vae.sample_rate(), static_cast<long long>(B), load_s, secs,
+        secs / audio_s, seconds_since(t0));
+}
 
 // --stream: latent frames pushed as they are read, samples written as they become final.
 void run_stream_mode(const Args& a) {
@@ -62,6 +100,9 @@ void run_stream_mode(const Args& a) {
 }
 
 void run(const Args& a) {
+  if (MiniMaxH3AudioVae::is_folder(a.checkpoint)) return run_minimax_h3(a);
+  MESHNN_CHECK_AS(InvalidArgument, !a.latents_normalized,
+                  "--latents-normalized is for the MiniMax-H3 audio VAE");
   if (a.st.stream) return run_stream_mode(a);
   check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(),
@@ -117,9 +158,10 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("audio-decode",
                                  "Decode an LTX-2.3 audio latent (.npy) to a 48 kHz stereo WAV");
   cmd->add_option("--checkpoint", args->checkpoint,
-                  "LTX checkpoint (.safetensors with `config` metadata)")
+                  "LTX checkpoint (.safetensors with `config` metadata), or a MiniMax-H3 audio VAE "
+                  "folder (config.json + diffusion_pytorch_model.safetensors)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--latent", args->latent, "latent .npy, (1, 8, T, 16) or (8, T, 16)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out,
@@ -145,6 +187,9 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   cmd->add_flag("--allow-unused-tensors", args->allow_unused,
                 "accept tensors under audio_vae. / vocoder. that no layer uses (a warning instead "
                 "of an error)");
+  cmd->add_flag("--latents-normalized", args->latents_normalized,
+                "MiniMax-H3: the latents are normalised (as the DiT produces them): apply "
+                "z·latents_std + latents_mean first (decode itself applies no statistics)");
   add_stream_options(cmd, args->st, 8, "latent", "8·16 values, channel-major");
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->callback([args] { run(*args); });

@@ -54,6 +54,8 @@ struct Reach {
   Rows left, right;
   Rows rate{1};
 };
+// The left reach of a node that reads its whole past (a causal attention's K/V cache).
+constexpr int64_t kWholePast = int64_t{1} << 40;
 
 class Node;
 using NodePtr = std::unique_ptr<Node>;

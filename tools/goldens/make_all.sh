@@ -20,8 +20,8 @@ for g in tools/goldens/gen_*.py; do
 done
 if [ $check = 1 ]; then
   status=0
-  for f in "$out"/*.safetensors "$out"/*.npy; do
-    name=$(basename "$f")
+  for f in "$out"/*.safetensors "$out"/*.npy "$out"/*/*; do
+    name=${f#"$out"/}
     if ! cmp -s "$f" "tests/fixtures/$name"; then
       echo "goldens-check: $name differs from the committed fixture"; status=1
     fi

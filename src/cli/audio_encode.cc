@@ -1,0 +1,89 @@
+// meshnn audio-encode: a 32 kHz WAV + MiniMax-H3 audio VAE folder → latents .npy (B, 32, T), one
+// batch item per WAV channel, T = ⌈samples / 800⌉ (zero right-pad, never a crop).
+#include <cstdio>
+
+#include "cli/audio_common.h"
+#include "cli/commands.h"
+#include "meshnn/audio.h"
+#include "meshnn/core/error.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/output.h"
+#include "meshnn/io/wav.h"
+
+namespace meshnn::cli {
+namespace {
+
+struct Args {
+  std::string checkpoint, wav, out, log_std, precision = "fp32";
+  int threads = 0;
+  bool normalize = false, quiet = false;
+};
+
+void run(const Args& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  MESHNN_CHECK_AS(InvalidArgument, MiniMaxH3AudioVae::is_folder(a.checkpoint), "'", a.checkpoint,
+                  "' is not a MiniMax-H3 audio VAE folder (config.json with _class_name "
+                  "AutoencoderKLMiniMaxH3Audio + diffusion_pytorch_model.safetensors)");
+  io::check_output_path(a.out, {a.wav});
+  if (!a.log_std.empty()) {
+    io::check_output_path(a.log_std, {a.wav});
+    MESHNN_CHECK_AS(InvalidArgument, a.log_std != a.out, "--log-std and --out are the same file");
+  }
+  const io::WavAudio in = io::read_wav(a.wav);
+  const int64_t S = in.samples.dim(0), B = in.samples.dim(1);
+  MESHNN_CHECK_AS(ShapeError, S >= 1, a.wav, ": no samples");
+  // (S, B) interleaved → (B, 1, S): one batch item per channel.
+  Tensor wave = Tensor::empty({B, 1, S});
+  const float* src = in.samples.data<float>();
+  float* dst = wave.data<float>();
+  for (int64_t t = 0; t < S; ++t)
+    for (int64_t b = 0; b < B; ++b) dst[b * S + t] = src[t * B + b];
+  const auto t_load = std::chrono::steady_clock::now();
+  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(a.checkpoint, parse_precision(a.precision));
+  const double load_s = seconds_since(t_load);
+  MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == vae.sample_rate(), a.wav, ": ", in.sample_rate,
+                  " Hz; the model takes ", vae.sample_rate(), " Hz (resample first)");
+  RunOptions run;
+  run.threads = a.threads;
+  Tensor log_std;
+  const auto t1 = std::chrono::steady_clock::now();
+  Tensor mean = vae.encode(wave, a.log_std.empty() ? nullptr : &log_std, run);
+  const double secs = seconds_since(t1);
+  if (a.normalize) mean = vae.normalize(mean);
+  io::save_npy(a.out, mean);
+  if (!a.log_std.empty()) io::save_npy(a.log_std, log_std);
+  if (!a.quiet)
+    std::printf(
+        "wrote %s: latents %s%s; load %.2f s, encode %.2f s (real-time factor %.3f), total "
+        "%.2f s\n",
+        a.out.c_str(), shape_str(mean.shape()).c_str(), a.normalize ? " (normalised)" : "", load_s,
+        secs, secs / (static_cast<double>(S) / vae.sample_rate()), seconds_since(t0));
+}
+
+const Registrar reg("audio-encode", [](CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "audio-encode",
+      "Encode a 32 kHz WAV to MiniMax-H3 audio latents (.npy, one item per channel)");
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "MiniMax-H3 audio VAE folder (config.json + diffusion_pytorch_model.safetensors)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--wav", args->wav, "input .wav at the model's rate (32 kHz); stereo = 2 items")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", args->out, "output .npy: the posterior mode (B, 32, ⌈samples/800⌉)")
+      ->required();
+  cmd->add_option("--log-std", args->log_std, "also write the posterior log std (.npy)");
+  cmd->add_flag("--normalize", args->normalize,
+                "apply the pipeline's (z − latents_mean) / latents_std to the mode (latents for "
+                "the DiT); encode itself applies no statistics");
+  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "OpenMP threads (0 = every core)");
+  cmd->add_flag("--quiet", args->quiet, "no summary output");
+  cmd->callback([args] { run(*args); });
+});
+
+}  // namespace
+}  // namespace meshnn::cli

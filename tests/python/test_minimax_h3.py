@@ -1,0 +1,83 @@
+"""meshnn.MiniMaxH3AudioVAE and the CLI (audio-decode on an H3 folder, audio-encode) against the
+golden of tools/minimax_h3 (fixture minimax_h3_tiny: hop 40)."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import meshnn
+from conftest import FIXTURES, TOOLS, import_torch, run_cli
+
+sys.path.insert(0, os.path.join(TOOLS, 'goldens'))
+import st  # noqa: E402
+
+FOLDER = os.path.join(FIXTURES, 'minimax_h3_tiny')
+
+
+@pytest.fixture(scope='module')
+def golden():
+    return st.load(os.path.join(FIXTURES, 'minimax_h3_tiny_io.safetensors'))[0]
+
+
+@pytest.fixture(scope='module')
+def vae():
+    return meshnn.MiniMaxH3AudioVAE.from_pretrained(FOLDER, threads=2)
+
+
+def rel(a, b):
+    return float(np.linalg.norm(np.asarray(a) - b) / np.linalg.norm(b))
+
+
+def test_decode_encode_match_the_reference(vae, golden):
+    assert vae.sampling_rate == 32000 and vae.hop_length == 40 and len(vae.latents_mean) == 8
+    y = vae.decode(golden['decode.latents']).sample
+    assert isinstance(y, np.ndarray) and y.shape == (2, 1, 480)
+    assert rel(y, golden['decode.output']) < 1e-5
+    dist = vae.encode(golden['encode.wave']).latent_dist
+    assert dist.mode().shape == (2, 8, 11)
+    assert rel(dist.mode(), golden['encode.mean']) < 1e-5
+    assert rel(dist.log_std, golden['encode.logs']) < 1e-5
+    assert np.allclose(dist.std, np.exp(golden['encode.logs']), rtol=1e-4)
+    z = vae.normalize(dist.mode())
+    assert np.allclose(vae.denormalize(z), dist.mode(), atol=1e-5)
+
+
+def test_torch_in_torch_out(vae, golden):
+    torch = import_torch()
+    y = vae.decode(torch.from_numpy(golden['decode.latents'])).sample
+    assert isinstance(y, torch.Tensor) and tuple(y.shape) == (2, 1, 480)
+    (dist,) = vae.encode(torch.from_numpy(golden['encode.wave']), return_dict=False)
+    assert isinstance(dist.mode(), torch.Tensor)
+    assert rel(dist.mode().numpy(), golden['encode.mean']) < 1e-5
+
+
+def test_bad_inputs_raise(vae):
+    with pytest.raises(ValueError):
+        vae.decode(np.zeros((1, 7, 3), np.float32))
+    with pytest.raises(ValueError):
+        vae.encode(np.zeros((1, 2, 80), np.float32))
+    with pytest.raises(FileNotFoundError):
+        meshnn.MiniMaxH3AudioVAE.from_pretrained(os.path.join(FIXTURES, 'no_such_folder'))
+
+
+def test_cli_decode_and_encode(vae, golden, tmp_path):
+    lat = tmp_path / 'z.npy'
+    np.save(lat, golden['decode.latents'])
+    wav = tmp_path / 'y.wav'
+    run_cli('audio-decode', '--checkpoint', FOLDER, '--latent', lat, '--out', wav, '--quiet')
+    audio, sr = meshnn.read_wav(str(wav))
+    audio = np.asarray(audio)
+    assert sr == 32000 and audio.shape == (480, 2)  # one WAV channel per batch item
+    assert rel(audio.T[:, None, :], golden['decode.output']) < 1e-5
+    # audio-encode: one batch item per WAV channel; --log-std; --normalize.
+    src = tmp_path / 'x.wav'
+    meshnn.write_wav(str(src), golden['encode.wave'][:, 0, :], 32000)
+    out, logs, normed = tmp_path / 'm.npy', tmp_path / 'l.npy', tmp_path / 'n.npy'
+    run_cli('audio-encode', '--checkpoint', FOLDER, '--wav', src, '--out', out, '--log-std', logs,
+            '--quiet')
+    assert rel(np.load(out), golden['encode.mean']) < 1e-5
+    assert rel(np.load(logs), golden['encode.logs']) < 1e-5
+    run_cli('audio-encode', '--checkpoint', FOLDER, '--wav', src, '--out', normed, '--normalize',
+            '--quiet')
+    assert np.allclose(np.load(normed), vae.normalize(np.load(out)), atol=1e-5)
