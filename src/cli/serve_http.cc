@@ -9,6 +9,9 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <cstdio>
 #include <deque>
 #include <fstream>
@@ -521,6 +524,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         ec == net::error::eof)
       return close_now();  // nothing (complete) was asked
     begin_request();
+    if (ec == http::error::body_limit)  // a Content-Length over the limit, seen in the header
+      return error(413, "payload_too_large",
+                   "body over --max-request-mb (" + std::to_string(srv_.cfg.max_request_bytes) +
+                       " bytes)",
+                   true);
     if (ec == http::error::header_limit)
       return error(431, "header_too_large", "request header over 16 KiB", true);
     if (ec) return error(400, "bad_request", "malformed HTTP request: " + ec.message(), true);
@@ -938,8 +946,14 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
       if (!e) poll_drain();
     });
   };
-  signals.async_wait([&](beast::error_code e, int sig) {
+  std::function<void(beast::error_code, int)> on_signal = [&](beast::error_code e, int sig) {
     if (e) return;
+    if (srv.draining) {  // a second signal: stop waiting for the in-flight requests
+      std::fprintf(stderr, "meshnn serve: second signal: stopping now\n");
+      drain_deadline = Clock::now();
+      return;
+    }
+    signals.async_wait(on_signal);
     std::fprintf(stderr, "meshnn serve: %s: draining (%lld in flight, deadline %.0f s)\n",
                  sig == SIGTERM ? "SIGTERM" : "SIGINT",
                  static_cast<long long>(srv.in_flight.load()), config.drain_timeout);
@@ -948,12 +962,24 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
     srv.acceptor.close(ignored);
     drain_deadline = Clock::now() + ms(config.drain_timeout);
     poll_drain();
-  });
+  };
+  signals.async_wait(on_signal);
 
   do_accept(srv);
   std::vector<std::thread> io;
   for (int i = 0; i < std::max(1, config.io_threads); ++i) io.emplace_back([&] { srv.ioc.run(); });
   for (auto& t : io) t.join();
+  // From here a signal must not kill the process mid-teardown (the exit code is 0).
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
+  if (srv.in_flight.load() > 0) {
+    // Past the drain deadline: the jobs still running are abandoned, not waited for.
+    std::error_code ignored;
+    std::filesystem::remove_all(config.scratch_dir, ignored);
+    std::fprintf(stderr, "meshnn serve: stopped\n");
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
   srv.queue.stop();
   std::fprintf(stderr, "meshnn serve: stopped\n");
   return 0;
