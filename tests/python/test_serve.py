@@ -7,13 +7,16 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import wave
 
 import numpy as np
 import pytest
@@ -557,3 +560,30 @@ def test_sigterm_drains_in_flight(rng):
     assert 'draining' in log
     with pytest.raises(requests.ConnectionError):
         requests.get(f'{s.url}/healthz', timeout=2)
+
+
+# ---- examples/serve ------------------------------------------------------------------------------
+
+def test_examples(srv, tmp_path, rng):
+    ex = os.path.join(os.path.dirname(cli_wav.__code__.co_filename), '..', '..', 'examples', 'serve')
+    lat = rng.standard_normal((8, 7, 16)).astype(np.float32)
+    np.save(tmp_path / 'lat.npy', lat)
+    client = [sys.executable, os.path.join(ex, 'client.py'), '--url', srv.url, '--model', 'ltx',
+              tmp_path / 'lat.npy']
+    r = subprocess.run(client + [tmp_path / 'one.wav'], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / 'one.wav').read_bytes() == post(srv, 'ltx', npy_bytes(lat)).content
+    r = subprocess.run(client + [tmp_path / 'st.wav', '--stream', '--push-frames', '2'],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert 'first audio' in r.stdout
+    with wave.open(str(tmp_path / 'st.wav')) as w:
+        assert w.getnchannels() == 2 and w.getframerate() == 48000
+        assert w.getnframes() == np.load(io.BytesIO(post(
+            srv, 'ltx', npy_bytes(lat), Accept='application/x-npy').content)).shape[1]
+    if shutil.which('curl'):
+        r = subprocess.run(['bash', os.path.join(ex, 'curl.sh'), 'ltx', tmp_path / 'lat.npy',
+                            tmp_path / 'c.wav', srv.url], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert (tmp_path / 'c.wav').read_bytes() == (tmp_path / 'one.wav').read_bytes()
+        assert (tmp_path / 'c.l16').stat().st_size == 2 * 2 * w.getnframes()
