@@ -56,8 +56,8 @@ void run(Args& a) {
   for (const std::string& spec : a.models) {
     models.push_back(serve::ServedModel::load(spec, precision));
     for (size_t i = 0; i + 1 < models.size(); ++i)
-      MESHNN_CHECK(models[i]->name() != models.back()->name(), "--model ",
-                   models.back()->name(), " given twice");
+      MESHNN_CHECK(models[i]->name() != models.back()->name(), "--model ", models.back()->name(),
+                   " given twice");
     std::fprintf(stderr, "meshnn serve: loaded %s (%s, %d Hz)\n", models.back()->name().c_str(),
                  models.back()->kind_name().c_str(), models.back()->sample_rate());
   }
@@ -83,8 +83,8 @@ void run(Args& a) {
 
 const Registrar reg("serve", [](CLI::App& app) {
   auto a = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand(
-      "serve", "Serve the decoders over HTTP and WebSocket (docs/serve.md)");
+  auto* cmd =
+      app.add_subcommand("serve", "Serve the decoders over HTTP and WebSocket (docs/serve.md)");
   cmd->add_option("--model", a->models,
                   "NAME=PATH, repeatable: a checkpoint (.safetensors) or a BigVGAN folder "
                   "(config.json beside the weights); LTX or BigVGAN from the checkpoint")
@@ -126,8 +126,7 @@ const Registrar reg("serve", [](CLI::App& app) {
                   "seconds a keep-alive connection or a stream may sit idle")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--write-timeout", a->cfg.write_timeout,
-                  "seconds for a client to take an answer")
+  cmd->add_option("--write-timeout", a->cfg.write_timeout, "seconds for a client to take an answer")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-connections", a->cfg.max_connections, "open connections at most")

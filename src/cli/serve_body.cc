@@ -44,7 +44,8 @@ std::string read_fd_from(int fd, off_t from, off_t to) {
   while (done < out.size()) {
     const ssize_t r = ::pread(fd, out.data() + done, out.size() - done, from + done);
     if (r < 0 && errno == EINTR) continue;
-    MESHNN_CHECK_AS(BackendError, r > 0, "serve: reading encoded PCM failed: ", std::strerror(errno));
+    MESHNN_CHECK_AS(BackendError, r > 0,
+                    "serve: reading encoded PCM failed: ", std::strerror(errno));
     done += static_cast<size_t>(r);
   }
   return out;
@@ -58,8 +59,7 @@ std::optional<OutputFormat> parse_accept(std::string_view accept) {
   while (pos <= accept.size()) {
     const size_t comma = std::min(accept.find(',', pos), accept.size());
     const std::string t = media_type(accept.substr(pos, comma - pos));
-    if (t == "audio/wav" || t == "audio/x-wav" || t == "audio/wave" || t == "audio/*" ||
-        t == "*/*")
+    if (t == "audio/wav" || t == "audio/x-wav" || t == "audio/wave" || t == "audio/*" || t == "*/*")
       return OutputFormat::wav;
     if (t == "application/x-npy") return OutputFormat::npy;
     if (t == "audio/l16") return OutputFormat::l16;
@@ -120,9 +120,9 @@ Tensor mono_wav_from_body(std::string_view body, int sample_rate) {
 
 Tensor frames_from_message(std::string_view data, int64_t frame_size) {
   const size_t frame_bytes = static_cast<size_t>(frame_size) * sizeof(float);
-  MESHNN_CHECK_AS(FormatError, frame_size > 0 && data.size() % frame_bytes == 0, "stream message of ",
-                  data.size(), " bytes: not a whole number of frames (", frame_size,
-                  " float32 values = ", frame_bytes, " bytes each)");
+  MESHNN_CHECK_AS(FormatError, frame_size > 0 && data.size() % frame_bytes == 0,
+                  "stream message of ", data.size(), " bytes: not a whole number of frames (",
+                  frame_size, " float32 values = ", frame_bytes, " bytes each)");
   const int64_t n = static_cast<int64_t>(data.size() / frame_bytes);
   Tensor frames = Tensor::empty({n, frame_size});
   if (n > 0) std::memcpy(frames.data<float>(), data.data(), data.size());  // little-endian host
@@ -155,8 +155,8 @@ StreamPcm parse_stream_query(std::string_view query) {
       else if (v == "f32le" || v == "f32" || v == "float32")
         f = StreamPcm::f32le;
       else
-        throw InvalidArgument(detail::concat("stream format '", std::string(v),
-                                             "': expected s16le or f32le"));
+        throw InvalidArgument(
+            detail::concat("stream format '", std::string(v), "': expected s16le or f32le"));
     } else if (!k.empty()) {
       throw InvalidArgument(
           detail::concat("unknown stream parameter '", std::string(k), "' (known: format)"));
@@ -180,7 +180,8 @@ PcmEncoder::~PcmEncoder() {
 }
 
 std::string PcmEncoder::encode(const Tensor& planar) {
-  MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1, "serve: (1, C, S) expected");
+  MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1,
+                  "serve: (1, C, S) expected");
   const int64_t C = planar.dim(1), S = planar.dim(2);
   if (S == 0) return "";
   Tensor rows = Tensor::empty({S, C});  // (S, C) interleaved, as the CLI hands its sinks
@@ -201,7 +202,8 @@ std::string PcmEncoder::encode(const Tensor& planar) {
 
 std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat format,
                           const std::string& scratch_dir, const std::string& request_id) {
-  MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1, "serve: (1, C, S) expected");
+  MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1,
+                  "serve: (1, C, S) expected");
   const int64_t C = planar.dim(1), S = planar.dim(2);
   switch (format) {
     case OutputFormat::npy: {
@@ -209,7 +211,8 @@ std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat fo
       return std::string(b.begin(), b.end());
     }
     case OutputFormat::l16: {
-      std::string pcm = PcmEncoder(static_cast<int>(C), sample_rate, StreamPcm::s16le).encode(planar);
+      std::string pcm =
+          PcmEncoder(static_cast<int>(C), sample_rate, StreamPcm::s16le).encode(planar);
       for (size_t i = 0; i + 1 < pcm.size(); i += 2) std::swap(pcm[i], pcm[i + 1]);
       return pcm;
     }

@@ -10,10 +10,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <cstdlib>
-#include <filesystem>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -255,8 +255,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
           if (self->token_->expired()) return;
           try {
             self->st_->stream = self->model_->open_stream(self->srv_.threads());
-            self->st_->encoder = std::make_unique<PcmEncoder>(self->model_->channels(),
-                                                              self->model_->sample_rate(), self->pcm_);
+            self->st_->encoder = std::make_unique<PcmEncoder>(
+                self->model_->channels(), self->model_->sample_rate(), self->pcm_);
             net::post(self->ws_.get_executor(), [self] { self->do_read(); });
           } catch (const std::exception& e) {
             std::string m = e.what();
@@ -275,7 +275,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void on_read(beast::error_code ec, size_t n) {
     if (ec) {  // closed, timed out, protocol violation or a message over the limit
       token_->cancelled = true;
-      if (ec != websocket::error::closed) status_ = ec == websocket::error::message_too_big ? 413 : 499;
+      if (ec != websocket::error::closed)
+        status_ = ec == websocket::error::message_too_big ? 413 : 499;
       return;
     }
     bytes_in_ += n;
@@ -291,12 +292,14 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       srv_.queue.push(
           [self] {
             if (self->token_->expired()) return;
-            job([&] {
-              const auto t = Clock::now();
-              const Tensor y = self->st_->stream->flush();
-              const double c = since(t);
-              return std::make_tuple(self->st_->encoder->encode(y), y.dim(2), c);
-            }, self, true);
+            job(
+                [&] {
+                  const auto t = Clock::now();
+                  const Tensor y = self->st_->stream->flush();
+                  const double c = since(t);
+                  return std::make_tuple(self->st_->encoder->encode(y), y.dim(2), c);
+                },
+                self, true);
           },
           true);
       return;
@@ -318,26 +321,28 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     srv_.queue.push(
         [self, frames] {
           if (self->token_->expired()) return;
-          job([&] {
-            // Pushed in groups of at most 32 frames (the CLI's default for mels; the stream's
-            // output does not depend on the cut), so a client that leaves mid-message frees the
-            // worker after one group.
-            const int64_t group = self->model_->kind() == ModelKind::ltx ? 8 : 32;
-            std::string bytes;
-            int64_t samples = 0;
-            const auto t = Clock::now();
-            for (int64_t f0 = 0; f0 < frames.dim(0); f0 += group) {
-              if (self->token_->expired()) throw Cancelled();
-              const int64_t n = std::min(group, frames.dim(0) - f0);
-              Tensor part = Tensor::empty({n, frames.dim(1)});
-              std::memcpy(part.data<float>(), frames.data<float>() + f0 * frames.dim(1),
-                          part.nbytes());
-              const Tensor y = self->st_->stream->push(self->model_->frames_to_input(part));
-              samples += y.dim(2);
-              bytes += self->st_->encoder->encode(y);
-            }
-            return std::make_tuple(std::move(bytes), samples, since(t));
-          }, self, false);
+          job(
+              [&] {
+                // Pushed in groups of at most 32 frames (the CLI's default for mels; the stream's
+                // output does not depend on the cut), so a client that leaves mid-message frees the
+                // worker after one group.
+                const int64_t group = self->model_->kind() == ModelKind::ltx ? 8 : 32;
+                std::string bytes;
+                int64_t samples = 0;
+                const auto t = Clock::now();
+                for (int64_t f0 = 0; f0 < frames.dim(0); f0 += group) {
+                  if (self->token_->expired()) throw Cancelled();
+                  const int64_t n = std::min(group, frames.dim(0) - f0);
+                  Tensor part = Tensor::empty({n, frames.dim(1)});
+                  std::memcpy(part.data<float>(), frames.data<float>() + f0 * frames.dim(1),
+                              part.nbytes());
+                  const Tensor y = self->st_->stream->push(self->model_->frames_to_input(part));
+                  samples += y.dim(2);
+                  bytes += self->st_->encoder->encode(y);
+                }
+                return std::make_tuple(std::move(bytes), samples, since(t));
+              },
+              self, false);
         },
         true);
   }
@@ -349,9 +354,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     try {
       auto [bytes, samples, compute] = work();
       net::post(self->ws_.get_executor(),
-                [self, b = std::move(bytes), samples = samples, compute = compute, flush]() mutable {
-                  self->on_output(std::move(b), samples, compute, flush);
-                });
+                [self, b = std::move(bytes), samples = samples, compute = compute,
+                 flush]() mutable { self->on_output(std::move(b), samples, compute, flush); });
     } catch (const Cancelled&) {
     } catch (const InvalidArgument& e) {
       std::string m = e.what();
@@ -407,14 +411,14 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     have_frame_ = have_audio_ = false;
     auto buf = std::make_shared<std::string>(j.dump());
     ws_.text(true);
-    ws_.async_write(net::buffer(*buf), [self = shared_from_this(), buf](beast::error_code ec,
-                                                                         size_t) {
-      if (ec) {
-        self->status_ = 499;
-        return;
-      }
-      self->do_read();
-    });
+    ws_.async_write(net::buffer(*buf),
+                    [self = shared_from_this(), buf](beast::error_code ec, size_t) {
+                      if (ec) {
+                        self->status_ = 499;
+                        return;
+                      }
+                      self->do_read();
+                    });
   }
 
   // {"type": "error"} then a close; the session ends with the close.
@@ -525,16 +529,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return close_now();  // nothing (complete) was asked
     begin_request();
     if (ec == http::error::body_limit)  // a Content-Length over the limit, seen in the header
-      return error(413, "payload_too_large",
-                   "body over --max-request-mb (" + std::to_string(srv_.cfg.max_request_bytes) +
-                       " bytes)",
-                   true);
+      return error(
+          413, "payload_too_large",
+          "body over --max-request-mb (" + std::to_string(srv_.cfg.max_request_bytes) + " bytes)",
+          true);
     if (ec == http::error::header_limit)
       return error(431, "header_too_large", "request header over 16 KiB", true);
     if (ec) return error(400, "bad_request", "malformed HTTP request: " + ec.message(), true);
     const Request& req = parser_->get();
     if (websocket::is_upgrade(req)) return upgrade();
-    const bool has_body = parser_->chunked() || (parser_->content_length() && *parser_->content_length() > 0);
+    const bool has_body =
+        parser_->chunked() || (parser_->content_length() && *parser_->content_length() > 0);
     if (req.method() == http::verb::post && !parser_->chunked() && !parser_->content_length())
       return error(411, "length_required", "POST needs Content-Length (or a chunked body)", true);
     if (parser_->content_length() &&
@@ -564,10 +569,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void on_body(beast::error_code ec, size_t) {
     if (ec == http::error::body_limit)
-      return error(413, "payload_too_large",
-                   "body over --max-request-mb (" + std::to_string(srv_.cfg.max_request_bytes) +
-                       " bytes)",
-                   true);
+      return error(
+          413, "payload_too_large",
+          "body over --max-request-mb (" + std::to_string(srv_.cfg.max_request_bytes) + " bytes)",
+          true);
     if (ec == beast::error::timeout) return close_now();  // 408 would need the socket beast closed
     if (ec == http::error::partial_message || ec == net::error::eof ||
         ec == net::error::connection_reset || ec == http::error::end_of_stream)
@@ -639,9 +644,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                      "/stream is a WebSocket: connect with Upgrade: websocket");
       }
       if (action == "vocode" && model->kind() != ModelKind::bigvgan)
-        return error(404, "not_found",
-                     "/vocode is for vocoders; '" + name + "' is " + model->kind_name() +
-                         ": use /decode");
+        return error(
+            404, "not_found",
+            "/vocode is for vocoders; '" + name + "' is " + model->kind_name() + ": use /decode");
       if (action == "decode" || action == "vocode") {
         cur_.endpoint = action;
         if (req.method() != http::verb::post) return not_allowed("POST");
@@ -724,10 +729,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
           double audio = 0;
           try {
             const auto t = Clock::now();
-            const Tensor y = model->run(input, self->srv_.threads(),
-                                        [token](int, int, const std::string&) {
-                                          if (token->expired()) throw Cancelled();
-                                        });
+            const Tensor y =
+                model->run(input, self->srv_.threads(), [token](int, int, const std::string&) {
+                  if (token->expired()) throw Cancelled();
+                });
             const double compute = since(t);
             audio = static_cast<double>(y.dim(2)) / model->sample_rate();
             body = encode_output(y, model->sample_rate(), fmt, self->srv_.cfg.scratch_dir, id);
@@ -743,10 +748,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
             body = error_json(code, ours ? "internal error (request id " + id + ")" : e.what());
             ctype = "application/json";
           }
-          net::post(self->stream_.get_executor(), [self, status, b = std::move(body), ctype,
-                                                   audio]() mutable {
-            self->on_job_done(status, std::move(b), ctype, audio);
-          });
+          net::post(self->stream_.get_executor(),
+                    [self, status, b = std::move(body), ctype, audio]() mutable {
+                      self->on_job_done(status, std::move(b), ctype, audio);
+                    });
         },
         false);
     if (!queued) return error(503, "overloaded", "the job queue is full, retry later", false, 1);
@@ -767,20 +772,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // While a job waits or runs, a readable socket is either the client's close (cancel the job)
   // or its next pipelined request (leave it in the kernel buffer).
   void watch_disconnect() {
-    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](
-                                                            beast::error_code ec) {
-      if (ec || !self->cur_.open || self->cur_.answered) return;
-      char c;
-      const ssize_t r =
-          ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (r > 0) return;
-      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-        return self->watch_disconnect();
-      if (self->cur_.token) self->cur_.token->cancelled = true;  // the worker is freed
-      if (self->timer_) self->timer_->cancel();
-      self->end_request(499);
-      self->close_now();
-    });
+    stream_.socket().async_wait(
+        tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+          if (ec || !self->cur_.open || self->cur_.answered) return;
+          char c;
+          const ssize_t r =
+              ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (r > 0) return;
+          if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return self->watch_disconnect();
+          if (self->cur_.token) self->cur_.token->cancelled = true;  // the worker is freed
+          if (self->timer_) self->timer_->cancel();
+          self->end_request(499);
+          self->close_now();
+        });
   }
 
   void on_job_done(int status, std::string body, const std::string& ctype, double audio) {
@@ -831,15 +836,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     res->prepare_payload();
     const size_t out = res->body().size();
     stream_.expires_after(ms(srv_.cfg.write_timeout));
-    http::async_write(stream_, *res,
-                      [self = shared_from_this(), res, keep, status, out](beast::error_code ec,
-                                                                          size_t) {
-                        self->end_request(ec ? 499 : status, out);
-                        if (ec) return self->close_now();
-                        if (!keep) return self->linger_close();
-                        self->first_ = false;
-                        self->read_header();
-                      });
+    http::async_write(
+        stream_, *res,
+        [self = shared_from_this(), res, keep, status, out](beast::error_code ec, size_t) {
+          self->end_request(ec ? 499 : status, out);
+          if (ec) return self->close_now();
+          if (!keep) return self->linger_close();
+          self->first_ = false;
+          self->read_header();
+        });
   }
 
   // Closing with unread request bytes would reset the connection and lose the answer at the
@@ -879,28 +884,28 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 // ---- accept loop, signals, drain -------------------------------------------------------------
 
 void do_accept(Server& srv) {
-  srv.acceptor.async_accept(net::make_strand(srv.ioc), [&srv](beast::error_code ec,
-                                                              tcp::socket socket) {
-    if (ec) {
-      if (ec == net::error::operation_aborted || !srv.acceptor.is_open()) return;
-      return do_accept(srv);  // e.g. EMFILE: keep serving the connections we have
-    }
-    if (srv.metrics.open_connections.load() >= srv.cfg.max_connections) {
-      ++srv.metrics.rejected_connections;
-      // A short canned answer (fits any socket buffer), then close.
-      static const std::string busy =
-          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: "
-          "1\r\nConnection: close\r\nContent-Length: 79\r\n\r\n"
-          R"({"error":{"code":"overloaded","message":"too many open connections, retry"}}  )";
-      ::send(socket.native_handle(), busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      beast::error_code ignored;
-      socket.shutdown(tcp::socket::shutdown_both, ignored);
-      socket.close(ignored);
-    } else {
-      std::make_shared<HttpSession>(std::move(socket), srv)->start();
-    }
-    do_accept(srv);
-  });
+  srv.acceptor.async_accept(
+      net::make_strand(srv.ioc), [&srv](beast::error_code ec, tcp::socket socket) {
+        if (ec) {
+          if (ec == net::error::operation_aborted || !srv.acceptor.is_open()) return;
+          return do_accept(srv);  // e.g. EMFILE: keep serving the connections we have
+        }
+        if (srv.metrics.open_connections.load() >= srv.cfg.max_connections) {
+          ++srv.metrics.rejected_connections;
+          // A short canned answer (fits any socket buffer), then close.
+          static const std::string busy =
+              "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: "
+              "1\r\nConnection: close\r\nContent-Length: 79\r\n\r\n"
+              R"({"error":{"code":"overloaded","message":"too many open connections, retry"}}  )";
+          ::send(socket.native_handle(), busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+          beast::error_code ignored;
+          socket.shutdown(tcp::socket::shutdown_both, ignored);
+          socket.close(ignored);
+        } else {
+          std::make_shared<HttpSession>(std::move(socket), srv)->start();
+        }
+        do_accept(srv);
+      });
 }
 
 }  // namespace
@@ -925,8 +930,8 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
     std::rename(tmp.c_str(), config.port_file.c_str());
   }
   std::printf("meshnn serve: listening on http://%s:%d (%zu model%s, %d worker%s x %d threads)\n",
-              host.find(':') != std::string::npos ? ("[" + host + "]").c_str() : host.c_str(),
-              port, srv.models.size(), srv.models.size() == 1 ? "" : "s", config.workers,
+              host.find(':') != std::string::npos ? ("[" + host + "]").c_str() : host.c_str(), port,
+              srv.models.size(), srv.models.size() == 1 ? "" : "s", config.workers,
               config.workers == 1 ? "" : "s", config.threads_per_worker);
   std::fflush(stdout);
 

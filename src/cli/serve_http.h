@@ -33,9 +33,9 @@ struct ServeConfig {
   double header_timeout = 10, body_timeout = 60, idle_timeout = 60, write_timeout = 60;
   double drain_timeout = 30;
   int max_connections = 256;
-  std::string api_key;       // "" = no key asked
-  std::string scratch_dir;   // private temp folder for WAV encoding
-  std::string port_file;     // written with the bound port once listening ("" = none)
+  std::string api_key;      // "" = no key asked
+  std::string scratch_dir;  // private temp folder for WAV encoding
+  std::string port_file;    // written with the bound port once listening ("" = none)
   bool access_log = true;
 };
 

@@ -62,8 +62,8 @@ std::string Metrics::render() const {
   o += "# HELP meshnn_requests_total Requests answered, by endpoint and HTTP status.\n";
   o += "# TYPE meshnn_requests_total counter\n";
   for (const auto& [k, v] : requests_)
-    o += "meshnn_requests_total{endpoint=\"" + k.first + "\",status=\"" +
-         std::to_string(k.second) + "\"} " + std::to_string(v) + "\n";
+    o += "meshnn_requests_total{endpoint=\"" + k.first + "\",status=\"" + std::to_string(k.second) +
+         "\"} " + std::to_string(v) + "\n";
   o += "# HELP meshnn_request_duration_seconds Request latency (streams: the whole stream).\n";
   o += "# TYPE meshnn_request_duration_seconds histogram\n";
   for (const auto& [k, h] : latency_)

@@ -36,7 +36,8 @@ std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec, Pr
                  "--model '", spec, "': a name is letters, digits, '-', '_' and '.'");
   m->path_ = spec.substr(eq + 1);
   m->precision_ = precision_name(precision);
-  MESHNN_CHECK(fs::exists(m->path_), "--model ", m->name_, ": ", m->path_, ": no such file or folder");
+  MESHNN_CHECK(fs::exists(m->path_), "--model ", m->name_, ": ", m->path_,
+               ": no such file or folder");
   // A folder as NVIDIA publishes BigVGAN: config.json beside the generator weights.
   std::string ckpt = m->path_, config;
   if (fs::is_directory(m->path_)) {
@@ -67,7 +68,9 @@ std::string ServedModel::kind_name() const {
   return kind_ == ModelKind::ltx ? ltx_->version() : "bigvgan";
 }
 
-int64_t ServedModel::frame_size() const { return kind_ == ModelKind::ltx ? 8 * 16 : bigvgan_->num_mels(); }
+int64_t ServedModel::frame_size() const {
+  return kind_ == ModelKind::ltx ? 8 * 16 : bigvgan_->num_mels();
+}
 
 double ServedModel::frames_per_second() const {
   return kind_ == ModelKind::ltx ? 25.0
@@ -79,9 +82,8 @@ std::string ServedModel::info_json() const {
   j["name"] = name_;
   j["kind"] = kind_name();
   j["precision"] = precision_;
-  j["endpoints"] = kind_ == ModelKind::ltx
-                       ? nlohmann::json::array({"decode", "stream"})
-                       : nlohmann::json::array({"decode", "vocode", "stream"});
+  j["endpoints"] = kind_ == ModelKind::ltx ? nlohmann::json::array({"decode", "stream"})
+                                           : nlohmann::json::array({"decode", "vocode", "stream"});
   if (kind_ == ModelKind::ltx) {
     j["input"] = {{"what", "latent"},
                   {"layout", "(1, 8, T, 16) or (8, T, 16)"},
