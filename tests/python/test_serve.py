@@ -453,6 +453,23 @@ def test_slowloris_times_out(srv):
         assert s.recv(100) == b''
 
 
+def test_connection_cap():
+    s = Server('--max-connections', 2, models=[f'voc={VOC}'])
+    try:
+        held = [socket.create_connection(('127.0.0.1', s.port)) for _ in range(2)]
+        probe = b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'
+        # Once both held connections are accepted, a third one gets the canned 503.
+        assert wait_for(lambda: status_of(raw(s.port, probe)) == 503)
+        out = raw(s.port, probe)
+        assert status_of(out) == 503 and b'Retry-After: 1' in out
+        for h in held:
+            h.close()
+        assert wait_for(lambda: requests.get(f'{s.url}/healthz').status_code == 200)
+        assert metric(s, 'meshnn_rejected_connections_total') >= 1
+    finally:
+        assert s.stop() == 0
+
+
 def metric(srv, name):
     text = requests.get(f'{srv.url}/metrics').text
     m = re.search(rf'^{re.escape(name)} (\S+)$', text, re.M)
