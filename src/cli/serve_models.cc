@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "meshnn/core/error.h"
-#include "meshnn/io/safetensors.h"
 #include "meshnn/io/stream_io.h"
 
 namespace meshnn::serve {
@@ -12,15 +11,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool is_ltx_checkpoint(const std::string& path) {
-  const io::SafetensorsFile f = io::SafetensorsFile::open(path);
-  for (const std::string& k : f.keys())
-    if (k.rfind("audio_vae.", 0) == 0) return true;
-  const auto& md = f.metadata();
-  const auto c = md.find("config");
-  if (c == md.end()) return false;
-  const nlohmann::json j = nlohmann::json::parse(c->second, nullptr, false);
-  return !j.is_discarded() && j.is_object() && j.contains("audio_vae");
+// The generator file of a BigVGAN folder as NVIDIA publishes it (our safetensors conversion).
+std::string folder_checkpoint(const std::string& dir) {
+  const fs::path p = fs::path(dir) / "bigvgan_generator.safetensors";
+  return fs::is_regular_file(p) ? p.string() : "";
 }
 
 }  // namespace
@@ -39,28 +33,37 @@ std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec, Pr
   MESHNN_CHECK(fs::exists(m->path_), "--model ", m->name_, ": ", m->path_,
                ": no such file or folder");
   // A folder as NVIDIA publishes BigVGAN: config.json beside the generator weights.
-  std::string ckpt = m->path_, config;
+  std::string ckpt = m->path_;
   if (fs::is_directory(m->path_)) {
-    ckpt.clear();
-    for (const char* n : {"bigvgan_generator.safetensors", "model.safetensors"})
-      if (fs::is_regular_file(fs::path(m->path_) / n)) {
-        ckpt = (fs::path(m->path_) / n).string();
-        break;
-      }
+    ckpt = folder_checkpoint(m->path_);
     MESHNN_CHECK(!ckpt.empty(), "--model ", m->name_, ": ", m->path_,
-                 ": no bigvgan_generator.safetensors or model.safetensors in the folder");
+                 ": no bigvgan_generator.safetensors in the folder");
   }
-  if (is_ltx_checkpoint(ckpt)) {
-    m->kind_ = ModelKind::ltx;
-    m->ltx_ = LtxAudioDecoder::load(ckpt, precision);
-    m->sample_rate_ = m->ltx_->sample_rate();
-  } else {
-    const fs::path beside = fs::path(ckpt).parent_path() / "config.json";
-    if (fs::is_regular_file(beside)) config = beside.string();
-    m->kind_ = ModelKind::bigvgan;
+  const fs::path beside = fs::path(ckpt).parent_path() / "config.json";
+  const std::string config = fs::is_regular_file(beside) ? beside.string() : "";
+  // The kind is whatever loader accepts the file: an LTX checkpoint carries its audio config in
+  // the metadata (checked before any tensor is read), a BigVGAN one its generator tensors.
+  std::string ltx_error;
+  if (config.empty()) {
+    try {
+      m->ltx_ = LtxAudioDecoder::load(ckpt, precision);
+      m->kind_ = ModelKind::ltx;
+      m->sample_rate_ = m->ltx_->sample_rate();
+      return m;
+    } catch (const Error& e) {
+      ltx_error = e.what();
+    }
+  }
+  try {
     m->bigvgan_ = BigVganVocoder::load(ckpt, config, precision);
-    m->sample_rate_ = m->bigvgan_->sample_rate();
+  } catch (const Error& e) {
+    if (ltx_error.empty()) throw;
+    throw FormatError(detail::concat("--model ", m->name_, ": ", ckpt,
+                                     " loads neither as an LTX decoder (", ltx_error,
+                                     ") nor as BigVGAN (", e.what(), ")"));
   }
+  m->kind_ = ModelKind::bigvgan;
+  m->sample_rate_ = m->bigvgan_->sample_rate();
   return m;
 }
 

@@ -17,9 +17,9 @@ enum class ModelKind { ltx, bigvgan };
 class ServedModel {
  public:
   // spec "NAME=PATH": PATH a checkpoint file or a model folder (config.json beside a
-  // .safetensors, as BigVGAN.from_pretrained takes it). The kind comes from the checkpoint: an
-  // LTX file has tensors under audio_vae. / vocoder. and an `audio_vae` config; anything else is
-  // loaded as BigVGAN. Loads the weights (once per process).
+  // .safetensors, as BigVGAN.from_pretrained takes it). The kind is the loader that accepts the
+  // file: LtxAudioDecoder (a file with its audio config) unless a config.json is beside it, else
+  // BigVganVocoder. Loads the weights (once per process).
   static std::shared_ptr<const ServedModel> load(const std::string& spec, Precision precision);
 
   const std::string& name() const { return name_; }
