@@ -1,0 +1,53 @@
+// libFuzzer target: the request-body parsers of `meshnn serve` on arbitrary bytes: the one-shot
+// bodies (.npy latent / mel, WAV), the stream's binary frames and text control messages, and the
+// header values (Accept, Content-Type, the stream query). A meshnn::Error is the expected answer
+// to bad input; a crash, a hang or any other exception is a bug.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "cli/serve_body.h"
+#include "meshnn/core/error.h"
+
+namespace {
+
+template <class F>
+void expect_ok_or_error(F&& f) {
+  try {
+    f();
+  } catch (const meshnn::Error&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace meshnn;
+  const std::string_view body(reinterpret_cast<const char*>(data), size);
+  expect_ok_or_error([&] {
+    const Tensor t = serve::ltx_latent_from_npy(body);
+    if (t.rank() != 4 || t.dim(0) != 1) std::abort();
+  });
+  expect_ok_or_error([&] {
+    const Tensor t = serve::mel_from_npy(body);
+    if (t.rank() != 3 || t.dim(0) != 1) std::abort();
+  });
+  expect_ok_or_error([&] { (void)serve::mono_wav_from_body(body, 24000); });
+  // Frame sizes of the served models: LTX latent frames and 80 / 100 / 128 mel bins.
+  for (int64_t frame : {int64_t{80}, int64_t{100}, int64_t{128}}) {
+    expect_ok_or_error([&] {
+      const Tensor f = serve::frames_from_message(body, frame);
+      if (f.rank() != 2 || f.dim(1) != frame || f.nbytes() != size) std::abort();
+      const float* p = f.data<float>();
+      for (int64_t i = 0; i < f.numel(); ++i)
+        if (!std::isfinite(p[i])) std::abort();  // non-finite frames must be refused
+    });
+  }
+  expect_ok_or_error([&] { (void)serve::parse_control(body); });
+  expect_ok_or_error([&] { (void)serve::parse_stream_query(body); });
+  (void)serve::parse_accept(body);
+  (void)serve::parse_content_type(body);
+  return 0;
+}

@@ -1,0 +1,152 @@
+// meshnn serve: the loaded decoders behind HTTP and WebSocket endpoints (docs/serve.md).
+#include <stdlib.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/serve_http.h"
+#include "cli/serve_models.h"
+#include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
+
+namespace meshnn::cli {
+namespace {
+
+struct Args {
+  std::vector<std::string> models;
+  std::string precision = "fp32", api_key_env = "MESHNN_API_KEY";
+  double max_request_mb = 64;
+  bool insecure = false;
+  serve::ServeConfig cfg;
+};
+
+// A bind other than loopback needs a key unless --insecure says otherwise.
+void check_exposure(const Args& a) {
+  const std::string host = a.cfg.host == "localhost" ? "127.0.0.1" : a.cfg.host;
+  boost::system::error_code ec;
+  const auto addr = boost::asio::ip::make_address(host, ec);
+  MESHNN_CHECK(!ec, "--host ", a.cfg.host, ": not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)");
+  MESHNN_CHECK(addr.is_loopback() || !a.cfg.api_key.empty() || a.insecure, "--host ", a.cfg.host,
+               " is reachable from other machines: give --api-key (or set ", a.api_key_env,
+               "), or --insecure to serve without a key");
+}
+
+void run(Args& a) {
+  if (a.cfg.api_key.empty() && !a.api_key_env.empty()) {
+    const char* k = std::getenv(a.api_key_env.c_str());
+    if (k) a.cfg.api_key = k;
+  }
+  check_exposure(a);
+  MESHNN_CHECK(a.cfg.workers >= 1, "--workers must be >= 1");
+  MESHNN_CHECK(a.cfg.max_queue >= 1, "--max-queue must be >= 1");
+  MESHNN_CHECK(a.max_request_mb > 0, "--max-request-mb must be > 0");
+  MESHNN_CHECK(a.cfg.max_connections >= 1, "--max-connections must be >= 1");
+  check_thread_count(a.cfg.threads_per_worker, "--threads-per-worker");
+  if (a.cfg.threads_per_worker == 0)
+    a.cfg.threads_per_worker =
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / a.cfg.workers);
+  a.cfg.max_request_bytes = static_cast<int64_t>(a.max_request_mb * (1 << 20));
+  const Precision precision = parse_precision(a.precision);
+
+  std::vector<std::shared_ptr<const serve::ServedModel>> models;
+  for (const std::string& spec : a.models) {
+    models.push_back(serve::ServedModel::load(spec, precision));
+    for (size_t i = 0; i + 1 < models.size(); ++i)
+      MESHNN_CHECK(models[i]->name() != models.back()->name(), "--model ", models.back()->name(),
+                   " given twice");
+    std::fprintf(stderr, "meshnn serve: loaded %s (%s, %d Hz)\n", models.back()->name().c_str(),
+                 models.back()->kind_name().c_str(), models.back()->sample_rate());
+  }
+
+  // A private scratch folder (WAV encoding goes through the library's file writer).
+  std::string tmpl = (std::filesystem::temp_directory_path() / "meshnn_serve_XXXXXX").string();
+  MESHNN_CHECK_AS(BackendError, ::mkdtemp(tmpl.data()) != nullptr,
+                  "cannot create a scratch folder in ", std::filesystem::temp_directory_path());
+  a.cfg.scratch_dir = tmpl;
+  std::signal(SIGPIPE, SIG_IGN);
+  int rc = 1;
+  try {
+    rc = serve::run_server(a.cfg, models);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(tmpl, ec);
+    throw;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmpl, ec);
+  if (rc != 0) std::exit(rc);
+}
+
+const Registrar reg("serve", [](CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  auto* cmd =
+      app.add_subcommand("serve", "Serve the decoders over HTTP and WebSocket (docs/serve.md)");
+  cmd->add_option("--model", a->models,
+                  "NAME=PATH, repeatable: a checkpoint (.safetensors) or a BigVGAN folder "
+                  "(config.json beside the weights); LTX or BigVGAN from the checkpoint")
+      ->required();
+  cmd->add_option("--host", a->cfg.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", a->cfg.port, "port (0 = any free port, printed at start)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--workers", a->cfg.workers, "compute workers (concurrent model calls)")
+      ->capture_default_str();
+  cmd->add_option("--threads-per-worker", a->cfg.threads_per_worker,
+                  "OpenMP threads of each call (0 = cores / workers)")
+      ->capture_default_str();
+  cmd->add_option("--io-threads", a->cfg.io_threads, "network threads (never run a model)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--precision", a->precision, "fp32 | bf16 | bf16x2 | bf16x3")
+      ->capture_default_str();
+  cmd->add_option("--max-queue", a->cfg.max_queue,
+                  "jobs waiting for a worker before 503 + Retry-After")
+      ->capture_default_str();
+  cmd->add_option("--max-request-mb", a->max_request_mb, "largest request body / stream message")
+      ->capture_default_str();
+  cmd->add_option("--max-audio-seconds", a->cfg.max_audio_seconds,
+                  "longest output of one request or stream input")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--request-timeout", a->cfg.request_timeout,
+                  "seconds from a request's arrival to its answer (else 504)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--header-timeout", a->cfg.header_timeout, "seconds to receive a request header")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--body-timeout", a->cfg.body_timeout, "seconds to receive a request body")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--idle-timeout", a->cfg.idle_timeout,
+                  "seconds a keep-alive connection or a stream may sit idle")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--write-timeout", a->cfg.write_timeout, "seconds for a client to take an answer")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-connections", a->cfg.max_connections, "open connections at most")
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", a->cfg.drain_timeout,
+                  "on SIGTERM / SIGINT: seconds in-flight requests get to finish")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--api-key", a->cfg.api_key,
+                  "key clients send (Authorization: Bearer KEY or X-API-Key); default from the "
+                  "--api-key-env variable");
+  cmd->add_option("--api-key-env", a->api_key_env, "environment variable holding the key")
+      ->capture_default_str();
+  cmd->add_flag("--insecure", a->insecure, "allow a non-loopback --host without a key");
+  cmd->add_option("--port-file", a->cfg.port_file, "write the bound port to this file");
+  cmd->add_flag(
+      "--no-access-log", [a](int64_t) { a->cfg.access_log = false; },
+      "no access-log line per request on stderr");
+  cmd->callback([a] { run(*a); });
+});
+
+}  // namespace
+}  // namespace meshnn::cli

@@ -1,0 +1,239 @@
+#include "cli/serve_body.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
+#include "meshnn/io/npy.h"
+
+namespace meshnn::serve {
+namespace {
+
+const char* const kBody = "request body";
+
+std::string lower_trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  std::string out(s.substr(b, e - b + 1));
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "type/subtype; params" → "type/subtype", lower case.
+std::string media_type(std::string_view v) { return lower_trim(v.substr(0, v.find(';'))); }
+
+const uint8_t* bytes(std::string_view s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+std::string read_fd_from(int fd, off_t from, off_t to) {
+  std::string out(static_cast<size_t>(to - from), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t r = ::pread(fd, out.data() + done, out.size() - done, from + done);
+    if (r < 0 && errno == EINTR) continue;
+    MESHNN_CHECK_AS(BackendError, r > 0,
+                    "serve: reading encoded PCM failed: ", std::strerror(errno));
+    done += static_cast<size_t>(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<OutputFormat> parse_accept(std::string_view accept) {
+  if (lower_trim(accept).empty()) return OutputFormat::wav;
+  size_t pos = 0;
+  while (pos <= accept.size()) {
+    const size_t comma = std::min(accept.find(',', pos), accept.size());
+    const std::string t = media_type(accept.substr(pos, comma - pos));
+    if (t == "audio/wav" || t == "audio/x-wav" || t == "audio/wave" || t == "audio/*" || t == "*/*")
+      return OutputFormat::wav;
+    if (t == "application/x-npy") return OutputFormat::npy;
+    if (t == "audio/l16") return OutputFormat::l16;
+    pos = comma + 1;
+  }
+  return std::nullopt;
+}
+
+const char* content_type_of(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::wav:
+      return "audio/wav";
+    case OutputFormat::npy:
+      return "application/x-npy";
+    case OutputFormat::l16:
+      return "audio/L16";
+  }
+  return "application/octet-stream";
+}
+
+BodyType parse_content_type(std::string_view content_type) {
+  const std::string t = media_type(content_type);
+  if (t == "application/x-npy" || t == "application/octet-stream") return BodyType::npy;
+  if (t == "audio/wav" || t == "audio/x-wav" || t == "audio/wave") return BodyType::wav;
+  return BodyType::unsupported;
+}
+
+Tensor ltx_latent_from_npy(std::string_view body) {
+  // The checks and messages of audio-decode --latent.
+  Tensor latent = float_input(io::load_npy_bytes(bytes(body), body.size(), kBody), kBody);
+  if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
+  MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, kBody,
+                  ": expected (1, 8, T, 16) or (8, T, 16), got ", shape_str(latent.shape()));
+  MESHNN_CHECK_AS(ShapeError, latent.dim(0) == 1, kBody, ": a batch of ", latent.dim(0),
+                  " latents; decode one latent per output file (batch 1)");
+  return latent;
+}
+
+Tensor mel_from_npy(std::string_view body) {
+  // The checks and messages of vocode --mel.
+  Tensor mel = float_input(io::load_npy_bytes(bytes(body), body.size(), kBody), kBody);
+  if (mel.rank() == 2) mel = mel.reshape({1, mel.dim(0), mel.dim(1)});
+  MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(0) == 1,
+                  "one mel (1, num_mels, frames) or (num_mels, frames) expected, got ",
+                  shape_str(mel.shape()));
+  return mel;
+}
+
+Tensor mono_wav_from_body(std::string_view body, int sample_rate) {
+  // The checks and messages of vocode --wav.
+  io::WavAudio w = io::read_wav_bytes(bytes(body), body.size(), kBody);
+  MESHNN_CHECK(w.sample_rate == sample_rate, kBody, ": sample rate ", w.sample_rate,
+               " Hz, the model expects ", sample_rate, " Hz (resample it first)");
+  MESHNN_CHECK_AS(ShapeError, w.samples.dim(1) == 1, kBody, ": ", w.samples.dim(1),
+                  " channels; BigVGAN is mono (mix down first)");
+  return w.samples.reshape({w.samples.dim(0)});
+}
+
+Tensor frames_from_message(std::string_view data, int64_t frame_size) {
+  const size_t frame_bytes = static_cast<size_t>(frame_size) * sizeof(float);
+  MESHNN_CHECK_AS(FormatError, frame_size > 0 && data.size() % frame_bytes == 0,
+                  "stream message of ", data.size(), " bytes: not a whole number of frames (",
+                  frame_size, " float32 values = ", frame_bytes, " bytes each)");
+  const int64_t n = static_cast<int64_t>(data.size() / frame_bytes);
+  Tensor frames = Tensor::empty({n, frame_size});
+  if (n > 0) std::memcpy(frames.data<float>(), data.data(), data.size());  // little-endian host
+  check_finite(frames, "stream frames");
+  return frames;
+}
+
+StreamControl parse_control(std::string_view text) {
+  const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  MESHNN_CHECK_AS(FormatError, !j.is_discarded() && j.is_object(),
+                  "stream text message: not a JSON object (expected {\"type\": \"flush\"})");
+  const auto t = j.find("type");
+  MESHNN_CHECK_AS(FormatError, t != j.end() && t->is_string() && t->get<std::string>() == "flush",
+                  "stream text message: unknown type (the only one is {\"type\": \"flush\"})");
+  return StreamControl::flush;
+}
+
+StreamPcm parse_stream_query(std::string_view query) {
+  StreamPcm f = StreamPcm::s16le;
+  size_t pos = 0;
+  while (pos < query.size()) {
+    const size_t amp = std::min(query.find('&', pos), query.size());
+    const std::string_view kv = query.substr(pos, amp - pos);
+    const size_t eq = kv.find('=');
+    const std::string_view k = kv.substr(0, eq);
+    const std::string_view v = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
+    if (k == "format") {
+      if (v == "s16le" || v == "s16")
+        f = StreamPcm::s16le;
+      else if (v == "f32le" || v == "f32" || v == "float32")
+        f = StreamPcm::f32le;
+      else
+        throw InvalidArgument(
+            detail::concat("stream format '", std::string(v), "': expected s16le or f32le"));
+    } else if (!k.empty()) {
+      throw InvalidArgument(
+          detail::concat("unknown stream parameter '", std::string(k), "' (known: format)"));
+    }
+    pos = amp + 1;
+  }
+  return f;
+}
+
+PcmEncoder::PcmEncoder(int channels, int sample_rate, StreamPcm format) {
+  fd_ = ::memfd_create("meshnn_serve_pcm", MFD_CLOEXEC);
+  MESHNN_CHECK_AS(BackendError, fd_ >= 0, "serve: memfd_create failed: ", std::strerror(errno));
+  sink_ = io::open_raw_pcm_sink(
+      fd_, channels, sample_rate,
+      format == StreamPcm::s16le ? io::RawPcmFormat::s16le : io::RawPcmFormat::f32le, "pcm");
+}
+
+PcmEncoder::~PcmEncoder() {
+  sink_.reset();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string PcmEncoder::encode(const Tensor& planar) {
+  MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1,
+                  "serve: (1, C, S) expected");
+  const int64_t C = planar.dim(1), S = planar.dim(2);
+  if (S == 0) return "";
+  Tensor rows = Tensor::empty({S, C});  // (S, C) interleaved, as the CLI hands its sinks
+  const float* s = planar.data<float>();
+  float* d = rows.data<float>();
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t t = 0; t < S; ++t) d[t * C + c] = s[c * S + t];
+  sink_->write(rows);
+  // The sink writes sequentially at the file offset: take what it wrote and rewind, so the
+  // memory file holds one message at most.
+  const off_t end = ::lseek(fd_, 0, SEEK_CUR);
+  MESHNN_CHECK_AS(BackendError, end >= 0, "serve: lseek failed: ", std::strerror(errno));
+  std::string out = read_fd_from(fd_, 0, end);
+  MESHNN_CHECK_AS(BackendError, ::ftruncate(fd_, 0) == 0 && ::lseek(fd_, 0, SEEK_SET) == 0,
+                  "serve: rewinding the PCM buffer failed: ", std::strerror(errno));
+  return out;
+}
+
+std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat format,
+                          const std::string& scratch_dir, const std::string& request_id) {
+  MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1,
+                  "serve: (1, C, S) expected");
+  const int64_t C = planar.dim(1), S = planar.dim(2);
+  switch (format) {
+    case OutputFormat::npy: {
+      const std::vector<uint8_t> b = io::npy_bytes(planar.reshape({C, S}));
+      return std::string(b.begin(), b.end());
+    }
+    case OutputFormat::l16: {
+      std::string pcm =
+          PcmEncoder(static_cast<int>(C), sample_rate, StreamPcm::s16le).encode(planar);
+      for (size_t i = 0; i + 1 < pcm.size(); i += 2) std::swap(pcm[i], pcm[i + 1]);
+      return pcm;
+    }
+    case OutputFormat::wav: {
+      Tensor rows = Tensor::empty({S, C});
+      const float* s = planar.data<float>();
+      float* d = rows.data<float>();
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t t = 0; t < S; ++t) d[t * C + c] = s[c * S + t];
+      const std::string path = scratch_dir + "/" + request_id + ".wav";
+      struct Remove {
+        const std::string& p;
+        ~Remove() { std::remove(p.c_str()); }
+      } remove{path};
+      io::write_wav(path, rows, sample_rate);
+      std::ifstream in(path, std::ios::binary);
+      MESHNN_CHECK_AS(BackendError, in.good(), path, ": cannot read back the WAV");
+      return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+  }
+  return "";
+}
+
+}  // namespace meshnn::serve

@@ -1,0 +1,77 @@
+// The request-body side of `meshnn serve`, apart from the network code so that a fuzzer can drive
+// it: content negotiation (Content-Type, Accept, the stream's query string), the one-shot bodies
+// (.npy latent or mel, WAV for copy synthesis), the WebSocket stream's messages (binary float32
+// frames, JSON control text), and the reply encodings (WAV, .npy, L16 / s16le / f32le PCM).
+//
+// Every parse applies the same checks with the same messages as the CLI (float_input, the shape
+// rules of audio-decode and vocode), naming the input "request body" where the CLI names a file.
+// Bad input throws a meshnn::Error subclass (InvalidArgument, ShapeError, FormatError): the server
+// answers it with 400.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "meshnn/core/tensor.h"
+#include "meshnn/io/stream_io.h"
+#include "meshnn/io/wav.h"
+
+namespace meshnn::serve {
+
+enum class OutputFormat { wav, npy, l16 };
+enum class BodyType { npy, wav, unsupported };
+enum class StreamPcm { s16le, f32le };
+
+// Accept header → the first listed type we can produce ("" or */* → WAV); nullopt → 406.
+// Parameters (q-values) are ignored: the first acceptable entry wins.
+std::optional<OutputFormat> parse_accept(std::string_view accept);
+const char* content_type_of(OutputFormat f);
+// Content-Type (parameters ignored, case-insensitive) → what the body holds.
+BodyType parse_content_type(std::string_view content_type);
+
+// .npy body → LTX latent (1, 8, T, 16) f32; (8, T, 16) is given its batch axis, as audio-decode.
+Tensor ltx_latent_from_npy(std::string_view body);
+// .npy body → mel (1, num_mels, T) f32; (num_mels, T) is given its batch axis, as vocode.
+Tensor mel_from_npy(std::string_view body);
+// WAV body → mono samples (T,) at `sample_rate`, as vocode --wav checks them.
+Tensor mono_wav_from_body(std::string_view body, int sample_rate);
+
+// One binary WebSocket message → (n, frame_size) f32 frames: whole frames of float32
+// little-endian values, every value finite. An empty message gives n = 0.
+Tensor frames_from_message(std::string_view data, int64_t frame_size);
+
+// A text WebSocket message: {"type": "flush"} is the only one; anything else is an error.
+enum class StreamControl { flush };
+StreamControl parse_control(std::string_view text);
+
+// The stream's query string ("format=s16le" or "format=f32le"; the default s16le).
+StreamPcm parse_stream_query(std::string_view query);
+
+// Raw interleaved PCM of (1, C, S) planar samples through the library's own PCM sink (the bytes
+// `--out -` writes), kept in an anonymous memory file. One per stream (state across calls).
+class PcmEncoder {
+ public:
+  PcmEncoder(int channels, int sample_rate, StreamPcm format);
+  ~PcmEncoder();
+  PcmEncoder(const PcmEncoder&) = delete;
+  PcmEncoder& operator=(const PcmEncoder&) = delete;
+  // planar (1, C, S) → S · C samples, interleaved.
+  std::string encode(const Tensor& planar);
+
+ private:
+  int fd_ = -1;
+  std::unique_ptr<io::AudioSink> sink_;
+};
+
+// The reply body for a one-shot output (1, C, S) planar f32:
+//   wav: the bytes `meshnn vocode` / `audio-decode --out` write (io::write_wav, float32), written
+//        through a file in `scratch_dir` named by `request_id` and removed;
+//   npy: (C, S) float32 .npy (io::npy_bytes);
+//   l16: 16-bit big-endian PCM, interleaved (RFC 2586), the conversion of the s16le stream.
+std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat format,
+                          const std::string& scratch_dir, const std::string& request_id);
+
+}  // namespace meshnn::serve

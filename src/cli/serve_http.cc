@@ -1,0 +1,993 @@
+#include "cli/serve_http.h"
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "cli/serve_metrics.h"
+#include "meshnn/core/error.h"
+
+namespace meshnn::serve {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+std::chrono::milliseconds ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1e3));
+}
+std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Thrown from a job's progress callback: the client left or the request timed out.
+struct Cancelled : std::exception {
+  const char* what() const noexcept override { return "cancelled"; }
+};
+
+// Shared by a request (or stream) and its jobs.
+struct Token {
+  std::atomic<bool> cancelled{false};
+  Clock::time_point deadline = Clock::time_point::max();
+  bool expired() const { return cancelled.load() || Clock::now() > deadline; }
+};
+
+std::string error_json(const std::string& code, const std::string& message) {
+  return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
+}
+
+// The bounded queue in front of the workers.
+class WorkQueue {
+ public:
+  WorkQueue(int workers, int capacity, Metrics& metrics) : capacity_(capacity), metrics_(metrics) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+  }
+  ~WorkQueue() { stop(); }
+
+  // false when full (a stream's later jobs pass `force`: a stream admitted holds one job at most)
+  // or stopped.
+  bool push(std::function<void()> job, bool force) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_ || (!force && static_cast<int>(q_.size()) >= capacity_)) return false;
+      q_.push_back(std::move(job));
+      metrics_.queue_depth = static_cast<int64_t>(q_.size());
+    }
+    cv_.notify_one();
+    return true;
+  }
+  bool full() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int>(q_.size()) >= capacity_;
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_ && threads_.empty()) return;
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    std::deque<std::function<void()>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      dropped.swap(q_);
+    }
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !q_.empty(); });
+        if (stop_) return;
+        job = std::move(q_.front());
+        q_.pop_front();
+        metrics_.queue_depth = static_cast<int64_t>(q_.size());
+      }
+      ++metrics_.busy_workers;
+      try {
+        job();
+      } catch (const std::exception& e) {  // jobs catch their own; this is a last guard
+        std::fprintf(stderr, "meshnn serve: internal: job escaped with %s\n", e.what());
+      }
+      --metrics_.busy_workers;
+    }
+  }
+
+  int capacity_;
+  Metrics& metrics_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> q_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+struct Server {
+  Server(const ServeConfig& c, std::vector<std::shared_ptr<const ServedModel>> ms)
+      : cfg(c), acceptor(ioc), queue(c.workers, c.max_queue, metrics) {
+    for (auto& m : ms) models[m->name()] = m;
+    metrics.workers = c.workers;
+    metrics.queue_capacity = c.max_queue;
+    std::random_device rd;
+    char b[16];
+    std::snprintf(b, sizeof b, "%06x", rd() & 0xffffff);
+    id_prefix = b;
+  }
+
+  std::string new_id() {
+    char b[32];
+    std::snprintf(b, sizeof b, "%s-%06llu", id_prefix.c_str(),
+                  static_cast<unsigned long long>(++next_id));
+    return b;
+  }
+
+  // Authorization: Bearer KEY, or X-API-Key: KEY; compared in constant time.
+  bool authorized(const Request& req) const {
+    if (cfg.api_key.empty()) return true;
+    std::string given;
+    const auto auth = req[http::field::authorization];
+    if (auth.size() > 7 && beast::iequals(auth.substr(0, 7), "Bearer "))
+      given = std::string(auth.substr(7));
+    else
+      given = std::string(req["X-API-Key"]);
+    const std::string& key = cfg.api_key;
+    unsigned diff = given.size() != key.size();
+    for (size_t i = 0; i < key.size(); ++i)
+      diff |= static_cast<unsigned>(key[i] ^ (i < given.size() ? given[i] : 0));
+    return diff == 0;
+  }
+
+  void access(const std::string& id, const std::string& method, const std::string& target,
+              const std::string& model, int status, size_t bytes_in, size_t bytes_out,
+              double audio_s, double latency_s) {
+    if (!cfg.access_log) return;
+    std::fprintf(stderr,
+                 "meshnn serve: access id=%s %s %s model=%s status=%d in=%zu out=%zu "
+                 "audio_s=%.3f latency_ms=%.1f\n",
+                 id.c_str(), method.c_str(), target.c_str(), model.empty() ? "-" : model.c_str(),
+                 status, bytes_in, bytes_out, audio_s, latency_s * 1e3);
+  }
+
+  int threads() const { return cfg.threads_per_worker; }
+
+  ServeConfig cfg;
+  std::map<std::string, std::shared_ptr<const ServedModel>> models;
+  Metrics metrics;  // before ioc and queue: their handlers and jobs report to it when destroyed
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  WorkQueue queue;
+  std::atomic<bool> draining{false};
+  std::atomic<int64_t> in_flight{0};
+  std::atomic<uint64_t> next_id{0};
+  std::string id_prefix;
+};
+
+// ---- WebSocket streams -----------------------------------------------------------------------
+
+class WsSession : public std::enable_shared_from_this<WsSession> {
+ public:
+  WsSession(tcp::socket socket, Server& srv, std::shared_ptr<const ServedModel> model,
+            StreamPcm pcm, std::string id, std::string target)
+      : ws_(std::move(socket)),
+        srv_(srv),
+        model_(std::move(model)),
+        pcm_(pcm),
+        id_(std::move(id)),
+        target_(std::move(target)),
+        t0_(Clock::now()) {
+    ++srv_.metrics.open_connections;
+    ++srv_.metrics.open_streams;
+    ++srv_.in_flight;
+  }
+  ~WsSession() {
+    token_->cancelled = true;
+    --srv_.metrics.open_streams;
+    --srv_.metrics.open_connections;
+    --srv_.in_flight;
+    srv_.metrics.request("stream", status_, since(t0_));
+    srv_.access(id_, "GET", target_, model_->name(), status_, bytes_in_, bytes_out_, audio_s_,
+                since(t0_));
+  }
+
+  void start(Request req) {
+    beast::get_lowest_layer(ws_).expires_never();  // the websocket's own timeouts from here
+    websocket::stream_base::timeout t{};
+    t.handshake_timeout = ms(srv_.cfg.header_timeout);
+    t.idle_timeout = ms(srv_.cfg.idle_timeout);
+    t.keep_alive_pings = true;  // a peer that vanished without a close times out
+    ws_.set_option(t);
+    ws_.read_message_max(static_cast<size_t>(srv_.cfg.max_request_bytes));
+    const std::string id = id_;
+    ws_.set_option(websocket::stream_base::decorator([id](websocket::response_type& res) {
+      res.set(http::field::server, "meshnn");
+      res.set("X-Request-Id", id);
+    }));
+    ws_.async_accept(req, beast::bind_front_handler(&WsSession::on_accept, shared_from_this()));
+  }
+
+ private:
+  // Touched by one job at a time, on the workers only.
+  struct State {
+    std::shared_ptr<AudioStream> stream;
+    std::unique_ptr<PcmEncoder> encoder;
+  };
+
+  void on_accept(beast::error_code ec) {
+    if (ec) {
+      status_ = 400;
+      return;
+    }
+    status_ = 101;
+    auto self = shared_from_this();
+    const bool queued = srv_.queue.push(
+        [self] {
+          if (self->token_->expired()) return;
+          try {
+            self->st_->stream = self->model_->open_stream(self->srv_.threads());
+            self->st_->encoder = std::make_unique<PcmEncoder>(
+                self->model_->channels(), self->model_->sample_rate(), self->pcm_);
+            net::post(self->ws_.get_executor(), [self] { self->do_read(); });
+          } catch (const std::exception& e) {
+            std::string m = e.what();
+            net::post(self->ws_.get_executor(), [self, m] { self->fail(500, m); });
+          }
+        },
+        false);
+    if (!queued) fail(503, "server busy: the job queue is full, retry later");
+  }
+
+  void do_read() {
+    if (failed_) return;
+    ws_.async_read(buf_, beast::bind_front_handler(&WsSession::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, size_t n) {
+    if (ec) {  // closed, timed out, protocol violation or a message over the limit
+      token_->cancelled = true;
+      if (ec != websocket::error::closed)
+        status_ = ec == websocket::error::message_too_big ? 413 : 499;
+      return;
+    }
+    bytes_in_ += n;
+    std::string data = beast::buffers_to_string(buf_.data());
+    buf_.consume(buf_.size());
+    auto self = shared_from_this();
+    if (ws_.got_text()) {
+      try {
+        parse_control(data);
+      } catch (const meshnn::Error& e) {
+        return fail(400, e.what());
+      }
+      srv_.queue.push(
+          [self] {
+            if (self->token_->expired()) return;
+            job(
+                [&] {
+                  const auto t = Clock::now();
+                  const Tensor y = self->st_->stream->flush();
+                  const double c = since(t);
+                  return std::make_tuple(self->st_->encoder->encode(y), y.dim(2), c);
+                },
+                self, true);
+          },
+          true);
+      return;
+    }
+    Tensor frames;
+    try {
+      frames = frames_from_message(data, model_->frame_size());
+    } catch (const meshnn::Error& e) {
+      return fail(400, e.what());
+    }
+    if (!have_frame_) {
+      have_frame_ = true;
+      first_frame_ = Clock::now();
+    }
+    frames_ += frames.dim(0);
+    if (model_->stream_seconds(frames_) > srv_.cfg.max_audio_seconds)
+      return fail(413, "stream longer than --max-audio-seconds " +
+                           std::to_string(srv_.cfg.max_audio_seconds) + " s");
+    srv_.queue.push(
+        [self, frames] {
+          if (self->token_->expired()) return;
+          job(
+              [&] {
+                // Pushed in groups of at most 32 frames (the CLI's default for mels; the stream's
+                // output does not depend on the cut), so a client that leaves mid-message frees the
+                // worker after one group.
+                const int64_t group = self->model_->kind() == ModelKind::ltx ? 8 : 32;
+                std::string bytes;
+                int64_t samples = 0;
+                const auto t = Clock::now();
+                for (int64_t f0 = 0; f0 < frames.dim(0); f0 += group) {
+                  if (self->token_->expired()) throw Cancelled();
+                  const int64_t n = std::min(group, frames.dim(0) - f0);
+                  Tensor part = Tensor::empty({n, frames.dim(1)});
+                  std::memcpy(part.data<float>(), frames.data<float>() + f0 * frames.dim(1),
+                              part.nbytes());
+                  const Tensor y = self->st_->stream->push(self->model_->frames_to_input(part));
+                  samples += y.dim(2);
+                  bytes += self->st_->encoder->encode(y);
+                }
+                return std::make_tuple(std::move(bytes), samples, since(t));
+              },
+              self, false);
+        },
+        true);
+  }
+
+  // Runs `work` on the worker; its (bytes, samples, compute seconds) or its error go back to the
+  // session's strand.
+  template <class Work>
+  static void job(Work&& work, const std::shared_ptr<WsSession>& self, bool flush) {
+    try {
+      auto [bytes, samples, compute] = work();
+      net::post(self->ws_.get_executor(),
+                [self, b = std::move(bytes), samples = samples, compute = compute,
+                 flush]() mutable { self->on_output(std::move(b), samples, compute, flush); });
+    } catch (const Cancelled&) {
+    } catch (const InvalidArgument& e) {
+      std::string m = e.what();
+      net::post(self->ws_.get_executor(), [self, m] { self->fail(400, m); });
+    } catch (const ShapeError& e) {
+      std::string m = e.what();
+      net::post(self->ws_.get_executor(), [self, m] { self->fail(400, m); });
+    } catch (const std::exception& e) {
+      std::string m = e.what();
+      net::post(self->ws_.get_executor(), [self, m] { self->fail(500, m); });
+    }
+  }
+
+  void on_output(std::string bytes, int64_t samples, double compute, bool flush) {
+    if (failed_) return;
+    samples_ += samples;
+    compute_s_ += compute;
+    auto then = [self = shared_from_this(), flush] {
+      if (flush) return self->send_done();
+      self->do_read();
+    };
+    if (bytes.empty()) return then();
+    if (!have_audio_) {
+      have_audio_ = true;
+      first_audio_ms_ = have_frame_ ? 1e3 * since(first_frame_) : 0;
+      srv_.metrics.first_audio(first_audio_ms_ / 1e3);
+    }
+    auto buf = std::make_shared<std::string>(std::move(bytes));
+    bytes_out_ += buf->size();
+    ws_.binary(true);
+    ws_.async_write(net::buffer(*buf),
+                    [self = shared_from_this(), buf, then](beast::error_code ec, size_t) {
+                      if (ec) {
+                        self->token_->cancelled = true;
+                        self->status_ = 499;
+                        return;
+                      }
+                      then();
+                    });
+  }
+
+  void send_done() {
+    const double audio = static_cast<double>(samples_) / model_->sample_rate();
+    srv_.metrics.audio(model_->name(), audio, compute_s_);
+    audio_s_ += audio;
+    nlohmann::json j{{"type", "done"},
+                     {"samples", samples_},
+                     {"first_audio_ms", have_audio_ ? first_audio_ms_ : 0.0},
+                     {"rtf", audio > 0 ? compute_s_ / audio : 0.0},
+                     {"request_id", id_}};
+    frames_ = samples_ = 0;
+    compute_s_ = 0;
+    have_frame_ = have_audio_ = false;
+    auto buf = std::make_shared<std::string>(j.dump());
+    ws_.text(true);
+    ws_.async_write(net::buffer(*buf),
+                    [self = shared_from_this(), buf](beast::error_code ec, size_t) {
+                      if (ec) {
+                        self->status_ = 499;
+                        return;
+                      }
+                      self->do_read();
+                    });
+  }
+
+  // {"type": "error"} then a close; the session ends with the close.
+  void fail(int status, const std::string& message) {
+    if (failed_) return;
+    failed_ = true;
+    token_->cancelled = true;
+    status_ = status;
+    if (status >= 500 && status != 503)
+      std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id_.c_str(), message.c_str());
+    const std::string shown =
+        status >= 500 && status != 503 ? "internal error (request id " + id_ + ")" : message;
+    auto buf = std::make_shared<std::string>(
+        nlohmann::json{{"type", "error"}, {"message", shown}, {"request_id", id_}}.dump());
+    ws_.text(true);
+    const websocket::close_code code = status == 503   ? websocket::close_code::try_again_later
+                                       : status >= 500 ? websocket::close_code::internal_error
+                                       : status == 413 ? websocket::close_code::too_big
+                                                       : websocket::close_code::bad_payload;
+    ws_.async_write(net::buffer(*buf),
+                    [self = shared_from_this(), buf, code](beast::error_code ec, size_t) {
+                      if (ec) return;
+                      self->ws_.async_close(code, [self](beast::error_code) {});
+                    });
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buf_;
+  Server& srv_;
+  std::shared_ptr<const ServedModel> model_;
+  StreamPcm pcm_;
+  std::string id_, target_;
+  Clock::time_point t0_, first_frame_;
+  std::shared_ptr<Token> token_ = std::make_shared<Token>();
+  std::shared_ptr<State> st_ = std::make_shared<State>();
+  int64_t frames_ = 0, samples_ = 0;
+  double compute_s_ = 0, first_audio_ms_ = 0, audio_s_ = 0;
+  bool have_frame_ = false, have_audio_ = false, failed_ = false;
+  int status_ = 101;
+  size_t bytes_in_ = 0, bytes_out_ = 0;
+};
+
+// ---- HTTP ------------------------------------------------------------------------------------
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket socket, Server& srv) : stream_(std::move(socket)), srv_(srv) {
+    ++srv_.metrics.open_connections;
+  }
+  ~HttpSession() {
+    end_request(499);  // a request still open when the connection goes (no answer sent)
+    --srv_.metrics.open_connections;
+  }
+
+  void start() {
+    net::dispatch(stream_.get_executor(),
+                  beast::bind_front_handler(&HttpSession::read_header, shared_from_this()));
+  }
+
+ private:
+  // The request being answered.
+  struct Current {
+    bool open = false, answered = false;
+    std::string id, method, target, model, endpoint = "other";
+    Clock::time_point t0;
+    size_t bytes_in = 0;
+    double audio_s = 0;
+    std::shared_ptr<Token> token;
+  };
+
+  void read_header() {
+    parser_.emplace();
+    parser_->header_limit(16 * 1024);
+    parser_->body_limit(static_cast<uint64_t>(srv_.cfg.max_request_bytes));
+    stream_.expires_after(ms(first_ ? srv_.cfg.header_timeout : srv_.cfg.idle_timeout));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&HttpSession::on_header, shared_from_this()));
+  }
+
+  void begin_request() {
+    cur_ = Current{};
+    cur_.open = true;
+    cur_.id = srv_.new_id();
+    cur_.t0 = Clock::now();
+    ++srv_.in_flight;
+    const auto& req = parser_->get();
+    cur_.method = std::string(req.method_string());
+    cur_.target = std::string(req.target());
+    if (cur_.method.empty()) cur_.method = "-";
+    if (cur_.target.empty()) cur_.target = "-";
+  }
+
+  // Access log, metrics, drain accounting: once per request.
+  void end_request(int status, size_t bytes_out = 0) {
+    if (!cur_.open) return;
+    cur_.open = false;
+    --srv_.in_flight;
+    const double t = since(cur_.t0);
+    srv_.metrics.request(cur_.endpoint, status, t);
+    srv_.access(cur_.id, cur_.method, cur_.target, cur_.model, status, cur_.bytes_in, bytes_out,
+                cur_.audio_s, t);
+  }
+
+  void on_header(beast::error_code ec, size_t) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
+        ec == net::error::eof)
+      return close_now();  // nothing (complete) was asked
+    begin_request();
+    if (ec == http::error::body_limit)  // a Content-Length over the limit, seen in the header
+      return error(
+          413, "payload_too_large",
+          "body over --max-request-mb (" + std::to_string(srv_.cfg.max_request_bytes) + " bytes)",
+          true);
+    if (ec == http::error::header_limit)
+      return error(431, "header_too_large", "request header over 16 KiB", true);
+    if (ec) return error(400, "bad_request", "malformed HTTP request: " + ec.message(), true);
+    const Request& req = parser_->get();
+    if (websocket::is_upgrade(req)) return upgrade();
+    const bool has_body =
+        parser_->chunked() || (parser_->content_length() && *parser_->content_length() > 0);
+    if (req.method() == http::verb::post && !parser_->chunked() && !parser_->content_length())
+      return error(411, "length_required", "POST needs Content-Length (or a chunked body)", true);
+    if (parser_->content_length() &&
+        *parser_->content_length() > static_cast<uint64_t>(srv_.cfg.max_request_bytes))
+      return error(413, "payload_too_large",
+                   "body of " + std::to_string(*parser_->content_length()) +
+                       " bytes is over --max-request-mb (" +
+                       std::to_string(srv_.cfg.max_request_bytes) + " bytes)",
+                   true);
+    if (has_body && beast::iequals(req[http::field::expect], "100-continue")) {
+      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+      stream_.expires_after(ms(srv_.cfg.write_timeout));
+      return http::async_write(stream_, *cont,
+                               [self = shared_from_this(), cont](beast::error_code e, size_t) {
+                                 if (e) return self->close_now();
+                                 self->read_body();
+                               });
+    }
+    read_body();
+  }
+
+  void read_body() {
+    stream_.expires_after(ms(srv_.cfg.body_timeout));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&HttpSession::on_body, shared_from_this()));
+  }
+
+  void on_body(beast::error_code ec, size_t) {
+    if (ec == http::error::body_limit)
+      return error(
+          413, "payload_too_large",
+          "body over --max-request-mb (" + std::to_string(srv_.cfg.max_request_bytes) + " bytes)",
+          true);
+    if (ec == beast::error::timeout) return close_now();  // 408 would need the socket beast closed
+    if (ec == http::error::partial_message || ec == net::error::eof ||
+        ec == net::error::connection_reset || ec == http::error::end_of_stream)
+      return close_now();
+    if (ec) return error(400, "bad_request", "malformed HTTP body: " + ec.message(), true);
+    cur_.bytes_in = parser_->get().body().size();
+    handle();
+  }
+
+  // Path → handler. Auth is checked before any model lookup.
+  void handle() {
+    const Request& req = parser_->get();
+    const std::string_view target(req.target().data(), req.target().size());
+    const std::string_view path = target.substr(0, target.find('?'));
+    const bool get = req.method() == http::verb::get;
+    if (path == "/healthz") {
+      cur_.endpoint = "healthz";
+      if (!get) return not_allowed("GET");
+      return reply(200, R"({"status":"ok"})", "application/json");
+    }
+    if (path == "/readyz") {
+      cur_.endpoint = "readyz";
+      if (!get) return not_allowed("GET");
+      if (srv_.draining) return error(503, "draining", "the server is shutting down", false, 5);
+      if (srv_.queue.full()) return error(503, "overloaded", "the job queue is full", false, 1);
+      return reply(200, R"({"status":"ready"})", "application/json");
+    }
+    if (path == "/metrics") {
+      cur_.endpoint = "metrics";
+      if (!srv_.authorized(req)) return unauthorized();
+      if (!get) return not_allowed("GET");
+      return reply(200, srv_.metrics.render(), "text/plain; version=0.0.4");
+    }
+    if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {
+      cur_.endpoint = "models";
+      if (!srv_.authorized(req)) return unauthorized();
+      if (path == "/v1/models") {
+        if (!get) return not_allowed("GET");
+        std::string body = R"({"models":[)";
+        bool first = true;
+        for (const auto& [name, m] : srv_.models) {
+          body += (first ? "" : ",") + m->info_json();
+          first = false;
+        }
+        return reply(200, body + "]}", "application/json");
+      }
+      const std::string_view rest = path.substr(std::string_view("/v1/models/").size());
+      const size_t slash = rest.find('/');
+      const std::string name(rest.substr(0, slash));
+      const std::string action(slash == std::string_view::npos ? "" : rest.substr(slash + 1));
+      const auto it = srv_.models.find(name);
+      if (it == srv_.models.end())
+        return error(404, "not_found", "no model named '" + name + "' (GET /v1/models lists them)");
+      const auto& model = it->second;
+      cur_.model = name;
+      if (action.empty()) {
+        if (!get) return not_allowed("GET");
+        return reply(200, model->info_json(), "application/json");
+      }
+      if (action == "encode") {
+        cur_.endpoint = "encode";
+        return error(404, "not_found",
+                     "model '" + name + "' (" + model->kind_name() + ") has no encoder");
+      }
+      if (action == "stream") {
+        cur_.endpoint = "stream";
+        if (!get) return not_allowed("GET");
+        return error(426, "upgrade_required",
+                     "/stream is a WebSocket: connect with Upgrade: websocket");
+      }
+      if (action == "vocode" && model->kind() != ModelKind::bigvgan)
+        return error(
+            404, "not_found",
+            "/vocode is for vocoders; '" + name + "' is " + model->kind_name() + ": use /decode");
+      if (action == "decode" || action == "vocode") {
+        cur_.endpoint = action;
+        if (req.method() != http::verb::post) return not_allowed("POST");
+        return one_shot(model);
+      }
+      return error(404, "not_found", "unknown path " + std::string(path));
+    }
+    return error(404, "not_found", "unknown path " + std::string(path));
+  }
+
+  void upgrade() {
+    const Request& req = parser_->get();
+    const std::string_view target(req.target().data(), req.target().size());
+    const std::string_view path = target.substr(0, target.find('?'));
+    const std::string_view query =
+        target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
+    cur_.endpoint = "stream";
+    if (!srv_.authorized(req)) return unauthorized();
+    const std::string_view prefix = "/v1/models/";
+    if (path.rfind(prefix, 0) != 0 || path.size() < prefix.size() + 8 ||
+        path.substr(path.size() - 7) != "/stream")
+      return error(404, "not_found", "WebSockets are served at /v1/models/{name}/stream", true);
+    const std::string name(path.substr(prefix.size(), path.size() - prefix.size() - 7));
+    const auto it = srv_.models.find(name);
+    if (it == srv_.models.end())
+      return error(404, "not_found", "no model named '" + name + "'", true);
+    cur_.model = name;
+    StreamPcm pcm;
+    try {
+      pcm = parse_stream_query(query);
+    } catch (const meshnn::Error& e) {
+      return error(400, "bad_request", e.what(), true);
+    }
+    if (srv_.draining) return error(503, "draining", "the server is shutting down", true, 5);
+    // The stream session takes over the socket and logs itself; this request ends here.
+    auto ws = std::make_shared<WsSession>(stream_.release_socket(), srv_, it->second, pcm, cur_.id,
+                                          cur_.target);
+    cur_.open = false;
+    --srv_.in_flight;
+    ws->start(parser_->release());
+  }
+
+  void one_shot(const std::shared_ptr<const ServedModel>& model) {
+    const Request& req = parser_->get();
+    const auto format = parse_accept(sv(req[http::field::accept]));
+    if (!format)
+      return error(406, "not_acceptable",
+                   "Accept: none of audio/wav, application/x-npy, audio/L16");
+    const BodyType type = parse_content_type(sv(req[http::field::content_type]));
+    if (type == BodyType::unsupported ||
+        (type == BodyType::wav && model->kind() != ModelKind::bigvgan))
+      return error(415, "unsupported_media_type",
+                   model->kind() == ModelKind::ltx
+                       ? "Content-Type must be application/x-npy (an .npy latent)"
+                       : "Content-Type must be application/x-npy (an .npy mel) or audio/wav");
+    Tensor input;
+    try {
+      input = model->parse_body(req.body(), type);
+    } catch (const meshnn::Error& e) {
+      return error(400, "bad_request", e.what());
+    }
+    const double seconds = model->output_seconds(input);
+    if (seconds > srv_.cfg.max_audio_seconds)
+      return error(413, "payload_too_large",
+                   "the input would give " + std::to_string(seconds) +
+                       " s of audio, over --max-audio-seconds " +
+                       std::to_string(srv_.cfg.max_audio_seconds));
+    if (srv_.draining) return error(503, "draining", "the server is shutting down", true, 5);
+    auto token = std::make_shared<Token>();
+    token->deadline = cur_.t0 + ms(srv_.cfg.request_timeout);
+    cur_.token = token;
+    auto self = shared_from_this();
+    const std::string id = cur_.id;
+    const OutputFormat fmt = *format;
+    const bool queued = srv_.queue.push(
+        [self, model, input, token, fmt, id] {
+          if (token->expired()) return;
+          int status = 200;
+          std::string body, code, ctype = content_type_of(fmt);
+          double audio = 0;
+          try {
+            const auto t = Clock::now();
+            const Tensor y =
+                model->run(input, self->srv_.threads(), [token](int, int, const std::string&) {
+                  if (token->expired()) throw Cancelled();
+                });
+            const double compute = since(t);
+            audio = static_cast<double>(y.dim(2)) / model->sample_rate();
+            body = encode_output(y, model->sample_rate(), fmt, self->srv_.cfg.scratch_dir, id);
+            self->srv_.metrics.audio(model->name(), audio, compute);
+          } catch (const std::exception& e) {
+            if (token->expired()) return;  // the session has answered (504) or the client left
+            const bool ours = dynamic_cast<const InvalidArgument*>(&e) == nullptr &&
+                              dynamic_cast<const ShapeError*>(&e) == nullptr &&
+                              dynamic_cast<const FormatError*>(&e) == nullptr;
+            status = ours ? 500 : 400;
+            code = ours ? "internal" : "bad_request";
+            if (ours) std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
+            body = error_json(code, ours ? "internal error (request id " + id + ")" : e.what());
+            ctype = "application/json";
+          }
+          net::post(self->stream_.get_executor(),
+                    [self, status, b = std::move(body), ctype, audio]() mutable {
+                      self->on_job_done(status, std::move(b), ctype, audio);
+                    });
+        },
+        false);
+    if (!queued) return error(503, "overloaded", "the job queue is full, retry later", false, 1);
+    stream_.expires_never();
+    timer_.emplace(stream_.get_executor());
+    timer_->expires_at(token->deadline);
+    timer_->async_wait([self](beast::error_code ec) {
+      if (ec || !self->cur_.open || self->cur_.answered || !self->cur_.token) return;
+      self->cur_.token->cancelled = true;
+      self->error(504, "timeout",
+                  "no answer within --request-timeout " +
+                      std::to_string(self->srv_.cfg.request_timeout) + " s",
+                  true);
+    });
+    watch_disconnect();
+  }
+
+  // While a job waits or runs, a readable socket is either the client's close (cancel the job)
+  // or its next pipelined request (leave it in the kernel buffer).
+  void watch_disconnect() {
+    stream_.socket().async_wait(
+        tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+          if (ec || !self->cur_.open || self->cur_.answered) return;
+          char c;
+          const ssize_t r =
+              ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (r > 0) return;
+          if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return self->watch_disconnect();
+          if (self->cur_.token) self->cur_.token->cancelled = true;  // the worker is freed
+          if (self->timer_) self->timer_->cancel();
+          self->end_request(499);
+          self->close_now();
+        });
+  }
+
+  void on_job_done(int status, std::string body, const std::string& ctype, double audio) {
+    if (!cur_.open || cur_.answered) return;
+    if (timer_) timer_->cancel();
+    beast::error_code ec;
+    stream_.socket().cancel(ec);  // the disconnect watch
+    cur_.audio_s = audio;
+    reply(status, std::move(body), ctype);
+  }
+
+  void unauthorized() {
+    error(401, "unauthorized",
+          "missing or wrong API key (Authorization: Bearer KEY or X-API-Key: KEY)");
+  }
+  void not_allowed(const char* allow) {
+    error(405, "method_not_allowed", std::string("use ") + allow, false, 0, allow);
+  }
+
+  void error(int status, const std::string& code, const std::string& message, bool close = false,
+             int retry_after = 0, const char* allow = nullptr) {
+    std::vector<std::pair<std::string, std::string>> extra;
+    if (retry_after > 0) extra.emplace_back("Retry-After", std::to_string(retry_after));
+    if (allow) extra.emplace_back("Allow", allow);
+    if (status == 426) extra.emplace_back("Upgrade", "websocket");
+    reply(status, error_json(code, message), "application/json", close, extra);
+  }
+
+  void reply(int status, std::string body, const std::string& content_type, bool close = false,
+             const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+    if (!cur_.open || cur_.answered) return;
+    cur_.answered = true;
+    const Request& req = parser_->get();
+    auto res = std::make_shared<Response>(static_cast<http::status>(status),
+                                          req.version() ? req.version() : 11);
+    res->set(http::field::server, "meshnn");
+    res->set(http::field::content_type, content_type);
+    res->set("X-Request-Id", cur_.id);
+    for (const auto& [k, v] : extra) res->set(k, v);
+    if (content_type == "audio/L16" && !cur_.model.empty()) {
+      const auto& m = srv_.models.at(cur_.model);
+      res->set(http::field::content_type, "audio/L16; rate=" + std::to_string(m->sample_rate()) +
+                                              "; channels=" + std::to_string(m->channels()));
+    }
+    const bool keep = !close && !srv_.draining && req.keep_alive();
+    res->keep_alive(keep);
+    res->body() = std::move(body);
+    res->prepare_payload();
+    const size_t out = res->body().size();
+    stream_.expires_after(ms(srv_.cfg.write_timeout));
+    http::async_write(
+        stream_, *res,
+        [self = shared_from_this(), res, keep, status, out](beast::error_code ec, size_t) {
+          self->end_request(ec ? 499 : status, out);
+          if (ec) return self->close_now();
+          if (!keep) return self->linger_close();
+          self->first_ = false;
+          self->read_header();
+        });
+  }
+
+  // Closing with unread request bytes would reset the connection and lose the answer at the
+  // client: send FIN, then read and drop what is still coming for a short while.
+  void linger_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return close_now();
+    stream_.expires_after(std::chrono::seconds(2));
+    drain_buf_ = std::make_shared<std::array<char, 16384>>();
+    drain();
+  }
+  void drain() {
+    stream_.async_read_some(net::buffer(*drain_buf_),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec) return self->close_now();
+                              self->drain();
+                            });
+  }
+
+  void close_now() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  }
+
+  beast::tcp_stream stream_;
+  Server& srv_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<net::steady_timer> timer_;
+  std::shared_ptr<std::array<char, 16384>> drain_buf_;
+  Current cur_;
+  bool first_ = true;
+};
+
+// ---- accept loop, signals, drain -------------------------------------------------------------
+
+void do_accept(Server& srv) {
+  srv.acceptor.async_accept(
+      net::make_strand(srv.ioc), [&srv](beast::error_code ec, tcp::socket socket) {
+        if (ec) {
+          if (ec == net::error::operation_aborted || !srv.acceptor.is_open()) return;
+          return do_accept(srv);  // e.g. EMFILE: keep serving the connections we have
+        }
+        if (srv.metrics.open_connections.load() >= srv.cfg.max_connections) {
+          ++srv.metrics.rejected_connections;
+          // A short canned answer (fits any socket buffer), then close.
+          static const std::string busy =
+              "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: "
+              "1\r\nConnection: close\r\nContent-Length: 79\r\n\r\n"
+              R"({"error":{"code":"overloaded","message":"too many open connections, retry"}}  )";
+          ::send(socket.native_handle(), busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+          beast::error_code ignored;
+          socket.shutdown(tcp::socket::shutdown_both, ignored);
+          socket.close(ignored);
+        } else {
+          std::make_shared<HttpSession>(std::move(socket), srv)->start();
+        }
+        do_accept(srv);
+      });
+}
+
+}  // namespace
+
+int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const ServedModel>> models) {
+  Server srv(config, std::move(models));
+  const std::string host = config.host == "localhost" ? "127.0.0.1" : config.host;
+  beast::error_code ec;
+  const auto addr = net::ip::make_address(host, ec);
+  MESHNN_CHECK(!ec, "--host ", config.host, ": not an IP address");
+  const tcp::endpoint ep(addr, static_cast<unsigned short>(config.port));
+  srv.acceptor.open(ep.protocol(), ec);
+  if (!ec) srv.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) srv.acceptor.bind(ep, ec);
+  if (!ec) srv.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  MESHNN_CHECK_AS(BackendError, !ec, "cannot listen on ", config.host, ":", config.port, ": ",
+                  ec.message());
+  const int port = srv.acceptor.local_endpoint().port();
+  if (!config.port_file.empty()) {
+    const std::string tmp = config.port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::rename(tmp.c_str(), config.port_file.c_str());
+  }
+  std::printf("meshnn serve: listening on http://%s:%d (%zu model%s, %d worker%s x %d threads)\n",
+              host.find(':') != std::string::npos ? ("[" + host + "]").c_str() : host.c_str(), port,
+              srv.models.size(), srv.models.size() == 1 ? "" : "s", config.workers,
+              config.workers == 1 ? "" : "s", config.threads_per_worker);
+  std::fflush(stdout);
+
+  net::signal_set signals(srv.ioc, SIGINT, SIGTERM);
+  net::steady_timer drain_timer(srv.ioc);
+  Clock::time_point drain_deadline{};
+  std::function<void()> poll_drain = [&] {
+    if (srv.in_flight.load() <= 0 || Clock::now() >= drain_deadline) {
+      if (srv.in_flight.load() > 0)
+        std::fprintf(stderr, "meshnn serve: drain deadline reached with %lld request(s) open\n",
+                     static_cast<long long>(srv.in_flight.load()));
+      srv.ioc.stop();
+      return;
+    }
+    drain_timer.expires_after(std::chrono::milliseconds(20));
+    drain_timer.async_wait([&](beast::error_code e) {
+      if (!e) poll_drain();
+    });
+  };
+  std::function<void(beast::error_code, int)> on_signal = [&](beast::error_code e, int sig) {
+    if (e) return;
+    if (srv.draining) {  // a second signal: stop waiting for the in-flight requests
+      std::fprintf(stderr, "meshnn serve: second signal: stopping now\n");
+      drain_deadline = Clock::now();
+      return;
+    }
+    signals.async_wait(on_signal);
+    std::fprintf(stderr, "meshnn serve: %s: draining (%lld in flight, deadline %.0f s)\n",
+                 sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                 static_cast<long long>(srv.in_flight.load()), config.drain_timeout);
+    srv.draining = true;
+    beast::error_code ignored;
+    srv.acceptor.close(ignored);
+    drain_deadline = Clock::now() + ms(config.drain_timeout);
+    poll_drain();
+  };
+  signals.async_wait(on_signal);
+
+  do_accept(srv);
+  std::vector<std::thread> io;
+  for (int i = 0; i < std::max(1, config.io_threads); ++i) io.emplace_back([&] { srv.ioc.run(); });
+  for (auto& t : io) t.join();
+  // From here a signal must not kill the process mid-teardown (the exit code is 0).
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
+  if (srv.in_flight.load() > 0) {
+    // Past the drain deadline: the jobs still running are abandoned, not waited for.
+    std::error_code ignored;
+    std::filesystem::remove_all(config.scratch_dir, ignored);
+    std::fprintf(stderr, "meshnn serve: stopped\n");
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+  srv.queue.stop();
+  std::fprintf(stderr, "meshnn serve: stopped\n");
+  return 0;
+}
+
+}  // namespace meshnn::serve

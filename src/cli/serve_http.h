@@ -1,0 +1,46 @@
+// The network side of `meshnn serve`: an HTTP/1.1 + WebSocket server on Boost.Beast / Asio.
+//
+// Threads: `io_threads` run the sockets (parsing, routing, writing) and never model compute; the
+// compute runs on `workers` threads that take jobs from one bounded queue (--max-queue): a full
+// queue answers 503 with Retry-After at once instead of growing memory. Each worker call leases
+// its own runner over the shared weights (the public API's pool).
+//
+// Faults: header, body, write and idle deadlines on every connection (a slowloris or a reader that
+// never reads times out without holding a worker); a cap on open connections; a client that goes
+// away while its job waits or runs cancels it (a waiting job is dropped, a running one ends at its
+// next progress callback); a request past --request-timeout answers 504 and is cancelled the same
+// way. SIGTERM / SIGINT: stop accepting, let in-flight requests finish (--drain-timeout), exit 0.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/serve_models.h"
+
+namespace meshnn::serve {
+
+struct ServeConfig {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0 = any free port (printed on the "listening" line)
+  int workers = 1;
+  int threads_per_worker = 0;  // OpenMP threads of each call; 0 = cores / workers
+  int io_threads = 2;
+  int max_queue = 16;
+  int64_t max_request_bytes = 64ll << 20;
+  double max_audio_seconds = 600;
+  double request_timeout = 120;  // seconds from the request's arrival to its answer
+  double header_timeout = 10, body_timeout = 60, idle_timeout = 60, write_timeout = 60;
+  double drain_timeout = 30;
+  int max_connections = 256;
+  std::string api_key;      // "" = no key asked
+  std::string scratch_dir;  // private temp folder for WAV encoding
+  std::string port_file;    // written with the bound port once listening ("" = none)
+  bool access_log = true;
+};
+
+// Runs until SIGTERM / SIGINT and the drain; returns the process exit code (0 after a clean
+// drain).
+int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const ServedModel>> models);
+
+}  // namespace meshnn::serve

@@ -1,0 +1,60 @@
+// The models `meshnn serve` loads (`--model NAME=PATH`), over the public API only: what each one
+// takes and gives, and the one-shot and streaming calls the workers make on it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/serve_body.h"
+#include "meshnn/audio.h"
+#include "meshnn/streaming.h"
+
+namespace meshnn::serve {
+
+enum class ModelKind { ltx, bigvgan };
+
+class ServedModel {
+ public:
+  // spec "NAME=PATH": PATH a checkpoint file or a model folder (config.json beside a
+  // .safetensors, as BigVGAN.from_pretrained takes it). The kind is the loader that accepts the
+  // file: LtxAudioDecoder (a file with its audio config) unless a config.json is beside it, else
+  // BigVganVocoder. Loads the weights (once per process).
+  static std::shared_ptr<const ServedModel> load(const std::string& spec, Precision precision);
+
+  const std::string& name() const { return name_; }
+  ModelKind kind() const { return kind_; }
+  std::string kind_name() const;  // "ltx-2.3" | "ltx-2" | "bigvgan"
+  int sample_rate() const { return sample_rate_; }
+  int channels() const { return kind_ == ModelKind::ltx ? 2 : 1; }
+  int64_t frame_size() const;        // float32 values per stream frame (128 or num_mels)
+  double frames_per_second() const;  // input frames per second of output
+  // The JSON entry of GET /v1/models.
+  std::string info_json() const;
+
+  // A one-shot body → the model input, checked as the CLI checks it (400 on error). A WAV body
+  // (BigVGAN copy synthesis) is kept as samples; its mel is computed by run() on the worker.
+  Tensor parse_body(std::string_view body, BodyType type) const;
+  // Output seconds the input will give (for --max-audio-seconds).
+  double output_seconds(const Tensor& input) const;
+  // The CLI's call for this input → (1, C, S) planar f32: audio-decode's (one shot up to 10 s,
+  // chunks above, mesh auto) or vocode's (mesh 1x1). threads: OpenMP threads of the call.
+  Tensor run(const Tensor& input, int threads, const ProgressFn& progress) const;
+
+  // A stream over the shared weights, on one device (mesh 1x1), as `--stream` opens it.
+  // (shared_ptr: it deletes the concrete stream type; AudioStream's destructor is not virtual.)
+  std::shared_ptr<AudioStream> open_stream(int threads) const;
+  // (n, frame_size) frames → the stream's input layout.
+  Tensor frames_to_input(const Tensor& frames) const;
+  // Output seconds of n input frames (the stream's long-run rate).
+  double stream_seconds(int64_t frames) const;
+
+ private:
+  std::string name_, path_, precision_;
+  ModelKind kind_ = ModelKind::bigvgan;
+  int sample_rate_ = 0;
+  std::optional<LtxAudioDecoder> ltx_;
+  std::optional<BigVganVocoder> bigvgan_;
+};
+
+}  // namespace meshnn::serve
