@@ -68,7 +68,7 @@ const Registrar reg("audio-encode", [](CLI::App& app) {
   cmd->add_option("--checkpoint", args->checkpoint,
                   "MiniMax-H3 audio VAE folder (config.json + diffusion_pytorch_model.safetensors)")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingPath);  // a file is refused by the loader, naming what it expects
   cmd->add_option("--wav", args->wav, "input .wav at the model's rate (32 kHz); stereo = 2 items")
       ->required()
       ->check(CLI::ExistingFile);

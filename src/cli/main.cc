@@ -31,8 +31,11 @@ int fail(const std::string& message) {
   return 1;
 }
 
-// The output options of a command: every option named --out (the CLI's one spelling).
-bool is_output_option(const CLI::Option* o) { return o->check_lname("out"); }
+// The output options of a command: --out (the CLI's one spelling of the main output) and
+// --log-std (audio-encode's second output).
+bool is_output_option(const CLI::Option* o) {
+  return o->check_lname("out") || o->check_lname("log-std");
+}
 
 // The value an option will have: what was given, else its default (demo's --out demo.wav).
 std::vector<std::string> option_values(const CLI::Option* o) {
@@ -42,7 +45,7 @@ std::vector<std::string> option_values(const CLI::Option* o) {
 }
 
 // The one output-path check of every command, run after parsing and before any command's work:
-// each --out must be writable and must not be (after symlinks, hard links included) the file of
+// each output must be writable and must not be (after symlinks, hard links included) the file of
 // any other option's value. "-" (stdout) is left to the command.
 void check_outputs(const CLI::App* cmd) {
   std::vector<std::string> inputs;
@@ -52,7 +55,7 @@ void check_outputs(const CLI::App* cmd) {
   for (const CLI::Option* o : cmd->get_options()) {
     if (!is_output_option(o)) continue;
     for (const std::string& out : option_values(o))
-      if (out != "-") meshnn::io::check_output_path(out, inputs, "--out");
+      if (out != "-") meshnn::io::check_output_path(out, inputs, "--" + o->get_lnames().front());
   }
   for (const CLI::App* sub : cmd->get_subcommands()) check_outputs(sub);
 }

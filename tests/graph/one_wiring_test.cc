@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "graph/graph.h"
@@ -70,6 +71,30 @@ TEST(OneWiring, ReachGivesTheStreamLookahead) {
       EXPECT_EQ(v->reach().right.ceil(), probed_lookahead(*v)) << f << " vocoder " << int(l);
     }
   }
+}
+
+// docs/adding_a_model.md lists the files a contributor writes: each one it names must exist.
+TEST(AddingAModel, EveryFileTheGuideNamesExists) {
+  const std::string root = MESHNN_SOURCE_DIR;
+  std::ifstream in(root + "/docs/adding_a_model.md");
+  ASSERT_TRUE(in.good());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int checked = 0;
+  for (size_t b = text.find('`'); b != std::string::npos; b = text.find('`', b)) {
+    const size_t e = text.find('`', b + 1);
+    if (e == std::string::npos) break;
+    const std::string path = text.substr(b + 1, e - b - 1);
+    b = e + 1;
+    const bool tree = path.starts_with("src/") || path.starts_with("include/") ||
+                      path.starts_with("tools/") || path.starts_with("tests/") ||
+                      path.starts_with("python/");
+    if (!tree || path.find('<') != std::string::npos || path.find(' ') != std::string::npos)
+      continue;
+    ++checked;
+    EXPECT_TRUE(std::filesystem::exists(root + "/" + path))
+        << "docs/adding_a_model.md names " << path;
+  }
+  EXPECT_GT(checked, 15);
 }
 
 }  // namespace

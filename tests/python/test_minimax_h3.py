@@ -68,8 +68,8 @@ def test_cli_decode_and_encode(vae, golden, tmp_path):
     run_cli('audio-decode', '--checkpoint', FOLDER, '--latent', lat, '--out', wav, '--quiet')
     audio, sr = meshnn.read_wav(str(wav))
     audio = np.asarray(audio)
-    assert sr == 32000 and audio.shape == (480, 2)  # one WAV channel per batch item
-    assert rel(audio.T[:, None, :], golden['decode.output']) < 1e-5
+    assert sr == 32000 and audio.shape == (2, 480)  # one WAV channel per batch item
+    assert rel(audio[:, None, :], golden['decode.output']) < 1e-5
     # audio-encode: one batch item per WAV channel; --log-std; --normalize.
     src = tmp_path / 'x.wav'
     meshnn.write_wav(str(src), golden['encode.wave'][:, 0, :], 32000)
@@ -81,3 +81,18 @@ def test_cli_decode_and_encode(vae, golden, tmp_path):
     run_cli('audio-encode', '--checkpoint', FOLDER, '--wav', src, '--out', normed, '--normalize',
             '--quiet')
     assert np.allclose(np.load(normed), vae.normalize(np.load(out)), atol=1e-5)
+
+
+def test_cli_encode_refuses_a_log_std_output_onto_its_input(tmp_path):
+    import subprocess
+    from conftest import cli_path
+    src = tmp_path / 'x.wav'
+    rng = np.random.default_rng(5)
+    meshnn.write_wav(str(src), rng.uniform(-0.5, 0.5, (1, 100)).astype(np.float32), 32000)
+    before = src.read_bytes()
+    r = subprocess.run([cli_path(), 'audio-encode', '--checkpoint', FOLDER, '--wav', str(src),
+                        '--out', str(tmp_path / 'm.npy'), '--log-std', str(src), '--quiet'],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and 'same file as the input' in r.stderr, r.stderr
+    assert src.read_bytes() == before
+    assert not (tmp_path / 'm.npy').exists()

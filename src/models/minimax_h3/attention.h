@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "layers/layer_norm.h"
 #include "layers/linear.h"
-#include "graph/graph.h"
 
 namespace meshnn::models::minimax_h3 {
 

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/layers/conv.h"
 #include "models/generator.h"
 #include "models/minimax_h3/config.h"
 #include "models/minimax_h3/weights.h"
-#include "graph/graph.h"
 
 namespace meshnn::models::minimax_h3 {
 
