@@ -108,8 +108,8 @@ double log_spectral_distance(const Signal& a, const Signal& b, int64_t c, int n_
     fft(fb);
     double acc = 0;
     for (int k = 0; k <= n_fft / 2; ++k) {
-      const double d = 10.0 * std::log10(std::norm(fa[k]) + eps) -
-                       10.0 * std::log10(std::norm(fb[k]) + eps);
+      const double d =
+          10.0 * std::log10(std::norm(fa[k]) + eps) - 10.0 * std::log10(std::norm(fb[k]) + eps);
       acc += d * d;
     }
     sum += std::sqrt(acc / (n_fft / 2 + 1));
@@ -147,8 +147,9 @@ double dbfs(double v) { return v > 0 ? 20.0 * std::log10(v) : -INFINITY; }
 
 const Registrar reg("verify", [](CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "verify", "Compare audio B against reference A (WAV or .npy): PSNR, log-spectral distance, "
-                "DC offset, silence and non-finite checks");
+      "verify",
+      "Compare audio B against reference A (WAV or .npy): PSNR, log-spectral distance, "
+      "DC offset, silence and non-finite checks");
   struct Opts {
     std::string a, b;
     double min_psnr = NAN, max_lsd = NAN, silence_dbfs = -60;
@@ -161,8 +162,7 @@ const Registrar reg("verify", [](CLI::App& app) {
   cmd->add_option("--min-psnr", o->min_psnr, "fail (exit 1) when the PSNR is below this, dB");
   cmd->add_option("--max-lsd", o->max_lsd,
                   "fail (exit 1) when the log-spectral distance is above this, dB");
-  cmd->add_option("--silence-dbfs", o->silence_dbfs,
-                  "RMS below this many dBFS counts as silence")
+  cmd->add_option("--silence-dbfs", o->silence_dbfs, "RMS below this many dBFS counts as silence")
       ->capture_default_str();
   cmd->add_option("--n-fft", o->n_fft, "frame length of the log-spectral distance (power of 2)")
       ->capture_default_str()
@@ -190,14 +190,12 @@ const Registrar reg("verify", [](CLI::App& app) {
     double lsd = 0;
     const bool finite = sa.non_finite == 0 && sb.non_finite == 0;
     if (finite) {
-      for (int64_t c = 0; c < a.channels; ++c)
-        lsd += log_spectral_distance(a, b, c, o->n_fft);
+      for (int64_t c = 0; c < a.channels; ++c) lsd += log_spectral_distance(a, b, c, o->n_fft);
       lsd /= static_cast<double>(a.channels);
     } else {
       lsd = INFINITY;
     }
-    const bool a_silent = dbfs(sa.rms) < o->silence_dbfs,
-               b_silent = dbfs(sb.rms) < o->silence_dbfs;
+    const bool a_silent = dbfs(sa.rms) < o->silence_dbfs, b_silent = dbfs(sb.rms) < o->silence_dbfs;
     std::vector<std::string> problems;
     if (sb.non_finite) problems.push_back("B has " + std::to_string(sb.non_finite) + " NaN/Inf");
     if (sa.non_finite) problems.push_back("A has " + std::to_string(sa.non_finite) + " NaN/Inf");
@@ -223,8 +221,7 @@ const Registrar reg("verify", [](CLI::App& app) {
     };
     if (o->json) {
       std::string pr = "[";
-      for (size_t i = 0; i < problems.size(); ++i)
-        pr += (i ? ",\"" : "\"") + problems[i] + "\"";
+      for (size_t i = 0; i < problems.size(); ++i) pr += (i ? ",\"" : "\"") + problems[i] + "\"";
       pr += "]";
       std::printf(
           "{\"samples\": %lld, \"channels\": %lld, \"sample_rate\": %d, \"psnr_db\": %s, "
@@ -235,8 +232,8 @@ const Registrar reg("verify", [](CLI::App& app) {
           num(psnr).c_str(), num(lsd).c_str(), num(sa.dc).c_str(), num(sb.dc).c_str(),
           num(dbfs(sa.rms)).c_str(), num(dbfs(sb.rms)).c_str(), num(sa.peak).c_str(),
           num(sb.peak).c_str(), a_silent ? "true" : "false", b_silent ? "true" : "false",
-          static_cast<long long>(sa.non_finite), static_cast<long long>(sb.non_finite),
-          pr.c_str(), fail ? "false" : "true");
+          static_cast<long long>(sa.non_finite), static_cast<long long>(sb.non_finite), pr.c_str(),
+          fail ? "false" : "true");
     } else {
       std::printf("samples:       %lld (%lld channel%s%s)\n", static_cast<long long>(a.x.size()),
                   static_cast<long long>(a.channels), a.channels == 1 ? "" : "s",

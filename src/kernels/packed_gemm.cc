@@ -25,8 +25,9 @@ constexpr int64_t kKcF32 = 256;
 constexpr int64_t kKcBf16 = 512;
 
 inline __mmask16 col_mask(int valid) {
-  return valid >= 16 ? __mmask16(0xffff)
-                     : valid <= 0 ? __mmask16(0) : __mmask16((1u << valid) - 1u);
+  return valid >= 16  ? __mmask16(0xffff)
+         : valid <= 0 ? __mmask16(0)
+                      : __mmask16((1u << valid) - 1u);
 }
 
 // C (MR × 32, `valid` columns) (+)= A (MR × kc) · panel chunk (kc × 32). The chunk is summed in
@@ -34,8 +35,8 @@ inline __mmask16 col_mask(int valid) {
 // (deep Winograd GEMMs, K = S·C_in up to 3·1536, stay at the f32 contract of the direct loop).
 template <int MR>
 __attribute__((target("avx512f"))) void micro_f32(int64_t kc, const float* a, int64_t lda,
-                                                  const float* b, float* c, int64_t ldc,
-                                                  int valid, bool load_c) {
+                                                  const float* b, float* c, int64_t ldc, int valid,
+                                                  bool load_c) {
   (void)lda;  // a: packed [k][MR]
   const __mmask16 m0 = col_mask(valid), m1 = col_mask(valid - 16);
   __m512 acc0[MR], acc1[MR];
@@ -133,8 +134,7 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
     if (type == GemmType::f32) {
       float* dst = static_cast<float*>(p) + pn * kp * kNr;
       for (int64_t k = 0; k < K; ++k)
-        for (int j = 0; j < kNr; ++j)
-          dst[k * kNr + j] = c0 + j < N ? b[k * ldb + c0 + j] : 0.f;
+        for (int j = 0; j < kNr; ++j) dst[k * kNr + j] = c0 + j < N ? b[k * ldb + c0 + j] : 0.f;
     } else {
       uint16_t* dst = static_cast<uint16_t*>(p) + pn * kp * kNr;
       for (int64_t k = 0; k < kp; ++k)
@@ -220,8 +220,7 @@ void packed_gemm(const PackedMatrix& b, int64_t M, const void* a, int64_t lda, f
       const int valid = static_cast<int>(std::min<int64_t>(kNr, n1 - c0));
       for (int64_t g = 0; g < groups; ++g) {
         const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
-        kBf16[mr - 1](kcp, ap + g * kMr * kcp, mr, bp, c + g * kMr * ldc + c0, ldc, valid,
-                      load_c);
+        kBf16[mr - 1](kcp, ap + g * kMr * kcp, mr, bp, c + g * kMr * ldc + c0, ldc, valid, load_c);
       }
     }
   }
