@@ -94,9 +94,10 @@ void run(const Args& a) {
   std::vector<std::string> algos = split_csv(a.algos);
   if (algos.empty()) algos.push_back("");
   std::vector<LtxAudioDecoder> decs;
-  for (const std::string& algo : algos) {
+  for (const std::string& entry : algos) {
+    const auto [algo, precision] = algo_and_precision(entry);
     const ScopedConvAlgo env(algo);
-    decs.push_back(LtxAudioDecoder::random_ltx23(a.seed));
+    decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, precision));
   }
   std::vector<Timed> per(algos.size());
   for (int r = 0; r < a.repeat + 1; ++r)
@@ -208,8 +209,9 @@ const Registrar reg("bench-audio", [](CLI::App& app) {
                   "PyTorch upsampler: stuffed (fast) | convt (ltx-core verbatim)")
       ->capture_default_str();
   cmd->add_option("--algos", args->algos,
-                  "comma-separated MESHNN_CONV_ALGO settings to time side by side (the last one "
-                  "is compared with PyTorch and the mesh runs)")
+                  "comma-separated MESHNN_CONV_ALGO settings to time side by side, each "
+                  "optionally @precision (auto@bf16; the last one is compared with PyTorch and "
+                  "the mesh runs)")
       ->capture_default_str();
   cmd->add_flag("--skip-torch", args->skip_torch, "meshnn only");
   cmd->add_flag("--skip-mesh", args->skip_mesh, "skip the 1x1 vs 1x2 single-thread scaling runs");

@@ -3,7 +3,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "meshnn/core/precision.h"
 
 namespace meshnn::cli {
 
@@ -18,6 +21,10 @@ std::string run_capture(const std::string& cmd, int& rc);
 
 // Sets MESHNN_CONV_ALGO for the layers built while it lives (the switch is read when a layer is
 // built); "" leaves the environment as it is.
+// "auto@bf16" → ("auto", bf16): a --algos entry may name a precision mode after '@' (fp32 when
+// none), so one invocation times precisions side by side.
+std::pair<std::string, Precision> algo_and_precision(const std::string& entry);
+
 class ScopedConvAlgo {
  public:
   explicit ScopedConvAlgo(const std::string& algo);

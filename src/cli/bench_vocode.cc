@@ -81,10 +81,10 @@ void run(const Args& a) {
     std::vector<Tensor> outs(algos.size());
     run_spmd(one, [&](Device&) {
       std::vector<std::unique_ptr<models::BigVgan>> models_;
-      for (const std::string& algo : algos) {
+      for (const std::string& entry : algos) {
+        const auto [algo, precision] = algo_and_precision(entry);
         const ScopedConvAlgo env(algo);
-        models_.push_back(
-            models::BigVgan::load(file, (dir / "config.json").string(), Precision::fp32));
+        models_.push_back(models::BigVgan::load(file, (dir / "config.json").string(), precision));
       }
       for (int r = 0; r < a.repeat + 1; ++r)
         for (size_t i = 0; i < algos.size(); ++i) {
@@ -151,7 +151,9 @@ const Registrar reg("bench-vocode", [](CLI::App& app) {
   cmd->add_option("--repeat", args->repeat, "timed repetitions (after one warm-up)")
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "checkpoint seed")->capture_default_str();
-  cmd->add_option("--algos", args->algos, "comma-separated MESHNN_CONV_ALGO settings")
+  cmd->add_option("--algos", args->algos,
+                  "comma-separated MESHNN_CONV_ALGO settings, each optionally @precision "
+                  "(auto@bf16)")
       ->capture_default_str();
   cmd->add_flag("--skip-torch", args->skip_torch, "meshnn only");
   cmd->callback([args] { run(*args); });

@@ -1,6 +1,7 @@
 #include "kernels/winograd1d.h"
 
 #include <immintrin.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -90,13 +91,13 @@ __attribute__((target("avx2,fma"))) void input_tile(const float* bt, const float
   }
 }
 
-// One output tile: products mo[ξ·mstride + o] → rows t0 + u·d (u < m, rows < T_out kept) of
-// y = Σ_ξ at[u][ξ]·mo[ξ] + bias (+ y when accumulating).
+// One output tile: products mo[ξ·mstride + o] (o < C) → rows t0 + u·d (u < m, rows < T_out
+// kept, row stride ystride) of y = Σ_ξ at[u][ξ]·mo[ξ] + bias (+ y when accumulating).
 template <int A>
 __attribute__((target("avx2,fma"))) void output_tile(const float* at, int m, const float* mo,
                                                      int64_t mstride, const float* bias, int64_t C,
-                                                     float* y, int64_t t0, int64_t d, int64_t T_out,
-                                                     bool accumulate) {
+                                                     float* y, int64_t ystride, int64_t t0,
+                                                     int64_t d, int64_t T_out, bool accumulate) {
   int valid = 0;
   while (valid < m && t0 + valid * d < T_out) ++valid;
   for (int64_t o = 0; o < C; o += 8) {
@@ -115,7 +116,7 @@ __attribute__((target("avx2,fma"))) void output_tile(const float* at, int m, con
         const float a = at[u * A + xi];
         if (a != 0.f) acc = _mm256_fmadd_ps(_mm256_set1_ps(a), p[xi], acc);
       }
-      float* yr = y + (t0 + u * d) * C + o;
+      float* yr = y + (t0 + u * d) * ystride + o;
       if (n == 8) {
         if (accumulate) acc = _mm256_add_ps(acc, _mm256_loadu_ps(yr));
         _mm256_storeu_ps(yr, acc);
@@ -130,7 +131,7 @@ __attribute__((target("avx2,fma"))) void output_tile(const float* at, int m, con
 using InputFn = void (*)(const float*, const float*, int64_t, int64_t, int64_t, int64_t, float*,
                          int64_t);
 using OutputFn = void (*)(const float*, int, const float*, int64_t, const float*, int64_t, float*,
-                          int64_t, int64_t, int64_t, bool);
+                          int64_t, int64_t, int64_t, int64_t, bool);
 
 template <int A>
 constexpr InputFn input_fn() {
@@ -242,7 +243,12 @@ WinogradMatrices winograd_matrices(int m, int r) {
   return w;
 }
 
-WinogradTile default_winograd_tile(int64_t k) {
+WinogradTile default_winograd_tile(int64_t k, WinogradPrecision p) {
+  // bf16 operands: the operand rounding (2.2e-3 relative L2 for the direct algorithm) grows by
+  // the tile's κ (winograd1d_test.cc Bf16WithinDerivedBound): F(6,3) 4.5, F(4,4) 4.0, F(3,3)
+  // 2.45. F(3,3) (α = 5, segmented for K > 3: K = 3 1.8×, K = 7 1.4×, K = 11 1.65× fewer
+  // multiplies) keeps a layer within the bf16 bound of docs/precision.md (7e-3).
+  if (p == WinogradPrecision::bf16) return {3, 3};
   // Measured relative L2 errors at C = 768 (winograd1d_test.cc, docs/precision.md): F(6,3)
   // 1.6e-6, F(4,4) 1.4e-6, within the 3e-6 contract; every α ≥ 9 tile measured above it
   // (F(5,5) 5e-6, F(4,7) 1.3e-5, F(6,6) 1.3e-5), so α ≤ 8 and long kernels go segmented.
@@ -276,8 +282,9 @@ void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t seg
 }
 
 Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
-                       int64_t k, int64_t dilation, WinogradTile tile)
-    : c_in_(c_in), c_out_(c_out), k_(k), d_(dilation), tile_(tile) {
+                       int64_t k, int64_t dilation, WinogradTile tile, WinogradPrecision precision,
+                       WinogradIsa isa)
+    : c_in_(c_in), c_out_(c_out), k_(k), d_(dilation), tile_(tile), precision_(precision) {
   MESHNN_CHECK_AS(InvalidArgument, c_out > 0 && c_in > 0 && k > 0 && dilation > 0,
                   "winograd conv1d: bad geometry C_out=", c_out, " C_in=", c_in, " K=", k,
                   " dilation=", dilation);
@@ -296,12 +303,43 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   // over the threads), AVX2 doubles when the CPU has them.
   u_ = WeightBuffer(static_cast<size_t>(a * segs_ * c_in * c_out));
   transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u_.data());
+  const bool bf16 = precision == WinogradPrecision::bf16;
+  // The packed GEMM only for native bf16: its f32 form measured slower than dnnl_sgemm here
+  // (docs/benchmarks.md), so f32 and the bf16 emulation keep dnnl_sgemm.
+  native_bf16_ = bf16 && isa == WinogradIsa::automatic && packed_gemm_available(GemmType::bf16);
+  packed_ = native_bf16_;
+  if (bf16 && !native_bf16_) round_to_bf16_inplace(u_.data(), static_cast<int64_t>(u_.size()));
+  if (packed_) {
+    // Per transform point the S segments stack along K (segment s of output tile i reads input
+    // tile i + s, i.e. the next C_in values of the same transformed row): one GEMM of depth
+    // S·C_in against [s][C_in] × C_out, packed once here; the unpacked copy is freed.
+    const int64_t kd = segs_ * c_in;
+    pk_.reserve(static_cast<size_t>(a));
+    for (int xi = 0; xi < a; ++xi)
+      pk_.emplace_back(u_.data() + xi * kd * c_out, kd, c_out, c_out,
+                       native_bf16_ ? GemmType::bf16 : GemmType::f32);
+    u_ = WeightBuffer();
+  }
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
 }
 
 double Winograd1d::flop_ratio() const {
   return static_cast<double>(k_ * tile_.m) / static_cast<double>(tile_.alpha() * segs_);
+}
+
+const char* Winograd1d::gemm_label() const {
+  if (native_bf16_) return "packed-bf16";
+  const bool emu = precision_ == WinogradPrecision::bf16;
+  if (packed_) return emu ? "packed-f32-bf16emu" : "packed-f32";
+  return emu ? "sgemm-bf16emu" : "sgemm";
+}
+
+int64_t winograd_column_chunks(int64_t items, int64_t c_out, int threads) {
+  if (items >= 2 * int64_t{threads}) return 1;
+  const int64_t panels = (c_out + 31) / 32;
+  const int64_t want = (2 * int64_t{threads} + items - 1) / items;
+  return std::max<int64_t>(1, std::min(want, panels / 2));
 }
 
 void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
@@ -315,45 +353,79 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   // n + S − 1 input tiles.
   const int64_t n_q = (T_out + d - 1) / d;
   const int64_t n_t = (n_q + m - 1) / m;
-  // Work items: blocks of nb output tiles of one phase. Each thread runs whole blocks (input
-  // transform → single-threaded GEMMs → output transform) in its own scratch: no barrier inside
-  // a layer, and a thread that the OS deschedules only delays its own blocks (dynamic schedule).
-  // nb: the products of a block stay cache-sized, while the GEMMs keep enough rows (≥ 64) to
-  // amortise oneDNN's packing of the (C_in × C_out) filter matrix (measured: 64-256 rows
-  // within noise of each other at C = 48-768, 32 rows up to 1.5× slower at C = 768).
+  // Work items: blocks of nb output tiles of one phase, times column chunks of C_out when there
+  // are too few blocks for the threads (short streaming windows). Each thread runs whole items
+  // (input transform → single-threaded GEMMs → output transform of its columns) in its own
+  // scratch: no barrier inside a layer, and a thread that the OS deschedules only delays its
+  // own items (dynamic schedule). A thread that takes a second chunk of the block it already
+  // transformed reuses the transform. nb: the products of a block stay cache-sized; with the
+  // packed filters small blocks cost no re-packing (dnnl_sgemm re-packed the C_in × C_out
+  // filter per call: 32 rows were up to 1.5× slower than 64 there).
   const int64_t per_tile = int64_t{a} * (Ci + Co) * int64_t{sizeof(float)};
   const int64_t nb = std::clamp<int64_t>(kBlockBytes / per_tile, 64, 256);
   const int64_t blocks_per_phase = (n_t + nb - 1) / nb;
-  const int64_t n_items = d * blocks_per_phase;
+  const int64_t n_blocks = d * blocks_per_phase;
+  const int64_t chunks = winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
+  const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
+  const int64_t n_items = n_blocks * chunks;
   const int64_t vrows = nb + S - 1;
   const InputFn in_fn = pick_input(a);
   const OutputFn out_fn = pick_output(a);
+  const bool bf16 = precision_ == WinogradPrecision::bf16;
   std::atomic<int> failed{0};  // a dnnl status (exceptions cannot leave the parallel region)
 #pragma omp parallel
   {
     static thread_local std::vector<float> buf;
-    // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products.
+    static thread_local std::vector<uint16_t> buf16;
+    // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products; native bf16: the
+    // transformed inputs as bf16 bits in buf16 ([ξ][tile][C_in] too).
     const int64_t vstride = vrows * Ci, mstride = nb * Co;
     if (buf.size() < static_cast<size_t>(a * (vstride + mstride)))
       buf.resize(static_cast<size_t>(a * (vstride + mstride)));
+    if (native_bf16_ && buf16.size() < static_cast<size_t>(a * vstride))
+      buf16.resize(static_cast<size_t>(a * vstride));
     float* v = buf.data();
     float* mo = v + a * vstride;
+    int64_t have = -1;  // the block whose transformed inputs are in v
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < n_items; ++item) {
-      const int64_t p = item / blocks_per_phase, i0 = (item % blocks_per_phase) * nb;
+      const int64_t blk = item / chunks, ch = item % chunks;
+      const int64_t p = blk / blocks_per_phase, i0 = (blk % blocks_per_phase) * nb;
       const int64_t n = std::min(nb, n_t - i0);
-      for (int64_t j = 0; j < n + S - 1; ++j)
-        in_fn(bt_.data(), x, T, p + d * (i0 + j) * m - pad_l, d, Ci, v + j * Ci, vstride);
-      for (int xi = 0; xi < a; ++xi)
+      const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
+      if (o0 >= o1) continue;
+      const int64_t rows = n + S - 1;
+      if (have != blk) {
+        for (int64_t j = 0; j < rows; ++j)
+          in_fn(bt_.data(), x, T, p + d * (i0 + j) * m - pad_l, d, Ci, v + j * Ci, vstride);
+        if (bf16)
+          for (int xi = 0; xi < a; ++xi) {
+            if (native_bf16_)
+              convert_to_bf16(v + xi * vstride, rows * Ci, buf16.data() + xi * vstride);
+            else
+              round_to_bf16_inplace(v + xi * vstride, rows * Ci);
+          }
+        have = blk;
+      }
+      for (int xi = 0; xi < a; ++xi) {
+        if (packed_) {
+          const void* av = native_bf16_ ? static_cast<const void*>(buf16.data() + xi * vstride)
+                                        : static_cast<const void*>(v + xi * vstride);
+          packed_gemm(pk_[static_cast<size_t>(xi)], n, av, Ci, mo + xi * mstride, Co, o0, o1,
+                      false);
+          continue;
+        }
         for (int64_t s = 0; s < S; ++s) {
-          const dnnl_status_t st = dnnl_sgemm('N', 'N', n, Co, Ci, 1.f, v + xi * vstride + s * Ci,
-                                              Ci, u_.data() + (xi * S + s) * Ci * Co, Co,
-                                              s == 0 ? 0.f : 1.f, mo + xi * mstride, Co);
+          const dnnl_status_t st =
+              dnnl_sgemm('N', 'N', n, o1 - o0, Ci, 1.f, v + xi * vstride + s * Ci, Ci,
+                         u_.data() + (xi * S + s) * Ci * Co + o0, Co, s == 0 ? 0.f : 1.f,
+                         mo + xi * mstride + o0, Co);
           if (st != dnnl_success) failed.store(static_cast<int>(st), std::memory_order_relaxed);
         }
+      }
       for (int64_t j = 0; j < n; ++j)
-        out_fn(at_.data(), m, mo + j * Co, mstride, bias_.data(), Co, y, p + d * (i0 + j) * m, d,
-               T_out, accumulate);
+        out_fn(at_.data(), m, mo + j * Co + o0, mstride, bias_.data() + o0, o1 - o0, y + o0, Co,
+               p + d * (i0 + j) * m, d, T_out, accumulate);
     }
   }
   MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN sgemm K=", Ci,

@@ -20,6 +20,8 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/packed_gemm.h"
+
 namespace meshnn::kernels {
 
 struct WinogradTile {
@@ -55,12 +57,27 @@ class WeightBuffer {
   size_t n_ = 0;
 };
 
+// The arithmetic of the transform-point GEMMs.
+//   f32   f32 operands (docs/precision.md `fp32`)
+//   bf16  the transformed inputs and the transformed filters rounded to bf16 once (nearest even),
+//         exact products, f32 accumulation: `bf16` applied to the Winograd operands
+enum class WinogradPrecision { f32, bf16 };
+// Which GEMM runs them. automatic: bf16 on a CPU with AVX512-BF16 runs our packed GEMM (filters
+// rounded and packed once per transform point at load, kernels/packed_gemm.h, `vdpbf16ps`); f32,
+// and bf16 elsewhere (the bf16-rounded operands in f32: exact emulation), run `dnnl_sgemm` on the
+// unpacked filters (our packed f32 GEMM measured slower than it, docs/benchmarks.md). avx2: the
+// emulation path even where AVX512-BF16 exists, so that a test runs it on this machine.
+enum class WinogradIsa { automatic, avx2 };
+
 class Winograd1d {
  public:
   // weights: PyTorch Conv1d (C_out, C_in, K) f32; bias: C_out values or nullptr. The filters are
-  // transformed here, once (in float64). Throws InvalidArgument on a tile that does not fit K.
+  // transformed here, once (in float64), and packed for the GEMM. Throws InvalidArgument on a
+  // tile that does not fit K.
   Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in, int64_t k,
-             int64_t dilation, WinogradTile tile);
+             int64_t dilation, WinogradTile tile,
+             WinogradPrecision precision = WinogradPrecision::f32,
+             WinogradIsa isa = WinogradIsa::automatic);
 
   // One batch row: x (T, C_in) → y (T_out, C_out); output row t reads input rows
   // t + j·dilation − pad_l for j < K, rows outside [0, T) being zeros (so pad_r is implied by
@@ -75,14 +92,27 @@ class Winograd1d {
   const WinogradTile& tile() const { return tile_; }
   int64_t c_in() const { return c_in_; }
   int64_t c_out() const { return c_out_; }
+  WinogradPrecision precision() const { return precision_; }
+  // "packed-bf16" (native vdpbf16ps), "sgemm" or "sgemm-bf16emu": the GEMM path this instance
+  // runs.
+  const char* gemm_label() const;
 
  private:
   int64_t c_in_, c_out_, k_, d_, segs_;
   WinogradTile tile_;
-  std::vector<float> bt_, at_;  // f32 copies of the transforms
-  WeightBuffer u_;              // transformed filters: [ξ][s][C_in][C_out]
-  std::vector<float> bias_;     // C_out (zeros when none)
+  WinogradPrecision precision_;
+  bool native_bf16_ = false;      // packed bf16 GEMM (AVX512-BF16)
+  bool packed_ = false;           // packed GEMM (native bf16) rather than dnnl_sgemm
+  std::vector<float> bt_, at_;    // f32 copies of the transforms
+  WeightBuffer u_;                // sgemm path: transformed filters [ξ][s][C_in][C_out]
+  std::vector<PackedMatrix> pk_;  // packed path: per ξ, the (S·C_in) × C_out filter matrix
+  std::vector<float> bias_;       // C_out (zeros when none)
 };
+
+// How many column chunks a call splits each block's GEMMs into so that `items` blocks keep
+// `threads` threads busy (small streaming windows give one or two blocks): chunks of whole
+// 32-column panels, at least 64 columns each. Shared by the 1-D and 2-D kernels.
+int64_t winograd_column_chunks(int64_t items, int64_t c_out, int threads);
 
 // The filter transform both Winograd kernels share: weights (C_out, C_in, K) f32 (PyTorch layout)
 // → u[((ξ·segs + s)·C_in + c)·C_out + o] = Σ_j g[ξ][j]·w[o][c][s·r + j] (j < r, s·r + j < K) for
@@ -91,8 +121,9 @@ class Winograd1d {
 void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t segs,
                        const float* weights, int64_t c_out, int64_t c_in, float* u);
 
-// Which tile a K-tap kernel uses by default (chosen by measured error, winograd1d_test.cc).
-WinogradTile default_winograd_tile(int64_t k);
+// Which tile a K-tap kernel uses by default (chosen by measured error, winograd1d_test.cc), per
+// GEMM precision.
+WinogradTile default_winograd_tile(int64_t k, WinogradPrecision p = WinogradPrecision::f32);
 
 // True when this CPU can run the kernel (AVX2 and FMA).
 bool winograd1d_available();

@@ -21,7 +21,11 @@ class Winograd2d {
  public:
   // weights: PyTorch Conv2d (C_out, C_in, 3, 3) f32; bias: C_out values or nullptr. The filters
   // are transformed here, once (float64 sums, one rounding), in parallel over input channels.
-  Winograd2d(const float* weights, const float* bias, int64_t c_out, int64_t c_in);
+  // precision / isa: as for Winograd1d (packed GEMM per transform point on AVX-512, bf16 operands
+  // rounded once).
+  Winograd2d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
+             WinogradPrecision precision = WinogradPrecision::f32,
+             WinogradIsa isa = WinogradIsa::automatic);
 
   // One batch item: x (H, W, C_in) → y (H_out, W_out, C_out); output (i, j) reads input
   // (i + a − pad_h, j + b − pad_w) for a, b < 3, zeros outside [0, H) × [0, W) (so the right /
@@ -32,11 +36,16 @@ class Winograd2d {
 
   int64_t c_in() const { return c_in_; }
   int64_t c_out() const { return c_out_; }
+  WinogradPrecision precision() const { return precision_; }
+  const char* gemm_label() const;  // as Winograd1d::gemm_label
 
  private:
   int64_t c_in_, c_out_;
-  WeightBuffer u_;           // transformed filters: [ξ (16)][C_in][C_out]
-  std::vector<float> bias_;  // C_out (zeros when none)
+  WinogradPrecision precision_;
+  bool packed_ = false, native_bf16_ = false;
+  WeightBuffer u_;                // sgemm path: transformed filters [ξ (16)][C_in][C_out]
+  std::vector<PackedMatrix> pk_;  // packed path: per ξ, C_in × C_out
+  std::vector<float> bias_;       // C_out (zeros when none)
 };
 
 }  // namespace meshnn::kernels

@@ -48,12 +48,14 @@ class DirectAlgorithm final : public Conv1dAlgorithm {
 
 class WinogradAlgorithm final : public Conv1dAlgorithm {
  public:
-  WinogradAlgorithm(const Conv1dGeometry& g, const float* w, const float* b)
-      : wg_(w, b, g.c_out, g.c_in, g.k, g.dilation, kernels::default_winograd_tile(g.k)) {}
+  WinogradAlgorithm(const Conv1dGeometry& g, const float* w, const float* b,
+                    kernels::WinogradPrecision p)
+      : wg_(w, b, g.c_out, g.c_in, g.k, g.dilation, kernels::default_winograd_tile(g.k, p), p) {}
   Conv1dAlgo kind() const override { return Conv1dAlgo::winograd; }
   std::string name() const override {
     const kernels::WinogradTile t = wg_.tile();
-    return "winograd:F(" + std::to_string(t.m) + "," + std::to_string(t.r) + "):avx2";
+    return "winograd:F(" + std::to_string(t.m) + "," + std::to_string(t.r) +
+           "):" + wg_.gemm_label();
   }
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const override {
@@ -72,9 +74,12 @@ constexpr int64_t kWinograd2dMinChannels = 64;
 
 class Winograd2dAlgorithm final : public Conv2dAlgorithm {
  public:
-  Winograd2dAlgorithm(const Conv2dGeometry& g, const float* w, const float* b)
-      : wg_(w, b, g.c_out, g.c_in) {}
-  std::string name() const override { return "winograd:F(2x2,3x3):avx2"; }
+  Winograd2dAlgorithm(const Conv2dGeometry& g, const float* w, const float* b,
+                      kernels::WinogradPrecision p)
+      : wg_(w, b, g.c_out, g.c_in, p) {}
+  std::string name() const override {
+    return std::string("winograd:F(2x2,3x3):") + wg_.gemm_label();
+  }
   void run(const float* x, int64_t B, int64_t H, int64_t W, int64_t pad_h, int64_t pad_w, float* y,
            int64_t H_out, int64_t W_out, bool accumulate) const override {
     ProfileScope prof("conv2d.winograd");
@@ -153,23 +158,43 @@ Conv1dAlgo choose_conv2d(const Conv2dGeometry& g) {
   return fast && winograd2d_fits(g) ? Conv1dAlgo::winograd : Conv1dAlgo::onednn;
 }
 
+namespace {
+// The Winograd arithmetic of a layer precision; false for the split modes (oneDNN runs them).
+bool winograd_precision(Precision p, kernels::WinogradPrecision& out) {
+  if (p == Precision::fp32)
+    out = kernels::WinogradPrecision::f32;
+  else if (p == Precision::bf16)
+    out = kernels::WinogradPrecision::bf16;
+  else
+    return false;
+  return true;
+}
+}  // namespace
+
 std::unique_ptr<Conv2dAlgorithm> make_conv2d_algorithm(Conv1dAlgo algo, const Conv2dGeometry& g,
-                                                       const float* weights, const float* bias) {
-  if ((algo != Conv1dAlgo::winograd && algo != Conv1dAlgo::fft) || !winograd2d_fits(g))
+                                                       const float* weights, const float* bias,
+                                                       Precision precision) {
+  kernels::WinogradPrecision wp;
+  if ((algo != Conv1dAlgo::winograd && algo != Conv1dAlgo::fft) || !winograd2d_fits(g) ||
+      !winograd_precision(precision, wp))
     return nullptr;
-  return std::make_unique<Winograd2dAlgorithm>(g, weights, bias);
+  return std::make_unique<Winograd2dAlgorithm>(g, weights, bias, wp);
 }
 
 std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Conv1dGeometry& g,
-                                                       const float* weights, const float* bias) {
+                                                       const float* weights, const float* bias,
+                                                       Precision precision) {
+  kernels::WinogradPrecision wp;
+  if (!winograd_precision(precision, wp)) return nullptr;
   switch (algo) {
     case Conv1dAlgo::direct:
-      if (!kernels::direct_conv1d_available()) return nullptr;
+      // The direct kernel is f32 only: a bf16 layer chosen "direct" runs on oneDNN's bf16 conv.
+      if (!kernels::direct_conv1d_available() || precision != Precision::fp32) return nullptr;
       return std::make_unique<DirectAlgorithm>(g, weights, bias);
     case Conv1dAlgo::winograd:
     case Conv1dAlgo::fft:
       if (!winograd_fits(g)) return nullptr;
-      return std::make_unique<WinogradAlgorithm>(g, weights, bias);
+      return std::make_unique<WinogradAlgorithm>(g, weights, bias, wp);
     default:
       return nullptr;
   }

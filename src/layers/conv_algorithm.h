@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "meshnn/core/precision.h"
+
 namespace meshnn::conv {
 
 enum class Conv1dAlgo { automatic, direct, winograd, fft, onednn };
@@ -75,13 +77,18 @@ class Conv2dAlgorithm {
 Conv1dAlgo choose_conv2d(const Conv2dGeometry& g);
 // The Winograd kernel for this layer from PyTorch weights (C_out, C_in, 3, 3) f32 and bias (C_out)
 // or nullptr; nullptr for onednn or when it cannot run here (no AVX2, not 3×3 stride 1).
+// precision: fp32, or bf16 (Winograd with bf16 GEMM operands, docs/precision.md); nullptr for the
+// split modes.
 std::unique_ptr<Conv2dAlgorithm> make_conv2d_algorithm(Conv1dAlgo algo, const Conv2dGeometry& g,
-                                                       const float* weights, const float* bias);
+                                                       const float* weights, const float* bias,
+                                                       Precision precision = Precision::fp32);
 
 // Builds `algo` for this layer from PyTorch-layout weights (C_out, C_in, K) f32 and bias (C_out)
 // or nullptr (weights transformed / packed here, once). Returns nullptr for onednn, and when the
-// algorithm cannot run this layer (e.g. no AVX2).
+// algorithm cannot run this layer (e.g. no AVX2). precision bf16: only Winograd has a bf16 form
+// here (direct and the split modes return nullptr: oneDNN runs them).
 std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Conv1dGeometry& g,
-                                                       const float* weights, const float* bias);
+                                                       const float* weights, const float* bias,
+                                                       Precision precision = Precision::fp32);
 
 }  // namespace meshnn::conv

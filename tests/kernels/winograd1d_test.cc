@@ -9,9 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "kernels/conv1d_direct.h"
+#include "kernels/packed_gemm.h"
+#include "meshnn/core/bf16.h"
 #include "meshnn/core/error.h"
 
 namespace meshnn::kernels {
@@ -33,7 +36,9 @@ struct Case {
 };
 
 // Relative L2 error of the Winograd result against float64 (bias and old dst included).
-double rel_error(const Case& c, WinogradTile tile, uint64_t seed) {
+double rel_error(const Case& c, WinogradTile tile, uint64_t seed,
+                 WinogradPrecision prec = WinogradPrecision::f32,
+                 WinogradIsa isa = WinogradIsa::automatic) {
   // Weights at PyTorch's init scale, so the output is O(1) like the input.
   const float ws = 1.f / std::sqrt(static_cast<float>(c.ci * c.k));
   const std::vector<float> w = uniform(static_cast<size_t>(c.co * c.ci * c.k), seed, ws);
@@ -43,7 +48,7 @@ double rel_error(const Case& c, WinogradTile tile, uint64_t seed) {
   if (T_out <= 0) return 0;
   const std::vector<float> y0 = uniform(static_cast<size_t>(T_out * c.co), seed + 3);
   std::vector<float> got = y0, want = y0;
-  Winograd1d wg(w.data(), c.bias ? b.data() : nullptr, c.co, c.ci, c.k, c.dil, tile);
+  Winograd1d wg(w.data(), c.bias ? b.data() : nullptr, c.co, c.ci, c.k, c.dil, tile, prec, isa);
   wg.run(x.data(), c.T, c.pad_l, got.data(), T_out, c.accumulate);
   direct_conv1d_reference(w.data(), c.bias ? b.data() : nullptr, c.co, c.ci, c.k, 1, c.dil,
                           x.data(), c.T, c.pad_l, want.data(), T_out, c.accumulate);
@@ -137,6 +142,131 @@ TEST(Winograd1d, EdgesPadsAndAccumulate) {
   for (const Case& c : cases) {
     const WinogradTile t = default_winograd_tile(c.k);
     EXPECT_LE(rel_error(c, t, seed += 10), kContract) << describe(c, t);
+  }
+}
+
+// The AVX2 path (dnnl_sgemm on unpacked filters) that CPUs without AVX-512 run, forced here.
+TEST(Winograd1d, Avx2PathWithinContract) {
+  if (!winograd1d_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  uint64_t seed = 300;
+  for (const Case& c : {Case{768, 768, 7, 3, 95, 9, 9}, Case{48, 40, 11, 5, 333, 7, 43, true, true},
+                        Case{96, 96, 3, 1, 40, 1, 1, false, true}}) {
+    const WinogradTile t = default_winograd_tile(c.k);
+    EXPECT_LE(rel_error(c, t, seed += 10, WinogradPrecision::f32, WinogradIsa::avx2), kContract)
+        << describe(c, t);
+  }
+}
+
+// bf16 GEMM operands: the transformed input V = Bᵀx and filter U = G·w are each rounded to bf16
+// once (relative error ≤ 2⁻⁹ each, RMS ≈ 2⁻⁹/√3), products exact, f32 sums. Per product that is
+// the direct bf16 algorithm's error (docs/precision.md measures 2.2e-3 relative L2), but the
+// output transform sums α rounded products with weights at[u][ξ] whose products can be larger
+// than the outputs: for iid operands the relative L2 grows by
+//   κ = sqrt(Σ_u Σ_ξ at[u][ξ]²·‖bt[ξ]‖²·‖g[ξ]‖² / (m·r))
+// (F(2,3) 1.29, F(4,4) 3.99, F(6,3) 4.54; computed below from the matrices). The bound asserted
+// is 1.5 × 2.2e-3 × κ (the 1.5 covers the operands' distribution and the f32 sums); the tests
+// print the measured error next to it. Run on the native path (vdpbf16ps) when the CPU has it
+// and on the exact emulation (bf16 values in f32, the path of CPUs without AVX512-BF16) always.
+double bf16_kappa(WinogradTile t) {
+  const WinogradMatrices wm = winograd_matrices(t.m, t.r);
+  const int a = wm.alpha;
+  double num = 0;
+  for (int xi = 0; xi < a; ++xi) {
+    double nb = 0, ng = 0;
+    for (int j = 0; j < a; ++j) nb += wm.bt[xi * a + j] * wm.bt[xi * a + j];
+    for (int j = 0; j < t.r; ++j) ng += wm.g[xi * t.r + j] * wm.g[xi * t.r + j];
+    for (int u = 0; u < t.m; ++u) num += wm.at[u * a + xi] * wm.at[u * a + xi] * nb * ng;
+  }
+  return std::sqrt(num / (t.m * t.r));
+}
+
+TEST(Winograd1d, Bf16WithinDerivedBound) {
+  if (!winograd1d_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  std::vector<WinogradIsa> isas{WinogradIsa::avx2};
+  if (packed_gemm_available(GemmType::f32)) isas.push_back(WinogradIsa::automatic);
+  uint64_t seed = 500;
+  for (const Case& c :
+       {Case{768, 768, 7, 3, 95, 9, 9}, Case{384, 384, 3, 5, 61, 5, 5},
+        Case{96, 96, 11, 1, 101, 5, 5}, Case{48, 40, 11, 5, 333, 7, 43, true, true},
+        Case{13, 21, 3, 1, 5, 1, 1}, Case{7, 9, 4, 2, 90, 3, 3}, Case{64, 512, 7, 1, 47, 3, 3}})
+    for (WinogradIsa isa : isas) {
+      const WinogradTile t = default_winograd_tile(c.k, WinogradPrecision::bf16);
+      const double bound = 1.5 * 2.2e-3 * bf16_kappa(t);
+      const double e = rel_error(c, t, seed += 10, WinogradPrecision::bf16, isa);
+      std::printf("bf16 %-60s %s  rel L2 %.2e  bound %.2e\n", describe(c, t).c_str(),
+                  isa == WinogradIsa::avx2 ? "emulated" : "packed", e, bound);
+      EXPECT_LE(e, bound) << describe(c, t);
+      EXPECT_GT(e, 1e-5) << "bf16 rounding should show: " << describe(c, t);
+    }
+}
+
+// The native and the emulated bf16 paths compute the same products of the same rounded operands;
+// only the f32 summation order differs, so they agree far inside the bf16 error.
+TEST(Winograd1d, Bf16NativeMatchesEmulation) {
+  if (!packed_gemm_available(GemmType::bf16)) GTEST_SKIP() << "no AVX512-BF16 on this CPU";
+  const int64_t ci = 192, co = 96, k = 7, d = 3, T = 200, pad = 9;
+  const std::vector<float> w = uniform(co * ci * k, 61, 1.f / std::sqrt(float(ci * k)));
+  const std::vector<float> x = uniform(T * ci, 62);
+  const WinogradTile t = default_winograd_tile(k, WinogradPrecision::bf16);
+  Winograd1d nat(w.data(), nullptr, co, ci, k, d, t, WinogradPrecision::bf16);
+  Winograd1d emu(w.data(), nullptr, co, ci, k, d, t, WinogradPrecision::bf16, WinogradIsa::avx2);
+  EXPECT_STREQ(nat.gemm_label(), "packed-bf16");
+  EXPECT_STREQ(emu.gemm_label(), "sgemm-bf16emu");
+  const int64_t T_out = T + 2 * pad - (k - 1) * d;
+  std::vector<float> a(T_out * co), b(T_out * co);
+  nat.run(x.data(), T, pad, a.data(), T_out, false);
+  emu.run(x.data(), T, pad, b.data(), T_out, false);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  EXPECT_LT(std::sqrt(num / den), 1e-5);
+}
+
+TEST(PackedGemm, MatchesFloat64) {
+  for (GemmType type : {GemmType::f32, GemmType::bf16}) {
+    if (!packed_gemm_available(type)) continue;
+    for (auto [M, K, N] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                           {13, 37, 40},
+                           {25, 515, 96},
+                           {12, 1024, 33},
+                           {7, 3, 70}}) {
+      const std::vector<float> a = uniform(M * K, 71 + K), bm = uniform(K * N, 72 + N);
+      const std::vector<float> c0 = uniform(M * N, 73);
+      const PackedMatrix pb(bm.data(), K, N, N, type);
+      std::vector<uint16_t> a16(a.size());
+      convert_to_bf16(a.data(), int64_t(a.size()), a16.data());
+      for (bool acc : {false, true})
+        for (int64_t n0 : {int64_t{0}, int64_t{32}}) {
+          if (n0 >= N) continue;
+          std::vector<float> c = c0;
+          packed_gemm(pb, M,
+                      type == GemmType::f32 ? static_cast<const void*>(a.data()) : a16.data(), K,
+                      c.data(), N, n0, N, acc);
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+              const float got = c[i * N + j];
+              if (j < n0) {
+                EXPECT_EQ(got, c0[i * N + j]);  // columns outside the range untouched
+                continue;
+              }
+              double want = acc ? c0[i * N + j] : 0.0, mag = std::abs(want);
+              for (int64_t q = 0; q < K; ++q) {
+                const double av =
+                    type == GemmType::f32 ? a[i * K + q] : round_to_bf16(a[i * K + q]);
+                const double bv =
+                    type == GemmType::f32 ? bm[q * N + j] : round_to_bf16(bm[q * N + j]);
+                want += av * bv;
+                mag += std::abs(av * bv);
+              }
+              // Exact products, f32 sums: |error| ≤ K·2⁻²⁴·Σ|terms| (a loose form of the bound).
+              EXPECT_NEAR(got, want, 1e-7 * double(K + 2) * mag + 1e-30)
+                  << int(type) << " M=" << M << " K=" << K << " N=" << N << " (" << i << "," << j
+                  << ")";
+            }
+        }
+    }
   }
 }
 

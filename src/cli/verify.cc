@@ -1,0 +1,259 @@
+// meshnn verify A B: how far audio B is from reference A, for users whose decoded audio "sounds
+// wrong": waveform PSNR, log-spectral distance, DC offset and silence / non-finite checks.
+//
+// Inputs: WAV files (any channel count; the sample rates must match) or .npy arrays (any shape,
+// f32 or convertible; the shapes must match), chosen by extension. Prints one line per metric, or
+// one JSON object with --json. With --min-psnr / --max-lsd the exit status is 1 when a bound is
+// missed (a CI check), and a silent or non-finite B always fails such a check.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "meshnn/core/error.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/wav.h"
+
+namespace meshnn::cli {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+// One input as (frames, channels) f32 samples; arrays are (numel, 1) in their own order.
+struct Signal {
+  std::vector<float> x;  // frames × channels, interleaved
+  int64_t frames = 0, channels = 1;
+  int sample_rate = 0;  // 0 for arrays
+  Shape shape;
+};
+
+Signal load_signal(const std::string& path) {
+  Signal s;
+  Tensor t;
+  if (ends_with(path, ".npy")) {
+    t = io::load_npy(path);
+    if (t.dtype() != DType::f32) t = t.to(DType::f32);
+    s.shape = t.shape();
+    s.frames = t.numel();
+  } else {
+    io::WavAudio w = io::read_wav(path);
+    t = w.samples;
+    s.sample_rate = w.sample_rate;
+    s.shape = t.shape();
+    s.frames = t.dim(0);
+    s.channels = t.dim(1);
+  }
+  MESHNN_CHECK_AS(InvalidArgument, s.frames > 0, path, ": no samples");
+  const float* p = t.data<float>();
+  s.x.assign(p, p + t.numel());
+  return s;
+}
+
+// Radix-2 complex FFT in place (n a power of two), float64.
+void fft(std::vector<std::complex<double>>& a) {
+  const size_t n = a.size();
+  for (size_t i = 1, j = 0; i < n; ++i) {
+    size_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  for (size_t len = 2; len <= n; len <<= 1) {
+    const double ang = -2.0 * M_PI / static_cast<double>(len);
+    const std::complex<double> wl(std::cos(ang), std::sin(ang));
+    for (size_t i = 0; i < n; i += len) {
+      std::complex<double> w(1.0);
+      for (size_t k = 0; k < len / 2; ++k) {
+        const std::complex<double> u = a[i + k], v = a[i + k + len / 2] * w;
+        a[i + k] = u + v;
+        a[i + k + len / 2] = u - v;
+        w *= wl;
+      }
+    }
+  }
+}
+
+// Log-spectral distance in dB between channel c of a and b: Hann-windowed frames of n_fft with
+// hop n_fft / 4; per frame sqrt(mean over bins of (10·log10 (|A|² + ε) − 10·log10 (|B|² + ε))²),
+// averaged over the frames where the reference is not silent (ε = 1e-10 of the peak power keeps
+// silent bins from dominating). Signals shorter than a frame use one zero-padded frame.
+double log_spectral_distance(const Signal& a, const Signal& b, int64_t c, int n_fft) {
+  const int64_t hop = n_fft / 4, T = a.frames, C = a.channels;
+  std::vector<double> win(static_cast<size_t>(n_fft));
+  for (int i = 0; i < n_fft; ++i) win[i] = 0.5 - 0.5 * std::cos(2.0 * M_PI * i / n_fft);
+  double peak = 0;
+  for (int64_t t = 0; t < T; ++t) peak = std::max(peak, std::abs(double(a.x[t * C + c])));
+  const double eps = std::max(1e-20, 1e-10 * peak * peak * n_fft * n_fft);
+  std::vector<std::complex<double>> fa(static_cast<size_t>(n_fft)), fb(fa.size());
+  double sum = 0;
+  int64_t used = 0;
+  const int64_t n_frames = T <= n_fft ? 1 : (T - n_fft) / hop + 1;
+  for (int64_t f = 0; f < n_frames; ++f) {
+    double energy = 0;
+    for (int i = 0; i < n_fft; ++i) {
+      const int64_t t = f * hop + i;
+      const double va = t < T ? a.x[t * C + c] : 0.0, vb = t < T ? b.x[t * C + c] : 0.0;
+      fa[i] = va * win[i];
+      fb[i] = vb * win[i];
+      energy += va * va;
+    }
+    if (energy <= 1e-8 * peak * peak * n_fft) continue;  // silent reference frame
+    fft(fa);
+    fft(fb);
+    double acc = 0;
+    for (int k = 0; k <= n_fft / 2; ++k) {
+      const double d =
+          10.0 * std::log10(std::norm(fa[k]) + eps) - 10.0 * std::log10(std::norm(fb[k]) + eps);
+      acc += d * d;
+    }
+    sum += std::sqrt(acc / (n_fft / 2 + 1));
+    ++used;
+  }
+  return used ? sum / static_cast<double>(used) : 0.0;
+}
+
+struct Stats {
+  double peak = 0, rms = 0, dc = 0;
+  int64_t non_finite = 0;
+};
+Stats stats_of(const Signal& s) {
+  Stats st;
+  double sum = 0, sq = 0;
+  int64_t n = 0;
+  for (float v : s.x) {
+    if (!std::isfinite(v)) {
+      ++st.non_finite;
+      continue;
+    }
+    sum += v;
+    sq += double(v) * v;
+    st.peak = std::max(st.peak, std::abs(double(v)));
+    ++n;
+  }
+  if (n > 0) {
+    st.dc = sum / n;
+    st.rms = std::sqrt(sq / n);
+  }
+  return st;
+}
+
+double dbfs(double v) { return v > 0 ? 20.0 * std::log10(v) : -INFINITY; }
+
+const Registrar reg("verify", [](CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "verify",
+      "Compare audio B against reference A (WAV or .npy): PSNR, log-spectral distance, "
+      "DC offset, silence and non-finite checks");
+  struct Opts {
+    std::string a, b;
+    double min_psnr = NAN, max_lsd = NAN, silence_dbfs = -60;
+    int n_fft = 1024;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("A", o->a, "reference (.wav or .npy)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("B", o->b, "audio to check (.wav or .npy)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--min-psnr", o->min_psnr, "fail (exit 1) when the PSNR is below this, dB");
+  cmd->add_option("--max-lsd", o->max_lsd,
+                  "fail (exit 1) when the log-spectral distance is above this, dB");
+  cmd->add_option("--silence-dbfs", o->silence_dbfs, "RMS below this many dBFS counts as silence")
+      ->capture_default_str();
+  cmd->add_option("--n-fft", o->n_fft, "frame length of the log-spectral distance (power of 2)")
+      ->capture_default_str()
+      ->check(CLI::Range(16, 1 << 16));
+  cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->callback([o] {
+    MESHNN_CHECK_AS(InvalidArgument, (o->n_fft & (o->n_fft - 1)) == 0,
+                    "--n-fft must be a power of two, got ", o->n_fft);
+    const Signal a = load_signal(o->a), b = load_signal(o->b);
+    MESHNN_CHECK_AS(InvalidArgument, a.shape == b.shape, "verify: shapes differ: ", o->a, " ",
+                    shape_str(a.shape), " vs ", o->b, " ", shape_str(b.shape));
+    MESHNN_CHECK_AS(InvalidArgument, a.sample_rate == b.sample_rate,
+                    "verify: sample rates differ: ", a.sample_rate, " vs ", b.sample_rate);
+    const Stats sa = stats_of(a), sb = stats_of(b);
+    // PSNR: peak of the reference over the RMS difference (non-finite values make it -inf).
+    double mse = 0;
+    for (size_t i = 0; i < a.x.size(); ++i) {
+      const double d = double(b.x[i]) - a.x[i];
+      mse += d * d;
+    }
+    mse /= static_cast<double>(a.x.size());
+    const double psnr = !std::isfinite(mse) ? -INFINITY
+                        : mse == 0          ? INFINITY
+                                            : 10.0 * std::log10(sa.peak * sa.peak / mse);
+    double lsd = 0;
+    const bool finite = sa.non_finite == 0 && sb.non_finite == 0;
+    if (finite) {
+      for (int64_t c = 0; c < a.channels; ++c) lsd += log_spectral_distance(a, b, c, o->n_fft);
+      lsd /= static_cast<double>(a.channels);
+    } else {
+      lsd = INFINITY;
+    }
+    const bool a_silent = dbfs(sa.rms) < o->silence_dbfs, b_silent = dbfs(sb.rms) < o->silence_dbfs;
+    std::vector<std::string> problems;
+    if (sb.non_finite) problems.push_back("B has " + std::to_string(sb.non_finite) + " NaN/Inf");
+    if (sa.non_finite) problems.push_back("A has " + std::to_string(sa.non_finite) + " NaN/Inf");
+    if (b_silent && !a_silent) problems.push_back("B is silent where A is not");
+    // A DC offset larger than a tenth of the RMS is audible as a click and wastes headroom.
+    if (std::abs(sb.dc) > 0.1 * std::max(sb.rms, 1e-12) && std::abs(sb.dc) > 1e-3)
+      problems.push_back("B has a DC offset");
+    bool fail = !problems.empty() && (!std::isnan(o->min_psnr) || !std::isnan(o->max_lsd));
+    if (!std::isnan(o->min_psnr) && !(psnr >= o->min_psnr)) {
+      problems.push_back("PSNR below " + std::to_string(o->min_psnr) + " dB");
+      fail = true;
+    }
+    if (!std::isnan(o->max_lsd) && !(lsd <= o->max_lsd)) {
+      problems.push_back("log-spectral distance above " + std::to_string(o->max_lsd) + " dB");
+      fail = true;
+    }
+    auto num = [](double v) {
+      if (std::isnan(v)) return std::string("null");
+      if (std::isinf(v)) return std::string(v > 0 ? "\"inf\"" : "\"-inf\"");
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.6g", v);
+      return std::string(buf);
+    };
+    if (o->json) {
+      std::string pr = "[";
+      for (size_t i = 0; i < problems.size(); ++i) pr += (i ? ",\"" : "\"") + problems[i] + "\"";
+      pr += "]";
+      std::printf(
+          "{\"samples\": %lld, \"channels\": %lld, \"sample_rate\": %d, \"psnr_db\": %s, "
+          "\"lsd_db\": %s, \"dc_a\": %s, \"dc_b\": %s, \"rms_dbfs_a\": %s, \"rms_dbfs_b\": %s, "
+          "\"peak_a\": %s, \"peak_b\": %s, \"silent_a\": %s, \"silent_b\": %s, "
+          "\"non_finite_a\": %lld, \"non_finite_b\": %lld, \"problems\": %s, \"pass\": %s}\n",
+          static_cast<long long>(a.x.size()), static_cast<long long>(a.channels), a.sample_rate,
+          num(psnr).c_str(), num(lsd).c_str(), num(sa.dc).c_str(), num(sb.dc).c_str(),
+          num(dbfs(sa.rms)).c_str(), num(dbfs(sb.rms)).c_str(), num(sa.peak).c_str(),
+          num(sb.peak).c_str(), a_silent ? "true" : "false", b_silent ? "true" : "false",
+          static_cast<long long>(sa.non_finite), static_cast<long long>(sb.non_finite), pr.c_str(),
+          fail ? "false" : "true");
+    } else {
+      std::printf("samples:       %lld (%lld channel%s%s)\n", static_cast<long long>(a.x.size()),
+                  static_cast<long long>(a.channels), a.channels == 1 ? "" : "s",
+                  a.sample_rate ? (", " + std::to_string(a.sample_rate) + " Hz").c_str() : "");
+      std::printf("PSNR:          %.2f dB (peak of A over the RMS difference)\n", psnr);
+      std::printf("log-spectral:  %.3f dB (n_fft %d)\n", lsd, o->n_fft);
+      std::printf("DC offset:     A %.3g, B %.3g\n", sa.dc, sb.dc);
+      std::printf("RMS:           A %.1f dBFS%s, B %.1f dBFS%s\n", dbfs(sa.rms),
+                  a_silent ? " (silent)" : "", dbfs(sb.rms), b_silent ? " (silent)" : "");
+      std::printf("peak:          A %.4g, B %.4g\n", sa.peak, sb.peak);
+      if (sa.non_finite || sb.non_finite)
+        std::printf("non-finite:    A %lld, B %lld\n", static_cast<long long>(sa.non_finite),
+                    static_cast<long long>(sb.non_finite));
+      for (const std::string& p : problems) std::printf("problem:       %s\n", p.c_str());
+      std::printf("result:        %s\n", fail ? "FAIL" : "ok");
+    }
+    if (fail) throw CLI::RuntimeError(1);
+  });
+});
+
+}  // namespace
+
+}  // namespace meshnn::cli

@@ -1,0 +1,66 @@
+// A small GEMM against a right-hand matrix packed once: C (M × N) (+)= A (M × K) · B (K × N).
+//
+// Made for the Winograd kernels' per-transform-point GEMMs, whose B (the transformed filters) is
+// fixed at load and whose M (tiles of one block) is small when streaming: `dnnl_sgemm` re-packs
+// all of B on every call, which costs as much as the multiplies at M ≈ 8-30 rows. Here B is packed
+// once into panels of 32 columns and every call reads it as stored.
+//
+//   f32   A f32, B f32, f32 FMA (AVX-512F)
+//   bf16  A bf16 bits, B bf16 (rounded once at packing, nearest even), f32 accumulation
+//         (`vdpbf16ps`, AVX512-BF16): each product of two bf16 values is exact in f32, only the
+//         sums round, as in docs/precision.md.
+//
+// Register blocking: 12 rows × 32 columns of C in 24 zmm accumulators; K in chunks that keep one
+// B panel in L1; A's chunk packed per call into [k][12] so the broadcasts read one stream. The
+// Winograd kernels use the bf16 form; the f32 form measured 0.6-0.8× of `dnnl_sgemm` on the same
+// Winograd GEMMs (docs/benchmarks.md), so f32 stays on oneDNN and this form is kept for the
+// comparison and its test only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace meshnn::kernels {
+
+enum class GemmType { f32, bf16 };
+
+// B (K × N) packed for packed_gemm: f32 [panel][k][32] or bf16 [panel][k/2][2 halves][16][2]
+// (the two k of a pair side by side, as `vdpbf16ps` reads them); columns past N are zeros.
+class PackedMatrix {
+ public:
+  PackedMatrix() = default;
+  // b: K × N row-major f32 with leading dimension ldb. Parallel over panels (OpenMP).
+  PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, GemmType type);
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  GemmType type() const { return type_; }
+  size_t bytes() const { return bytes_; }
+  const void* data() const { return p_.get(); }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> p_;
+  int64_t k_ = 0, n_ = 0;
+  size_t bytes_ = 0;
+  GemmType type_ = GemmType::f32;
+};
+
+// C[i][n0..n1) (+)= Σ_k A[i][k]·B[k][n0..n1) for i < M; A row-major with leading dimension lda
+// (f32 values, or bf16 bits for a bf16 B); n0 a multiple of 32, n1 ≤ B.n(). Single-threaded
+// (the Winograd kernels split their work items over threads). c = A·B, or c += A·B when
+// accumulate.
+void packed_gemm(const PackedMatrix& b, int64_t M, const void* a, int64_t lda, float* c,
+                 int64_t ldc, int64_t n0, int64_t n1, bool accumulate);
+
+// True when this CPU runs packed_gemm of this type (f32: AVX-512F; bf16: AVX512-BF16).
+bool packed_gemm_available(GemmType t);
+
+// n f32 values → bf16 bits, round to nearest even (vcvtneps2bf16 when the CPU has AVX512-BF16).
+void convert_to_bf16(const float* x, int64_t n, uint16_t* out);
+// n f32 values rounded to bf16 in place, kept as f32 (the emulated bf16 operands).
+void round_to_bf16_inplace(float* x, int64_t n);
+
+}  // namespace meshnn::kernels

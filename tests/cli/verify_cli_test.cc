@@ -1,0 +1,153 @@
+// `meshnn verify A B` (the real binary): identical inputs give infinite PSNR and zero log-spectral
+// distance; a known noise level gives the PSNR it must (computed here in float64); silence, a DC
+// offset and NaN are reported; --min-psnr / --max-lsd turn into the exit status; mismatched
+// shapes are an error.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "io/io_test_util.h"
+#include "meshnn/io/npy.h"
+#include "meshnn/io/wav.h"
+
+namespace meshnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string meshnn_binary() { return std::string(MESHNN_BINARY_DIR) + "/meshnn"; }
+
+std::pair<int, std::string> sh(const std::string& cmd) {
+  std::string out;
+  std::FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return {-1, out};
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// A value "key": number out of the --json line.
+double json_number(const std::string& out, const std::string& key) {
+  const size_t at = out.find("\"" + key + "\": ");
+  if (at == std::string::npos) return NAN;
+  const std::string rest = out.substr(at + key.size() + 4);
+  if (rest.rfind("\"inf\"", 0) == 0) return INFINITY;
+  return std::stod(rest);
+}
+
+class VerifyCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(meshnn_binary())) GTEST_SKIP() << "meshnn CLI not built";
+    dir = test::scratch_dir();
+    // Two seconds of a random-phase chord at 16 kHz, stereo, plus fresh noise.
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> ph(0.f, 6.28f);
+    ref = Tensor::empty({T, 2});
+    float* r = ref.data<float>();
+    const float p0 = ph(rng), p1 = ph(rng);
+    for (int64_t t = 0; t < T; ++t)
+      for (int c = 0; c < 2; ++c)
+        r[t * 2 + c] = 0.4f * std::sin(2.f * float(M_PI) * (220.f + 110.f * c) * t / 16000.f + p0) +
+                       0.2f * std::sin(2.f * float(M_PI) * 1330.f * t / 16000.f + p1);
+    io::write_wav(dir + "/a.wav", ref, 16000);
+  }
+  void TearDown() override {
+    if (!dir.empty()) fs::remove_all(dir);
+  }
+  std::string run(const std::string& args, int* code = nullptr) {
+    auto [c, out] = sh(meshnn_binary() + " verify " + args);
+    if (code) *code = c;
+    return out;
+  }
+  static constexpr int64_t T = 32000;
+  std::string dir;
+  Tensor ref;
+};
+
+TEST_F(VerifyCli, IdenticalAndNoisyWavs) {
+  int code = -1;
+  std::string out = run(dir + "/a.wav " + dir + "/a.wav --json --min-psnr 100", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_TRUE(std::isinf(json_number(out, "psnr_db"))) << out;
+  EXPECT_EQ(json_number(out, "lsd_db"), 0.0) << out;
+
+  // Gaussian noise of std σ: PSNR = 20·log10(peak / rms(noise)), computed from the actual noise.
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0.f, 1e-3f);
+  Tensor noisy = Tensor::empty({T, 2});
+  double peak = 0, se = 0;
+  for (int64_t i = 0; i < 2 * T; ++i) {
+    const float a = ref.data<float>()[i];
+    noisy.data<float>()[i] = a + nd(rng);
+    peak = std::max(peak, std::abs(double(a)));
+    const double d = double(noisy.data<float>()[i]) - a;
+    se += d * d;
+  }
+  const double want = 10 * std::log10(peak * peak / (se / (2 * T)));
+  io::write_wav(dir + "/b.wav", noisy, 16000);
+  out = run(dir + "/a.wav " + dir + "/b.wav --json", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NEAR(json_number(out, "psnr_db"), want, 0.01) << out;
+  const double lsd = json_number(out, "lsd_db");
+  EXPECT_GT(lsd, 0.0) << out;
+  // Thresholds become the exit status.
+  run(dir + "/a.wav " + dir + "/b.wav --min-psnr " + std::to_string(want + 1), &code);
+  EXPECT_EQ(code, 1);
+  run(dir + "/a.wav " + dir + "/b.wav --min-psnr " + std::to_string(want - 1), &code);
+  EXPECT_EQ(code, 0);
+  run(dir + "/a.wav " + dir + "/b.wav --max-lsd " + std::to_string(lsd / 2), &code);
+  EXPECT_EQ(code, 1);
+  out = run(dir + "/a.wav " + dir + "/b.wav", &code);
+  EXPECT_NE(out.find("PSNR:"), std::string::npos) << out;
+  EXPECT_NE(out.find("result:        ok"), std::string::npos) << out;
+}
+
+TEST_F(VerifyCli, SilenceDcOffsetAndNan) {
+  Tensor quiet = Tensor::empty({T, 2}), dc = Tensor::empty({T, 2});
+  for (int64_t i = 0; i < 2 * T; ++i) {
+    quiet.data<float>()[i] = 1e-5f * ref.data<float>()[i];
+    dc.data<float>()[i] = ref.data<float>()[i] + 0.2f;
+  }
+  io::write_wav(dir + "/quiet.wav", quiet, 16000);
+  io::write_wav(dir + "/dc.wav", dc, 16000);
+  int code = -1;
+  std::string out = run(dir + "/a.wav " + dir + "/quiet.wav --min-psnr 0", &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("B is silent"), std::string::npos) << out;
+  out = run(dir + "/a.wav " + dir + "/dc.wav --json", &code);
+  EXPECT_EQ(code, 0) << out;  // reported, not a failure without a threshold
+  EXPECT_NEAR(json_number(out, "dc_b"), 0.2 + json_number(out, "dc_a"), 1e-4) << out;
+  EXPECT_NE(out.find("DC offset"), std::string::npos) << out;
+
+  // .npy arrays, one NaN.
+  Tensor x = Tensor::empty({3, 1000}), y = Tensor::empty({3, 1000});
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t i = 0; i < 3000; ++i) x.data<float>()[i] = y.data<float>()[i] = u(rng);
+  y.data<float>()[1234] = NAN;
+  io::save_npy(dir + "/x.npy", x);
+  io::save_npy(dir + "/y.npy", y);
+  out = run(dir + "/x.npy " + dir + "/y.npy --min-psnr 10", &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("NaN/Inf"), std::string::npos) << out;
+}
+
+TEST_F(VerifyCli, MismatchedShapesAreAnError) {
+  io::save_npy(dir + "/p.npy", test::random_tensor({4, 5}, DType::f32, 21));
+  io::save_npy(dir + "/q.npy", test::random_tensor({5, 4}, DType::f32, 22));
+  int code = 0;
+  const std::string out = run(dir + "/p.npy " + dir + "/q.npy", &code);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(out.find("shapes differ"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace meshnn
