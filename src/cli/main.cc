@@ -112,6 +112,8 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's own status (verify: 1 when a bound is missed)
   } catch (const CLI::ParseError& e) {
     // Usage errors exit 2 (CLI11's own codes are 100+); --help exits 0.
     const int rc = app.exit(e);
