@@ -109,39 +109,6 @@ double flops(const ModelDesc& desc, int64_t frames);
 // The layers with `role`, in table order.
 std::vector<const LayerDesc*> with_role(const ModelDesc& desc, LayerDesc::Role role);
 
-// Receptive field in input frames: output row n, aligned with input frame a(n), reads input frames
-// [a(n) − left, a(n) + right]. `right` is the look-ahead (input frames that must have arrived
-// before the row is final: what a streaming decoder waits for); `left` the history it keeps.
-// Conservative (interval propagation, rounded up, one frame of margin per model), so rows further
-// than this from a window's cut edge equal the whole-sequence result. Derived from the tables.
-struct ReceptiveField {
-  int64_t left = 0, right = 0;
-  int64_t each_side() const { return left > right ? left : right; }
-};
-// Any one-model table (a generator, or the mel-VAE; tensor entries cost nothing) walked back from
-// its output: "same" convs read dilation·(K − 1)/2 each side, the anti-aliased activations
-// AntiAliasedActivation::context_rows(), causal conv2d K − 1 to the left; a transposed conv of
-// stride s, kernel K maps h rows to ⌈h / s⌉ + ⌈K / s⌉ + 1 input rows; the mel-VAE's ×2 upsample
-// (nearest, causal K-conv, first row dropped) to ⌊(h + K − 1) / 2⌋ + 1 each side that has any. A
-// generator's residual blocks of one stage run in parallel (the widest counts); everything else
-// adds up.
-ReceptiveField receptive_field(const ModelDesc& desc);
-// A generator (BigVGAN / HiFi-GAN vocoder, BWE generator) in its input frames (mel or STFT
-// frames); output sample n is aligned with frame ⌊n / hop⌋. Symmetric.
-ReceptiveField generator_receptive_field(const GeneratorConfig& cfg);
-// The LTX mel-VAE decoder in latent frames; mel row m is aligned with latent ⌈m / 4⌉ (3 levels),
-// so it is causal: right = 0.
-ReceptiveField mel_vae_receptive_field(const AudioVaeDecoderConfig& cfg);
-// Mel rows per latent frame of the mel-VAE (2^upsamples: 4).
-int64_t mel_vae_time_ratio(const AudioVaeDecoderConfig& cfg);
-// The LTX-2.3 bandwidth extension (causal STFT → BWE generator, plus the resampled skip path) in
-// frames of its 16 kHz input of `vocoder_hop` samples (the main vocoder's mel frames).
-ReceptiveField bwe_receptive_field(const BweConfig& cfg, int64_t vocoder_hop);
-// The whole LTX audio decode (mel-VAE → vocoder → BWE on LTX-2.3) in latent frames: output sample
-// n is aligned with the latent of its mel frame. Streaming decode waits for `right` latents past
-// a row's own and keeps `left` latents of history.
-ReceptiveField ltx_receptive_field(const LtxAudioConfig& cfg);
-
 // Layers built from a description entry, weights read from `state` in any accepted spelling
 // (WeightError naming the key when missing or misshaped).
 Conv1d build_conv1d(const LayerDesc& d, const std::map<std::string, Tensor>& state, Precision p);

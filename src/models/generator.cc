@@ -71,10 +71,6 @@ Tensor Generator::forward(const Tensor& x, const TimeShard& ts, int64_t real) {
   return graph_->run(x, ts, real);
 }
 
-int64_t Generator::context_frames() const {
-  return generator_receptive_field(cfg_).each_side();  // from the layer table
-}
-
 // The model's one wiring: each residual unit is a fork of the identity and its branch joined by an
 // add (x + t), each stage a fork of its blocks joined by their mean (((a + b) + c) / 3, not the
 // sum).

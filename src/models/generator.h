@@ -38,10 +38,6 @@ class Generator {
   // Unsharded convenience. x: (B, T, C_in) → (B, hop·T, C_out).
   Tensor forward(const Tensor& x) { return forward(x, TimeShard(), x.dim(1)); }
 
-  // Input frames of context each side that make an output row independent of the window's edges
-  // (conservative interval propagation over the layer table; used by chunked decode). Rows of a
-  // window further than this from a non-global window edge equal the whole-sequence result.
-  int64_t context_frames() const;
 
   // The generator's graph (its one wiring) over copies of these layers: input rows (B, n, C_in) →
   // output samples (B, hop·n, C_out), to run one shot or streamed (graph/graph.h).

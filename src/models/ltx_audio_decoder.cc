@@ -491,14 +491,20 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts,
 // ------------------------------------------------------------------------------
 
 LtxAudioDecoder::ChunkContext LtxAudioDecoder::chunk_context() const {
+  // From the graphs' reaches, in each stage's input rows: latents, mel frames, and the BWE's
+  // 16 kHz samples converted to whole mel frames of the vocoder hop.
+  const std::vector<Stage> chain = stages();
   ChunkContext c;
-  // From the layer tables (models/audio_description.h).
-  c.stage_a_latents = mel_vae_receptive_field(cfg_.vae).left;
-  c.stage_b_mels = generator_receptive_field(cfg_.vocoder).each_side();
+  const graph::Reach a = chain[0].node->reach(), b = chain[1].node->reach();
+  // The windows below give Stage A left context only: the mel-VAE is causal in latents.
+  MESHNN_CHECK(a.right == graph::Rows(0), "chunk_context: the mel-VAE graph reads ahead");
+  c.stage_a_latents = a.left.ceil();
+  c.stage_b_mels = std::max(b.left.ceil(), b.right.ceil());
   if (bwe_) {
-    const ReceptiveField r = bwe_receptive_field(cfg_.bwe, cfg_.vocoder.hop());
-    c.stage_c_left = r.left;
-    c.stage_c_right = r.right;
+    const graph::Reach r = chain[2].node->reach();
+    const graph::Rows per_mel(1, cfg_.vocoder.hop());
+    c.stage_c_left = (r.left * per_mel).ceil();
+    c.stage_c_right = (r.right * per_mel).ceil();
   }
   return c;
 }

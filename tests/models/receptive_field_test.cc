@@ -1,36 +1,45 @@
-// Receptive fields from the model tables: the look-ahead and history a streaming decoder uses.
+// Receptive fields from the model graphs: the look-ahead and history a streaming decoder uses,
+// checked against the decode itself.
 #include <gtest/gtest.h>
 
 #include "meshnn/io/safetensors.h"
-#include "models/audio_description.h"
+#include "graph/graph.h"
 #include "models/ltx_audio_decoder.h"
-#include "models/ltx_random.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
 namespace meshnn::models {
 namespace {
 
-TEST(ReceptiveField, ReferenceLtx23) {
-  const LtxAudioConfig cfg = parse_ltx_audio_config(ltx23_reference_config(), "reference");
-  // The mel-VAE is causal in latents (mel row m ↔ latent ⌈m/4⌉); the nets are two-sided.
-  const ReceptiveField a = mel_vae_receptive_field(cfg.vae);
-  EXPECT_EQ(a.right, 0);
-  EXPECT_GT(a.left, 0);
-  EXPECT_EQ(mel_vae_time_ratio(cfg.vae), 4);
-  const ReceptiveField v = generator_receptive_field(cfg.vocoder);
-  EXPECT_EQ(v.left, v.right);
-  const ReceptiveField c = bwe_receptive_field(cfg.bwe, cfg.vocoder.hop());
-  const ReceptiveField all = ltx_receptive_field(cfg);
-  EXPECT_EQ(all.right, (v.right + c.right + 3) / 4);
-  EXPECT_EQ(all.left, a.left + (v.left + c.left + 3) / 4);
-  std::printf(
-      "LTX-2.3: mel-VAE %lld | %lld latents, vocoder ±%lld mels, BWE %lld | %lld mels, "
-      "whole decode %lld | %lld latents\n",
-      static_cast<long long>(a.left), static_cast<long long>(a.right),
-      static_cast<long long>(v.left), static_cast<long long>(c.left),
-      static_cast<long long>(c.right), static_cast<long long>(all.left),
-      static_cast<long long>(all.right));
+// The reach of the decode, in latent frames, from the model's graph (graph/graph.h): the
+// look-ahead a stream waits for and the history a window needs.
+struct LatentReach {
+  int64_t left, right;
+};
+LatentReach latent_reach(const LtxAudioDecoder& dec) {
+  const graph::Reach r = dec.graph()->reach();
+  return {r.left.ceil(), r.right.ceil()};
+}
+
+TEST(ReceptiveField, StageReachesOfTheFixtures) {
+  for (const char* fixture : {"ltx23_small.safetensors", "ltx2_small.safetensors"}) {
+    auto file = io::SafetensorsFile::open(test::fixture_path(fixture));
+    auto dec = LtxAudioDecoder::load(file, Precision::fp32);
+    const LtxAudioDecoder::ChunkContext c = dec->chunk_context();
+    const LatentReach all = latent_reach(*dec);
+    std::printf("%s: mel-VAE %lld latents back, vocoder ±%lld mels, BWE %lld | %lld mels, "
+                "whole decode %lld | %lld latents\n",
+                fixture, static_cast<long long>(c.stage_a_latents),
+                static_cast<long long>(c.stage_b_mels), static_cast<long long>(c.stage_c_left),
+                static_cast<long long>(c.stage_c_right), static_cast<long long>(all.left),
+                static_cast<long long>(all.right));
+    // The mel-VAE reads back only; the nets after it read both ways; mel rows are 4 per latent.
+    EXPECT_GT(c.stage_a_latents, 0);
+    EXPECT_GT(c.stage_b_mels, 0);
+    EXPECT_GE(all.left, c.stage_a_latents);
+    EXPECT_GE(all.right, (c.stage_b_mels + 3) / 4);
+    EXPECT_LE(all.right, (c.stage_b_mels + c.stage_c_right + 3) / 4 + 1);
+  }
 }
 
 // Decoding the fixture: output rows aligned with latents ≤ a do not change when every latent past
@@ -39,7 +48,7 @@ TEST(ReceptiveField, ReferenceLtx23) {
 void check_fields(const std::string& fixture) {
   auto file = io::SafetensorsFile::open(test::fixture_path(fixture));
   auto dec = LtxAudioDecoder::load(file, Precision::fp32);
-  const ReceptiveField rf = ltx_receptive_field(dec->config());
+  const LatentReach rf = latent_reach(*dec);
   const int64_t a = rf.left + 2, T = a + rf.right + 4;
   const Tensor latent = test::random_normal({1, 8, T, 16}, 31, 0.8f);
   const Tensor ref = dec->decode(latent);
