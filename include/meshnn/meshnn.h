@@ -4,6 +4,7 @@
 #pragma once
 
 #include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"

@@ -4,14 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <mutex>
 
 #include "api/audio_impl.h"
+#include "api/audio_model_registry.h"
 #include "io/json.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
+#include "meshnn/streaming.h"
 #include "models/audio_description.h"
 #include "models/bigvgan.h"
 #include "models/ltx_audio_decoder.h"
@@ -238,5 +241,135 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
 Tensor BigVganVocoder::mel_spectrogram(const Tensor& wav) const {
   return impl_->pool.weights().mel_of(wav);
 }
+
+// ---- registry entries ------------------------------------------------------------------------
+
+namespace api {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The `config` metadata of a safetensors file, or why there is none.
+struct ConfigMetadata {
+  nlohmann::json config;  // null when absent
+  std::string problem;    // why it could not be read ("" when read or absent)
+};
+ConfigMetadata config_metadata(const std::string& path) {
+  ConfigMetadata m;
+  try {
+    const io::SafetensorsFile file = io::SafetensorsFile::open(path);
+    if (auto it = file.metadata().find("config"); it != file.metadata().end())
+      m.config = io::parse_config_json(it->second, path + " config");
+  } catch (const Error& e) {
+    m.problem = e.what();
+  }
+  return m;
+}
+
+struct LtxModel final : AudioModel::Impl {
+  LtxAudioDecoder dec;
+  explicit LtxModel(LtxAudioDecoder d) : dec(std::move(d)) {
+    model = "ltx-audio-decoder";
+    const bool v23 = dec.version() == "ltx-2.3";
+    description = v23 ? "LTX-2.3 audio decoder (mel-VAE → BigVGAN v2 → bandwidth extension)"
+                      : "LTX-2 audio decoder (mel-VAE → HiFi-GAN)";
+    const int sr = dec.sample_rate();
+    // A latent frame after the first adds 4 mel frames (the decode's 4T − 3): 25 per second.
+    const double per_latent = static_cast<double>(dec.output_samples(2) - dec.output_samples(1));
+    input = {"latent", {1, 8, -1, 16}, 2, sr / per_latent, 0};
+    output = {"wave", {1, 2, -1}, 2, static_cast<double>(sr), sr};
+    can_stream = true;
+  }
+  int64_t output_samples(int64_t frames) const override { return dec.output_samples(frames); }
+  // audio-decode's rule: (8, T, 16) taken as batch 1; mesh "auto" chunks long latents.
+  Tensor run(const Tensor& input_, const RunOptions& options) const override {
+    Tensor latent = input_;
+    if (latent.defined() && latent.rank() == 3)
+      latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
+    LtxAudioDecoder::check_run(latent, options);
+    const int64_t chunk =
+        options.mesh == "auto" ? LtxAudioDecoder::auto_chunk_frames(latent.dim(2)) : 0;
+    return chunk > 0 ? dec.decode_chunked(latent, chunk, options) : dec.decode(latent, options);
+  }
+  AudioStream stream(const StreamOptions& options) const override {
+    return StreamingLtxDecoder(dec, options);
+  }
+};
+
+struct BigVganModel final : AudioModel::Impl {
+  BigVganVocoder voc;
+  explicit BigVganModel(BigVganVocoder v) : voc(std::move(v)) {
+    model = "nvidia-bigvgan";
+    description = "NVIDIA BigVGAN vocoder (" + std::to_string(voc.num_mels()) + " mel bins, " +
+                  std::to_string(voc.sample_rate()) + " Hz)";
+    const int sr = voc.sample_rate();
+    input = {"mel", {-1, voc.num_mels(), -1}, 2, static_cast<double>(sr) / voc.hop_length(), 0};
+    output = {"wave", {-1, 1, -1}, 2, static_cast<double>(sr), sr};
+    can_stream = true;
+  }
+  int64_t output_samples(int64_t frames) const override { return frames * voc.hop_length(); }
+  Tensor run(const Tensor& mel, const RunOptions& options) const override {
+    return voc.vocode(mel, options);
+  }
+  AudioStream stream(const StreamOptions& options) const override {
+    return StreamingVocoder(voc, options);
+  }
+};
+
+// NVIDIA's folder layout: the generator weights (converted to safetensors) beside config.json.
+std::string bigvgan_folder_checkpoint(const std::string& dir) {
+  const fs::path p = fs::path(dir) / "bigvgan_generator.safetensors";
+  return fs::is_regular_file(p) ? p.string() : "";
+}
+
+}  // namespace
+
+AudioModelEntry ltx_audio_decoder_entry() {
+  AudioModelEntry e;
+  e.name = "ltx-audio-decoder";
+  e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
+    if (!fs::is_regular_file(path)) return "not a checkpoint file";
+    if (!o.config_path.empty()) return "a config file was given (LTX checkpoints carry theirs)";
+    const ConfigMetadata m = config_metadata(path);
+    if (!m.problem.empty()) return m.problem;
+    if (m.config.is_null()) return "no 'config' entry in its safetensors metadata";
+    if (!m.config.is_object() || !m.config.contains("audio_vae"))
+      return "its config metadata has no 'audio_vae' section";
+    return "";
+  };
+  e.load = [](const std::string& path, const AudioModelOptions& o) {
+    return std::make_shared<const LtxModel>(
+        LtxAudioDecoder::load(path, o.precision, o.allow_unused));
+  };
+  return e;
+}
+
+AudioModelEntry nvidia_bigvgan_entry() {
+  AudioModelEntry e;
+  e.name = "nvidia-bigvgan";
+  e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
+    if (fs::is_directory(path))
+      return bigvgan_folder_checkpoint(path).empty()
+                 ? "a folder without bigvgan_generator.safetensors"
+                 : "";
+    if (!fs::is_regular_file(path)) return "no such file or folder";
+    if (!o.config_path.empty() || fs::is_regular_file(fs::path(path).parent_path() / "config.json"))
+      return "";
+    const ConfigMetadata m = config_metadata(path);
+    if (!m.problem.empty()) return m.problem;
+    if (m.config.is_null()) return "no config.json beside it and no 'config' metadata";
+    return "";
+  };
+  e.load = [](const std::string& path, const AudioModelOptions& o) {
+    std::string ckpt = path, config = o.config_path;
+    if (fs::is_directory(path)) ckpt = bigvgan_folder_checkpoint(path);
+    const fs::path beside = fs::path(ckpt).parent_path() / "config.json";
+    if (config.empty() && fs::is_regular_file(beside)) config = beside.string();
+    return std::make_shared<const BigVganModel>(BigVganVocoder::load(ckpt, config, o.precision));
+  };
+  return e;
+}
+
+}  // namespace api
 
 }  // namespace meshnn

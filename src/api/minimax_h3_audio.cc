@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include "api/audio_model_registry.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "models/minimax_h3/model.h"
@@ -85,5 +86,51 @@ Tensor MiniMaxH3AudioVae::denormalize(const Tensor& z) const {
   return impl_->model->denormalize(z);
 }
 Tensor MiniMaxH3AudioVae::normalize(const Tensor& z) const { return impl_->model->normalize(z); }
+
+// ---- registry entry --------------------------------------------------------------------------
+
+namespace api {
+namespace {
+
+struct MiniMaxH3Model final : AudioModel::Impl {
+  MiniMaxH3AudioVae vae;
+  explicit MiniMaxH3Model(MiniMaxH3AudioVae v) : vae(std::move(v)) {
+    model = "minimax-h3-audio-vae";
+    description = "MiniMax-H3 audio VAE (32 latent channels ↔ 32 kHz, stereo as two items)";
+    const int sr = vae.sample_rate();
+    input = {"latent",
+             {-1, vae.latent_channels(), -1},
+             2,
+             static_cast<double>(sr) / vae.hop_length(),
+             0};
+    output = {"wave", {-1, 1, -1}, 2, static_cast<double>(sr), sr};
+    has_encoder = true;
+  }
+  int64_t output_samples(int64_t frames) const override { return frames * vae.hop_length(); }
+  Tensor run(const Tensor& latents, const RunOptions& options) const override {
+    return vae.decode(latents, options);
+  }
+  Tensor encode(const Tensor& wave, const RunOptions& options) const override {
+    return vae.encode(wave, nullptr, options);
+  }
+};
+
+}  // namespace
+
+AudioModelEntry minimax_h3_audio_entry() {
+  AudioModelEntry e;
+  e.name = "minimax-h3-audio-vae";
+  e.refusal = [](const std::string& path, const AudioModelOptions&) -> std::string {
+    return MiniMaxH3AudioVae::is_folder(path)
+               ? ""
+               : "not a folder whose config.json names AutoencoderKLMiniMaxH3Audio";
+  };
+  e.load = [](const std::string& path, const AudioModelOptions& o) {
+    return std::make_shared<const MiniMaxH3Model>(MiniMaxH3AudioVae::load(path, o.precision));
+  };
+  return e;
+}
+
+}  // namespace api
 
 }  // namespace meshnn

@@ -6,8 +6,10 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
+#include "meshnn/audio_model.h"
 #include "models/bigvgan.h"
 #include "models/ltx_audio_decoder.h"
 #include "support/golden.h"
@@ -95,6 +97,24 @@ TEST(AddingAModel, EveryFileTheGuideNamesExists) {
         << "docs/adding_a_model.md names " << path;
   }
   EXPECT_GT(checked, 15);
+}
+
+// The guide's table of registered models is the registry, in load order.
+TEST(AddingAModel, TheGuideListsEveryRegisteredModel) {
+  std::ifstream in(std::string(MESHNN_SOURCE_DIR) + "/docs/adding_a_model.md");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  std::vector<std::string> listed;
+  bool in_table = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("| registry name"))
+      in_table = true;
+    else if (in_table && line.starts_with("| `"))
+      listed.push_back(line.substr(3, line.find('`', 3) - 3));
+    else if (in_table && !line.starts_with("|"))
+      in_table = false;
+  }
+  EXPECT_EQ(listed, AudioModel::registered());
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // checked against the decode itself.
 #include <gtest/gtest.h>
 
-#include "meshnn/io/safetensors.h"
 #include "graph/graph.h"
+#include "meshnn/io/safetensors.h"
 #include "models/ltx_audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
@@ -27,12 +27,12 @@ TEST(ReceptiveField, StageReachesOfTheFixtures) {
     auto dec = LtxAudioDecoder::load(file, Precision::fp32);
     const LtxAudioDecoder::ChunkContext c = dec->chunk_context();
     const LatentReach all = latent_reach(*dec);
-    std::printf("%s: mel-VAE %lld latents back, vocoder ±%lld mels, BWE %lld | %lld mels, "
-                "whole decode %lld | %lld latents\n",
-                fixture, static_cast<long long>(c.stage_a_latents),
-                static_cast<long long>(c.stage_b_mels), static_cast<long long>(c.stage_c_left),
-                static_cast<long long>(c.stage_c_right), static_cast<long long>(all.left),
-                static_cast<long long>(all.right));
+    std::printf(
+        "%s: mel-VAE %lld latents back, vocoder ±%lld mels, BWE %lld | %lld mels, "
+        "whole decode %lld | %lld latents\n",
+        fixture, static_cast<long long>(c.stage_a_latents), static_cast<long long>(c.stage_b_mels),
+        static_cast<long long>(c.stage_c_left), static_cast<long long>(c.stage_c_right),
+        static_cast<long long>(all.left), static_cast<long long>(all.right));
     // The mel-VAE reads back only; the nets after it read both ways; mel rows are 4 per latent.
     EXPECT_GT(c.stage_a_latents, 0);
     EXPECT_GT(c.stage_b_mels, 0);

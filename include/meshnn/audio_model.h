@@ -1,0 +1,72 @@
+// One way in for every audio model: AudioModel::load(path) finds the model from what the path
+// holds (a checkpoint's config metadata, a config.json beside it, a diffusers folder) through the
+// registry of models meshnn knows, and runs it whatever it is. The typed classes of audio.h
+// (LtxAudioDecoder, BigVganVocoder, MiniMaxH3AudioVae) stay for callers that want a model's own
+// extras; AudioModel is what a program that serves or converts "any model" uses.
+//
+// Threads and errors as in audio.h: a loaded model may be used from any number of threads; bad
+// inputs are InvalidArgument / ShapeError, checkpoint problems WeightError / FormatError.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "meshnn/audio.h"
+#include "meshnn/core/precision.h"
+#include "meshnn/core/tensor.h"
+#include "meshnn/streaming.h"
+
+namespace meshnn {
+
+// What a model takes or gives: a (…, T, …) f32 tensor with one free time axis.
+struct AudioIoSpec {
+  std::string what;              // "latent" | "mel" | "wave"
+  std::vector<int64_t> shape;    // −1 where any size is accepted (the time axis; B where free)
+  int time_axis = 0;             // the axis of T in `shape`
+  double frames_per_second = 0;  // rows of the time axis per second of audio
+  int sample_rate = 0;           // waves: samples per second; 0 otherwise
+  std::string layout() const;    // e.g. "(1, 8, T, 16)" or "(B, 1, T)"
+};
+
+struct AudioModelOptions {
+  Precision precision = Precision::fp32;
+  std::string config_path;    // a config.json for a checkpoint without one ("" = find it)
+  bool allow_unused = false;  // LTX: accept a checkpoint with extra tensors beside the audio ones
+};
+
+class AudioModel {
+ public:
+  // path: a checkpoint file or a model folder. The first registered model that recognises it
+  // loads it; when none does, the error says for each why not.
+  static AudioModel load(const std::string& path, const AudioModelOptions& options = {});
+  // The registered models, in the order load() asks them, e.g. "ltx-audio-decoder".
+  static std::vector<std::string> registered();
+
+  std::string model() const;        // the registry name of the model
+  std::string description() const;  // e.g. "LTX-2.3 audio decoder (mel-VAE → BigVGAN v2 → BWE)"
+  const AudioIoSpec& input_spec() const;   // what run() takes (and encode() returns)
+  const AudioIoSpec& output_spec() const;  // what run() returns (and encode() takes)
+  bool has_encoder() const;
+  bool can_stream() const;
+  // Output samples of run() on `frames` input frames.
+  int64_t output_samples(int64_t frames) const;
+
+  // input: input_spec() → output_spec(), as the CLI's command for the model runs it (for the LTX
+  // decoder with mesh "auto": chunked with bounded memory above LtxAudioDecoder::auto_chunk_above
+  // latent frames, as audio-decode does).
+  Tensor run(const Tensor& input, const RunOptions& options = {}) const;
+  // wave: output_spec() → input_spec(): the model's encoder (InvalidArgument when it has none).
+  Tensor encode(const Tensor& wave, const RunOptions& options = {}) const;
+  // A stream over the shared weights (InvalidArgument when the model cannot stream).
+  AudioStream stream(const StreamOptions& options = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit AudioModel(std::shared_ptr<const Impl> impl);
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace meshnn

@@ -1,0 +1,82 @@
+// meshnn::AudioModel: the registry of audio models and the calls every model answers.
+#include "meshnn/audio_model.h"
+
+#include <sstream>
+
+#include "api/audio_model_registry.h"
+#include "meshnn/core/error.h"
+
+namespace meshnn {
+namespace {
+
+// Load order: a diffusers folder first (its config.json names the class), then a checkpoint
+// carrying an LTX config, then BigVGAN (a config.json beside it, or BigVGAN config metadata).
+const std::vector<api::AudioModelEntry>& registry() {
+  static const std::vector<api::AudioModelEntry> entries = {
+      api::minimax_h3_audio_entry(), api::ltx_audio_decoder_entry(), api::nvidia_bigvgan_entry()};
+  return entries;
+}
+
+}  // namespace
+
+std::string AudioIoSpec::layout() const {
+  std::ostringstream s;
+  s << '(';
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s << ", ";
+    if (static_cast<int>(i) == time_axis)
+      s << 'T';
+    else if (shape[i] < 0)
+      s << 'B';
+    else
+      s << shape[i];
+  }
+  s << ')';
+  return s.str();
+}
+
+Tensor AudioModel::Impl::encode(const Tensor&, const RunOptions&) const {
+  throw InvalidArgument(model + " has no encoder");
+}
+AudioStream AudioModel::Impl::stream(const StreamOptions&) const {
+  throw InvalidArgument(model + " does not stream");
+}
+
+AudioModel::AudioModel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+AudioModel AudioModel::load(const std::string& path, const AudioModelOptions& options) {
+  std::string why;
+  for (const api::AudioModelEntry& e : registry()) {
+    const std::string refusal = e.refusal(path, options);
+    if (refusal.empty()) return AudioModel(e.load(path, options));
+    why += detail::concat("\n  ", e.name, ": ", refusal);
+  }
+  throw InvalidArgument(
+      detail::concat(path, ": not a model meshnn knows (each registered model says why):", why));
+}
+
+std::vector<std::string> AudioModel::registered() {
+  std::vector<std::string> names;
+  for (const api::AudioModelEntry& e : registry()) names.push_back(e.name);
+  return names;
+}
+
+std::string AudioModel::model() const { return impl_->model; }
+std::string AudioModel::description() const { return impl_->description; }
+const AudioIoSpec& AudioModel::input_spec() const { return impl_->input; }
+const AudioIoSpec& AudioModel::output_spec() const { return impl_->output; }
+bool AudioModel::has_encoder() const { return impl_->has_encoder; }
+bool AudioModel::can_stream() const { return impl_->can_stream; }
+int64_t AudioModel::output_samples(int64_t frames) const { return impl_->output_samples(frames); }
+
+Tensor AudioModel::run(const Tensor& input, const RunOptions& options) const {
+  return impl_->run(input, options);
+}
+Tensor AudioModel::encode(const Tensor& wave, const RunOptions& options) const {
+  return impl_->encode(wave, options);
+}
+AudioStream AudioModel::stream(const StreamOptions& options) const {
+  return impl_->stream(options);
+}
+
+}  // namespace meshnn

@@ -1,0 +1,111 @@
+// meshnn::AudioModel: the registry finds each model from its files, and the generic calls give
+// exactly what the model's typed class gives.
+#include "meshnn/audio_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "io/io_test_util.h"
+#include "meshnn/core/error.h"
+#include "support/fixtures.h"
+#include "support/golden.h"
+
+namespace meshnn {
+namespace {
+
+using test::same_bytes;
+
+RunOptions one_device() {
+  RunOptions r;
+  r.mesh = "1x1";
+  r.threads = 1;
+  return r;
+}
+
+TEST(AudioModel, RegistryListsEveryModelInLoadOrder) {
+  EXPECT_EQ(
+      AudioModel::registered(),
+      (std::vector<std::string>{"minimax-h3-audio-vae", "ltx-audio-decoder", "nvidia-bigvgan"}));
+}
+
+TEST(AudioModel, LtxCheckpointRunsAsItsTypedDecoder) {
+  const std::string path = test::fixture_path("ltx23_small.safetensors");
+  const AudioModel m = AudioModel::load(path);
+  EXPECT_EQ(m.model(), "ltx-audio-decoder");
+  EXPECT_NE(m.description().find("LTX-2.3"), std::string::npos);
+  EXPECT_EQ(m.input_spec().layout(), "(1, 8, T, 16)");
+  EXPECT_EQ(m.input_spec().frames_per_second, 25.0);
+  EXPECT_EQ(m.output_spec().layout(), "(1, 2, T)");
+  EXPECT_EQ(m.output_spec().sample_rate, 48000);
+  EXPECT_FALSE(m.has_encoder());
+  EXPECT_TRUE(m.can_stream());
+  const Tensor latent = test::random_normal({1, 8, 7, 16}, 404, 0.8f);
+  const Tensor got = m.run(latent, one_device());
+  EXPECT_TRUE(same_bytes(got, LtxAudioDecoder::load(path).decode(latent, one_device())));
+  EXPECT_EQ(got.dim(2), m.output_samples(7));
+  // (8, T, 16) is batch 1, as audio-decode takes it.
+  EXPECT_TRUE(same_bytes(m.run(latent.reshape({8, 7, 16}), one_device()), got));
+  // The stream over the same weights: pushes plus flush give the one-shot samples.
+  AudioStream s = m.stream();
+  Tensor a = s.push(latent.narrow(2, 0, 3)), b = s.push(latent.narrow(2, 3, 4)), c = s.flush();
+  const Tensor streamed = concat({a, b, c}, 2);
+  EXPECT_TRUE(test::close_rel_l2(streamed, got, 1e-5, "AudioModel stream vs run"));
+  try {
+    m.encode(got);
+    ADD_FAILURE() << "encode on a decoder-only model";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("has no encoder"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AudioModel, BigVganCheckpointRunsAsItsTypedVocoder) {
+  const std::string path = test::fixture_path("bigvgan_v2_24k_small.safetensors");
+  const AudioModel m = AudioModel::load(path);
+  EXPECT_EQ(m.model(), "nvidia-bigvgan");
+  const BigVganVocoder voc = BigVganVocoder::load(path);
+  EXPECT_EQ(m.input_spec().shape, (std::vector<int64_t>{-1, voc.num_mels(), -1}));
+  EXPECT_EQ(m.input_spec().layout(), "(B, " + std::to_string(voc.num_mels()) + ", T)");
+  EXPECT_EQ(m.output_spec().sample_rate, voc.sample_rate());
+  const Tensor mel = test::random_normal({2, voc.num_mels(), 9}, 405, 0.5f);
+  const Tensor got = m.run(mel, one_device());
+  EXPECT_TRUE(same_bytes(got, voc.vocode(mel, one_device())));
+  EXPECT_EQ(got.dim(2), m.output_samples(9));
+}
+
+TEST(AudioModel, MiniMaxH3FolderDecodesAndEncodesAsItsTypedVae) {
+  const std::string dir = test::fixture_path("minimax_h3_tiny");
+  const AudioModel m = AudioModel::load(dir);
+  EXPECT_EQ(m.model(), "minimax-h3-audio-vae");
+  EXPECT_TRUE(m.has_encoder());
+  EXPECT_EQ(m.output_spec().sample_rate, 32000);
+  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(dir);
+  const Tensor z = test::random_normal({2, vae.latent_channels(), 5}, 406, 0.7f);
+  const Tensor wave = m.run(z, one_device());
+  EXPECT_TRUE(same_bytes(wave, vae.decode(z, one_device())));
+  EXPECT_EQ(wave.dim(2), m.output_samples(5));
+  EXPECT_TRUE(same_bytes(m.encode(wave, one_device()), vae.encode(wave, nullptr, one_device())));
+  if (!m.can_stream()) {
+    EXPECT_THROW(m.stream(), InvalidArgument);
+  }
+}
+
+TEST(AudioModel, AnUnknownFileSaysWhyEachModelRefusedIt) {
+  const std::string dir = test::scratch_dir();
+  const std::string junk = (std::filesystem::path(dir) / "junk.bin").string();
+  std::ofstream(junk) << "this is not a checkpoint of any kind, just some bytes";
+  try {
+    AudioModel::load(junk);
+    ADD_FAILURE() << "a junk file loaded";
+  } catch (const InvalidArgument& e) {
+    const std::string msg = e.what();
+    for (const std::string& name : AudioModel::registered())
+      EXPECT_NE(msg.find(name + ": "), std::string::npos) << msg;
+  }
+  EXPECT_THROW(AudioModel::load(dir + "/missing.safetensors"), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace meshnn
