@@ -166,6 +166,38 @@ void pack_a_bf16(const uint16_t* a, int64_t lda, int mr, int64_t kc, uint16_t* d
   }
 }
 
+// The blocked loop for one operand type T: per K chunk of Kc, A's chunk packed once (all M rows,
+// in groups of kMr), then every panel of columns [n0, n1) against it, so a panel's chunk stays in
+// L1 over the row groups. Pad: K is padded to a multiple of it in the packed layouts (2 for the
+// bf16 pairs of vdpbf16ps, 1 for f32).
+template <class T, int64_t Kc, int64_t Pad, class PackA, class Kernels>
+void blocked_gemm(const T* A, int64_t lda, const T* B, int64_t M, int64_t K, float* c, int64_t ldc,
+                  int64_t n0, int64_t n1, bool accumulate, PackA pack_a, const Kernels& kernels) {
+  auto padded = [](int64_t k) { return (k + Pad - 1) / Pad * Pad; };
+  static thread_local std::vector<uint32_t> abuf;
+  const int64_t groups = (M + kMr - 1) / kMr, kp = padded(K);
+  const size_t words = static_cast<size_t>(groups * kMr * Kc) * sizeof(T) / sizeof(uint32_t);
+  if (abuf.size() < words) abuf.resize(words);
+  T* ap = reinterpret_cast<T*>(abuf.data());
+  for (int64_t k0 = 0; k0 < K; k0 += Kc) {
+    const int64_t kc = std::min(Kc, K - k0), kcp = padded(kc);
+    const bool load_c = accumulate || k0 > 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
+      pack_a(A + g * kMr * lda + k0, lda, mr, kc, ap + g * kMr * kcp);
+    }
+    for (int64_t c0 = n0; c0 < n1; c0 += kNr) {
+      const T* bp = B + (c0 / kNr) * kp * kNr + k0 * kNr;
+      const int valid = static_cast<int>(std::min<int64_t>(kNr, n1 - c0));
+      for (int64_t g = 0; g < groups; ++g) {
+        const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
+        kernels[mr - 1](kcp, ap + g * kMr * kcp, mr, bp, c + g * kMr * ldc + c0, ldc, valid,
+                        load_c);
+      }
+    }
+  }
+}
+
 void packed_gemm(const PackedMatrix& b, int64_t M, const void* a, int64_t lda, float* c,
                  int64_t ldc, int64_t n0, int64_t n1, bool accumulate) {
   const int64_t K = b.k();
@@ -173,57 +205,14 @@ void packed_gemm(const PackedMatrix& b, int64_t M, const void* a, int64_t lda, f
                ", ", n1, ") of ", b.n());
   MESHNN_CHECK(packed_gemm_available(b.type()), "packed gemm: this CPU lacks the ISA");
   if (M <= 0 || n0 == n1) return;
-  // Per K chunk: A's chunk packed once (all M rows, in groups of kMr), then every panel of the
-  // column range against it; a panel's chunk stays in L1 over the row groups.
-  static thread_local std::vector<uint32_t> abuf;
-  const int64_t groups = (M + kMr - 1) / kMr;
-  if (b.type() == GemmType::f32) {
-    const float* A = static_cast<const float*>(a);
-    const float* B = static_cast<const float*>(b.data());
-    if (abuf.size() < static_cast<size_t>(groups * kMr * kKcF32))
-      abuf.resize(static_cast<size_t>(groups * kMr * kKcF32));
-    float* ap = reinterpret_cast<float*>(abuf.data());
-    for (int64_t k0 = 0; k0 < K; k0 += kKcF32) {
-      const int64_t kc = std::min(kKcF32, K - k0);
-      const bool load_c = accumulate || k0 > 0;
-      for (int64_t g = 0; g < groups; ++g) {
-        const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
-        pack_a_f32(A + g * kMr * lda + k0, lda, mr, kc, ap + g * kMr * kc);
-      }
-      for (int64_t c0 = n0; c0 < n1; c0 += kNr) {
-        const float* bp = B + (c0 / kNr) * K * kNr + k0 * kNr;
-        const int valid = static_cast<int>(std::min<int64_t>(kNr, n1 - c0));
-        for (int64_t g = 0; g < groups; ++g) {
-          const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
-          kF32[mr - 1](kc, ap + g * kMr * kc, mr, bp, c + g * kMr * ldc + c0, ldc, valid, load_c);
-        }
-      }
-    }
-    return;
-  }
-  const uint16_t* A = static_cast<const uint16_t*>(a);
-  const uint16_t* B = static_cast<const uint16_t*>(b.data());
-  const int64_t kp = (K + 1) / 2 * 2;
-  if (abuf.size() < static_cast<size_t>(groups * kMr * kKcBf16 / 2))
-    abuf.resize(static_cast<size_t>(groups * kMr * kKcBf16 / 2));
-  uint16_t* ap = reinterpret_cast<uint16_t*>(abuf.data());
-  for (int64_t k0 = 0; k0 < K; k0 += kKcBf16) {
-    const int64_t kc = std::min(kKcBf16, K - k0);
-    const int64_t kcp = (kc + 1) / 2 * 2;
-    const bool load_c = accumulate || k0 > 0;
-    for (int64_t g = 0; g < groups; ++g) {
-      const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
-      pack_a_bf16(A + g * kMr * lda + k0, lda, mr, kc, ap + g * kMr * kcp);
-    }
-    for (int64_t c0 = n0; c0 < n1; c0 += kNr) {
-      const uint16_t* bp = B + (c0 / kNr) * kp * kNr + k0 * kNr;
-      const int valid = static_cast<int>(std::min<int64_t>(kNr, n1 - c0));
-      for (int64_t g = 0; g < groups; ++g) {
-        const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
-        kBf16[mr - 1](kcp, ap + g * kMr * kcp, mr, bp, c + g * kMr * ldc + c0, ldc, valid, load_c);
-      }
-    }
-  }
+  if (b.type() == GemmType::f32)
+    blocked_gemm<float, kKcF32, 1>(static_cast<const float*>(a), lda,
+                                   static_cast<const float*>(b.data()), M, K, c, ldc, n0, n1,
+                                   accumulate, pack_a_f32, kF32);
+  else
+    blocked_gemm<uint16_t, kKcBf16, 2>(static_cast<const uint16_t*>(a), lda,
+                                       static_cast<const uint16_t*>(b.data()), M, K, c, ldc, n0, n1,
+                                       accumulate, pack_a_bf16, kBf16);
 }
 
 bool packed_gemm_available(GemmType t) {
