@@ -1,3 +1,5 @@
+// The graph's nodes, one class per layer kind plus the structural nodes. Long (~740 lines)
+// because each node keeps its one-shot run, its exact stream and its reach together, as one idea.
 #include "graph/graph.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Streaming frame readers (npy, raw f32, WAV through its mel) and the streaming WAV sink. Long
+// (~590 lines): every reader's framing, bounds and error text, and the sink's rename-on-success.
 #include "meshnn/io/stream_io.h"
 
 #include <fcntl.h>

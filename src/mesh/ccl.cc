@@ -1,3 +1,5 @@
+// The collectives over a mesh axis (all-reduce, all-gather, reduce-scatter, halo exchange) on
+// either communicator. Long (~590 lines): each collective's chunking and its liveness bound.
 #include "meshnn/mesh/ccl.h"
 
 #include <cstring>

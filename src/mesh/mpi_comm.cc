@@ -1,3 +1,5 @@
+// The MPI communicator. Long (~580 lines): every point-to-point and collective path carries its
+// liveness bound (MESHNN_COMM_TIMEOUT) and its error text.
 #include "mesh/mpi_comm.h"
 
 // C bindings only: the library links MPI::MPI_C, not Open MPI's deprecated C++ bindings.

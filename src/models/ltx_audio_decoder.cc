@@ -1,3 +1,5 @@
+// The LTX-2 / LTX-2.3 audio decoder: mel-VAE, vocoder and BWE graphs, one-shot and chunked
+// decode. Long (~590 lines): the mel-VAE and BWE are built here, beside the chain that runs them.
 #include "models/ltx_audio_decoder.h"
 
 #include <algorithm>
