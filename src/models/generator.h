@@ -38,7 +38,6 @@ class Generator {
   // Unsharded convenience. x: (B, T, C_in) → (B, hop·T, C_out).
   Tensor forward(const Tensor& x) { return forward(x, TimeShard(), x.dim(1)); }
 
-
   // The generator's graph (its one wiring) over copies of these layers: input rows (B, n, C_in) →
   // output samples (B, hop·n, C_out), to run one shot or streamed (graph/graph.h).
   graph::NodePtr graph() const;
