@@ -97,7 +97,8 @@ py::array to_numpy(const Tensor& t) {
 // meshnn/core/exclusive.h): a second call while one runs raises InUseError → RuntimeError "this
 // stream is in use by another thread" (refusing, not waiting: a push and a flush of a pipeline
 // from two threads would each wait for the other's stage). tests/api/stream_concurrency_test.cc
-// hammers that claim from several threads (run under ASan, and TSan with -DMESHNN_TSAN=ON).
+// hammers that claim from several threads (make test-asan runs it under ASan + UBSan, make
+// test-tsan under ThreadSanitizer).
 // Models need no claim: each call leases its own runner from the model's pool
 // (src/api/runner_pool.h), so concurrent calls on one model run in parallel; the GR00T adapter
 // object serialises its calls with its own mutex.
