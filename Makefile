@@ -3,6 +3,7 @@
 SHELL := /bin/bash
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
@@ -23,7 +24,7 @@ PY_PACKAGES := python3-torch python3-numpy libopenblas0-openmp
 export OMPI_MCA_btl ?= ^ofi,openib
 export OMPI_MCA_mtl ?= ^ofi,psm
 
-.PHONY: all deps deps-python build demo test format-check test-asan bench fuzz fuzz-smoke goldens goldens-check install clean format
+.PHONY: all deps deps-python build demo test format-check test-asan test-tsan bench fuzz fuzz-smoke goldens goldens-check install clean format
 
 all: build
 
@@ -60,6 +61,18 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j 1 --timeout 1800
+
+$(TSAN_BUILD)/build.ninja:
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMESHNN_TSAN=ON \
+	  -DMESHNN_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+
+# The threading tests under ThreadSanitizer (one stream hammered from six threads, the local
+# pipeline's liveness); optional in CI: libgomp and oneDNN are not instrumented (tools/tsan.supp).
+TSAN_FILTER ?= StreamConcurrency.*:PipelineLiveness.*
+test-tsan: deps $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target meshnn_tests
+	TSAN_OPTIONS=suppressions=$(CURDIR)/tools/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
+	  OMP_NUM_THREADS=1 ./$(TSAN_BUILD)/meshnn_tests --gtest_filter='$(TSAN_FILTER)'
 
 $(FUZZ_BUILD)/build.ninja:
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

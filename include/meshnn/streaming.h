@@ -17,8 +17,12 @@
 // blocks only while the pipeline is full); flush() waits for the rest. A pipeline raises a
 // stream's throughput where time-sharding a small chunk cannot; it does not lower the latency.
 //
-// Threads: one stream is used by one thread at a time. Any number of streams may run at once over
-// one loaded model (they share its weights).
+// Threads: one call at a time per stream. push(), flush() and reset() claim the stream for the
+// call (meshnn/core/exclusive.h): a call from a second thread while one runs throws InUseError
+// ("this stream is in use by another thread") and leaves the stream as it was; calls that take
+// turns from several threads are safe. The counters (frames_pushed, samples_returned) are read
+// without the claim. Any number of streams may run at once over one loaded model (they share its
+// weights).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +30,7 @@
 #include <string>
 
 #include "meshnn/audio.h"
+#include "meshnn/core/exclusive.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/mesh/mesh.h"
 
@@ -48,6 +53,7 @@ class AudioStream {
   AudioStream(AudioStream&&) noexcept;
   AudioStream& operator=(AudioStream&&) noexcept;
 
+  // Each of push / flush / reset throws InUseError while another thread's call runs.
   // frames: the next n ≥ 0 frames in the model's input layout (below), f32, finite → (B, C, m)
   // the m ≥ 0 samples that became final.
   Tensor push(const Tensor& frames);

@@ -21,7 +21,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -94,48 +93,15 @@ py::array to_numpy(const Tensor& t) {
 // ---- one call at a time per object ----------------------------------------------------------
 
 // The GIL is released during compute, so two Python threads can reach the same C++ object at
-// once. A stream holds mutable state (pending frames, history, pipeline stages waiting on each
-// other), so a second call while one runs is refused with "in use" (raising is the only answer
-// that cannot deadlock a pipeline: a push and a flush from two threads would each wait for the
-// other's stage). Models need no claim: each call leases its own runner from the model's pool
+// once. A stream claims itself for each push / flush / reset in the library (AudioStream,
+// meshnn/core/exclusive.h): a second call while one runs raises InUseError → RuntimeError "this
+// stream is in use by another thread" (refusing, not waiting: a push and a flush of a pipeline
+// from two threads would each wait for the other's stage). tests/api/stream_concurrency_test.cc
+// hammers that claim from several threads (make test-asan runs it under ASan + UBSan, make
+// test-tsan under ThreadSanitizer).
+// Models need no claim: each call leases its own runner from the model's pool
 // (src/api/runner_pool.h), so concurrent calls on one model run in parallel; the GR00T adapter
-// object serialises its calls with its own mutex. Streams are keyed by address while a call runs.
-class BusyTable {
- public:
-  static BusyTable& get() {
-    static BusyTable t;
-    return t;
-  }
-  bool try_claim(const void* obj) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return busy_.insert(obj).second;
-  }
-  void release(const void* obj) {
-    std::lock_guard<std::mutex> lock(mu_);
-    busy_.erase(obj);
-  }
-
- private:
-  std::mutex mu_;
-  std::set<const void*> busy_;
-};
-
-// Holds `obj` for one call; RuntimeError "in use" when another thread holds it.
-class Claim {
- public:
-  Claim(const void* obj, const char* what) : obj_(obj) {
-    if (!BusyTable::get().try_claim(obj))
-      throw Error(detail::concat(what,
-                                 " is in use by another thread: one call at a time per stream "
-                                 "(use one stream per thread, or a lock)"));
-  }
-  Claim(const Claim&) = delete;
-  Claim& operator=(const Claim&) = delete;
-  ~Claim() { BusyTable::get().release(obj_); }
-
- private:
-  const void* obj_;
-};
+// object serialises its calls with its own mutex.
 
 // ---- progress callbacks ----------------------------------------------------------------------
 
@@ -188,15 +154,12 @@ RunOptions run_options(const std::string& mesh, const std::string& backend, int 
   return run;
 }
 
-// Runs `call` (which returns a Tensor) without the GIL, holding the stream `stream` when given
-// (a second call on it meanwhile is refused); the callback's Python error wins over the
-// meshnn::Error it turned into.
+// Runs `call` (which returns a Tensor) without the GIL; the callback's Python error wins over
+// the meshnn::Error it turned into.
 template <class Call>
-py::array compute(ProgressBridge& bridge, const AudioStream* stream, const Call& call) {
+py::array compute(ProgressBridge& bridge, const Call& call) {
   Tensor y;
   try {
-    std::optional<Claim> claim;
-    if (stream) claim.emplace(stream, "this stream");
     py::gil_scoped_release nogil;
     y = call();
   } catch (const std::exception&) {
@@ -415,7 +378,7 @@ PYBIND11_MODULE(_meshnn, m) {
             const RunOptions run = run_options(mesh, backend, threads, bridge);
             const Tensor x = view_of(latent, "latent");
             MESHNN_CHECK(chunk_frames >= 0, "chunk_frames must be ≥ 0, got ", chunk_frames);
-            return compute(bridge, nullptr, [&] {
+            return compute(bridge, [&] {
               return chunk_frames > 0 ? d.decode_chunked(x, chunk_frames, run) : d.decode(x, run);
             });
           },
@@ -444,7 +407,7 @@ PYBIND11_MODULE(_meshnn, m) {
             ProgressBridge none{py::none()};
             const RunOptions run = run_options("auto", "local", threads, none);
             const Tensor x = view_of(z, "latents");
-            return compute(none, nullptr, [&] { return v.decode(x, run); });
+            return compute(none, [&] { return v.decode(x, run); });
           },
           py::arg("latents"), py::arg("threads") = 0)
       .def(
@@ -454,7 +417,7 @@ PYBIND11_MODULE(_meshnn, m) {
             const RunOptions run = run_options("auto", "local", threads, none);
             const Tensor x = view_of(wave, "wave");
             Tensor logs;
-            py::array mean = compute(none, nullptr, [&] { return v.encode(x, &logs, run); });
+            py::array mean = compute(none, [&] { return v.encode(x, &logs, run); });
             return py::make_tuple(mean, to_numpy(logs));
           },
           py::arg("wave"), py::arg("threads") = 0);
@@ -481,7 +444,7 @@ PYBIND11_MODULE(_meshnn, m) {
             ProgressBridge bridge(progress);
             const RunOptions run = run_options(mesh, backend, threads, bridge);
             const Tensor x = view_of(mel, "mel");
-            return compute(bridge, nullptr, [&] { return v.vocode(x, run); });
+            return compute(bridge, [&] { return v.vocode(x, run); });
           },
           py::arg("mel"), py::arg("mesh") = "auto", py::arg("backend") = "local",
           py::arg("threads") = 0, py::arg("progress") = py::none())
@@ -490,7 +453,7 @@ PYBIND11_MODULE(_meshnn, m) {
           [](const BigVganVocoder& v, const py::array& wav) {
             const Tensor x = view_of(wav, "wav");
             ProgressBridge none{py::none()};
-            return compute(none, nullptr, [&] { return v.mel_spectrogram(x); });
+            return compute(none, [&] { return v.mel_spectrogram(x); });
           },
           py::arg("wav"))
       // The C++ call alone, `repeat` times on the same input (GIL released): seconds per call.
@@ -522,7 +485,7 @@ PYBIND11_MODULE(_meshnn, m) {
           [](AudioStream& s, const py::array& frames) {
             const Tensor x = view_of(frames, "frames");
             ProgressBridge none{py::none()};
-            return compute(none, &s, [&] {
+            return compute(none, [&] {
               Tensor y = s.push(x);
               check_model_output(y, "stream", "push");
               return y;
@@ -532,17 +495,13 @@ PYBIND11_MODULE(_meshnn, m) {
       .def("flush",
            [](AudioStream& s) {
              ProgressBridge none{py::none()};
-             return compute(none, &s, [&] {
+             return compute(none, [&] {
                Tensor y = s.flush();
                check_model_output(y, "stream", "flush");
                return y;
              });
            })
-      .def("reset",
-           [](AudioStream& s) {
-             const Claim claim(&s, "this stream");
-             s.reset();
-           })
+      .def("reset", &AudioStream::reset, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("sample_rate", &AudioStream::sample_rate)
       .def_property_readonly("samples_per_frame", &AudioStream::samples_per_frame)
       .def_property_readonly("lookahead_frames", &AudioStream::lookahead_frames)

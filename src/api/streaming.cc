@@ -7,6 +7,7 @@
 #include <random>
 
 #include "api/audio_impl.h"
+#include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
 #include "streaming/stream_engine.h"
 
@@ -21,6 +22,7 @@ struct AudioStream::Impl {
   int64_t frames = 0, samples = 0;
   int64_t batch = 1, channels = 1;  // output (B, C, m)
   std::string mesh;
+  ExclusiveUse use;  // push / flush / reset: one call at a time (InUseError otherwise)
 
   Tensor push(const Tensor& frames_in) {
     const Tensor rows = to_rows(frames_in);
@@ -123,9 +125,18 @@ AudioStream::~AudioStream() = default;
 AudioStream::AudioStream(AudioStream&&) noexcept = default;
 AudioStream& AudioStream::operator=(AudioStream&&) noexcept = default;
 
-Tensor AudioStream::push(const Tensor& frames) { return impl_->push(frames); }
-Tensor AudioStream::flush() { return impl_->flush(); }
-void AudioStream::reset() { impl_->reset(); }
+Tensor AudioStream::push(const Tensor& frames) {
+  const ExclusiveUse::Claim claim(impl_->use, "this stream");
+  return impl_->push(frames);
+}
+Tensor AudioStream::flush() {
+  const ExclusiveUse::Claim claim(impl_->use, "this stream");
+  return impl_->flush();
+}
+void AudioStream::reset() {
+  const ExclusiveUse::Claim claim(impl_->use, "this stream");
+  impl_->reset();
+}
 int AudioStream::sample_rate() const { return impl_->sample_rate; }
 int64_t AudioStream::samples_per_frame() const { return impl_->samples_per_frame; }
 int64_t AudioStream::lookahead_frames() const { return impl_->lookahead; }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
@@ -35,14 +37,27 @@ void check_finite_of(const T* p, const Tensor& t, const std::string& name) {
 }
 }  // namespace
 
+int64_t first_non_finite(const float* p, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
+    const int64_t b1 = std::min(n, b0 + kBlock);
+    // Inf and NaN are the values whose exponent bits are all ones.
+    uint32_t bad = 0;
+    for (int64_t i = b0; i < b1; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, p + i, sizeof bits);
+      bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    if (!bad) continue;
+    for (int64_t i = b0; i < b1; ++i)
+      if (!std::isfinite(p[i])) return i;
+  }
+  return -1;
+}
+
 void check_model_output(const Tensor& y, const std::string& model, const std::string& stage) {
   if (!y.defined() || y.dtype() != DType::f32) return;
-  const float* p = y.data<float>();
-  const int64_t n = y.numel();
-  int64_t bad = -1;
-  for (int64_t i = 0; i < n && bad < 0; ++i)
-    if (!std::isfinite(p[i])) bad = i;
-  if (bad < 0) return;
+  if (first_non_finite(y.data<float>(), y.numel()) < 0) return;
   try {
     check_finite(y, "");
   } catch (const InvalidArgument& e) {
@@ -53,6 +68,18 @@ void check_model_output(const Tensor& y, const std::string& model, const std::st
                                " from finite inputs: the model is at fault (a non-finite weight, "
                                "or inputs so large that float32 overflows inside it)"));
   }
+}
+
+void check_stage_output(const Tensor& y, int64_t rows, const std::string& model,
+                        const std::string& stage) {
+  if (!y.defined() || y.dtype() != DType::f32 || y.rank() < 2) return;
+  const int64_t B = y.dim(0), S = y.dim(1);
+  rows = std::clamp<int64_t>(rows, 0, S);
+  const int64_t per_row = S > 0 ? y.numel() / (B * S) : 0;
+  bool bad = false;
+  for (int64_t b = 0; b < B && !bad; ++b)
+    bad = first_non_finite(y.data<float>() + b * S * per_row, rows * per_row) >= 0;
+  if (bad) check_model_output(y.narrow(1, 0, rows), model, stage);
 }
 
 void check_finite(const Tensor& t, const std::string& name) {

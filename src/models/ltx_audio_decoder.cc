@@ -17,6 +17,8 @@
 
 namespace meshnn::models {
 namespace {
+// The name the non-finite-output errors give (the public API reports the model under it too).
+constexpr const char* kModelName = "LTX audio decoder";
 
 // Denormalised latent: x · std + mean per patchified feature c·F + f. latent: (B, S, F, C)
 // channels-last → the same shape.
@@ -484,6 +486,11 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts,
   for (int i = 0; i < total; ++i) {
     x = chain_[i].node->run(x, ts, real);
     real = chain_[i].node->out_rows(real);
+    // The first stage with a non-finite output is named (a NaN weight in the mel-VAE would
+    // otherwise be reported by the last stage). The real rows of this device's shard only: the
+    // padded tail is not part of the output. A pass over the rows is cheap next to the stage.
+    check_stage_output(x, real - ts.row0(x.dim(1)), kModelName,
+                       detail::concat("stage ", i + 1, "/", total, " (", chain_[i].name, ")"));
     if (progress) progress(i + 1, total, chain_[i].name);
   }
   return ts.gather(x, real);
@@ -571,11 +578,23 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk,
     MESHNN_CHECK(covered, "decode_chunked: window of chunk ", k, " misses its context");
     // Stage A on latents [a0, a1): window mel row j is global row 4·a0 + j (the first-row drops
     // of the two ×2 levels cancel against the window's own), real rows 4(a1 − a0) − 3.
+    // Each stage's output checked finite, naming the chunk and the first stage at fault.
+    const int total = static_cast<int>(chain_.size());
+    auto check = [&](const Tensor& y, int i) {
+      check_stage_output(y, y.dim(1), kModelName,
+                         detail::concat("chunk ", k + 1, "/", n, ", stage ", i + 1, "/", total,
+                                        " (", chain_[i].name, ")"));
+    };
     Tensor mel = chain_[0].node->run(lat.narrow(1, a0, a1 - a0), TimeShard(), a1 - a0);
+    check(mel, 0);
     Tensor wav = chain_[1].node->run(mel.narrow(1, b0 - 4 * a0, b1 - b0));
+    check(wav, 1);
     mel = Tensor();
     wav = wav.narrow(1, (c0 - b0) * hop, (c1 - c0) * hop);
-    if (bwe_) wav = chain_[2].node->run(wav);
+    if (bwe_) {
+      wav = chain_[2].node->run(wav);
+      check(wav, 2);
+    }
     const int64_t per_in = wav.dim(1) / (c1 - c0);
     MESHNN_DCHECK(per_in == per_mel, "output rate");
     Tensor kept = wav.narrow(1, (m0 - c0) * per_in, (m1 - m0) * per_in);

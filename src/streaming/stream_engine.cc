@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -69,26 +71,40 @@ struct Message {
 };
 
 // A blocking FIFO between the caller's thread and the first / last stage. close() wakes every
-// waiter; a closed queue throws from push and from pop once it is empty.
+// waiter; a closed queue throws from push and from pop once it is empty. The waits poll: they
+// return after `poll` so that the caller can check the stages' liveness between waits.
 class Queue {
  public:
+  using Poll = std::chrono::steady_clock::duration;
   explicit Queue(size_t capacity) : capacity_(capacity) {}
-  void push(Message m) {
+  // Appends m → true; false when the queue stayed full for `poll` (m untouched then).
+  bool push(Message& m, Poll poll = Poll::max()) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return closed_ || q_.size() < capacity_; });
+    const auto room = [&] { return closed_ || q_.size() < capacity_; };
+    if (poll == Poll::max())
+      cv_.wait(lock, room);
+    else if (!cv_.wait_for(lock, poll, room))
+      return false;
     MESHNN_CHECK_AS(BackendError, !closed_, "stream pipeline stopped");
     q_.push_back(std::move(m));
     cv_.notify_all();
+    return true;
   }
-  // Blocks for a message; nullopt-like false when closed and empty.
-  bool pop(Message& m, bool wait) {
+  enum class Pop { got, closed, waiting };
+  // Takes the next message; `closed` when closed and empty; `waiting` when none arrived within
+  // `poll` (zero: do not wait).
+  Pop pop(Message& m, Poll poll) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (wait) cv_.wait(lock, [&] { return closed_ || !q_.empty(); });
-    if (q_.empty()) return false;
+    const auto ready = [&] { return closed_ || !q_.empty(); };
+    if (poll == Poll::max())
+      cv_.wait(lock, ready);
+    else if (poll > Poll::zero())
+      cv_.wait_for(lock, poll, ready);
+    if (q_.empty()) return closed_ ? Pop::closed : Pop::waiting;
     m = std::move(q_.front());
     q_.pop_front();
     cv_.notify_all();
-    return true;
+    return Pop::got;
   }
   void close() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -166,13 +182,26 @@ std::vector<NodePtr> cut_into_groups(std::vector<NodePtr> ops, const std::vector
 
 // Local backend: one thread per device for the engine's life; the caller talks to stage 0 and
 // hears from the last stage through queues, the stages talk through the collective layer.
+//
+// Liveness: a stage waits for its upstream as long as it takes, because an idle pipeline is not a
+// fault (a live TTS front end may pause for minutes between pushes, and then every stage waits).
+// What is bounded is a stage that is computing: each stage stamps the start of the step it is in,
+// and the caller, whenever it waits on the pipeline (and at every call), checks that no stage has
+// been inside one step for longer than the liveness bound (MeshConfig::timeout_seconds, else
+// MESHNN_COMM_TIMEOUT / --comm-timeout, 0 = forever). Past it the pipeline stops with a CommError
+// naming the stage; the stuck stage's thread is joined when the stream is destroyed, so the
+// destructor waits for that step to end (a thread cannot be cancelled safely).
 class LocalPipeline final : public StreamEngine {
  public:
   LocalPipeline(std::vector<NodePtr> groups, MeshConfig mc)
-      : groups_(std::move(groups)), in_(2), out_(std::numeric_limits<size_t>::max()) {
+      : groups_(std::move(groups)),
+        in_(2),
+        out_(std::numeric_limits<size_t>::max()),
+        bound_(resolve_comm_timeout(mc.timeout_seconds)),
+        step_start_(std::make_unique<std::atomic<int64_t>[]>(groups_.size())) {
     const int n = static_cast<int>(groups_.size());
-    // A stage waits for the producer of the stream as long as it takes (a live TTS front end
-    // may pause for minutes); a failing stage still wakes the others (failure propagation).
+    for (int k = 0; k < n; ++k) step_start_[k].store(kIdle);
+    // Stage-to-stage waits are unbounded (see above); the caller bounds the computing stages.
     mc.timeout_seconds = 0;
     runner_ = std::thread([this, mc, n] {
       try {
@@ -181,14 +210,17 @@ class LocalPipeline final : public StreamEngine {
           for (;;) {
             Message m;
             if (k == 0) {
-              if (!in_.pop(m, true)) m.kind = Kind::close;
+              if (in_.pop(m, Queue::Poll::max()) != Queue::Pop::got) m.kind = Kind::close;
             } else {
               m = recv_message(d.ccl(), k - 1);
             }
             const bool last_msg = m.kind == Kind::close;
-            for (Message& o : stage_step(*groups_[k], std::move(m))) {
+            step_start_[k].store(now_ns());
+            std::vector<Message> outs = stage_step(*groups_[k], std::move(m));
+            step_start_[k].store(kIdle);
+            for (Message& o : outs) {
               if (k == n - 1) {
-                if (o.kind != Kind::rows || has_rows(o.rows)) out_.push(std::move(o));
+                if (o.kind != Kind::rows || has_rows(o.rows)) out_.push(o);
               } else {
                 send_message(d.ccl(), o, k + 1);
               }
@@ -197,8 +229,7 @@ class LocalPipeline final : public StreamEngine {
           }
         });
       } catch (...) {
-        std::lock_guard<std::mutex> lock(mu_);
-        error_ = std::current_exception();
+        fail(std::current_exception());
       }
       in_.close();
       out_.close();
@@ -206,7 +237,8 @@ class LocalPipeline final : public StreamEngine {
   }
   ~LocalPipeline() override {
     try {
-      in_.push({Kind::close, Tensor()});
+      Message close{Kind::close, Tensor()};
+      in_.push(close);
     } catch (...) {
     }
     runner_.join();
@@ -216,8 +248,9 @@ class LocalPipeline final : public StreamEngine {
     send({Kind::rows, rows});
     std::vector<Tensor> parts;
     Message m;
-    while (out_.pop(m, false))
+    while (out_.pop(m, Queue::Poll::zero()) == Queue::Pop::got)
       if (m.kind == Kind::rows) parts.push_back(m.rows);
+    check_liveness();
     rethrow();
     return cat_rows(parts);
   }
@@ -225,20 +258,38 @@ class LocalPipeline final : public StreamEngine {
   void reset() override { wait_for(Kind::reset); }
 
  private:
+  static constexpr int64_t kIdle = -1;
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  // How often a waiting caller looks at the stages: a tenth of the bound, 1 ms … 100 ms.
+  Queue::Poll poll() const {
+    if (bound_ <= 0) return Queue::Poll::max();
+    const double s = std::clamp(bound_ / 10, 1e-3, 0.1);
+    return std::chrono::duration_cast<Queue::Poll>(std::chrono::duration<double>(s));
+  }
   void send(Message m) {
     try {
-      in_.push(std::move(m));
+      while (!in_.push(m, poll())) check_liveness();
     } catch (const BackendError&) {
       rethrow();
       throw;
     }
+    check_liveness();
   }
   // Sends a marker and collects the rows that come out before it.
   Tensor wait_for(Kind kind) {
     send({kind, Tensor()});
     std::vector<Tensor> parts;
     for (Message m;;) {
-      if (!out_.pop(m, true)) {
+      const Queue::Pop r = out_.pop(m, poll());
+      if (r == Queue::Pop::waiting) {
+        check_liveness();
+        continue;
+      }
+      if (r == Queue::Pop::closed) {
         rethrow();
         throw BackendError("stream pipeline stopped");
       }
@@ -247,6 +298,31 @@ class LocalPipeline final : public StreamEngine {
     }
     return cat_rows(parts);
   }
+  // A stage inside one step for longer than the bound stops the pipeline (CommError naming it).
+  void check_liveness() {
+    if (bound_ <= 0) return;
+    const int64_t now = now_ns();
+    const int n = static_cast<int>(groups_.size());
+    for (int k = 0; k < n; ++k) {
+      const int64_t t0 = step_start_[k].load();
+      if (t0 == kIdle || static_cast<double>(now - t0) * 1e-9 <= bound_) continue;
+      fail(std::make_exception_ptr(CommError(
+          detail::concat("stream pipeline: liveness timeout, no progress for ", bound_,
+                         " s: stage ", k, " of ", n, " (device (0, ", k,
+                         ")) has been inside one step for ", static_cast<double>(now - t0) * 1e-9,
+                         " s (the bound is MeshConfig::timeout_seconds, else --comm-timeout / "
+                         "MESHNN_COMM_TIMEOUT; 0 waits forever)"))));
+      in_.close();
+      out_.close();
+      break;
+    }
+    rethrow();
+  }
+  // Keeps the first failure: the errors that follow from stopping the pipeline do not replace it.
+  void fail(std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_) error_ = std::move(e);
+  }
   void rethrow() {
     std::lock_guard<std::mutex> lock(mu_);
     if (error_) std::rethrow_exception(error_);
@@ -254,6 +330,9 @@ class LocalPipeline final : public StreamEngine {
 
   std::vector<NodePtr> groups_;
   Queue in_, out_;
+  double bound_;  // seconds; 0 = no bound
+  // Per stage: steady-clock ns at the start of the step it is in, kIdle between steps.
+  std::unique_ptr<std::atomic<int64_t>[]> step_start_;
   std::mutex mu_;
   std::exception_ptr error_;
   std::thread runner_;

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "io/file_util.h"
+#include "io/json.h"
 #include "layers/attention.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
@@ -23,6 +24,9 @@
 #include "meshnn/io/stream_io.h"
 #include "meshnn/io/wav.h"
 #include "meshnn/models/gr00t_action_head.h"
+#include "models/audio_config.h"
+#include "models/audio_description.h"
+#include "models/ltx_audio_decoder.h"
 #include "support/fixtures.h"
 
 namespace meshnn::test {
@@ -176,6 +180,53 @@ TEST(Reliability2, ModelOutputCheckNamesModelAndStage) {
       message_of([&] { check_model_output(y, "BigVGAN vocoder", "stage 1/1 (neural vocoder)"); });
   EXPECT_NE(m.find("BigVGAN vocoder: stage 1/1 (neural vocoder) produced"), std::string::npos) << m;
   EXPECT_NE(m.find("(0, 1, 3)"), std::string::npos) << m;
+}
+
+// Item 11, the first stage at fault: a NaN in a weight of the LTX chain's first stage (the
+// mel-VAE) is reported as that stage's output, by the one-shot and by the chunked decode, not as
+// the output of the last stage it ran into; a NaN in a vocoder weight names the second stage.
+TEST(Reliability2, NonFiniteOutputNamesTheFirstStageThatProducedIt) {
+  io::SafetensorsFile f = open_fixture("ltx23_small.safetensors");
+  const models::LtxAudioConfig cfg = models::parse_ltx_audio_config(
+      io::parse_config_json(f.metadata().at("config"), "fixture config"), "fixture");
+  std::map<std::string, Tensor> clean;
+  for (const std::string& k : f.keys())
+    if (models::is_ltx_audio_key(k)) clean.emplace(k, f.get(k).clone());
+  const Tensor latent = [] {
+    Tensor t = Tensor::empty({1, 8, 6, 16});
+    std::mt19937 rng(5);
+    std::normal_distribution<float> n;
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = n(rng);
+    return t;
+  }();
+  auto poisoned = [&](const std::string& key) {
+    std::map<std::string, Tensor> s = clean;
+    Tensor w = s.at(key).to(DType::f32).clone();  // the fixture stores bf16
+    w.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+    s[key] = w;
+    return models::LtxAudioDecoder(cfg, s, Precision::fp32);
+  };
+  {
+    models::LtxAudioDecoder dec = poisoned("audio_vae.decoder.conv_in.conv.weight");
+    const std::string one = message_of([&] { dec.decode(latent); });
+    EXPECT_NE(one.find("LTX audio decoder: stage 1/3 (mel-VAE decoder) produced a non-finite"),
+              std::string::npos)
+        << one;
+    const std::string chunked = message_of([&] { dec.decode_chunked(latent, 3); });
+    EXPECT_NE(chunked.find("chunk 1/2, stage 1/3 (mel-VAE decoder) produced a non-finite"),
+              std::string::npos)
+        << chunked;
+  }
+  {
+    models::LtxAudioDecoder dec = poisoned("vocoder.vocoder.conv_pre.weight");
+    const std::string one = message_of([&] { dec.decode(latent); });
+    EXPECT_NE(one.find("stage 2/3 (neural vocoder) produced a non-finite"), std::string::npos)
+        << one;
+  }
+  // The clean weights decode without the check firing.
+  models::LtxAudioDecoder ok(cfg, clean, Precision::fp32);
+  const Tensor y = ok.decode(latent);
+  EXPECT_EQ(first_non_finite(y.data<float>(), y.numel()), -1);
 }
 
 // ---- items 8 / 14: the head config is strict and bounded; fields read where upstream has them ---

@@ -24,6 +24,16 @@ void check_finite(const Tensor& t, const std::string& name);
 // …" (a plain meshnn::Error: RuntimeError in Python, exit 1 in the CLI).
 void check_model_output(const Tensor& y, const std::string& model, const std::string& stage);
 
+// The same check on an intermediate: the first `rows` rows (dim 1) of each batch of y (B, S, …)
+// f32, the real rows of a device's time shard. Called after every stage of a model, so the error
+// names the first stage whose output is non-finite, not the last one that ran.
+void check_stage_output(const Tensor& y, int64_t rows, const std::string& model,
+                        const std::string& stage);
+
+// Index of the first non-finite value of p[0, n), or −1. A branch-free exponent test per block
+// (the compiler vectorises it), so a pass costs about a memory read of the tensor.
+int64_t first_non_finite(const float* p, int64_t n);
+
 // Thread counts: 0 = automatic; otherwise 1 … max_threads(). InvalidArgument naming `option`.
 int max_threads();  // 8 × available cores, at least 64
 void check_thread_count(int threads, const std::string& option);
