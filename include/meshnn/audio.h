@@ -52,6 +52,10 @@ class LtxAudioDecoder {
                               bool allow_unused_tensors = false);
   // A seeded random LTX-2.3 checkpoint at the real architecture (demo, tests, benchmarks).
   static LtxAudioDecoder random_ltx23(uint64_t seed, Precision precision = Precision::fp32);
+  // Writes that checkpoint to `path` as a safetensors file like the published ones: bf16 tensors
+  // (the seeded values are bf16-exact, so load(path) has random_ltx23(seed)'s weights) and the
+  // `config` metadata. For benchmarks that hand the same weights to PyTorch.
+  static void save_random_ltx23(const std::string& path, uint64_t seed);
 
   int sample_rate() const;      // 48000 (LTX-2.3) or 24000 (LTX-2)
   std::string version() const;  // "ltx-2.3" | "ltx-2"

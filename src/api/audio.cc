@@ -116,6 +116,16 @@ LtxAudioDecoder LtxAudioDecoder::random_ltx23(uint64_t seed, Precision precision
       std::make_unique<const models::LtxAudioDecoder>(cfg, state, precision), params));
 }
 
+void LtxAudioDecoder::save_random_ltx23(const std::string& path, uint64_t seed) {
+  const nlohmann::json config = models::ltx23_reference_config();
+  const models::LtxAudioConfig cfg =
+      models::parse_ltx_audio_config(config, "LTX-2.3 reference config");
+  std::map<std::string, Tensor> bf;
+  for (const auto& [k, t] : models::random_ltx_state(cfg, seed))
+    bf[k] = t.to(DType::bf16);  // values are bf16-exact: lossless
+  io::save_safetensors(path, bf, {{"config", config.dump()}});
+}
+
 int LtxAudioDecoder::sample_rate() const { return impl_->pool.weights().sample_rate(); }
 
 std::string LtxAudioDecoder::version() const {

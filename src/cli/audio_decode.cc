@@ -7,7 +7,6 @@
 #include "cli/int_option.h"
 #include "cli/preflight.h"
 #include "cli/stream_cli.h"
-#include "mesh/mpi_comm.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -77,7 +76,7 @@ void run_stream_mode(const Args& a) {
     // As the one-shot decode: the mesh must match the launch (a 1x1 stream under several ranks
     // would have every rank write the same output).
     const MeshConfig mc = parse_mesh(a.mesh == "auto" ? "1x1" : a.mesh);
-    const int world = mesh_detail::mpi_world_size();
+    const int world = process_count(Backend::mpi);
     MESHNN_CHECK_AS(InvalidArgument, world == mc.rows * mc.cols, "--backend mpi --mesh ", mc.rows,
                     "x", mc.cols, " needs ", mc.rows * mc.cols, " processes but the launch has ",
                     world, " (mpiexec -n ", mc.rows * mc.cols, ")");

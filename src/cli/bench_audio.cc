@@ -18,12 +18,10 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "io/json.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
-#include "models/ltx_random.h"
 
 namespace meshnn::cli {
 namespace {
@@ -70,8 +68,6 @@ std::string torch_bench_path() {
 }
 
 void run(const Args& a) {
-  const models::LtxAudioConfig cfg =
-      models::parse_ltx_audio_config(models::ltx23_reference_config(), "LTX-2.3 reference config");
   std::printf(
       "meshnn bench audio: LTX-2.3 decode, %.1f s of audio, %d thread(s), %d repetitions "
       "(medians)\n",
@@ -156,11 +152,7 @@ void run(const Args& a) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("meshnn-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  std::map<std::string, Tensor> bf;
-  for (const auto& [k, t] : models::random_ltx_state(cfg, a.seed))
-    bf[k] = t.to(DType::bf16);  // values are bf16-exact: lossless
-  io::save_safetensors((dir / "ckpt.safetensors").string(), bf,
-                       {{"config", models::ltx23_reference_config().dump()}});
+  LtxAudioDecoder::save_random_ltx23((dir / "ckpt.safetensors").string(), a.seed);
   io::save_npy((dir / "latent.npy").string(), latent);
   // PyTorch's best set-up on these machines (docs/benchmarks.md): OpenBLAS without the preset core
   // type, glibc malloc keeping freed memory.
@@ -177,7 +169,7 @@ void run(const Args& a) {
     std::filesystem::remove_all(dir);
     return;
   }
-  const nlohmann::json j = io::parse_json(text.substr(text.rfind('{')), "torch bench output");
+  const nlohmann::json j = torch_bench_json(text);
   const double torch_med = j.at("median_s").get<double>();
   std::printf("%-34s %10.3f %10s %8.3f   (upsample %s, peak RSS %.0f MB)\n",
               ("PyTorch " + j.at("torch").get<std::string>() + ", " + std::to_string(a.threads) +

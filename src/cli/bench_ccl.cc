@@ -18,18 +18,16 @@
 #include <tuple>
 #include <vector>
 
+#include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "mesh/ccl_bench_util.h"
-#include "mesh/mpi_comm.h"
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/ccl.h"
+#include "meshnn/mesh/ccl_bench.h"
 #include "meshnn/mesh/mesh.h"
 
 namespace meshnn::cli {
 
 namespace {
-
-using mesh_detail::BenchOp;
 
 int64_t parse_size(const std::string& s) {
   size_t pos = 0;
@@ -48,11 +46,11 @@ std::string size_str(int64_t b) {
 
 int reps_for(int64_t S) { return static_cast<int>(std::max<int64_t>(4, (int64_t{64} << 20) / S)); }
 
-const BenchOp kOps[] = {BenchOp::all_gather, BenchOp::reduce_scatter, BenchOp::neighbor_pad,
-                        BenchOp::send_recv};
+const CclBenchOp kOps[] = {CclBenchOp::all_gather, CclBenchOp::reduce_scatter,
+                           CclBenchOp::neighbor_pad, CclBenchOp::send_recv};
 
 // (op, S) → median seconds per op on a 1×2 mesh of `backend`.
-// Key op −1: the two-stage pipeline (bench_pipeline_on_device) with `pipeline_ms` per stage.
+// Key op −1: the two-stage pipeline (ccl_bench_pipeline_on_device) with `pipeline_ms` per stage.
 constexpr int kPipelineKey = -1;
 constexpr int kSerialKey = -2;  // its serial baseline (one device does both stages)
 constexpr int kPipelineChunks = 20;
@@ -68,16 +66,15 @@ std::map<std::pair<int, int64_t>, double> run_mesh(Backend backend,
   cfg.backend = backend;
   cfg.threads_per_device = 1;
   run_spmd(cfg, [&](Device& d) {
-    for (BenchOp op : kOps)
+    for (CclBenchOp op : kOps)
       for (int64_t S : sizes) {
-        const double med =
-            mesh_detail::median(mesh_detail::bench_on_device(d, op, S, reps_for(S), trials));
+        const double med = median(ccl_bench_on_device(d, op, S, reps_for(S), trials));
         d.ccl().reset();  // keep at most one size's buffers resident
         if (d.rank() == 0) {
           res[{static_cast<int>(op), S}] = med;
           if (print_results)
-            std::printf("RESULT %s %lld %.9g\n", mesh_detail::bench_op_name(op),
-                        static_cast<long long>(S), med);
+            std::printf("RESULT %s %lld %.9g\n", ccl_bench_op_name(op), static_cast<long long>(S),
+                        med);
         }
       }
     if (pipeline_ms > 0)
@@ -85,19 +82,17 @@ std::map<std::pair<int, int64_t>, double> run_mesh(Backend backend,
         // Pipeline and serial baseline alternate, so both see the same machine load.
         std::vector<double> t, ts;
         for (int k = 0; k < std::min(trials, 5); ++k) {
-          t.push_back(mesh_detail::bench_pipeline_on_device(
-              d, S, pipeline_ms * 1e-3, kPipelineChunks, false, pipeline_sleep));
-          ts.push_back(mesh_detail::bench_pipeline_on_device(
-              d, S, pipeline_ms * 1e-3, kPipelineChunks, true, pipeline_sleep));
+          t.push_back(ccl_bench_pipeline_on_device(d, S, pipeline_ms * 1e-3, kPipelineChunks, false,
+                                                   pipeline_sleep));
+          ts.push_back(ccl_bench_pipeline_on_device(d, S, pipeline_ms * 1e-3, kPipelineChunks, true,
+                                                    pipeline_sleep));
         }
         if (d.rank() == 0) {
-          res[{kPipelineKey, S}] = mesh_detail::median(t);
-          res[{kSerialKey, S}] = mesh_detail::median(ts);
+          res[{kPipelineKey, S}] = median(t);
+          res[{kSerialKey, S}] = median(ts);
           if (print_results) {
-            std::printf("RESULT pipeline %lld %.9g\n", static_cast<long long>(S),
-                        mesh_detail::median(t));
-            std::printf("RESULT serial %lld %.9g\n", static_cast<long long>(S),
-                        mesh_detail::median(ts));
+            std::printf("RESULT pipeline %lld %.9g\n", static_cast<long long>(S), median(t));
+            std::printf("RESULT serial %lld %.9g\n", static_cast<long long>(S), median(ts));
           }
         }
       }
@@ -129,8 +124,8 @@ std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::string& sizes
     long long S = 0;
     double sec = 0;
     if ((is >> tag >> op >> S >> sec) && tag == "RESULT") {
-      for (BenchOp o : kOps)
-        if (op == mesh_detail::bench_op_name(o)) res[{static_cast<int>(o), S}] = sec;
+      for (CclBenchOp o : kOps)
+        if (op == ccl_bench_op_name(o)) res[{static_cast<int>(o), S}] = sec;
       if (op == "pipeline") res[{kPipelineKey, S}] = sec;
       if (op == "serial") res[{kSerialKey, S}] = sec;
     } else {
@@ -165,9 +160,9 @@ const Registrar reg("bench.ccl", [](CLI::App& app) {
     std::stringstream ss(*sizes);
     for (std::string tok; std::getline(ss, tok, ',');) S.push_back(parse_size(tok));
     if (*worker) {
-      run_mesh(Backend::mpi, S, *trials, mesh_detail::mpi_world_rank() == 0, *pipeline_ms,
+      run_mesh(Backend::mpi, S, *trials, process_rank(Backend::mpi) == 0, *pipeline_ms,
                *pipeline_sleep);
-      mesh_detail::mpi_finalize();
+      finalize_backends();
       return;
     }
     const auto local = run_mesh(Backend::local, S, *trials, false, *pipeline_ms, *pipeline_sleep);
@@ -179,12 +174,12 @@ const Registrar reg("bench.ccl", [](CLI::App& app) {
         *trials);
     std::printf("%-15s %9s %10s %10s %10s %10s %10s %8s %8s\n", "op", "size/dev", "local us",
                 "local GB/s", "mpi us", "mpi GB/s", "memcpy GB/s", "loc/mcpy", "loc/mpi");
-    for (BenchOp op : kOps)
+    for (CclBenchOp op : kOps)
       for (int64_t s : S) {
-        const double bytes = mesh_detail::bench_op_bytes(op, s, 2);
+        const double bytes = ccl_bench_op_bytes(op, s, 2);
         const double tl = local.at({static_cast<int>(op), s});
-        const double tm = mesh_detail::median(
-            mesh_detail::bench_memcpy(static_cast<int64_t>(bytes), reps_for(s), *trials));
+        const double tm =
+            median(ccl_bench_memcpy(static_cast<int64_t>(bytes), reps_for(s), *trials));
         const auto it = mpi.find({static_cast<int>(op), s});
         const double tp = it == mpi.end() ? 0 : it->second;
         char mpi_us[32] = "-", mpi_bw[32] = "-", ratio[32] = "-";
@@ -193,9 +188,9 @@ const Registrar reg("bench.ccl", [](CLI::App& app) {
           std::snprintf(mpi_bw, sizeof mpi_bw, "%.2f", bytes / tp * 1e-9);
           std::snprintf(ratio, sizeof ratio, "%.2f", tp / tl);
         }
-        std::printf("%-15s %9s %10.1f %10.2f %10s %10s %10.2f %8.2f %8s\n",
-                    mesh_detail::bench_op_name(op), size_str(s).c_str(), tl * 1e6,
-                    bytes / tl * 1e-9, mpi_us, mpi_bw, bytes / tm * 1e-9, tm / tl, ratio);
+        std::printf("%-15s %9s %10.1f %10.2f %10s %10s %10.2f %8.2f %8s\n", ccl_bench_op_name(op),
+                    size_str(s).c_str(), tl * 1e6, bytes / tl * 1e-9, mpi_us, mpi_bw,
+                    bytes / tm * 1e-9, tm / tl, ratio);
       }
     if (*pipeline_ms > 0) {
       std::printf(

@@ -22,7 +22,6 @@
 #include "meshnn/audio.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
-#include "models/ltx_random.h"
 
 namespace meshnn::cli {
 namespace {
@@ -63,12 +62,7 @@ void run(const Args& a) {
         std::filesystem::temp_directory_path() / ("meshnn-first-call-" + std::to_string(getpid()));
     std::filesystem::create_directories(scratch);
     ckpt = (scratch / "ltx23.safetensors").string();
-    const models::LtxAudioConfig cfg = models::parse_ltx_audio_config(
-        models::ltx23_reference_config(), "LTX-2.3 reference config");
-    std::map<std::string, Tensor> bf;
-    for (const auto& [k, t] : models::random_ltx_state(cfg, a.seed))
-      bf[k] = t.to(DType::bf16);  // bf16 like the published checkpoints
-    io::save_safetensors(ckpt, bf, {{"config", models::ltx23_reference_config().dump()}});
+    LtxAudioDecoder::save_random_ltx23(ckpt, a.seed);  // bf16 like the published checkpoints
   }
   Tensor latent;
   if (!a.latent.empty()) {

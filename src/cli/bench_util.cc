@@ -46,6 +46,15 @@ std::string run_capture(const std::string& cmd, int& rc) {
   return text;
 }
 
+nlohmann::json torch_bench_json(const std::string& output) {
+  const size_t b = output.rfind('{');
+  try {
+    return nlohmann::json::parse(output.substr(b == std::string::npos ? 0 : b));
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(detail::concat("torch bench output: ", e.what()));
+  }
+}
+
 ScopedConvAlgo::ScopedConvAlgo(const std::string& algo) : set_(!algo.empty()) {
   if (const char* e = std::getenv("MESHNN_CONV_ALGO")) old_ = e, had_ = true;
   if (set_) setenv("MESHNN_CONV_ALGO", algo.c_str(), 1);

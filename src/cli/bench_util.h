@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,9 @@ std::vector<std::string> split_csv(const std::string& s);
 double psnr_db(const float* got, const float* ref, int64_t n);
 // Runs a shell command and returns its stdout; rc gets pclose's status.
 std::string run_capture(const std::string& cmd, int& rc);
+// The summary a PyTorch bench script prints last: the JSON object from the output's last '{' on.
+// FormatError when that is not JSON.
+nlohmann::json torch_bench_json(const std::string& output);
 
 // Sets MESHNN_CONV_ALGO for the layers built while it lives (the switch is read when a layer is
 // built); "" leaves the environment as it is.

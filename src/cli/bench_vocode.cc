@@ -15,11 +15,9 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "io/json.h"
+#include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/io/npy.h"
-#include "meshnn/io/safetensors.h"
-#include "models/bigvgan.h"
 
 namespace meshnn::cli {
 namespace {
@@ -57,20 +55,23 @@ void run(const Args& a) {
     std::filesystem::remove_all(dir);
     return;
   }
-  const io::SafetensorsFile file =
-      io::SafetensorsFile::open((dir / "bigvgan_generator.safetensors").string());
+  const std::string ckpt = (dir / "bigvgan_generator.safetensors").string();
+  const std::string config = (dir / "config.json").string();
   const std::vector<std::string> algos = split_csv(a.algos);
-  MeshConfig one;
-  one.threads_per_device = a.threads;
+  RunOptions one;
+  one.mesh = "1x1";
+  one.threads = a.threads;
 
   for (const double secs : a.seconds) {
-    std::unique_ptr<models::BigVgan> probe =
-        models::BigVgan::load(file, (dir / "config.json").string(), Precision::fp32);
-    const models::BigVganConfig cfg = probe->config();
-    probe.reset();
-    const int64_t hop = cfg.hop_size, sr = cfg.generator.sampling_rate;
+    int64_t hop = 0, sr = 0, num_mels = 0;
+    {
+      const BigVganVocoder probe = BigVganVocoder::load(ckpt, config, Precision::fp32);
+      hop = probe.hop_length();
+      sr = probe.sample_rate();
+      num_mels = probe.num_mels();
+    }
     const int64_t frames = std::max<int64_t>(1, std::llround(secs * sr / hop));
-    Tensor mel({1, cfg.num_mels, frames});
+    Tensor mel({1, num_mels, frames});
     std::mt19937_64 rng(a.seed + 7);
     std::normal_distribution<float> nd(-4.f, 2.f);  // log-mel range of speech
     for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
@@ -79,24 +80,24 @@ void run(const Args& a) {
     std::vector<std::vector<double>> runs(algos.size());
     std::vector<double> first(algos.size());
     std::vector<Tensor> outs(algos.size());
-    run_spmd(one, [&](Device&) {
-      std::vector<std::unique_ptr<models::BigVgan>> models_;
-      for (const std::string& entry : algos) {
-        const auto [algo, precision] = algo_and_precision(entry);
-        const ScopedConvAlgo env(algo);
-        models_.push_back(models::BigVgan::load(file, (dir / "config.json").string(), precision));
+    // One vocoder per setting, built under its MESHNN_CONV_ALGO (read when the layers are built),
+    // timed in rounds that interleave the settings so machine-load drift hits them alike.
+    std::vector<BigVganVocoder> vocoders;
+    for (const std::string& entry : algos) {
+      const auto [algo, precision] = algo_and_precision(entry);
+      const ScopedConvAlgo env(algo);
+      vocoders.push_back(BigVganVocoder::load(ckpt, config, precision));
+    }
+    for (int r = 0; r < a.repeat + 1; ++r)
+      for (size_t i = 0; i < algos.size(); ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        outs[i] = vocoders[i].vocode(mel, one);
+        const double s = seconds_since(t0);
+        if (r == 0)
+          first[i] = s;
+        else
+          runs[i].push_back(s);
       }
-      for (int r = 0; r < a.repeat + 1; ++r)
-        for (size_t i = 0; i < algos.size(); ++i) {
-          const auto t0 = std::chrono::steady_clock::now();
-          outs[i] = models_[i]->vocode_mel(mel);
-          const double s = seconds_since(t0);
-          if (r == 0)
-            first[i] = s;
-          else
-            runs[i].push_back(s);
-        }
-    });
     std::printf("\n%.2f s of audio (%ld mel frames at %ld Hz)\n", audio_s, long(frames), long(sr));
     std::printf("%-44s %10s %10s %8s %9s %9s\n", "run", "median s", "first s", "RTF", "speed-up",
                 "PSNR dB");
@@ -123,7 +124,7 @@ void run(const Args& a) {
       std::printf("PyTorch run failed (exit %d): %s\n", rc, text.c_str());
       continue;
     }
-    const nlohmann::json j = io::parse_json(text.substr(text.rfind('{')), "torch bench output");
+    const nlohmann::json j = torch_bench_json(text);
     const double torch_med = j.at("median_s").get<double>();
     const Tensor ty = io::load_npy((dir / "torch_out.npy").string()).to(DType::f32);
     const size_t last = algos.size() - 1;

@@ -8,7 +8,6 @@
 
 #include "cli/commands.h"
 #include "cli/int_option.h"
-#include "io/file_util.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -44,15 +43,7 @@ void run(const Args& a) {
   // file replaces the metadata.
   Config cfg;
   if (!a.config.empty()) {
-    io::check_regular_input(a.config);
-    std::FILE* f = std::fopen(a.config.c_str(), "rb");
-    MESHNN_CHECK(f, "--config: cannot open '", a.config, "'");
-    std::string text;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    std::fclose(f);
-    cfg = Config::from_json(text, v);
+    cfg = Config::from_json_file(a.config, v);
   } else {
     cfg = Config::from_metadata(ck.metadata(), v);
   }

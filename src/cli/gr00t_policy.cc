@@ -9,7 +9,6 @@
 
 #include "cli/commands.h"
 #include "cli/int_option.h"
-#include "mesh/mpi_comm.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
@@ -65,7 +64,7 @@ void run(const Args& a) {
     std::lock_guard<std::mutex> lock(mu);
     actions = act;
   });
-  if (mc.backend == Backend::mpi) mesh_detail::mpi_finalize();
+  if (mc.backend == Backend::mpi) finalize_backends();
   if (!actions.defined()) return;  // MPI ranks other than 0
   io::save_npy(a.out, actions);
   std::fprintf(stderr, "gr00t-policy: %s, embodiment %d, %d steps, mesh %s → %s %s\n",

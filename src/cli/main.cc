@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "io/file_util.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
 #include "meshnn/io/output.h"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "meshnn/core/error.h"
+#include "meshnn/io/output.h"
 
 namespace meshnn::io {
 
@@ -43,10 +44,7 @@ void check_regular_input(const std::string& path);
 // simply not covered). Thread-safe and async-signal-safe.
 void register_temp_file(const std::string& path);
 void unregister_temp_file(const std::string& path);
-// Installs the handler for SIGINT / SIGTERM / SIGHUP where none is installed (the CLI calls it;
-// an embedding program, e.g. Python, keeps its own handlers). The handler removes the registered
-// files, then re-raises the signal with the default action.
-void remove_temp_files_on_signal();
+// remove_temp_files_on_signal (the handler that removes them) is public: meshnn/io/output.h.
 
 // A registered temporary file removed (and deregistered) when the guard goes away unless
 // release()d (after a successful rename).

@@ -1,6 +1,6 @@
 #include "meshnn/layers/conv.h"
 
-#include "dnnl/conv_engine.h"
+#include "layers/conv_engine.h"
 #include "meshnn/core/error.h"
 #include "ops/padding_rules.h"
 
@@ -12,10 +12,10 @@
 
 namespace meshnn {
 
-using dnnl_glue::ConvEngine;
-using dnnl_glue::ConvKind;
-using dnnl_glue::ConvPads;
-using dnnl_glue::ConvSpec;
+using conv::ConvEngine;
+using conv::ConvKind;
+using conv::ConvPads;
+using conv::ConvSpec;
 
 // ---- ConvLayerBase -------------------------------------------------------------------------
 

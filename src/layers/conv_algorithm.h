@@ -1,7 +1,7 @@
 // Which algorithm runs an f32 Conv1d or Conv2d, chosen once per layer shape (a cost model from
 // the measured per-layer tables in docs/benchmarks.md, fixed per layer so every time shard
-// agrees); our own kernels behind narrow interfaces so the conv engine (src/dnnl/conv_engine.cc)
-// only asks "which one?" and "run it".
+// agrees); our own kernels behind narrow interfaces so the conv engine (conv_engine.cc) only asks
+// "which one?" and "run it".
 //
 //   direct    kernels/conv1d_direct: register-blocked AVX2 direct convolution (thin layers)
 //   winograd  kernels/winograd1d: Toom-Cook F(m, r) tiles, GEMMs per transform point;

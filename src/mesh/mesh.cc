@@ -267,6 +267,10 @@ int process_rank(Backend backend) {
   return backend == Backend::mpi ? mesh_detail::mpi_world_rank() : 0;
 }
 
+int process_count(Backend backend) {
+  return backend == Backend::mpi ? mesh_detail::mpi_world_size() : 1;
+}
+
 void finalize_backends() { mesh_detail::mpi_finalize(); }
 
 void abort_job_if_distributed(int code, const std::string& message) {

@@ -179,6 +179,10 @@ Config Config::from_json(const std::string& json_text, Version v) {
   return apply_json(io::parse_json(json_text, "GR00T config"), v);
 }
 
+Config Config::from_json_file(const std::string& path, Version v) {
+  return apply_json(io::read_json_file(path), v);
+}
+
 Config Config::from_metadata(const std::map<std::string, std::string>& md, Version v) {
   json j = json::object();
   auto it = md.find("config");

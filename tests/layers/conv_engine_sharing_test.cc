@@ -7,10 +7,10 @@
 #include <memory>
 #include <thread>
 
-#include "dnnl/conv_engine.h"
+#include "layers/conv_engine.h"
 #include "support/golden.h"
 
-namespace meshnn::dnnl_glue {
+namespace meshnn::conv {
 namespace {
 
 ConvSpec spec_1d(int64_t c, int64_t k, int64_t d) {
@@ -78,4 +78,4 @@ TEST(ConvEngineSharing, PlanCacheBoundedOverManyLengths) {
 }
 
 }  // namespace
-}  // namespace meshnn::dnnl_glue
+}  // namespace meshnn::conv

@@ -3,8 +3,11 @@
 #include "meshnn/models/gr00t_adapter.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -231,6 +234,23 @@ TEST(Gr00tAdapterBadInput, CheckpointAndConfig) {
       "state_dim_pad");
   expect_error<FormatError>([&] { Config::from_json("{", Version::n1_5); }, "GR00T config");
   expect_error<InvalidArgument>([&] { parse_version("n2.0"); }, "n2.0");
+}
+
+// A config file (the CLI's --config) reads as its text does; errors name the file.
+TEST(Gr00tAdapterBadInput, ConfigFileReadsAsItsTextAndErrorsNameIt) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("meshnn-gr00t-cfg-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string good = (dir / "good.json").string(), bad = (dir / "bad.json").string();
+  const std::string text = R"({"state_dim_pad": 64, "max_state_dim": 33})";
+  std::ofstream(good) << text;
+  std::ofstream(bad) << "{";
+  EXPECT_EQ(Config::from_json_file(good, Version::n1_5).to_json(),
+            Config::from_json(text, Version::n1_5).to_json());
+  expect_error<FormatError>([&] { Config::from_json_file(bad, Version::n1_5); }, bad);
+  expect_error<InvalidArgument>([&] { Config::from_json_file(dir.string(), Version::n1_5); },
+                                dir.string());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Gr00tAdapterBadInput, LayoutWithoutImageTokensFailsThePlanForAlternateDit) {

@@ -28,4 +28,11 @@ std::string resolve_output_path(const std::string& path);
 void check_output_path(const std::string& out, const std::vector<std::string>& inputs,
                        const std::string& option = "--out");
 
+// A writer's temporary file is removed when the process dies of SIGINT, SIGTERM or SIGHUP (a
+// killed write must not leave a half-written scratch file beside its target). This installs the
+// handler for those signals where none is installed (the CLI calls it; an embedding program, e.g.
+// Python, keeps its own handlers). The handler removes the temporary files of the writes in
+// progress, then re-raises the signal with the default action.
+void remove_temp_files_on_signal();
+
 }  // namespace meshnn::io

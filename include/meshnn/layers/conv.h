@@ -27,7 +27,7 @@
 
 namespace meshnn {
 
-namespace dnnl_glue {
+namespace conv {
 class ConvEngine;
 }
 
@@ -115,7 +115,7 @@ class ConvLayerBase {
   int64_t c_in_, c_out_;
   Precision precision_;
   std::array<int64_t, 2> pad_l_{0, 0}, pad_r_{0, 0};
-  std::unique_ptr<dnnl_glue::ConvEngine> engine_;
+  std::unique_ptr<conv::ConvEngine> engine_;
 
  private:
   void run(const Tensor& x, Tensor& y, bool padded, bool accumulate);

@@ -132,6 +132,9 @@ void run_spmd(const MeshConfig& config, const std::function<void(Device&)>& fn);
 // This process's rank in the world of `backend`: the MPI world rank (initialising MPI if needed)
 // for Backend::mpi, 0 for local. A program writes its outputs from rank 0 only.
 int process_rank(Backend backend);
+// The number of processes in that world: the MPI world size (initialising MPI if needed) for
+// Backend::mpi, 1 for local. An MPI run of an R×C mesh needs exactly R·C of them.
+int process_count(Backend backend);
 // MPI backend: call once at the end of a program that ran on it (finalizes MPI; no-op otherwise).
 void finalize_backends();
 // Under a multi-process MPI launch, prints `message` with this rank and ends the whole job with

@@ -79,6 +79,8 @@ struct Config {
   // interleave_self_attention, attend_text_every_n_blocks}, and meshnn's state_dim_pad,
   // row_block. A "model_type" / "gr00t_version" naming another version is an InvalidArgument.
   static Config from_json(const std::string& json_text, Version v);
+  // from_json on the text of the file at `path` (a regular file; errors name the path).
+  static Config from_json_file(const std::string& path, Version v);
   // Checkpoint metadata wins: key "config" (JSON as above) and "gr00t_version" (checked).
   static Config from_metadata(const std::map<std::string, std::string>& metadata, Version v);
   std::string to_json() const;

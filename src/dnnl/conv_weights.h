@@ -1,10 +1,12 @@
-// The packed-weight store of one convolution layer: its weights in every form the engine runs,
-// made once per process and shared by reference by every device runner of the layer.
+// The packed-weight store of one oneDNN convolution layer: its weights in every form the
+// primitives run, made once per process and shared by reference by every device runner of the
+// layer.
 //
-// Holds (1) the weight terms of the layer's precision mode in PyTorch layout (conv_precision.h),
-// (2) packed copies of each term, one per layout a backend asked for, and (3) our own f32 kernel
-// for the layer when one was chosen (conv_algorithm.h). The layouts are opaque here: a backend
-// names one by key bytes and fills the buffer itself (src/dnnl/conv_engine.cc: oneDNN reorders).
+// Holds (1) the weight terms of the layer's precision mode in PyTorch layout (conv_precision.h)
+// and (2) packed copies of each term, one per layout a primitive asked for. The layouts are opaque
+// here: the caller names one by key bytes and fills the buffer itself (conv_primitives.cc: oneDNN
+// reorders). (A layer that runs on our own kernels has no store: its kernel object holds its
+// weights, layers/conv_engine.h.)
 //
 // Thread safety: packing runs under a mutex, once per (term, layout); a caller keeps the pointer it
 // got, so steady-state forwards take no lock. A term's PyTorch-layout copy is released once its
@@ -16,14 +18,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <mutex>
 #include <vector>
 
-namespace meshnn::conv {
-
-class Conv1dAlgorithm;
-class Conv2dAlgorithm;
+namespace meshnn::dnnl_glue {
 
 // One packed copy of a weight term: the backend's layout key and 64-byte aligned bytes.
 struct PackedWeights {
@@ -41,8 +39,7 @@ class ConvWeightStore {
   ConvWeightStore& operator=(const ConvWeightStore&) = delete;
 
   size_t term_count() const { return terms_.size(); }
-  // Term w in PyTorch layout; empty once released (after its first packing, or when our own
-  // kernel owns the layer).
+  // Term w in PyTorch layout; empty once released (after its first packing).
   const std::vector<float>& term(int w) const { return terms_[static_cast<size_t>(w)]; }
 
   // Fills `dst` (`bytes` long) with term w in the requested layout, from the PyTorch-layout values
@@ -52,18 +49,10 @@ class ConvWeightStore {
   // with `pack` (once per process). The pointer stays valid for the store's lifetime.
   void* packed(int w, const void* layout, size_t layout_len, size_t bytes, const PackFn& pack);
 
-  // Our own kernel for this layer (f32 1-D convs); the PyTorch-layout terms are released.
-  void set_algorithm(std::unique_ptr<const Conv1dAlgorithm> algo);
-  const Conv1dAlgorithm* algorithm() const { return algo_.get(); }
-  void set_algorithm(std::unique_ptr<const Conv2dAlgorithm> algo);
-  const Conv2dAlgorithm* algorithm2d() const { return algo2d_.get(); }
-
  private:
   std::mutex mu_;
   std::vector<std::vector<float>> terms_;
   std::vector<std::vector<PackedWeights>> packed_;  // per term
-  std::unique_ptr<const Conv1dAlgorithm> algo_;
-  std::unique_ptr<const Conv2dAlgorithm> algo2d_;
 };
 
-}  // namespace meshnn::conv
+}  // namespace meshnn::dnnl_glue

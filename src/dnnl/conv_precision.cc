@@ -1,8 +1,8 @@
-#include "layers/conv_precision.h"
+#include "dnnl/conv_precision.h"
 
 #include "meshnn/core/bf16.h"
 
-namespace meshnn::conv {
+namespace meshnn::dnnl_glue {
 
 std::vector<PrecisionTerm> precision_terms(Precision p) {
   switch (p) {
@@ -52,4 +52,4 @@ void split_activations_f32(const float* x, int64_t n, float* hi, float* lo) {
   }
 }
 
-}  // namespace meshnn::conv
+}  // namespace meshnn::dnnl_glue

@@ -1,4 +1,5 @@
-// Timing loop shared by bench/ccl_bench.cc and `meshnn bench ccl` (internal).
+// Collective benchmarks: the timing loops of `meshnn bench ccl` and bench/ccl_bench.cc, for any
+// program that measures the mesh's collectives (call them inside run_spmd, on every device).
 //
 // Byte accounting ("bytes" = what one device must write or read, compared with a single-thread
 // memcpy of the same number of bytes, the ceiling):
@@ -15,23 +16,21 @@
 #include <vector>
 
 namespace meshnn {
-class Device;
-}
 
-namespace meshnn::mesh_detail {
+class Device;
 
 // send_recv: device 0 streams S-byte messages to device 1 (CclManager::send / recv on axis 1),
 // the time per message of a back-to-back stream (the pipeline hand-over cost).
-enum class BenchOp { all_gather, reduce_scatter, neighbor_pad, memcpy, send_recv };
-const char* bench_op_name(BenchOp op);
+enum class CclBenchOp { all_gather, reduce_scatter, neighbor_pad, memcpy, send_recv };
+const char* ccl_bench_op_name(CclBenchOp op);
 
 // Bytes counted for one op with per-device input size S on a group of n.
-double bench_op_bytes(BenchOp op, int64_t S, int n);
+double ccl_bench_op_bytes(CclBenchOp op, int64_t S, int n);
 
 // Runs on every device of a mesh (inside run_spmd): `trials` trials of `reps` ops on axis 1 with
 // persistent (pre-faulted) outputs; returns seconds per op of each trial on this device, timed
 // between two barriers so the slowest device bounds it.
-std::vector<double> bench_on_device(Device& d, BenchOp op, int64_t S, int reps, int trials);
+std::vector<double> ccl_bench_on_device(Device& d, CclBenchOp op, int64_t S, int reps, int trials);
 
 // A two-stage pipeline on axis 1 (inside run_spmd): per chunk, device 0 computes for `work_s`
 // seconds (a busy wait standing in for a layer group) and sends an S-byte activation to device 1,
@@ -42,12 +41,10 @@ std::vector<double> bench_on_device(Device& d, BenchOp op, int64_t S, int reps, 
 // nothing is sent (same timing, same machine load). sleep = true: the work is a sleep, not a busy
 // wait, so the overlap is measured without competing for cores (on a machine with fewer free
 // cores than stages busy stages cannot overlap, whatever the hand-over does).
-double bench_pipeline_on_device(Device& d, int64_t S, double work_s, int chunks,
-                                bool serial = false, bool sleep = false);
+double ccl_bench_pipeline_on_device(Device& d, int64_t S, double work_s, int chunks,
+                                    bool serial = false, bool sleep = false);
 
 // memcpy of S bytes on the calling thread: seconds per copy of each trial.
-std::vector<double> bench_memcpy(int64_t S, int reps, int trials);
+std::vector<double> ccl_bench_memcpy(int64_t S, int reps, int trials);
 
-double median(std::vector<double> v);
-
-}  // namespace meshnn::mesh_detail
+}  // namespace meshnn

@@ -1,12 +1,10 @@
-#include "layers/conv_weights.h"
+#include "dnnl/conv_weights.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
-#include "layers/conv_algorithm.h"
-
-namespace meshnn::conv {
+namespace meshnn::dnnl_glue {
 
 ConvWeightStore::ConvWeightStore(std::vector<std::vector<float>> terms)
     : terms_(std::move(terms)), packed_(terms_.size()) {}
@@ -41,16 +39,4 @@ void* ConvWeightStore::packed(int w, const void* layout, size_t layout_len, size
   return copies.back().data;
 }
 
-void ConvWeightStore::set_algorithm(std::unique_ptr<const Conv1dAlgorithm> algo) {
-  algo_ = std::move(algo);
-  if (algo_)
-    for (auto& t : terms_) std::vector<float>().swap(t);
-}
-
-void ConvWeightStore::set_algorithm(std::unique_ptr<const Conv2dAlgorithm> algo) {
-  algo2d_ = std::move(algo);
-  if (algo2d_)
-    for (auto& t : terms_) std::vector<float>().swap(t);
-}
-
-}  // namespace meshnn::conv
+}  // namespace meshnn::dnnl_glue

@@ -1,9 +1,10 @@
-// The bounded plan cache of a convolution engine: one plan per input shape and padding.
+// The bounded plan cache of a layer's oneDNN convolution primitives: one plan per input shape and
+// padding.
 //
 // Audio lengths vary per call, and a long-running process that decodes many lengths must not grow
 // without bound: at most N plans, the oldest dropped first (a plan is cheap to rebuild; the packed
-// weights it points to stay in the layer's weight store, conv_weights.h). One cache per engine,
-// one engine per thread: no lock.
+// weights it points to stay in the layer's weight store, conv_weights.h). One cache per
+// ConvPrimitives object, one object per thread: no lock.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +13,7 @@
 #include <map>
 #include <tuple>
 
-namespace meshnn::conv {
+namespace meshnn::dnnl_glue {
 
 // A plan's identity: batch, spatial extents, pads per axis, and the OpenMP thread count (a
 // primitive is specialised to it).
@@ -48,4 +49,4 @@ class BoundedPlanCache {
   std::deque<Key> order_;  // insertion order
 };
 
-}  // namespace meshnn::conv
+}  // namespace meshnn::dnnl_glue

@@ -1,4 +1,4 @@
-#include "dnnl/conv_engine.h"
+#include "dnnl/conv_primitives.h"
 
 #include <omp.h>
 
@@ -10,10 +10,9 @@
 #include <unordered_map>
 
 #include "core/env.h"
-#include "layers/conv_algorithm.h"
-#include "layers/conv_plan_cache.h"
-#include "layers/conv_precision.h"
-#include "layers/conv_weights.h"
+#include "dnnl/conv_plan_cache.h"
+#include "dnnl/conv_precision.h"
+#include "dnnl/conv_weights.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 
@@ -29,8 +28,7 @@ dnnl::engine& cpu_engine() {
   return eng;
 }
 
-using conv::SrcPart;
-using Term = conv::PrecisionTerm;
+using Term = PrecisionTerm;
 
 [[noreturn]] void rethrow_dnnl(const dnnl::error& e, const std::string& what) {
   throw BackendError(detail::concat("oneDNN ", what, " failed: ", e.what(), " (status ",
@@ -64,18 +62,18 @@ struct Plan {
   std::vector<float> src_hi_f32, src_lo_f32;       // emulated path
 };
 
-// Plans kept per engine (conv_plan_cache.h).
-using PlanCache = conv::BoundedPlanCache<conv::ConvPlanKey, Plan, 16>;
+// Plans kept per ConvPrimitives object (conv_plan_cache.h).
+using PlanCache = BoundedPlanCache<ConvPlanKey, Plan, 16>;
 
 }  // namespace
 
-struct ConvEngine::Impl {
+struct ConvPrimitives::Impl {
   ConvSpec spec;
   bool native = false;  // native bf16 primitives in use for the bf16 modes
   std::vector<Term> terms;
   std::vector<float> bias;
-  // Weight terms, packed copies, our kernels' weights (conv_weights.h): shared with every fork.
-  std::shared_ptr<conv::ConvWeightStore> sw;
+  // Weight terms and their packed copies (conv_weights.h): shared with every fork.
+  std::shared_ptr<ConvWeightStore> sw;
   PlanCache plans;
   dnnl::stream strm{cpu_engine()};
 
@@ -98,10 +96,7 @@ struct ConvEngine::Impl {
   tag act_tag() const { return spec.spatial == 1 ? tag::nwc : tag::nhwc; }
 
   int64_t out_extent(int d, int64_t in, const ConvPads& p) const {
-    const int64_t eff = (spec.kernel[d] - 1) * spec.dilation[d] + 1;
-    if (spec.kind == ConvKind::deconv) return (in - 1) * spec.stride[d] - p.l[d] - p.r[d] + eff;
-    const int64_t span = in + p.l[d] + p.r[d] - eff;
-    return span < 0 ? 0 : span / spec.stride[d] + 1;
+    return conv_out_extent(spec, d, in, p);
   }
 
   // Packed weights for term w in the layout `md`, from the store (reordered from the PyTorch
@@ -110,7 +105,7 @@ struct ConvEngine::Impl {
   memory packed_for(int w, const memory::desc& user_md, const memory::desc& md) {
     void* data =
         sw->packed(w, &md.data, sizeof(md.data), md.get_size(),
-                   [&](const float* user, const conv::PackedWeights* first, void* dst_ptr) {
+                   [&](const float* user, const PackedWeights* first, void* dst_ptr) {
                      memory src;
                      if (user) {
                        src = memory(user_md, cpu_engine(), const_cast<float*>(user));
@@ -174,28 +169,9 @@ struct ConvEngine::Impl {
   }
   bool fold_enabled_ = true;
 
-  static bool winograd_bf16_requested() {
-    const conv::Conv1dAlgo o = conv::conv_algo_override();
-    return o == conv::Conv1dAlgo::winograd || o == conv::Conv1dAlgo::fft;
-  }
-
-  // Our own kernels for fp32 1-D convs (the choice per shape lives in layers/conv_algorithm).
-  // bf16 layers run on bf16 Winograd only when MESHNN_CONV_ALGO asks for the fast algorithms
-  // (winograd_bf16_requested): measured no faster than oneDNN's bf16 conv here and 2.7 dB less
-  // accurate (docs/benchmarks.md), so the default bf16 path stays oneDNN.
-  conv::Conv1dAlgo algo_choice() const {
-    const bool ours = spec.kind == ConvKind::conv && spec.spatial == 1 &&
-                      (spec.precision == Precision::fp32 ||
-                       (spec.precision == Precision::bf16 && winograd_bf16_requested()));
-    return ours ? conv::choose_conv1d(
-                      {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]})
-                : conv::Conv1dAlgo::onednn;
-  }
-
   Plan& plan_for(const Shape& s, const ConvPads& p) {
     const int64_t s1 = spec.spatial == 2 ? s[2] : 1;
-    const conv::ConvPlanKey key{s[0],   s[1],   s1,     p.l[0],
-                                p.r[0], p.l[1], p.r[1], omp_get_max_threads()};
+    const ConvPlanKey key{s[0], s[1], s1, p.l[0], p.r[0], p.l[1], p.r[1], omp_get_max_threads()};
     if (Plan* hit = plans.find(key)) return *hit;
     Plan plan;
     const int64_t B = s[0];
@@ -257,13 +233,13 @@ struct ConvEngine::Impl {
     if (native) {
       plan.src_hi_bf16.resize(n);
       if (want_lo) plan.src_lo_bf16.resize(n);
-      conv::split_activations_bf16(x, n, plan.src_hi_bf16.data(),
-                                   want_lo ? plan.src_lo_bf16.data() : nullptr);
+      split_activations_bf16(x, n, plan.src_hi_bf16.data(),
+                             want_lo ? plan.src_lo_bf16.data() : nullptr);
     } else {
       plan.src_hi_f32.resize(n);
       if (want_lo) plan.src_lo_f32.resize(n);
-      conv::split_activations_f32(x, n, plan.src_hi_f32.data(),
-                                  want_lo ? plan.src_lo_f32.data() : nullptr);
+      split_activations_f32(x, n, plan.src_hi_f32.data(),
+                            want_lo ? plan.src_lo_f32.data() : nullptr);
     }
   }
   void* src_ptr(Plan& plan, SrcPart part, const float* raw) {
@@ -328,7 +304,14 @@ struct ConvEngine::Impl {
   }
 };
 
-ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias)
+int64_t conv_out_extent(const ConvSpec& spec, int d, int64_t in, const ConvPads& p) {
+  const int64_t eff = (spec.kernel[d] - 1) * spec.dilation[d] + 1;
+  if (spec.kind == ConvKind::deconv) return (in - 1) * spec.stride[d] - p.l[d] - p.r[d] + eff;
+  const int64_t span = in + p.l[d] + p.r[d] - eff;
+  return span < 0 ? 0 : span / spec.stride[d] + 1;
+}
+
+ConvPrimitives::ConvPrimitives(const ConvSpec& spec, const Tensor& weights, const Tensor& bias)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.spec = spec;
@@ -336,7 +319,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   MESHNN_CHECK(!(spec.kind == ConvKind::deconv && spec.spatial != 1),
                "conv engine: only 1-D deconvolution is supported");
   weights.check_dtype(DType::f32);
-  m.terms = conv::precision_terms(spec.precision);
+  m.terms = precision_terms(spec.precision);
   m.native = cpu_features().avx512_bf16;
   // MESHNN_CONV_FOLD=0 disables dilation folding (for benchmarks and A/B checks).
   m.fold_enabled_ = env_value(EnvSwitch::conv_fold) != "0";
@@ -344,32 +327,8 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     bias.check_dtype(DType::f32);
     m.bias.assign(bias.data<float>(), bias.data<float>() + bias.numel());
   }
-  const conv::Conv1dAlgo algo = m.algo_choice();
-  // Our own kernel reads the caller's weights directly (no split copy: it rounds its transformed
-  // filters itself in bf16).
-  if (auto own = conv::make_conv1d_algorithm(
-          algo, {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
-          weights.data<float>(), spec.bias ? m.bias.data() : nullptr, spec.precision)) {
-    m.sw = std::make_shared<conv::ConvWeightStore>(std::vector<std::vector<float>>(1));
-    m.sw->set_algorithm(std::move(own));
-    return;
-  }
-  if (spec.kind == ConvKind::conv && spec.spatial == 2 &&
-      (spec.precision == Precision::fp32 ||
-       (spec.precision == Precision::bf16 && m.winograd_bf16_requested()))) {
-    const conv::Conv2dGeometry g{spec.c_in,        spec.c_out,      spec.kernel[0],
-                                 spec.kernel[1],   spec.stride[0],  spec.stride[1],
-                                 spec.dilation[0], spec.dilation[1]};
-    if (auto own =
-            conv::make_conv2d_algorithm(conv::choose_conv2d(g), g, weights.data<float>(),
-                                        spec.bias ? m.bias.data() : nullptr, spec.precision)) {
-      m.sw = std::make_shared<conv::ConvWeightStore>(std::vector<std::vector<float>>(1));
-      m.sw->set_algorithm(std::move(own));
-      return;
-    }
-  }
-  m.sw = std::make_shared<conv::ConvWeightStore>(
-      conv::split_weights(weights.data<float>(), weights.numel(), spec.precision));
+  m.sw = std::make_shared<ConvWeightStore>(
+      split_weights(weights.data<float>(), weights.numel(), spec.precision));
   try {
     if (m.native && m.bf16_mode()) {
       // Probe a native bf16 primitive once; fall back to exact emulation when unimplemented.
@@ -400,16 +359,16 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   }
 }
 
-ConvEngine::~ConvEngine() = default;
+ConvPrimitives::~ConvPrimitives() = default;
 
-const ConvSpec& ConvEngine::spec() const { return impl_->spec; }
-bool ConvEngine::native_bf16() const { return impl_->native && impl_->bf16_mode(); }
-const void* ConvEngine::weights_identity() const { return impl_->sw.get(); }
+const ConvSpec& ConvPrimitives::spec() const { return impl_->spec; }
+bool ConvPrimitives::native_bf16() const { return impl_->native && impl_->bf16_mode(); }
+const void* ConvPrimitives::weights_identity() const { return impl_->sw.get(); }
 
-size_t ConvEngine::plan_count() const { return impl_->plans.size(); }
+size_t ConvPrimitives::plan_count() const { return impl_->plans.size(); }
 
-std::unique_ptr<ConvEngine> ConvEngine::fork() const {
-  std::unique_ptr<ConvEngine> e(new ConvEngine());
+std::unique_ptr<ConvPrimitives> ConvPrimitives::fork() const {
+  std::unique_ptr<ConvPrimitives> e(new ConvPrimitives());
   e->impl_ = std::make_unique<Impl>();
   Impl& m = *e->impl_;
   const Impl& o = *impl_;
@@ -422,34 +381,17 @@ std::unique_ptr<ConvEngine> ConvEngine::fork() const {
   return e;
 }
 
-int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
-  return impl_->out_extent(d, in, pads);
-}
-
-void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
+void ConvPrimitives::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
   try {
-    if (const conv::Conv1dAlgorithm* a = impl_->sw->algorithm())
-      a->run(src.data<float>(), src.dim(0), src.dim(1), pads.l[0], dst.data<float>(), dst.dim(1),
-             accumulate);
-    else if (const conv::Conv2dAlgorithm* a2 = impl_->sw->algorithm2d())
-      a2->run(src.data<float>(), src.dim(0), src.dim(1), src.dim(2), pads.l[0], pads.l[1],
-              dst.data<float>(), dst.dim(1), dst.dim(2), accumulate);
-    else
-      impl_->run_conv(src, dst, pads, accumulate);
+    impl_->run_conv(src, dst, pads, accumulate);
   } catch (const dnnl::error& e) {
     rethrow_dnnl(e, "convolution");
   }
 }
 
-void ConvEngine::prepare(const Shape& src_shape, const ConvPads& pads) {
-  (void)impl_info(src_shape, pads);
-}
-
-std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) {
+std::string ConvPrimitives::impl_info(const Shape& src_shape, const ConvPads& pads) {
   Impl& m = *impl_;
   try {
-    if (m.sw->algorithm()) return m.sw->algorithm()->name();
-    if (m.sw->algorithm2d()) return m.sw->algorithm2d()->name();
     Plan& plan = m.plan_for(src_shape, pads);
     const size_t nt = m.terms.size();
     std::string info;

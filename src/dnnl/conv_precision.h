@@ -1,9 +1,10 @@
-// Precision splitting for the convolution engine: how the bf16 modes form their products.
+// Precision splitting for oneDNN's convolution primitives: how the bf16 modes form their products.
 //
 // A bf16 mode writes every f32 value v as hi + lo with hi = bf16(v), lo = bf16(v − hi) and sums
 // the products of the parts it keeps (docs/precision.md): bf16 keeps hi·hi, bf16x2 adds
 // hi(x)·lo(w), bf16x3 also lo(x)·hi(w). This file owns the split of weights (once, at load) and
-// of activations (per call); the engine only runs one primitive per term.
+// of activations (per call); conv_primitives only runs one primitive per term (our own kernels
+// round their operands themselves).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 
 #include "meshnn/core/precision.h"
 
-namespace meshnn::conv {
+namespace meshnn::dnnl_glue {
 
 // Which part of the split activations a term multiplies.
 enum class SrcPart { raw, hi, lo };
@@ -33,4 +34,4 @@ std::vector<std::vector<float>> split_weights(const float* w, int64_t n, Precisi
 void split_activations_bf16(const float* x, int64_t n, uint16_t* hi, uint16_t* lo);
 void split_activations_f32(const float* x, int64_t n, float* hi, float* lo);
 
-}  // namespace meshnn::conv
+}  // namespace meshnn::dnnl_glue

@@ -1,4 +1,4 @@
-#include "mesh/ccl_bench_util.h"
+#include "meshnn/mesh/ccl_bench.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 
-namespace meshnn::mesh_detail {
+namespace meshnn {
 
 namespace {
 constexpr int64_t kRowBytes = 1024;  // neighbor_pad rows: (1, T, 256) f32, halo of 2 rows each side
@@ -21,52 +21,52 @@ double now_s() {
 }
 }  // namespace
 
-const char* bench_op_name(BenchOp op) {
+const char* ccl_bench_op_name(CclBenchOp op) {
   switch (op) {
-    case BenchOp::all_gather:
+    case CclBenchOp::all_gather:
       return "all_gather";
-    case BenchOp::reduce_scatter:
+    case CclBenchOp::reduce_scatter:
       return "reduce_scatter";
-    case BenchOp::neighbor_pad:
+    case CclBenchOp::neighbor_pad:
       return "neighbor_pad";
-    case BenchOp::memcpy:
+    case CclBenchOp::memcpy:
       return "memcpy";
-    case BenchOp::send_recv:
+    case CclBenchOp::send_recv:
       return "send_recv";
   }
   return "?";
 }
 
-double bench_op_bytes(BenchOp op, int64_t S, int n) {
+double ccl_bench_op_bytes(CclBenchOp op, int64_t S, int n) {
   switch (op) {
-    case BenchOp::all_gather:
+    case CclBenchOp::all_gather:
       return static_cast<double>(S) * n;
-    case BenchOp::neighbor_pad:
+    case CclBenchOp::neighbor_pad:
       return static_cast<double>(S + 2 * kPadRows * kRowBytes);
     default:
       return static_cast<double>(S);
   }
 }
 
-std::vector<double> bench_on_device(Device& d, BenchOp op, int64_t S, int reps, int trials) {
+std::vector<double> ccl_bench_on_device(Device& d, CclBenchOp op, int64_t S, int reps, int trials) {
   MESHNN_CHECK(S % kRowBytes == 0 && S >= kRowBytes * kPadRows, "bench size ", S,
                " must be a multiple of ", kRowBytes);
   CclManager& ccl = d.ccl();
   const int64_t floats = S / 4;
   const Tensor x =
-      op == BenchOp::neighbor_pad ? Tensor({1, S / kRowBytes, kRowBytes / 4}) : Tensor({floats});
+      op == CclBenchOp::neighbor_pad ? Tensor({1, S / kRowBytes, kRowBytes / 4}) : Tensor({floats});
   auto once = [&] {
     switch (op) {
-      case BenchOp::all_gather:
+      case CclBenchOp::all_gather:
         ccl.all_gather(x, 0, 1, true);
         break;
-      case BenchOp::reduce_scatter:
+      case CclBenchOp::reduce_scatter:
         ccl.reduce_scatter(x, 0, 1, true);
         break;
-      case BenchOp::neighbor_pad:
+      case CclBenchOp::neighbor_pad:
         ccl.neighbor_pad(x, {1}, {kPadRows}, {kPadRows}, PadMode::zeros, {1}, 0, 0, true);
         break;
-      case BenchOp::send_recv:
+      case CclBenchOp::send_recv:
         if (d.coord(1) == 0) ccl.send(x, 1, 1);
         if (d.coord(1) == 1) ccl.recv(0, 1);
         break;
@@ -88,8 +88,8 @@ std::vector<double> bench_on_device(Device& d, BenchOp op, int64_t S, int reps, 
   return out;
 }
 
-double bench_pipeline_on_device(Device& d, int64_t S, double work_s, int chunks, bool serial,
-                                bool sleep) {
+double ccl_bench_pipeline_on_device(Device& d, int64_t S, double work_s, int chunks, bool serial,
+                                    bool sleep) {
   CclManager& ccl = d.ccl();
   const Tensor x({std::max<int64_t>(S / 4, 1)});
   auto work = [&] {
@@ -121,7 +121,7 @@ double bench_pipeline_on_device(Device& d, int64_t S, double work_s, int chunks,
   return (now_s() - t0) / chunks;
 }
 
-std::vector<double> bench_memcpy(int64_t S, int reps, int trials) {
+std::vector<double> ccl_bench_memcpy(int64_t S, int reps, int trials) {
   // 64-byte aligned buffers from the tensor allocator, as the collectives' own buffers are: with
   // two std::vectors glibc's memcpy ran some sizes (64 KiB, 260 KiB) at ~3 GB/s on this CPU,
   // an artefact of the heap placement that would flatter the collectives.
@@ -142,10 +142,4 @@ std::vector<double> bench_memcpy(int64_t S, int reps, int trials) {
   return out;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace meshnn::mesh_detail
+}  // namespace meshnn

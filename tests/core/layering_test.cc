@@ -1,0 +1,183 @@
+// Dependencies point down (docs/architecture.md, "Layers"), checked on the source tree: the CLI is
+// a client of the public API, the oneDNN backend uses nothing above it, and the installed headers
+// need nothing but each other and the standard library. Each failure names file:line.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace meshnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One #include directive: where it is ("src/cli/main.cc:12") and the name it includes.
+struct Include {
+  std::string where;
+  std::string path;
+  bool quoted = true;  // "…" (false: <…>)
+};
+
+// Every #include in the .cc / .h files under root/folder, in file and line order.
+std::vector<Include> includes_in(const fs::path& root, const std::string& folder) {
+  std::vector<Include> out;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(root / folder)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".cc" || ext == ".h")) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    std::ifstream in(f);
+    int line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      size_t i = line.find_first_not_of(" \t");
+      if (i == std::string::npos || line[i] != '#') continue;
+      i = line.find_first_not_of(" \t", i + 1);
+      if (i == std::string::npos || line.compare(i, 7, "include") != 0) continue;
+      i = line.find_first_of("\"<", i + 7);
+      if (i == std::string::npos) continue;
+      const size_t j = line.find(line[i] == '"' ? '"' : '>', i + 1);
+      if (j == std::string::npos) continue;
+      out.push_back({fs::relative(f, root).string() + ":" + std::to_string(line_no),
+                     line.substr(i + 1, j - i - 1), line[i] == '"'});
+    }
+  }
+  return out;
+}
+
+// The first path component of an include ("models" for "models/bigvgan.h", "" for "cstdio").
+std::string top_folder(const std::string& path) {
+  const size_t slash = path.find('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+// The folders of root/src: an include whose first component is one of them names an internal
+// header (src/ is on the library's include path).
+std::set<std::string> internal_folders(const fs::path& root) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(root / "src"))
+    if (e.is_directory()) out.insert(e.path().filename().string());
+  return out;
+}
+
+// src/cli is a program: it includes its own headers (cli/…) and public ones (meshnn/…) only.
+// Third-party headers in <…> (CLI11, nlohmann, Boost) are fine; <models/…> would not be.
+std::vector<std::string> cli_violations(const fs::path& root) {
+  const std::set<std::string> internal = internal_folders(root);
+  std::vector<std::string> bad;
+  for (const Include& inc : includes_in(root, "src/cli")) {
+    const std::string top = top_folder(inc.path);
+    const bool ok = top == "meshnn" || top == "cli" || (!inc.quoted && !internal.count(top));
+    if (!ok)
+      bad.push_back(inc.where + " includes " + inc.path +
+                    " (src/cli may include only meshnn/… public headers and its own cli/…)");
+  }
+  return bad;
+}
+
+// src/dnnl is a backend: nothing from the layers above it (docs/architecture.md), internal
+// (layers/…, models/…) or their public headers (meshnn/layers/…, meshnn/models/…).
+std::vector<std::string> dnnl_violations(const fs::path& root) {
+  static const std::set<std::string> above = {"api",    "cli",       "models", "graph",
+                                              "layers", "streaming", "ops",    "kernels"};
+  std::vector<std::string> bad;
+  for (const Include& inc : includes_in(root, "src/dnnl")) {
+    const std::string top = top_folder(inc.path);
+    const std::string public_top = top == "meshnn" ? top_folder(inc.path.substr(7)) : "";
+    if (above.count(top) || above.count(public_top))
+      bad.push_back(inc.where + " includes " + inc.path +
+                    " (src/dnnl is a backend: it may not use " +
+                    (top == "meshnn" ? public_top : top) + "/, a layer above it)");
+  }
+  return bad;
+}
+
+// The installed headers: other public headers ("meshnn/…") and the standard library (<…> without
+// a folder) only; no src/ header, oneDNN, MPI or nlohmann (a consumer has none of them).
+std::vector<std::string> public_header_violations(const fs::path& root) {
+  std::vector<std::string> bad;
+  for (const Include& inc : includes_in(root, "include/meshnn")) {
+    const bool ok = inc.quoted ? top_folder(inc.path) == "meshnn"
+                               : inc.path.find('/') == std::string::npos && inc.path != "mpi.h";
+    if (!ok)
+      bad.push_back(
+          inc.where + " includes " + inc.path +
+          " (a public header may include only meshnn/… headers and the standard library)");
+  }
+  return bad;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += x + "\n";
+  return s;
+}
+
+int files_under(const fs::path& dir) {
+  int n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) n += e.is_regular_file();
+  return n;
+}
+
+TEST(Layering, CliIncludesOnlyPublicHeaders) {
+  const fs::path root = MESHNN_SOURCE_DIR;
+  ASSERT_GT(files_under(root / "src/cli"), 10);
+  const std::vector<std::string> bad = cli_violations(root);
+  EXPECT_TRUE(bad.empty()) << joined(bad);
+}
+
+TEST(Layering, DnnlIncludesNothingFromTheLayersAbove) {
+  const fs::path root = MESHNN_SOURCE_DIR;
+  ASSERT_GT(files_under(root / "src/dnnl"), 4);
+  const std::vector<std::string> bad = dnnl_violations(root);
+  EXPECT_TRUE(bad.empty()) << joined(bad);
+}
+
+TEST(Layering, PublicHeadersIncludeOnlyPublicAndStandardHeaders) {
+  const fs::path root = MESHNN_SOURCE_DIR;
+  ASSERT_GT(files_under(root / "include/meshnn"), 10);
+  const std::vector<std::string> bad = public_header_violations(root);
+  EXPECT_TRUE(bad.empty()) << joined(bad);
+}
+
+// The checks themselves catch what they are for, naming file:line (a tree made here: one good and
+// one bad include per rule).
+TEST(Layering, ChecksNameTheOffendingLine) {
+  const fs::path root = fs::temp_directory_path() / ("meshnn-layering-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  for (const char* d : {"src/cli", "src/dnnl", "src/models", "src/layers", "include/meshnn"})
+    fs::create_directories(root / d);
+  auto write = [&](const char* file, const char* text) { std::ofstream(root / file) << text; };
+  write("src/cli/a.cc",
+        "#include \"cli/commands.h\"\n#include <nlohmann/json.hpp>\n"
+        "#include \"models/bigvgan.h\"\n  #  include <layers/conv.h>\n");
+  write("src/dnnl/b.cc",
+        "#include \"dnnl/matmul.h\"\n#include \"meshnn/core/tensor.h\"\n"
+        "#include \"layers/conv_algorithm.h\"\n#include \"meshnn/models/gr00t_config.h\"\n");
+  write("include/meshnn/c.h",
+        "#include <string>\n#include \"meshnn/core/tensor.h\"\n#include <nlohmann/json.hpp>\n"
+        "#include \"io/json.h\"\n");
+  const std::vector<std::string> cli = cli_violations(root), dnnl = dnnl_violations(root),
+                                 pub = public_header_violations(root);
+  fs::remove_all(root);
+  ASSERT_EQ(cli.size(), 2u) << joined(cli);
+  EXPECT_EQ(cli[0].rfind("src/cli/a.cc:3 includes models/bigvgan.h", 0), 0u) << cli[0];
+  EXPECT_EQ(cli[1].rfind("src/cli/a.cc:4 includes layers/conv.h", 0), 0u) << cli[1];
+  ASSERT_EQ(dnnl.size(), 2u) << joined(dnnl);
+  EXPECT_EQ(dnnl[0].rfind("src/dnnl/b.cc:3 includes layers/conv_algorithm.h", 0), 0u) << dnnl[0];
+  EXPECT_EQ(dnnl[1].rfind("src/dnnl/b.cc:4 includes meshnn/models/gr00t_config.h", 0), 0u)
+      << dnnl[1];
+  ASSERT_EQ(pub.size(), 2u) << joined(pub);
+  EXPECT_EQ(pub[0].rfind("include/meshnn/c.h:3 includes nlohmann/json.hpp", 0), 0u) << pub[0];
+  EXPECT_EQ(pub[1].rfind("include/meshnn/c.h:4 includes io/json.h", 0), 0u) << pub[1];
+}
+
+}  // namespace
+}  // namespace meshnn
