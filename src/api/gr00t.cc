@@ -151,12 +151,17 @@ struct Prepared {
   std::string prefix;
 };
 
+// Mesh, configs (head: when `hc` is given), layout, then the keys: a bad option or config is
+// reported before anything about the weights.
 Prepared prepare(Source src, Version v, const Tensor& token_types, const LoadOptions& lo,
-                 const char* what) {
+                 const char* what, ActionHeadConfig* hc = nullptr) {
   Prepared p;
   p.mc = mesh_of(lo, what);
   p.version = v;
   p.cfg = config_of(src, lo, v);
+  if (hc)
+    *hc = lo.config_json.empty() ? ActionHeadConfig::from_metadata(src.metadata, v)
+                                 : ActionHeadConfig::from_json(lo.config_json, v);
   p.layout = SlotLayout::from_token_types(token_types, p.cfg.row_block);
   p.prefix = detect_weight_prefix(src.keys);
   p.src = std::move(src);
@@ -279,11 +284,11 @@ Policy::Policy(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 namespace {
 std::shared_ptr<Policy::Impl> load_policy(Source src, Version v, const Tensor& token_types,
                                           const PolicyOptions& options, const LoadOptions& lo) {
-  auto m = std::make_shared<Policy::Impl>(prepare(std::move(src), v, token_types, lo, "policy"),
-                                          options);
+  ActionHeadConfig hc;
+  auto m = std::make_shared<Policy::Impl>(
+      prepare(std::move(src), v, token_types, lo, "policy", &hc), options);
+  m->hc = hc;
   const Prepared& p = m->p;
-  m->hc = lo.config_json.empty() ? ActionHeadConfig::from_metadata(p.src.metadata, v)
-                                 : ActionHeadConfig::from_json(lo.config_json, v);
   const int tp = p.mc.rows * p.mc.cols;
   // The head's checks first (every missing head tensor in one error), then the adapter's plan.
   ActionHead::validate(p.cfg, m->hc, p.src.lookup, p.prefix, tp);
