@@ -42,6 +42,7 @@ struct LoadOptions {
   // A JSON config (Isaac-GR00T style, see Config::from_json) replacing the checkpoint's "config"
   // metadata; "" = the metadata over the version's defaults.
   std::string config_json;
+  std::string config_path;  // the same from a JSON file (at most one of the two)
 };
 
 // The checkpoint as tensors in memory (tests, converted models): what a .safetensors file holds.

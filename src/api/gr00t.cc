@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "api/runner_pool.h"
+#include "io/json.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/safetensors.h"
@@ -153,10 +154,14 @@ struct Prepared {
 
 // Mesh, configs (head: when `hc` is given), layout, then the keys: a bad option or config is
 // reported before anything about the weights.
-Prepared prepare(Source src, Version v, const Tensor& token_types, const LoadOptions& lo,
+Prepared prepare(Source src, Version v, const Tensor& token_types, const LoadOptions& options,
                  const char* what, ActionHeadConfig* hc = nullptr) {
   Prepared p;
-  p.mc = mesh_of(lo, what);
+  p.mc = mesh_of(options, what);
+  LoadOptions lo = options;
+  MESHNN_CHECK(lo.config_json.empty() || lo.config_path.empty(),
+               "give the config as JSON text or as a file, not both");
+  if (!lo.config_path.empty()) lo.config_json = io::read_json_file(lo.config_path).dump();
   p.version = v;
   p.cfg = config_of(src, lo, v);
   if (hc)

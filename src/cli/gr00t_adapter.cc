@@ -6,7 +6,6 @@
 
 #include "cli/commands.h"
 #include "cli/int_option.h"
-#include "io/file_util.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/gr00t.h"
@@ -37,15 +36,7 @@ void run(const Args& a) {
   lo.backend = parse_backend(a.backend);
   // The checkpoint's config (metadata) wins over the version defaults; an explicit --config
   // file replaces the metadata.
-  if (!a.config.empty()) {
-    io::check_regular_input(a.config);
-    std::FILE* f = std::fopen(a.config.c_str(), "rb");
-    MESHNN_CHECK(f, "--config: cannot open '", a.config, "'");
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) lo.config_json.append(buf, n);
-    std::fclose(f);
-  }
+  lo.config_path = a.config;
   const Tensor types = io::load_npy(a.token_types);
   AdapterOptions opt;
   opt.precision = parse_precision(a.precision);

@@ -5,6 +5,8 @@
 // meshes and checkpoints are refused at load, before any weight is packed.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "meshnn/core/error.h"
@@ -215,6 +217,22 @@ TEST(Gr00tApiErrors, BadConfigsAndMeshesAreRefusedAtLoad) {
   LoadOptions lo;
   lo.config_json = R"({"diffusion_model_cfg": {"num_layers": "8"}})";
   expect_error<InvalidArgument>([&] { Policy::load(fx.path, v, types, {}, lo); }, "num_layers");
+  // The same config from a file is the metadata's; text and file together are refused.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "meshnn_gr00t_api_test";
+  std::filesystem::create_directories(dir);
+  const std::string good = (dir / "config.json").string();
+  std::ofstream(good) << fx.metadata.at("config");
+  LoadOptions from_file;
+  from_file.config_path = good;
+  const Policy pf = Policy::load(fx.path, v, types, {}, from_file);
+  EXPECT_TRUE(
+      close_rel_l2(pf.get_action(fx.in("features"), Tensor(), fx.in("state"), 2, fx.in("noise")),
+                   fx.t.at("golden.actions"), 1e-5, "config file"));
+  from_file.config_json = fx.metadata.at("config");
+  expect_error<InvalidArgument>([&] { Policy::load(fx.path, v, types, {}, from_file); },
+                                "not both");
+  std::filesystem::remove_all(dir);
   // The metadata names another version.
   expect_error<InvalidArgument>([&] { Policy::load(fx.path, Version::n1_6, types); }, "n1.7");
   // Meshes: two axes, heads that do not split (3 VL-SA heads over 2), a bad thread count.
