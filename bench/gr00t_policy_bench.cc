@@ -56,7 +56,7 @@ void run_policy(benchmark::State& state, Version v, Precision prec) {
   PolicyOptions opt;
   opt.adapter.precision = opt.adapter.hoist_precision = opt.adapter.state_precision = prec;
   opt.head.precision = prec;
-  Policy pol(cfg, hc, layout, lookup_in(ck), opt);
+  PolicyRunner pol(cfg, hc, layout, lookup_in(ck), opt);
   Tensor x({1, kTokens, cfg.backbone_embedding_dim});
   for (int64_t i = 0; i < x.numel(); ++i)
     x.data<float>()[i] = float((i * 7919) % 201 - 100) * 0.02f;

@@ -1,5 +1,5 @@
-"""meshnn from Python: NVIDIA BigVGAN, the LTX-2 / LTX-2.3 audio decode and the GR00T VL adapter
-on CPUs, without PyTorch at run time (torch tensors are accepted and can be returned).
+"""meshnn from Python: NVIDIA BigVGAN, the LTX-2 / LTX-2.3 audio decode and the GR00T VL adapter and
+policy on CPUs, without PyTorch at run time (torch tensors are accepted and can be returned).
 
     import meshnn
     vocoder = meshnn.BigVGAN.from_pretrained("bigvgan_v2_24khz_100band_256x/")
@@ -13,6 +13,8 @@ on CPUs, without PyTorch at run time (torch tensors are accepted and can be retu
 
     adapter = meshnn.gr00t.VlAdapter("action_head.safetensors", version="n1.5", token_types=types)
     out = adapter(features, state=state)     # dict of arrays, as `meshnn gr00t-adapter` writes
+    policy = meshnn.gr00t.Policy.from_checkpoint("action_head.safetensors", "n1.6", types)
+    actions = policy.get_action(features, state=state, embodiment=0, seed=0)   # (1, T, A)
 
 Inputs: float32, C-contiguous numpy arrays or CPU torch tensors (read in place, no copy); float64,
 non-contiguous, wrong-rank or non-finite inputs raise ValueError. Outputs: numpy arrays that own

@@ -1,5 +1,5 @@
 // meshnn._meshnn: the compiled half of `import meshnn`, a thin pybind11 layer over the public API
-// (meshnn/audio.h, meshnn/models/gr00t_adapter.h). The Python package (python/meshnn/) adds the
+// (meshnn/audio.h, meshnn/gr00t.h). The Python package (python/meshnn/) adds the
 // drop-in classes; this file only moves tensors across the boundary and maps errors.
 //
 // Tensors in: a C-contiguous, aligned float32 numpy array (torch tensors arrive here through
@@ -28,11 +28,11 @@
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/tensor.h"
+#include "meshnn/gr00t.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/wav.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/models/gr00t_adapter.h"
 #include "meshnn/streaming.h"
 
 namespace py = pybind11;
@@ -101,7 +101,8 @@ py::array to_numpy(const Tensor& t) {
 // test-tsan under ThreadSanitizer).
 // Models need no claim: each call leases its own runner from the model's pool
 // (src/api/runner_pool.h), so concurrent calls on one model run in parallel; the GR00T adapter
-// object serialises its calls with its own mutex.
+// and policy objects (gr00t::Adapter / Policy) pool runners per device, so their calls run in
+// parallel too.
 
 // ---- progress callbacks ----------------------------------------------------------------------
 
@@ -170,97 +171,79 @@ py::array compute(ProgressBridge& bridge, const Call& call) {
   return to_numpy(y);
 }
 
-// ---- GR00T adapter ---------------------------------------------------------------------------
+// ---- GR00T adapter and policy -----------------------------------------------------------------
 
-// The CLI's gr00t-adapter as an object: the checkpoint, config, slot layout and options are
-// fixed at construction (validated then, as AdapterPlan::build does); each call runs forward and
-// returns the CLI's output tensors by name. On a 1x1 mesh the adapter (packed weights, K/V
-// buffers) is built once and reused; on a larger local mesh every call runs the SPMD program of
-// the CLI (each device builds its head slice, then forward; K/V heads are all-gathered).
+// token_types: (S,) integer ndarray (0 text, 1 image, 2 padding) → an i64 Tensor (a copy).
+Tensor token_types_of(const py::array& types) {
+  const char kind = types.dtype().kind();
+  MESHNN_CHECK(kind == 'i' || kind == 'u',
+               "token_types: expected integers (0 text, 1 image, 2 "
+               "padding), got dtype ",
+               py::str(types.dtype()).cast<std::string>());
+  py::array_t<int64_t, py::array::c_style | py::array::forcecast> t(types);
+  Tensor out({static_cast<int64_t>(t.size())}, DType::i64);
+  for (py::ssize_t i = 0; i < t.size(); ++i) {
+    const int64_t v = t.data()[i];
+    MESHNN_CHECK(v >= 0 && v <= 2, "token_types[", i, "] = ", v,
+                 " (expected 0 text, 1 image or 2 padding)");
+    out.data<int64_t>()[i] = v;
+  }
+  return out;
+}
+
+gr00t::LoadOptions gr00t_load_options(const std::string& config_json, const std::string& mesh,
+                                      const std::string& backend, int threads, const char* what) {
+  gr00t::LoadOptions lo;
+  lo.config_json = config_json;
+  lo.mesh = mesh;
+  lo.backend = parse_backend(backend);
+  lo.threads = threads;
+  MESHNN_CHECK(lo.backend == Backend::local, what,
+               ": only the local backend is available from Python (run the CLI under mpiexec for "
+               "MPI)");
+  return lo;
+}
+
+// The CLI's gr00t-adapter as an object over gr00t::Adapter (meshnn/gr00t.h): the checkpoint,
+// config, slot layout, mesh and options are fixed (and validated) at load; each device packed its
+// head slice once. Each call returns the CLI's output tensors by name, as copies. Calls from
+// several threads run in parallel (each leases its own runners of the slices).
 class PyVlAdapter {
  public:
   PyVlAdapter(const std::string& checkpoint, const std::string& version, const py::array& types,
               const std::string& config_json, const std::string& mesh, const std::string& backend,
               const std::string& precision, const std::string& hoist_precision,
-              const std::string& gather_mode, bool taps)
-      : file_(io::SafetensorsFile::open(checkpoint)) {
+              const std::string& gather_mode, bool taps, int threads) {
     using namespace gr00t;
-    version_ = parse_version(version);
-    mc_ = parse_mesh(mesh);
-    mc_.backend = parse_backend(backend);
-    MESHNN_CHECK(mc_.backend == Backend::local,
-                 "gr00t.VlAdapter: only the local backend is "
-                 "available from Python (run the CLI under mpiexec for MPI)");
-    MESHNN_CHECK(mc_.rows == 1 || mc_.cols == 1, "mesh ", mesh,
-                 ": the head-parallel adapter splits heads over one mesh axis (use 1xN or Nx1)");
-    prefix_ = detect_weight_prefix(file_.keys());
-    cfg_ = config_json.empty() ? Config::from_metadata(file_.metadata(), version_)
-                               : Config::from_json(config_json, version_);
-    const char kind = types.dtype().kind();
-    MESHNN_CHECK(kind == 'i' || kind == 'u',
-                 "token_types: expected integers (0 text, 1 image, 2 "
-                 "padding), got dtype ",
-                 py::str(types.dtype()).cast<std::string>());
-    py::array_t<int64_t, py::array::c_style | py::array::forcecast> t(types);
-    std::vector<int> tv;
-    for (py::ssize_t i = 0; i < t.size(); ++i) {
-      const int64_t v = t.data()[i];
-      MESHNN_CHECK(v >= 0 && v <= 2, "token_types[", i, "] = ", v,
-                   " (expected 0 text, 1 image or 2 padding)");
-      tv.push_back(static_cast<int>(v));
-    }
-    layout_ = SlotLayout::from_token_types(tv, cfg_.row_block);
-    opt_.precision = parse_precision(precision);
-    opt_.state_precision = opt_.precision;
-    opt_.hoist_precision = parse_precision(hoist_precision);
-    opt_.gather_mode = parse_gather_mode(gather_mode);
-    opt_.collect_taps = taps;
-    opt_.mesh_axis = mc_.rows > 1 ? 0 : 1;
-    // Full validation now (config, layout, every checkpoint key and shape, the head split over
-    // the mesh), then build; describe() is device 0's plan, as the CLI prints it.
-    describe_ = AdapterPlan::build(cfg_, layout_, opt_, &lookup(), prefix_, mc_.rows * mc_.cols, 0)
-                    .describe();
-    if (mc_.rows * mc_.cols == 1) {
-      py::gil_scoped_release nogil;
-      adapter_ = std::make_unique<VlAdapter>(cfg_, layout_, lookup(), opt_, prefix_);
-    }
+    const Version v = parse_version(version);
+    const LoadOptions lo =
+        gr00t_load_options(config_json, mesh, backend, threads, "gr00t.VlAdapter");
+    AdapterOptions opt;
+    opt.precision = parse_precision(precision);
+    opt.state_precision = opt.precision;
+    opt.hoist_precision = parse_precision(hoist_precision);
+    opt.gather_mode = parse_gather_mode(gather_mode);
+    opt.collect_taps = taps;
+    const Tensor t = token_types_of(types);
+    py::gil_scoped_release nogil;
+    adapter_ = std::make_unique<Adapter>(Adapter::load(checkpoint, v, t, opt, lo));
   }
 
-  std::string describe() const { return describe_; }
-  int64_t seq_len() const { return layout_.seq_len(); }
-  int64_t s_pad() const { return layout_.s_pad(); }
-  std::string version() const { return gr00t::version_name(version_); }
+  std::string describe() const { return adapter_->plan().describe(); }
+  int64_t seq_len() const { return adapter_->layout().seq_len(); }
+  int64_t s_pad() const { return adapter_->layout().s_pad(); }
+  std::string version() const { return gr00t::version_name(adapter_->version()); }
 
   // features: (1, S, D) / (S, D) token rows, or (1, 1, S_pad, D) already in slots; state:
   // (1, 1, d) / (1, d) / (d) or None → the CLI's tensors by name.
   std::map<std::string, py::array> forward(const py::array& features,
                                            const std::optional<py::array>& state, int embodiment) {
-    using namespace gr00t;
-    Tensor feats = view_of(features, "features");
-    if (feats.rank() != 4) {
-      MESHNN_CHECK_AS(ShapeError, feats.rank() >= 2 && feats.dim(-2) == layout_.seq_len(),
-                      "features ", shape_str(feats.shape()),
-                      " must be [1, S, D] with S=", layout_.seq_len(), " (the token_types length)");
-    }
+    const Tensor feats = view_of(features, "features");
     const Tensor st = state ? view_of(*state, "state") : Tensor();
     std::map<std::string, Tensor> out;
     {
       py::gil_scoped_release nogil;
-      if (feats.rank() != 4) feats = layout_.rows_to_slots(feats);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (adapter_) {
-        out = collect(*adapter_, feats, st, embodiment, nullptr);
-      } else {
-        std::mutex out_mu;
-        run_spmd(mc_, [&](Device& dev) {
-          VlAdapter a(cfg_, layout_, lookup(), opt_, prefix_, &dev);
-          auto t = collect(a, feats, st, embodiment, &dev);
-          if (dev.rank() == 0) {
-            std::lock_guard<std::mutex> l(out_mu);
-            out = std::move(t);
-          }
-        });
-      }
+      out = adapter_->named_tensors(adapter_->run(feats, Tensor(), st, embodiment));
     }
     std::map<std::string, py::array> res;
     for (auto& [k, v] : out) res[k] = to_numpy(v);
@@ -268,46 +251,61 @@ class PyVlAdapter {
   }
 
  private:
-  const WeightLookup& lookup() {
-    if (!lookup_)
-      lookup_ = [this](const std::string& k) -> std::optional<Tensor> {
-        if (!file_.contains(k)) return std::nullopt;
-        return file_.get(k);
-      };
-    return lookup_;
+  std::unique_ptr<gr00t::Adapter> adapter_;
+};
+
+// gr00t::Policy (adapter + action head + Euler steps) as an object: load once, get_action from
+// any thread (concurrent calls run in parallel on their own runners and equal the serial ones).
+class PyPolicy {
+ public:
+  PyPolicy(const std::string& checkpoint, const std::string& version, const py::array& types,
+           const std::string& config_json, const std::string& mesh, const std::string& backend,
+           int threads, const std::string& precision, const std::string& hoist_precision,
+           const std::string& gather_mode) {
+    using namespace gr00t;
+    const Version v = parse_version(version);
+    const LoadOptions lo = gr00t_load_options(config_json, mesh, backend, threads, "gr00t.Policy");
+    PolicyOptions opt;
+    const Precision p = parse_precision(precision);
+    opt.adapter.precision = opt.adapter.state_precision = opt.head.precision = p;
+    opt.adapter.hoist_precision = hoist_precision.empty() ? p : parse_precision(hoist_precision);
+    opt.adapter.gather_mode = parse_gather_mode(gather_mode);
+    const Tensor t = token_types_of(types);
+    py::gil_scoped_release nogil;
+    policy_ = std::make_unique<Policy>(Policy::load(checkpoint, v, t, opt, lo));
   }
 
-  // The CLI's output naming: dit_encoder_hidden_states (token rows), vl_set.<set>,
-  // kv.<block>.k / .v (all heads), state_features, tap.<name>.
-  std::map<std::string, Tensor> collect(gr00t::VlAdapter& a, const Tensor& feats, const Tensor& st,
-                                        int embodiment, Device* dev) {
-    const Tensor mask = a.plan().vl_mask_present ? layout_.key_valid_mask() : Tensor();
-    gr00t::AdapterOutputs o = a.forward(feats, mask, st, embodiment);
-    std::map<std::string, Tensor> t;
-    t["dit_encoder_hidden_states"] = layout_.slots_to_rows(o.vl);
-    for (auto& [name, s] : o.vl_sets) t["vl_set." + name] = s.clone();
-    for (auto& [blk, kv] : o.kv) {
-      // The persistent K/V buffers are overwritten by the next call: hand out copies.
-      const std::string b = "kv." + std::to_string(blk);
-      t[b + ".k"] = dev ? dev->ccl().all_gather(kv.first, 1, opt_.mesh_axis) : kv.first.clone();
-      t[b + ".v"] = dev ? dev->ccl().all_gather(kv.second, 1, opt_.mesh_axis) : kv.second.clone();
+  std::string describe() const { return policy_->describe(); }
+  int64_t seq_len() const { return policy_->layout().seq_len(); }
+  int64_t s_pad() const { return policy_->layout().s_pad(); }
+  std::string version() const { return gr00t::version_name(policy_->version()); }
+  int64_t action_horizon() const { return policy_->head_config().action_horizon; }
+  int64_t action_dim() const { return policy_->head_config().action_dim; }
+  int num_steps() const { return policy_->head_config().num_steps; }
+
+  // → (actions (1, T, A), velocities [(1, T, A)] per step, or an empty list).
+  py::tuple get_action(const py::array& features, const std::optional<py::array>& vl_mask,
+                       const std::optional<py::array>& state, int embodiment,
+                       const std::optional<py::array>& noise, uint64_t seed, int steps,
+                       bool velocities) {
+    const Tensor f = view_of(features, "features");
+    const Tensor m = vl_mask ? view_of(*vl_mask, "vl_mask") : Tensor();
+    const Tensor st = state ? view_of(*state, "state") : Tensor();
+    const Tensor nz = noise ? view_of(*noise, "noise") : Tensor();
+    Tensor actions;
+    std::vector<Tensor> vel;
+    {
+      py::gil_scoped_release nogil;
+      actions =
+          policy_->get_action(f, m, st, embodiment, nz, seed, steps, velocities ? &vel : nullptr);
     }
-    if (o.state_features.defined()) t["state_features"] = o.state_features.clone();
-    for (auto& [name, x] : o.taps)
-      t["tap." + name] = name == "state_features" ? x.clone() : layout_.slots_to_rows(x);
-    return t;
+    py::list vs;
+    for (const Tensor& v : vel) vs.append(to_numpy(v));
+    return py::make_tuple(to_numpy(actions), vs);
   }
 
-  io::SafetensorsFile file_;
-  gr00t::Version version_ = gr00t::Version::n1_5;
-  gr00t::Config cfg_;
-  gr00t::SlotLayout layout_;
-  gr00t::AdapterOptions opt_;
-  MeshConfig mc_;
-  std::string prefix_, describe_;
-  WeightLookup lookup_;
-  std::unique_ptr<gr00t::VlAdapter> adapter_;
-  std::mutex mu_;  // one forward at a time: the adapter's K/V buffers are per object
+ private:
+  std::unique_ptr<gr00t::Policy> policy_;
 };
 
 // A stream of type Stream over a Model; built with the GIL released (a pipeline calibrates). The
@@ -539,19 +537,37 @@ PYBIND11_MODULE(_meshnn, m) {
       py::arg("path"), py::arg("samples"), py::arg("sample_rate"),
       "(T, C) float32 samples → float32 WAV");
 
-  // ---- GR00T VL adapter ----
+  // ---- GR00T VL adapter and policy (meshnn/gr00t.h) ----
   py::class_<PyVlAdapter>(m, "Gr00tVlAdapter")
       .def(py::init<const std::string&, const std::string&, const py::array&, const std::string&,
                     const std::string&, const std::string&, const std::string&, const std::string&,
-                    const std::string&, bool>(),
+                    const std::string&, bool, int>(),
            py::arg("checkpoint"), py::arg("version"), py::arg("token_types"),
            py::arg("config_json") = "", py::arg("mesh") = "1x1", py::arg("backend") = "local",
            py::arg("precision") = "fp32", py::arg("hoist_precision") = "fp32",
-           py::arg("gather_mode") = "splice", py::arg("taps") = false)
+           py::arg("gather_mode") = "splice", py::arg("taps") = false, py::arg("threads") = 0)
       .def("describe", &PyVlAdapter::describe)
       .def_property_readonly("seq_len", &PyVlAdapter::seq_len)
       .def_property_readonly("s_pad", &PyVlAdapter::s_pad)
       .def_property_readonly("version", &PyVlAdapter::version)
       .def("forward", &PyVlAdapter::forward, py::arg("features"), py::arg("state") = py::none(),
            py::arg("embodiment") = 0);
+  py::class_<PyPolicy>(m, "Gr00tPolicy")
+      .def(py::init<const std::string&, const std::string&, const py::array&, const std::string&,
+                    const std::string&, const std::string&, int, const std::string&,
+                    const std::string&, const std::string&>(),
+           py::arg("checkpoint"), py::arg("version"), py::arg("token_types"),
+           py::arg("config_json") = "", py::arg("mesh") = "1x1", py::arg("backend") = "local",
+           py::arg("threads") = 0, py::arg("precision") = "fp32", py::arg("hoist_precision") = "",
+           py::arg("gather_mode") = "splice")
+      .def("describe", &PyPolicy::describe)
+      .def_property_readonly("seq_len", &PyPolicy::seq_len)
+      .def_property_readonly("s_pad", &PyPolicy::s_pad)
+      .def_property_readonly("version", &PyPolicy::version)
+      .def_property_readonly("action_horizon", &PyPolicy::action_horizon)
+      .def_property_readonly("action_dim", &PyPolicy::action_dim)
+      .def_property_readonly("num_steps", &PyPolicy::num_steps)
+      .def("get_action", &PyPolicy::get_action, py::arg("features"), py::arg("vl_mask"),
+           py::arg("state"), py::arg("embodiment"), py::arg("noise"), py::arg("seed"),
+           py::arg("steps"), py::arg("velocities"));
 }

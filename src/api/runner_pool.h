@@ -1,8 +1,9 @@
 // Weights loaded once, runners made on demand: a pool of per-thread copies of one model.
 //
 // `Model` is an internal model class whose copy constructor shares every weight (packed once per
-// process) and gives the copy its own plans and scratch (see layers/conv.h). The pool keeps the
-// loaded model as the immutable weights, never runs it, and hands each caller thread a runner:
+// process) and gives the copy its own plans and scratch (see layers/conv.h), or a class whose
+// fork() does the same (the GR00T runners, whose K/V buffers a copy must not share). The pool keeps
+// the loaded model as the immutable weights, never runs it, and hands each caller thread a runner:
 // an idle one when there is one (warm: its plans are built), else a fresh copy. The lock is taken
 // only to take or return a runner, never during a forward.
 #pragma once
@@ -45,7 +46,10 @@ class RunnerPool {
         return Lease(this, std::move(m));
       }
     }
-    return Lease(this, std::make_unique<Model>(*weights_));
+    if constexpr (requires(const Model& m) { m.fork(); })
+      return Lease(this, weights_->fork());
+    else
+      return Lease(this, std::make_unique<Model>(*weights_));
   }
 
  private:

@@ -1,7 +1,5 @@
 // meshnn gr00t-adapter: backbone features + token types + state (+ embodiment id) → hoisted cross
 // K/V, gathered VL rows and state features (.safetensors); --describe prints the plan as JSON.
-#include "meshnn/models/gr00t_adapter.h"
-
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,10 +8,10 @@
 #include "cli/int_option.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
+#include "meshnn/gr00t.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/safetensors.h"
-#include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 
 namespace meshnn::cli {
@@ -33,79 +31,47 @@ void run(const Args& a) {
   const Version v = parse_version(a.version);
   if (!a.out.empty())
     io::check_output_path(a.out, {a.checkpoint, a.features, a.token_types, a.state, a.config});
-  MeshConfig mc = parse_mesh(a.mesh);
-  mc.backend = parse_backend(a.backend);
-  MESHNN_CHECK(mc.rows == 1 || mc.cols == 1, "--mesh ", a.mesh,
-               ": the head-parallel adapter splits heads over one mesh axis (use 1xN or Nx1)");
-  const io::SafetensorsFile ck = io::SafetensorsFile::open(a.checkpoint);
-  const std::string prefix = detect_weight_prefix(ck.keys());
+  LoadOptions lo;
+  lo.mesh = a.mesh;
+  lo.backend = parse_backend(a.backend);
   // The checkpoint's config (metadata) wins over the version defaults; an explicit --config
   // file replaces the metadata.
-  Config cfg;
-  if (!a.config.empty()) {
-    cfg = Config::from_json_file(a.config, v);
-  } else {
-    cfg = Config::from_metadata(ck.metadata(), v);
-  }
+  lo.config_path = a.config;
   const Tensor types = io::load_npy(a.token_types);
-  const SlotLayout layout = SlotLayout::from_token_types(types, cfg.row_block);
   AdapterOptions opt;
   opt.precision = parse_precision(a.precision);
   opt.state_precision = opt.precision;
   opt.hoist_precision = parse_precision(a.hoist_precision);
   opt.gather_mode = parse_gather_mode(a.gather_mode);
   opt.collect_taps = a.taps;
-  opt.mesh_axis = mc.rows > 1 ? 0 : 1;
-  const WeightLookup lookup = [&ck](const std::string& k) -> std::optional<Tensor> {
-    if (!ck.contains(k)) return std::nullopt;
-    return ck.get(k);
-  };
   if (a.describe && a.out.empty()) {
     // Validation only: config, layout and every checkpoint key and shape, no packing.
-    std::printf("%s\n", AdapterPlan::build(cfg, layout, opt, &lookup, prefix).describe().c_str());
+    std::printf("%s\n", Adapter::validate(a.checkpoint, v, types, opt, lo).describe().c_str());
     return;
   }
   MESHNN_CHECK(!a.features.empty() && !a.out.empty(),
                "--features and --out are required "
                "(or --describe alone to print the plan)");
-  Tensor feats = io::load_npy(a.features);
+  const Tensor feats = io::load_npy(a.features);
   check_finite(feats, a.features);  // before any weight is packed
-  // Token rows (1, S, D) / (S, D) from the backbone go into the slot layout; a (1, 1, S_pad, D)
-  // tensor is taken as already laid out.
-  if (feats.rank() != 4) {
-    MESHNN_CHECK_AS(ShapeError, feats.rank() >= 2 && feats.dim(-2) == layout.seq_len(), "features ",
-                    shape_str(feats.shape()), " must be [1, S, D] with S=", layout.seq_len(),
-                    " (the --token-types length)");
-    feats = layout.rows_to_slots(feats);
-  }
   const Tensor state = a.state.empty() ? Tensor() : io::load_npy(a.state);
-  // SPMD: every device builds its adapter (its heads) and runs forward; K/V heads are
-  // all-gathered so device 0 writes the same file as a 1x1 run.
-  run_spmd(mc, [&](Device& dev) {
-    VlAdapter adapter(cfg, layout, lookup, opt, prefix, &dev);
-    if (a.describe && dev.rank() == 0) std::printf("%s\n", adapter.describe().c_str());
-    const Tensor mask = adapter.plan().vl_mask_present ? layout.key_valid_mask() : Tensor();
-    AdapterOutputs out = adapter.forward(feats, mask, state, a.embodiment);
-    std::map<std::string, Tensor> t;
-    t["dit_encoder_hidden_states"] = layout.slots_to_rows(out.vl);
-    for (auto& [name, s] : out.vl_sets) t["vl_set." + name] = s;
-    for (auto& [blk, kv] : out.kv) {
-      t["kv." + std::to_string(blk) + ".k"] = dev.ccl().all_gather(kv.first, 1, opt.mesh_axis);
-      t["kv." + std::to_string(blk) + ".v"] = dev.ccl().all_gather(kv.second, 1, opt.mesh_axis);
-    }
-    if (out.state_features.defined()) t["state_features"] = out.state_features;
-    for (auto& [name, x] : out.taps)
-      t["tap." + name] = name == "state_features" ? x : layout.slots_to_rows(x);
-    if (dev.rank() != 0) return;
+  // SPMD on the mesh (Adapter owns the launch): K/V heads are all-gathered, so rank 0 writes the
+  // same file as a 1x1 run.
+  const Adapter adapter = Adapter::load(a.checkpoint, v, types, opt, lo);
+  const bool rank0 = process_rank(lo.backend) == 0;
+  if (a.describe && rank0) std::printf("%s\n", adapter.describe().c_str());
+  const std::map<std::string, Tensor> t =
+      adapter.named_tensors(adapter.run(feats, Tensor(), state, a.embodiment));
+  if (rank0) {
     io::save_safetensors(a.out, t,
                          {{"plan", adapter.plan().describe()},
                           {"gr00t_version", version_name(v)},
                           {"mesh", a.mesh}});
     std::fprintf(stderr, "gr00t-adapter: %s on mesh %s, %zu tensors → %s\n", version_name(v),
                  a.mesh.c_str(), t.size(), a.out.c_str());
-  });
-  // MPI was initialised by run_spmd; every rank must finalise before exiting.
-  if (mc.backend == Backend::mpi) finalize_backends();
+  }
+  // MPI was initialised by the load; every rank must finalise before exiting.
+  if (lo.backend == Backend::mpi) finalize_backends();
 }
 
 const Registrar reg("gr00t-adapter", [](CLI::App& app) {

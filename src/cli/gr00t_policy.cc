@@ -4,17 +4,15 @@
 // error nothing is written.
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/int_option.h"
 #include "meshnn/core/error.h"
+#include "meshnn/gr00t.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
-#include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/models/gr00t_action_head.h"
 
 namespace meshnn::cli {
 
@@ -31,17 +29,10 @@ struct Args {
 void run(const Args& a) {
   using namespace gr00t;
   const Version v = parse_version(a.version);
-  MeshConfig mc = parse_mesh(a.mesh);
-  mc.backend = parse_backend(a.backend);
-  MESHNN_CHECK(mc.rows == 1 || mc.cols == 1, "--mesh ", a.mesh,
-               ": the head-parallel policy splits heads over one mesh axis (use 1xN or Nx1)");
-  const io::SafetensorsFile ck = io::SafetensorsFile::open(a.checkpoint);
-  const std::string prefix = detect_weight_prefix(ck.keys());
-  // A checkpoint of another version fails here (its metadata names the version).
-  const Config cfg = Config::from_metadata(ck.metadata(), v);
-  const ActionHeadConfig hc = ActionHeadConfig::from_metadata(ck.metadata(), v);
+  LoadOptions lo;
+  lo.mesh = a.mesh;
+  lo.backend = parse_backend(a.backend);
   const Tensor types = io::load_npy(a.token_types);
-  const SlotLayout layout = SlotLayout::from_token_types(types, cfg.row_block);
   const Tensor feats = io::load_npy(a.features);
   const Tensor state = io::load_npy(a.state);
   const Tensor noise = a.noise.empty() ? Tensor() : io::load_npy(a.noise);
@@ -49,27 +40,19 @@ void run(const Args& a) {
   const Precision p = parse_precision(a.precision);
   opt.adapter.precision = opt.adapter.hoist_precision = opt.adapter.state_precision = p;
   opt.head.precision = p;
-  opt.adapter.mesh_axis = mc.rows > 1 ? 0 : 1;
-  const WeightLookup lookup = [&ck](const std::string& k) -> std::optional<Tensor> {
-    if (!ck.contains(k)) return std::nullopt;
-    return ck.get(k);
-  };
-  Tensor actions;
-  std::mutex mu;
-  run_spmd(mc, [&](Device& dev) {
-    Policy pol(cfg, hc, layout, lookup, opt, prefix, &dev);
-    if (a.describe && dev.rank() == 0) std::printf("%s\n", pol.head().describe().c_str());
-    Tensor act = pol.get_action(feats, state, a.embodiment, noise, a.seed, a.steps);
-    if (dev.rank() != 0) return;
-    std::lock_guard<std::mutex> lock(mu);
-    actions = act;
-  });
-  if (mc.backend == Backend::mpi) finalize_backends();
-  if (!actions.defined()) return;  // MPI ranks other than 0
+  // A checkpoint of another version fails here (its metadata names the version), as do bad
+  // configs, missing keys and a head split the mesh cannot make; Policy owns the SPMD launch.
+  const Policy pol = Policy::load(a.checkpoint, v, types, opt, lo);
+  const bool rank0 = process_rank(lo.backend) == 0;
+  if (a.describe && rank0) std::printf("%s\n", pol.describe().c_str());
+  const Tensor actions =
+      pol.get_action(feats, Tensor(), state, a.embodiment, noise, a.seed, a.steps);
+  if (lo.backend == Backend::mpi) finalize_backends();
+  if (!rank0) return;  // every rank has the actions; rank 0 writes them
   io::save_npy(a.out, actions);
   std::fprintf(stderr, "gr00t-policy: %s, embodiment %d, %d steps, mesh %s → %s %s\n",
-               version_name(v), a.embodiment, a.steps ? a.steps : hc.num_steps, a.mesh.c_str(),
-               shape_str(actions.shape()).c_str(), a.out.c_str());
+               version_name(v), a.embodiment, a.steps ? a.steps : pol.head_config().num_steps,
+               a.mesh.c_str(), shape_str(actions.shape()).c_str(), a.out.c_str());
 }
 
 const Registrar reg("gr00t-policy", [](CLI::App& app) {

@@ -246,15 +246,30 @@ struct ActionHead::Impl {
   }
 };
 
+void ActionHead::validate(const Config& cfg, const ActionHeadConfig& hc,
+                          const WeightLookup& weights, const std::string& prefix, int tp) {
+  cfg.validate();
+  const char* vn = version_name(cfg.version);
+  const int64_t inner = cfg.dit.inner_dim();
+  MESHNN_CHECK(cfg.state.input_embedding_dim == inner, vn, ": input_embedding_dim ",
+               cfg.state.input_embedding_dim, " != DiT inner dim ", inner,
+               " (num_attention_heads · attention_head_dim)");
+  MESHNN_CHECK(tp >= 1 && cfg.dit.n_heads % tp == 0, vn, ": ", cfg.dit.n_heads,
+               " DiT heads do not split over ", tp, " devices");
+  MESHNN_CHECK(cfg.dit.interleave_self_attention, vn,
+               ": the action head needs interleave_self_attention (cross / self blocks alternate)");
+  // Every key and shape from the head's table (models/gr00t_description.cc), all at once.
+  require_weights(describe_action_head(cfg, hc, prefix), weights,
+                  detail::concat(vn, " action head (prefix '", prefix, "')"));
+}
+
 ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const WeightLookup& weights,
                        const ActionHeadOptions& options, const std::string& prefix, Device* device)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  cfg.validate();
   m.cfg = cfg;
   m.hc = hc;
   m.opt = options;
-  const char* vn = version_name(cfg.version);
   if (device && device->axis_size(options.mesh_axis) > 1) {
     m.device = device;
     m.tp = device->axis_size(options.mesh_axis);
@@ -267,21 +282,13 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
   m.F = hc.future_tokens;
   m.N = 1 + m.F + m.T;
   m.dh = cfg.dit.head_dim;
-  MESHNN_CHECK(cfg.state.input_embedding_dim == m.D, vn, ": input_embedding_dim ",
-               cfg.state.input_embedding_dim, " != DiT inner dim ", m.D,
-               " (num_attention_heads · attention_head_dim)");
-  MESHNN_CHECK(cfg.dit.n_heads % m.tp == 0, vn, ": ", cfg.dit.n_heads,
-               " DiT heads do not split over ", m.tp, " devices");
-  MESHNN_CHECK(cfg.dit.interleave_self_attention, vn,
-               ": the action head needs interleave_self_attention (cross / self blocks alternate)");
+  // ---- every key and shape checked up front; all problems listed at once -------------------
+  validate(cfg, hc, weights, prefix, m.tp);
   m.heads_local = cfg.dit.n_heads / m.tp;
   m.ff_local = 4 * m.D / m.tp;
   m.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(m.dh)));
 
-  // ---- every key and shape checked up front; all problems listed at once -------------------
-  // Every key from the head's table (models/gr00t_description.cc).
   const ModelDesc desc = describe_action_head(cfg, hc, prefix);
-  require_weights(desc, weights, detail::concat(vn, " action head (prefix '", prefix, "')"));
   auto get = [&](const std::string& key) {
     Tensor t = *weights(key);
     return t.dtype() == DType::f32 ? t : t.to(DType::f32);
@@ -360,8 +367,6 @@ ActionHead::~ActionHead() = default;
 
 std::unique_ptr<ActionHead> ActionHead::fork() const {
   const Impl& m = *impl_;
-  MESHNN_CHECK(m.device == nullptr, version_name(m.cfg.version),
-               ": fork() is for one-device heads (each device of a mesh builds its own)");
   std::unique_ptr<ActionHead> out(new ActionHead());
   // The layers' copies share their weights (Linear forks); scratch, caches and counters anew.
   out->impl_ = std::make_unique<Impl>(m);
@@ -371,6 +376,19 @@ std::unique_ptr<ActionHead> ActionHead::fork() const {
   for (Tensor* t : {&f.h, &f.x, &f.qb, &f.kvb, &f.att, &f.part, &f.hid, &f.scores, &f.y})
     if (t->defined()) *t = Tensor(t->shape());
   return out;
+}
+
+void ActionHead::bind_device(Device* device) {
+  Impl& m = *impl_;
+  if (m.tp == 1) return;  // one device: no collective, nothing to bind
+  if (device) {
+    MESHNN_CHECK(
+        device->axis_size(m.opt.mesh_axis) == m.tp && device->coord(m.opt.mesh_axis) == m.rank,
+        version_name(m.cfg.version), ": this head slice is head group ", m.rank, " of ", m.tp,
+        " on mesh axis ", m.opt.mesh_axis, "; the device is ", device->coord(m.opt.mesh_axis),
+        " of ", device->axis_size(m.opt.mesh_axis));
+  }
+  m.device = device;
 }
 
 const ActionHeadConfig& ActionHead::head_config() const { return impl_->hc; }
@@ -399,6 +417,8 @@ Tensor ActionHead::get_action(const AdapterOutputs& adapter, const AdapterPlan& 
   const char* vn = version_name(m.cfg.version);
   const int64_t D = m.D, N = m.N, T = m.T, A = m.A, dl = m.heads_local * m.dh;
   const int K = steps > 0 ? steps : m.hc.num_steps;
+  MESHNN_CHECK(m.tp == 1 || m.device, vn,
+               ": this head-parallel head is not bound to a device (bind_device)");
   MESHNN_CHECK(steps >= 0 && K <= m.hc.num_buckets, "steps must be in [1, ", m.hc.num_buckets,
                "] (the timestep buckets; 0 = the config's ", m.hc.num_steps, "), got ", steps);
 
@@ -552,7 +572,7 @@ Tensor seeded_noise(int64_t horizon, int64_t action_dim, uint64_t seed) {
 
 // make_random_head_checkpoint: models/gr00t_description.cc (from the key table).
 
-struct Policy::State {
+struct PolicyRunner::State {
   Config cfg;
   ActionHeadConfig hc;
   SlotLayout layout;
@@ -560,9 +580,9 @@ struct Policy::State {
   std::unique_ptr<ActionHead> head;
 };
 
-Policy::Policy(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& layout,
-               const WeightLookup& weights, const PolicyOptions& options, const std::string& prefix,
-               Device* device)
+PolicyRunner::PolicyRunner(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& layout,
+                           const WeightLookup& weights, const PolicyOptions& options,
+                           const std::string& prefix, Device* device)
     : s_(std::make_unique<State>()) {
   s_->cfg = cfg;
   s_->hc = hc;
@@ -574,11 +594,11 @@ Policy::Policy(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& 
   s_->adapter = std::make_unique<VlAdapter>(cfg, layout, weights, options.adapter, prefix, device);
 }
 
-Policy::~Policy() = default;
-VlAdapter& Policy::adapter() { return *s_->adapter; }
-ActionHead& Policy::head() { return *s_->head; }
-std::unique_ptr<Policy> Policy::fork() const {
-  std::unique_ptr<Policy> out(new Policy());
+PolicyRunner::~PolicyRunner() = default;
+VlAdapter& PolicyRunner::adapter() { return *s_->adapter; }
+ActionHead& PolicyRunner::head() { return *s_->head; }
+std::unique_ptr<PolicyRunner> PolicyRunner::fork() const {
+  std::unique_ptr<PolicyRunner> out(new PolicyRunner());
   out->s_ = std::make_unique<State>();
   State& f = *out->s_;
   f.cfg = s_->cfg;
@@ -589,11 +609,22 @@ std::unique_ptr<Policy> Policy::fork() const {
   return out;
 }
 
-int64_t Policy::adapter_hoist_projections() const { return s_->adapter->hoist_projections(); }
+int64_t PolicyRunner::adapter_hoist_projections() const { return s_->adapter->hoist_projections(); }
 
-Tensor Policy::get_action(const Tensor& features, const Tensor& state, int embodiment,
-                          const Tensor& noise, uint64_t seed, int steps,
-                          std::vector<Tensor>* velocities) {
+void PolicyRunner::bind_device(Device* device) {
+  s_->head->bind_device(device);
+  s_->adapter->bind_device(device);
+}
+
+Tensor PolicyRunner::get_action(const Tensor& features, const Tensor& state, int embodiment,
+                                const Tensor& noise, uint64_t seed, int steps,
+                                std::vector<Tensor>* velocities) {
+  return get_action(features, Tensor(), state, embodiment, noise, seed, steps, velocities);
+}
+
+Tensor PolicyRunner::get_action(const Tensor& features, const Tensor& vl_mask, const Tensor& state,
+                                int embodiment, const Tensor& noise, uint64_t seed, int steps,
+                                std::vector<Tensor>* velocities) {
   State& s = *s_;
   const char* vn = version_name(s.cfg.version);
   // ---- validate everything before any compute -----------------------------------------------
@@ -632,7 +663,10 @@ Tensor Policy::get_action(const Tensor& features, const Tensor& state, int embod
                    " cross-attention blocks would attend nothing");
   }
   // state: width, finiteness checked by the adapter before its compute (state_rows).
-  const Tensor mask = s.adapter->plan().vl_mask_present ? s.layout.key_valid_mask() : Tensor();
+  // vl_mask: shape, 0 / 1 values and presence checked by the adapter before its compute.
+  const Tensor mask = vl_mask.defined()                   ? vl_mask
+                      : s.adapter->plan().vl_mask_present ? s.layout.key_valid_mask()
+                                                          : Tensor();
   AdapterOutputs out = s.adapter->forward(f, mask, state, embodiment);
   Tensor actions = s.head->get_action(out, s.adapter->plan(), nz, embodiment, steps, velocities);
   s.adapter->free_outputs(out);

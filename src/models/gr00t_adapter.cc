@@ -236,8 +236,6 @@ VlAdapter::~VlAdapter() = default;
 
 std::unique_ptr<VlAdapter> VlAdapter::fork() const {
   const Impl& m = *impl_;
-  MESHNN_CHECK(m.device == nullptr, version_name(m.plan.config.version),
-               ": fork() is for one-device adapters (each device of a mesh builds its own)");
   MESHNN_CHECK(!m.released, version_name(m.plan.config.version),
                ": fork() of a released adapter (its K/V buffers are gone)");
   std::unique_ptr<VlAdapter> out(new VlAdapter());
@@ -248,7 +246,28 @@ std::unique_ptr<VlAdapter> VlAdapter::fork() const {
   f.proj = Tensor(m.proj.shape());
   f.hoist_projections = 0;
   for (layers::EncoderBlock& b : f.vlsa) b.prepare(f.plan.s_active);
+  // The head-parallel blocks' scratch handles were copied: forget them (the next forward
+  // allocates this runner's own).
+  for (HeadParallelBlock& b : f.tp_blocks) {
+    b.n = b.qkv_buf = b.attn = b.scores = b.hidden = b.part = Tensor();
+    b.rows = 0;
+  }
   return out;
+}
+
+void VlAdapter::bind_device(Device* device) {
+  Impl& m = *impl_;
+  const AdapterPlan& p = m.plan;
+  if (p.tp == 1) return;  // one device: no collective, nothing to bind
+  if (device) {
+    MESHNN_CHECK(device->axis_size(p.options.mesh_axis) == p.tp &&
+                     device->coord(p.options.mesh_axis) == p.tp_rank,
+                 version_name(p.config.version), ": this adapter slice is head group ", p.tp_rank,
+                 " of ", p.tp, " on mesh axis ", p.options.mesh_axis, "; the device is ",
+                 device->coord(p.options.mesh_axis), " of ",
+                 device->axis_size(p.options.mesh_axis));
+  }
+  m.device = device;
 }
 
 const AdapterPlan& VlAdapter::plan() const { return impl_->plan; }
@@ -263,6 +282,8 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
   const AdapterPlan& p = m.plan;
   const char* vn = version_name(p.config.version);
   MESHNN_CHECK(!m.released, vn, ": forward after release() (the persistent K/V buffers are gone)");
+  MESHNN_CHECK(p.tp == 1 || m.device, vn,
+               ": this head-parallel adapter is not bound to a device (bind_device)");
 
   // ---- validate every input before any compute ---------------------------------------------
   check_finite(features, "features");  // NaN / Inf would flow into every output

@@ -162,7 +162,7 @@ TEST(Reliability2, NanWeightInTheHeadIsReportedAsTheModelsFault) {
   ASSERT_FALSE(key.empty());
   Tensor w = t.at(key);
   for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = std::nanf("");
-  Policy pol(cfg, hc, layout, lookup_in(t));
+  PolicyRunner pol(cfg, hc, layout, lookup_in(t));
   const std::string m = message_of([&] {
     pol.get_action(t.at("input.features"), t.at("input.state"), emb, t.at("input.noise"));
   });
@@ -251,7 +251,7 @@ TEST(Reliability2, StepsBeyondTheTimestepBucketsAreRefused) {
   const ActionHeadConfig hc = ActionHeadConfig::from_metadata(f.metadata(), Version::n1_7);
   const SlotLayout layout = SlotLayout::from_token_types(t.at("input.token_types"), cfg.row_block);
   const int emb = std::stoi(f.metadata().at("embodiment"));
-  Policy pol(cfg, hc, layout, lookup_in(t));
+  PolicyRunner pol(cfg, hc, layout, lookup_in(t));
   const Tensor& feats = t.at("input.features");
   const Tensor& st = t.at("input.state");
   EXPECT_THROW(pol.get_action(feats, st, emb, t.at("input.noise"), 0, hc.num_buckets + 1),

@@ -71,7 +71,7 @@ TEST(LinearThreads, CopiesShareWeightsAndRunConcurrently) {
 // One GR00T policy loaded once and forked: each of two threads runs its own runner (the VL
 // adapter and the action head, every Linear of GR00T: weights shared, plans and scratch per
 // runner) on a different observation at the same time, and gets its serial result bit for bit.
-TEST(LinearThreads, Gr00tPolicyRunnerPerThreadEqualsSerial) {
+TEST(LinearThreads, Gr00tPolicyPerThreadEqualsSerial) {
   using namespace gr00t;
   const Version v = Version::n1_5;
   const std::map<std::string, Tensor> t = load_fixture("gr00t_head_n1_5.safetensors");
@@ -86,15 +86,15 @@ TEST(LinearThreads, Gr00tPolicyRunnerPerThreadEqualsSerial) {
     PolicyOptions opt;
     opt.adapter.precision = p;
     opt.head.precision = p;
-    const Policy loaded(cfg, hc, layout, lookup_in(t), opt);
+    const PolicyRunner loaded(cfg, hc, layout, lookup_in(t), opt);
     std::vector<Tensor> noise = {random_normal({1, hc.action_horizon, hc.action_dim}, 1),
                                  random_normal({1, hc.action_horizon, hc.action_dim}, 2)};
     std::vector<Tensor> want;
     for (int i = 0; i < 2; ++i) {
-      Policy serial(cfg, hc, layout, lookup_in(t), opt);  // a separately built model
+      PolicyRunner serial(cfg, hc, layout, lookup_in(t), opt);  // a separately built model
       want.push_back(serial.get_action(features, state, 1 + i, noise[i]));
     }
-    std::vector<std::unique_ptr<Policy>> runners;
+    std::vector<std::unique_ptr<PolicyRunner>> runners;
     for (int i = 0; i < 2; ++i) runners.push_back(loaded.fork());
     std::vector<Tensor> got(2);
     std::vector<std::thread> threads;

@@ -62,7 +62,7 @@ class Gr00tHeadGolden : public ::testing::TestWithParam<Version> {};
 
 TEST_P(Gr00tHeadGolden, F32EveryStepAndActionsMatchPyTorch) {
   HeadGolden g(GetParam());
-  Policy pol(g.cfg, g.hc, g.layout, g.weights());
+  PolicyRunner pol(g.cfg, g.hc, g.layout, g.weights());
   std::vector<std::string> runs = {"golden."};
   if (g.t.count("golden3.actions")) runs.push_back("golden3.");
   for (const std::string& pre : runs) {
@@ -90,7 +90,7 @@ TEST_P(Gr00tHeadGolden, F32EveryStepAndActionsMatchPyTorch) {
 
 TEST_P(Gr00tHeadGolden, CrossKvProjectedOncePerObservation) {
   HeadGolden g(GetParam());
-  Policy pol(g.cfg, g.hc, g.layout, g.weights());
+  PolicyRunner pol(g.cfg, g.hc, g.layout, g.weights());
   const int64_t n_cross = static_cast<int64_t>(g.cfg.dit.cross_block_indices().size());
   const int64_t L = g.cfg.dit.n_layers;
   for (int call = 1; call <= 2; ++call) {
@@ -114,7 +114,7 @@ TEST_P(Gr00tHeadGolden, Bf16WeightsCloseToFp32) {
   opt.adapter.precision = opt.adapter.hoist_precision = opt.adapter.state_precision =
       Precision::bf16;
   opt.head.precision = Precision::bf16;
-  Policy pol(g.cfg, g.hc, g.layout, g.weights(), opt);
+  PolicyRunner pol(g.cfg, g.hc, g.layout, g.weights(), opt);
   const Tensor act = pol.get_action(g.t.at("input.features"), g.t.at("input.state"), g.embodiment,
                                     g.t.at("input.noise"), 0, 4);
   const Tensor& want = g.t.at("golden.actions");
@@ -127,7 +127,7 @@ TEST_P(Gr00tHeadGolden, Bf16WeightsCloseToFp32) {
 
 TEST_P(Gr00tHeadGolden, SeededNoiseIsDeterministic) {
   HeadGolden g(GetParam());
-  Policy pol(g.cfg, g.hc, g.layout, g.weights());
+  PolicyRunner pol(g.cfg, g.hc, g.layout, g.weights());
   const Tensor a =
       pol.get_action(g.t.at("input.features"), g.t.at("input.state"), g.embodiment, Tensor(), 7);
   const Tensor b =
@@ -153,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(Gr00t, Gr00tHeadGolden,
 
 TEST(Gr00tHeadErrors, BadInputsAreRejected) {
   HeadGolden g(Version::n1_7);
-  Policy pol(g.cfg, g.hc, g.layout, g.weights());
+  PolicyRunner pol(g.cfg, g.hc, g.layout, g.weights());
   const Tensor& f = g.t.at("input.features");
   const Tensor& st = g.t.at("input.state");
   const Tensor& nz = g.t.at("input.noise");
@@ -221,7 +221,7 @@ TEST(Gr00tHeadErrors, EmptyKeySetRejected) {
   std::vector<int> types(40, 0);  // no image tokens: the image blocks would attend nothing
   const SlotLayout l = SlotLayout::from_token_types(types, g.cfg.row_block);
   try {
-    Policy pol(g.cfg, g.hc, l, g.weights());
+    PolicyRunner pol(g.cfg, g.hc, l, g.weights());
     pol.get_action(g.t.at("input.features"), g.t.at("input.state"), 2, g.t.at("input.noise"));
     FAIL() << "expected an error";
   } catch (const Error& e) {
@@ -266,7 +266,7 @@ TEST_P(Gr00tActionHeadParallel, EqualsSingleDevice) {
   const Tensor nz = random_normal({1, 5, 7}, 7);
   PolicyOptions opt;
   opt.adapter.mesh_axis = prm.rows > 1 ? 0 : 1;
-  Policy ref(cfg, hc, layout, lookup_in(ck), opt);
+  PolicyRunner ref(cfg, hc, layout, lookup_in(ck), opt);
   std::vector<Tensor> want_v;
   const Tensor want = ref.get_action(x, st, 1, nz, 0, 4, &want_v);
   MeshConfig mc;
@@ -276,7 +276,7 @@ TEST_P(Gr00tActionHeadParallel, EqualsSingleDevice) {
   std::mutex mu;
   std::vector<Tensor> got(static_cast<size_t>(prm.rows * prm.cols));
   run_spmd(mc, [&](Device& dev) {
-    Policy pol(cfg, hc, layout, lookup_in(ck), opt, "action_head.", &dev);
+    PolicyRunner pol(cfg, hc, layout, lookup_in(ck), opt, "action_head.", &dev);
     Tensor a = pol.get_action(x, st, 1, nz, 0, 4);
     std::lock_guard<std::mutex> lock(mu);
     got[static_cast<size_t>(dev.rank())] = a;

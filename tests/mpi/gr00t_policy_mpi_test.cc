@@ -36,14 +36,14 @@ TEST(MpiGr00tPolicy, HeadParallelEqualsSingleDevice) {
   const Tensor x = test::random_normal({1, 45, 64}, 5, 2.f);
   const Tensor st = test::random_normal({1, 1, 17}, 6);
   const Tensor nz = test::random_normal({1, 5, 7}, 7);
-  Policy ref(cfg, hc, layout, lookup_in(ck));
+  PolicyRunner ref(cfg, hc, layout, lookup_in(ck));
   const Tensor want = ref.get_action(x, st, 1, nz, 0, 4);
   MeshConfig mc;
   mc.rows = 1;
   mc.cols = world;
   mc.backend = Backend::mpi;
   run_spmd(mc, [&](Device& dev) {
-    Policy pol(cfg, hc, layout, lookup_in(ck), {}, "action_head.", &dev);
+    PolicyRunner pol(cfg, hc, layout, lookup_in(ck), {}, "action_head.", &dev);
     EXPECT_TRUE(test::close_rel_l2(pol.get_action(x, st, 1, nz, 0, 4), want, 1e-6, "actions"));
   });
 }

@@ -98,8 +98,16 @@ class ActionHead {
   Tensor get_action(const AdapterOutputs& adapter, const AdapterPlan& plan, const Tensor& noise,
                     int embodiment, int steps = 0, std::vector<Tensor>* velocities = nullptr);
 
-  // Another runner over the same weights (see VlAdapter::fork; one device only).
+  // Another runner over the same weights (see VlAdapter::fork; a head-parallel head's fork keeps
+  // its slice and its device: bind it before running it on another launch).
   std::unique_ptr<ActionHead> fork() const;
+  // Head-parallel: run on a later launch of the same mesh (see VlAdapter::bind_device).
+  void bind_device(Device* device);
+
+  // Everything the constructor checks before packing (dims, the head split over `tp` devices,
+  // every key and shape, all problems in one WeightError); no weight is converted or packed.
+  static void validate(const Config& cfg, const ActionHeadConfig& hc, const WeightLookup& weights,
+                       const std::string& prefix = default_weight_prefix(), int tp = 1);
 
   const ActionHeadConfig& head_config() const;
   const ActionHeadStats& stats() const;
@@ -128,28 +136,38 @@ struct PolicyOptions {
   ActionHeadOptions head;
 };
 
-class Policy {
+// One runner of the policy (the building block of gr00t::Policy in meshnn/gr00t.h, which loads a
+// checkpoint, pools these runners and launches the mesh): one thread at a time.
+class PolicyRunner {
  public:
-  Policy(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& layout,
-         const WeightLookup& weights, const PolicyOptions& options = {},
-         const std::string& prefix = default_weight_prefix(), Device* device = nullptr);
-  ~Policy();
+  PolicyRunner(const Config& cfg, const ActionHeadConfig& hc, const SlotLayout& layout,
+               const WeightLookup& weights, const PolicyOptions& options = {},
+               const std::string& prefix = default_weight_prefix(), Device* device = nullptr);
+  ~PolicyRunner();
   // features: (1, 1, S_pad, D) slot layout (or (1, S, D) token rows, laid out here), finite;
   // state: (1, 1, d) | (1, d) | (d), d ≤ state_dim_pad, finite; noise: (1, T, A) finite, or
   // undefined to draw seeded_noise(seed). → actions (1, T, A).
   Tensor get_action(const Tensor& features, const Tensor& state, int embodiment,
                     const Tensor& noise, uint64_t seed = 0, int steps = 0,
                     std::vector<Tensor>* velocities = nullptr);
+  // The same with the VL-SA key-valid mask of this call (VlAdapter::forward's vl_mask);
+  // undefined = the layout's (required by versions with VL-SA, forbidden by N1.6).
+  Tensor get_action(const Tensor& features, const Tensor& vl_mask, const Tensor& state,
+                    int embodiment, const Tensor& noise, uint64_t seed = 0, int steps = 0,
+                    std::vector<Tensor>* velocities = nullptr);
   // Another runner of the policy for another thread: weights shared, plans, scratch and K/V
-  // buffers its own (one device only). Runners of one policy may run concurrently, one per thread.
-  std::unique_ptr<Policy> fork() const;
+  // buffers its own. Runners of one policy may run concurrently, one per thread. A head-parallel
+  // runner's fork keeps its slice and device: bind it to its own launch before running it.
+  std::unique_ptr<PolicyRunner> fork() const;
+  // Head-parallel: adapter and head run on `device`, a device of a later launch of the same mesh.
+  void bind_device(Device* device);
   VlAdapter& adapter();
   ActionHead& head();
   // Hoisted cross K/V projections the adapter ran (one per cross block per get_action).
   int64_t adapter_hoist_projections() const;
 
  private:
-  Policy() = default;
+  PolicyRunner() = default;
   struct State;
   std::unique_ptr<State> s_;
 };

@@ -49,9 +49,15 @@ class VlAdapter {
   VlAdapter& operator=(const VlAdapter&) = delete;
 
   // Another runner over the same weights, for another thread: the packed weights are shared, the
-  // plans, scratch and persistent K/V buffers are its own (one device only: not head-parallel).
-  // Rule: one runner per thread; any number of runners of one adapter run concurrently.
+  // plans, scratch and persistent K/V buffers are its own. Rule: one runner per thread; any number
+  // of runners of one adapter run concurrently. A head-parallel adapter's fork holds the same
+  // head slice and keeps the device: bind it to a device of its own launch before running it.
   std::unique_ptr<VlAdapter> fork() const;
+  // Head-parallel: run_spmd makes new devices on every launch, so a slice built on one launch
+  // runs on a later launch of the same mesh shape after binding to the device at its coordinate
+  // (InvalidArgument for another axis extent or coordinate). nullptr unbinds: forward is then an
+  // InvalidArgument until the next bind. One-device adapters accept any device (it is not used).
+  void bind_device(Device* device);
 
   const AdapterPlan& plan() const;
   // features: (1, 1, S_pad, D) | (1, S_pad, D) | (S_pad, D) f32 (bf16 accepted, converted);

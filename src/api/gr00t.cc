@@ -1,0 +1,349 @@
+// The public GR00T API (meshnn/gr00t.h) over the runners of models/: one load sequence (open,
+// configs, layout, every check, then one SPMD launch that packs each device's head slice), a
+// runner pool per device rank, and one SPMD launch per call.
+#include "meshnn/gr00t.h"
+
+#include <mutex>
+
+#include "api/runner_pool.h"
+#include "io/json.h"
+#include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
+#include "meshnn/io/safetensors.h"
+#include "meshnn/mesh/ccl.h"
+
+namespace meshnn::gr00t {
+namespace {
+
+// The opened checkpoint: weights by key (mmapped or in memory, kept alive as long as the model:
+// the packed layers may keep views of them), its keys and metadata.
+struct Source {
+  std::shared_ptr<const io::SafetensorsFile> file;
+  std::shared_ptr<const std::map<std::string, Tensor>> tensors;
+  std::map<std::string, std::string> metadata;
+  std::vector<std::string> keys;
+  WeightLookup lookup;
+};
+
+Source open_source(const std::string& path) {
+  Source s;
+  s.file = std::make_shared<const io::SafetensorsFile>(io::SafetensorsFile::open(path));
+  s.metadata = s.file->metadata();
+  s.keys = s.file->keys();
+  s.lookup = [f = s.file](const std::string& k) -> std::optional<Tensor> {
+    if (!f->contains(k)) return std::nullopt;
+    return f->get(k);
+  };
+  return s;
+}
+
+Source memory_source(const Checkpoint& ck) {
+  Source s;
+  s.tensors = std::make_shared<const std::map<std::string, Tensor>>(ck.tensors);
+  s.metadata = ck.metadata;
+  for (const auto& [k, t] : ck.tensors) s.keys.push_back(k);
+  s.lookup = [t = s.tensors](const std::string& k) -> std::optional<Tensor> {
+    auto it = t->find(k);
+    if (it == t->end()) return std::nullopt;
+    return it->second;
+  };
+  return s;
+}
+
+// The mesh of a load: one axis of extent ≥ 1 splits the heads; threads checked here.
+MeshConfig mesh_of(const LoadOptions& o, const char* what) {
+  check_thread_count(o.threads, "threads per device");
+  MeshConfig mc = parse_mesh(o.mesh);
+  mc.backend = o.backend;
+  mc.threads_per_device = o.threads;
+  MESHNN_CHECK(mc.rows == 1 || mc.cols == 1, "mesh ", o.mesh, ": the head-parallel ", what,
+               " splits heads over one mesh axis (use 1xN or Nx1)");
+  return mc;
+}
+
+int head_axis(const MeshConfig& mc) { return mc.rows > 1 ? 0 : 1; }
+
+// The checkpoint's config (metadata, its gr00t_version checked) or the explicit JSON.
+Config config_of(const Source& s, const LoadOptions& o, Version v) {
+  return o.config_json.empty() ? Config::from_metadata(s.metadata, v)
+                               : Config::from_json(o.config_json, v);
+}
+
+// Features as slots: (1, 1, S_pad, D) as given, token rows (1, S, D) | (S, D) laid out; finite.
+Tensor features_as_slots(const Tensor& features, const SlotLayout& layout) {
+  MESHNN_CHECK(features.defined(), "features are undefined");
+  check_finite(features, "features");
+  if (features.rank() == 4) return features;
+  MESHNN_CHECK_AS(ShapeError, features.rank() >= 2 && features.dim(-2) == layout.seq_len(),
+                  "features ", shape_str(features.shape()),
+                  " must be [1, S, D] with S=", layout.seq_len(), " (the token types length)");
+  return layout.rows_to_slots(features);
+}
+
+// Per device rank, a pool of runners of its head slice (MPI: only this rank's), and the launch.
+// Runner: VlAdapter | PolicyRunner (fork() shares the packed weights, bind_device() moves a slice
+// to the devices of a new launch).
+template <class Runner>
+class MeshRunners {
+ public:
+  explicit MeshRunners(const MeshConfig& mc) : mc_(mc) {}
+
+  // One launch: make(device) packs that device's slice; it becomes the pool's weights.
+  template <class Make>
+  void build(const Make& make) {
+    pools_.resize(static_cast<size_t>(mc_.rows * mc_.cols));
+    std::mutex mu;
+    run_spmd(mc_, [&](Device& d) {
+      std::unique_ptr<Runner> r = make(d);
+      r->bind_device(nullptr);  // the device ends with this launch
+      std::lock_guard<std::mutex> lock(mu);
+      pools_[static_cast<size_t>(d.rank())] =
+          std::make_unique<api::RunnerPool<Runner>>(std::move(r));
+    });
+  }
+
+  // The weights of device 0 (MPI: of this rank's device).
+  const Runner& first() const {
+    for (const auto& p : pools_)
+      if (p) return p->weights();
+    throw Error("internal: GR00T runners were not built");
+  }
+
+  // Runs step(runner, device) on every device with a runner of its slice bound to it; → device
+  // 0's result (MPI: this rank's; every rank computes the same replicated outputs).
+  template <class Result, class Step>
+  Result run(const Step& step) {
+    // MPI: each launch creates communicators collectively, so the ranks must launch in one order.
+    std::unique_lock<std::mutex> serial(mpi_mu_, std::defer_lock);
+    if (mc_.backend == Backend::mpi) serial.lock();
+    Result out{};
+    std::mutex mu;
+    run_spmd(mc_, [&](Device& d) {
+      auto runner = pools_[static_cast<size_t>(d.rank())]->take();
+      runner->bind_device(&d);
+      struct Unbind {
+        Runner& r;
+        ~Unbind() { r.bind_device(nullptr); }
+      } unbind{*runner};
+      Result y = step(*runner, d);
+      if (d.rank() == 0 || mc_.backend == Backend::mpi) {
+        std::lock_guard<std::mutex> lock(mu);
+        out = std::move(y);
+      }
+    });
+    return out;
+  }
+
+  const MeshConfig& mesh() const { return mc_; }
+
+ private:
+  MeshConfig mc_;
+  std::vector<std::unique_ptr<api::RunnerPool<Runner>>> pools_;
+  std::mutex mpi_mu_;
+};
+
+// What every load checks and keeps, before any weight is packed.
+struct Prepared {
+  Source src;
+  Version version = Version::n1_5;
+  MeshConfig mc;
+  Config cfg;
+  SlotLayout layout;
+  std::string prefix;
+};
+
+// Mesh, configs (head: when `hc` is given), layout, then the keys: a bad option or config is
+// reported before anything about the weights.
+Prepared prepare(Source src, Version v, const Tensor& token_types, const LoadOptions& options,
+                 const char* what, ActionHeadConfig* hc = nullptr) {
+  Prepared p;
+  p.mc = mesh_of(options, what);
+  LoadOptions lo = options;
+  MESHNN_CHECK(lo.config_json.empty() || lo.config_path.empty(),
+               "give the config as JSON text or as a file, not both");
+  if (!lo.config_path.empty()) lo.config_json = io::read_json_file(lo.config_path).dump();
+  p.version = v;
+  p.cfg = config_of(src, lo, v);
+  if (hc)
+    *hc = lo.config_json.empty() ? ActionHeadConfig::from_metadata(src.metadata, v)
+                                 : ActionHeadConfig::from_json(lo.config_json, v);
+  p.layout = SlotLayout::from_token_types(token_types, p.cfg.row_block);
+  p.prefix = detect_weight_prefix(src.keys);
+  p.src = std::move(src);
+  return p;
+}
+
+AdapterPlan adapter_plan(const Prepared& p, AdapterOptions& opt) {
+  opt.mesh_axis = head_axis(p.mc);
+  // Config, layout, options, every checkpoint key and shape, and the head split over the mesh.
+  return AdapterPlan::build(p.cfg, p.layout, opt, &p.src.lookup, p.prefix, p.mc.rows * p.mc.cols,
+                            0);
+}
+
+}  // namespace
+
+// ---- Adapter --------------------------------------------------------------------------------
+
+struct Adapter::Impl {
+  Prepared p;
+  AdapterOptions opt;
+  AdapterPlan plan;
+  std::string describe;
+  MeshRunners<VlAdapter> runners;
+  Impl(Prepared prep, const AdapterOptions& o) : p(std::move(prep)), opt(o), runners(p.mc) {}
+};
+
+Adapter::Adapter(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+namespace {
+std::shared_ptr<Adapter::Impl> load_adapter(Source src, Version v, const Tensor& token_types,
+                                            const AdapterOptions& options, const LoadOptions& lo) {
+  auto m = std::make_shared<Adapter::Impl>(prepare(std::move(src), v, token_types, lo, "adapter"),
+                                           options);
+  m->plan = adapter_plan(m->p, m->opt);
+  const Prepared& p = m->p;
+  m->runners.build([&](Device& d) {
+    return std::make_unique<VlAdapter>(p.cfg, p.layout, p.src.lookup, m->opt, p.prefix, &d);
+  });
+  m->describe = m->runners.first().describe();
+  return m;
+}
+}  // namespace
+
+Adapter Adapter::load(const std::string& path, Version version, const Tensor& token_types,
+                      const AdapterOptions& options, const LoadOptions& load) {
+  return Adapter(load_adapter(open_source(path), version, token_types, options, load));
+}
+
+Adapter Adapter::load(const Checkpoint& checkpoint, Version version, const Tensor& token_types,
+                      const AdapterOptions& options, const LoadOptions& load) {
+  return Adapter(load_adapter(memory_source(checkpoint), version, token_types, options, load));
+}
+
+AdapterPlan Adapter::validate(const std::string& path, Version version, const Tensor& token_types,
+                              const AdapterOptions& options, const LoadOptions& load) {
+  const Prepared p = prepare(open_source(path), version, token_types, load, "adapter");
+  AdapterOptions opt = options;
+  return adapter_plan(p, opt);
+}
+
+AdapterOutputs Adapter::run(const Tensor& features, const Tensor& vl_mask, const Tensor& state,
+                            int embodiment) const {
+  Impl& m = *impl_;
+  const Tensor f = features_as_slots(features, m.p.layout);
+  const int axis = m.opt.mesh_axis;
+  return m.runners.run<AdapterOutputs>([&](VlAdapter& a, Device& d) {
+    const Tensor mask = vl_mask.defined()
+                            ? vl_mask
+                            : (a.plan().vl_mask_present ? m.p.layout.key_valid_mask() : Tensor());
+    AdapterOutputs o = a.forward(f, mask, state, embodiment);
+    // The K/V are the runner's persistent buffers, overwritten by its next call: hand out copies
+    // (every head: gathered over the axis group on a mesh).
+    const bool split = a.plan().tp > 1;
+    for (auto& [blk, kv] : o.kv)
+      kv = split ? std::make_pair(d.ccl().all_gather(kv.first, 1, axis),
+                                  d.ccl().all_gather(kv.second, 1, axis))
+                 : std::make_pair(kv.first.clone(), kv.second.clone());
+    if (o.state_features.defined()) o.state_features = o.state_features.clone();
+    if (auto it = o.taps.find("state_features"); it != o.taps.end()) it->second = o.state_features;
+    return o;
+  });
+}
+
+std::map<std::string, Tensor> Adapter::named_tensors(const AdapterOutputs& out) const {
+  const SlotLayout& layout = impl_->p.layout;
+  std::map<std::string, Tensor> t;
+  t["dit_encoder_hidden_states"] = layout.slots_to_rows(out.vl);
+  for (const auto& [name, s] : out.vl_sets) t["vl_set." + name] = s;
+  for (const auto& [blk, kv] : out.kv) {
+    t["kv." + std::to_string(blk) + ".k"] = kv.first;
+    t["kv." + std::to_string(blk) + ".v"] = kv.second;
+  }
+  if (out.state_features.defined()) t["state_features"] = out.state_features;
+  for (const auto& [name, x] : out.taps)
+    t["tap." + name] = name == "state_features" ? x : layout.slots_to_rows(x);
+  return t;
+}
+
+const AdapterPlan& Adapter::plan() const { return impl_->plan; }
+std::string Adapter::describe() const { return impl_->describe; }
+const Config& Adapter::config() const { return impl_->p.cfg; }
+const SlotLayout& Adapter::layout() const { return impl_->p.layout; }
+Version Adapter::version() const { return impl_->p.version; }
+const MeshConfig& Adapter::mesh() const { return impl_->p.mc; }
+
+// ---- Policy ---------------------------------------------------------------------------------
+
+struct Policy::Impl {
+  Prepared p;
+  PolicyOptions opt;
+  ActionHeadConfig hc;
+  AdapterPlan plan;
+  std::string describe;
+  MeshRunners<PolicyRunner> runners;
+  Impl(Prepared prep, const PolicyOptions& o) : p(std::move(prep)), opt(o), runners(p.mc) {}
+};
+
+Policy::Policy(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+namespace {
+std::shared_ptr<Policy::Impl> load_policy(Source src, Version v, const Tensor& token_types,
+                                          const PolicyOptions& options, const LoadOptions& lo) {
+  ActionHeadConfig hc;
+  auto m = std::make_shared<Policy::Impl>(
+      prepare(std::move(src), v, token_types, lo, "policy", &hc), options);
+  m->hc = hc;
+  const Prepared& p = m->p;
+  const int tp = p.mc.rows * p.mc.cols;
+  // The head's checks first (every missing head tensor in one error), then the adapter's plan.
+  ActionHead::validate(p.cfg, m->hc, p.src.lookup, p.prefix, tp);
+  m->plan = adapter_plan(p, m->opt.adapter);
+  m->opt.head.mesh_axis = m->opt.adapter.mesh_axis;
+  // The layout is fixed: a cross block whose key set holds no token would attend nothing
+  // (upstream's all-masked softmax is undefined), so it is refused here rather than per call.
+  const char* vn = version_name(v);
+  for (const HoistBlockPlan& hb : m->plan.blocks)
+    MESHNN_CHECK(m->plan.key_sets.at(hb.key_set).l_real > 0, vn, ": no ", hb.key_set,
+                 " tokens in the token types; the ", hb.key_set,
+                 " cross-attention blocks would attend nothing");
+  m->runners.build([&](Device& d) {
+    auto r =
+        std::make_unique<PolicyRunner>(p.cfg, m->hc, p.layout, p.src.lookup, m->opt, p.prefix, &d);
+    if (d.rank() == 0 || p.mc.backend == Backend::mpi) m->describe = r->head().describe();
+    return r;
+  });
+  return m;
+}
+}  // namespace
+
+Policy Policy::load(const std::string& path, Version version, const Tensor& token_types,
+                    const PolicyOptions& options, const LoadOptions& load) {
+  return Policy(load_policy(open_source(path), version, token_types, options, load));
+}
+
+Policy Policy::load(const Checkpoint& checkpoint, Version version, const Tensor& token_types,
+                    const PolicyOptions& options, const LoadOptions& load) {
+  return Policy(load_policy(memory_source(checkpoint), version, token_types, options, load));
+}
+
+Tensor Policy::get_action(const Tensor& features, const Tensor& vl_mask, const Tensor& state,
+                          int embodiment, const Tensor& noise, uint64_t seed, int steps,
+                          std::vector<Tensor>* velocities) const {
+  Impl& m = *impl_;
+  const bool mpi = m.p.mc.backend == Backend::mpi;
+  return m.runners.run<Tensor>([&](PolicyRunner& r, Device& d) {
+    // Every device runs the same Euler loop on replicated rows; device 0 reports the steps.
+    std::vector<Tensor>* v = d.rank() == 0 || mpi ? velocities : nullptr;
+    return r.get_action(features, vl_mask, state, embodiment, noise, seed, steps, v);
+  });
+}
+
+std::string Policy::describe() const { return impl_->describe; }
+const AdapterPlan& Policy::plan() const { return impl_->plan; }
+const Config& Policy::config() const { return impl_->p.cfg; }
+const ActionHeadConfig& Policy::head_config() const { return impl_->hc; }
+const SlotLayout& Policy::layout() const { return impl_->p.layout; }
+Version Policy::version() const { return impl_->p.version; }
+const MeshConfig& Policy::mesh() const { return impl_->p.mc; }
+
+}  // namespace meshnn::gr00t
