@@ -93,8 +93,8 @@ MiniMaxH3AudioVae::MiniMaxH3AudioVae(std::shared_ptr<Impl> impl) : impl_(std::mo
 
 MiniMaxH3AudioVae MiniMaxH3AudioVae::load(const std::string& folder, Precision precision,
                                           bool decoder_only) {
-  return MiniMaxH3AudioVae(std::make_shared<Impl>(h3::Model::load(
-      folder, precision, decoder_only ? h3::Parts::decoder : h3::Parts::both)));
+  return MiniMaxH3AudioVae(std::make_shared<Impl>(
+      h3::Model::load(folder, precision, decoder_only ? h3::Parts::decoder : h3::Parts::both)));
 }
 
 bool MiniMaxH3AudioVae::is_folder(const std::string& path) {
@@ -185,10 +185,9 @@ Tensor MiniMaxH3AudioVae::DecodeStream::push(const Tensor& latents) {
   MESHNN_CHECK_AS(ShapeError, latents.defined() && latents.dtype() == DType::f32,
                   "latent frames: expected float32, got ",
                   latents.defined() ? dtype_name(latents.dtype()) : "no tensor");
-  MESHNN_CHECK_AS(ShapeError,
-                  latents.rank() == 3 && latents.dim(0) >= 1 && latents.dim(1) == s.channels,
-                  "latent frames: expected (B, ", s.channels, ", n), got ",
-                  shape_str(latents.shape()));
+  MESHNN_CHECK_AS(
+      ShapeError, latents.rank() == 3 && latents.dim(0) >= 1 && latents.dim(1) == s.channels,
+      "latent frames: expected (B, ", s.channels, ", n), got ", shape_str(latents.shape()));
   MESHNN_CHECK_AS(ShapeError, s.frames == 0 || latents.dim(0) == s.batch,
                   "latent frames: the batch changed from ", s.batch, " to ", latents.dim(0),
                   " within a stream (flush or reset first)");

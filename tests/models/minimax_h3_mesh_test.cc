@@ -164,6 +164,10 @@ TEST(MiniMaxH3Mesh, TooShortForTheSplitFailsBeforeAnyWork) {
   } catch (const ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("at most 1 device"), std::string::npos) << e.what();
   }
+  // Exactly the minimum per device (a halo as long as the shard) fits and is exact.
+  const Tensor fits = test::random_normal({2, 8, 2 * need - 1}, 39);
+  expect_like_one_device(vae().decode(fits, on("2x1")), vae().decode(fits, on("1x1")),
+                         line_of("2x1", 2, 2 * need - 1), 40, "decode at the minimum");
   // The stereo split alone needs no minimum length.
   EXPECT_EQ(vae().decode(z.narrow(2, 0, 1), on("1x2")).shape(), (Shape{2, 1, 40}));
   const Tensor w =

@@ -310,7 +310,8 @@ Model::Posterior Model::encode(const Tensor& wave, Node& graph, const TimeShard&
 int64_t Model::min_decode_frames_per_device() const {
   // A layer at r rows per latent frame whose halo is h rows needs S·r ≥ h. The generator:
   // conv_pre (k7) at the latent rate; per stage a transposed conv (input halos ⌈(K − 1 − p)/s⌉
-  // and ⌊(s − 1 + p)/s⌋, p = (K − s)/2, at the stage's input rate), then at its output rate the residual convs
+  // and ⌊(s − 1 + p)/s⌋, p = (K − s)/2, at the stage's input rate), then at its output rate the
+  // residual convs
   // ((k − 1)·d/2) and the anti-aliased activations; conv_post (k7) at the sample rate.
   const GeneratorConfig g = cfg_.generator();
   auto need = [](int64_t halo, int64_t rate) { return (halo + rate - 1) / rate; };
