@@ -17,6 +17,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -401,24 +402,65 @@ PYBIND11_MODULE(_meshnn, m) {
       .def_property_readonly("latents_std", &MiniMaxH3AudioVae::latents_std)
       .def(
           "decode",
-          [](const MiniMaxH3AudioVae& v, const py::array& z, int threads) {
+          [](const MiniMaxH3AudioVae& v, const py::array& z, int threads, const std::string& mesh,
+             const std::string& backend) {
             ProgressBridge none{py::none()};
-            const RunOptions run = run_options("auto", "local", threads, none);
+            const RunOptions run = run_options(mesh, backend, threads, none);
             const Tensor x = view_of(z, "latents");
             return compute(none, [&] { return v.decode(x, run); });
           },
-          py::arg("latents"), py::arg("threads") = 0)
+          py::arg("latents"), py::arg("threads") = 0, py::arg("mesh") = "auto",
+          py::arg("backend") = "local")
       .def(
           "encode",
-          [](const MiniMaxH3AudioVae& v, const py::array& wave, int threads) {
+          [](const MiniMaxH3AudioVae& v, const py::array& wave, int threads,
+             const std::string& mesh, const std::string& backend) {
             ProgressBridge none{py::none()};
-            const RunOptions run = run_options("auto", "local", threads, none);
+            const RunOptions run = run_options(mesh, backend, threads, none);
             const Tensor x = view_of(wave, "wave");
             Tensor logs;
             py::array mean = compute(none, [&] { return v.encode(x, &logs, run); });
             return py::make_tuple(mean, to_numpy(logs));
           },
-          py::arg("wave"), py::arg("threads") = 0);
+          py::arg("wave"), py::arg("threads") = 0, py::arg("mesh") = "auto",
+          py::arg("backend") = "local")
+      .def(
+          "decode_stream",
+          [](const MiniMaxH3AudioVae& v, const std::string& mesh, int threads) {
+            ProgressBridge none{py::none()};
+            return v.decode_stream(run_options(mesh, "local", threads, none));
+          },
+          py::arg("mesh") = "1x1", py::arg("threads") = 0);
+  // The H3 decode stream: push latents (B, C, n) → the samples (B, 1, m) that became final.
+  using H3Stream = MiniMaxH3AudioVae::DecodeStream;
+  auto h3_call = [](H3Stream& s, const std::function<Tensor()>& call) {
+    Tensor y;
+    {
+      const Claim claim(&s, "this stream");
+      py::gil_scoped_release nogil;
+      y = call();
+    }
+    return to_numpy(y);
+  };
+  py::class_<H3Stream>(m, "MiniMaxH3DecodeStream")
+      .def(
+          "push",
+          [h3_call](H3Stream& s, const py::array& z) {
+            const Tensor x = view_of(z, "latents");
+            return h3_call(s, [&] { return s.push(x); });
+          },
+          py::arg("latents"))
+      .def("flush", [h3_call](H3Stream& s) { return h3_call(s, [&] { return s.flush(); }); })
+      .def("reset",
+           [](H3Stream& s) {
+             const Claim claim(&s, "this stream");
+             s.reset();
+           })
+      .def_property_readonly("sample_rate", &H3Stream::sample_rate)
+      .def_property_readonly("samples_per_frame", &H3Stream::samples_per_frame)
+      .def_property_readonly("lookahead_frames", &H3Stream::lookahead_frames)
+      .def_property_readonly("lookahead_ms", &H3Stream::lookahead_ms)
+      .def_property_readonly("mesh", &H3Stream::mesh);
 
   // ---- BigVGAN ----
   py::class_<BigVganVocoder>(m, "BigVganVocoder")

@@ -1,39 +1,91 @@
-// The public MiniMax-H3 audio VAE (meshnn/audio.h) over models/minimax_h3.
-#include <omp.h>
-
+// The public MiniMax-H3 audio VAE (meshnn/audio.h) over models/minimax_h3: the loaded weights
+// shared by every call, graphs pooled per direction (one per device per call, warm on reuse), the
+// mesh split of models/minimax_h3/mesh.h, and the streaming decode on a stream engine.
+#include <cmath>
 #include <mutex>
+#include <random>
 
 #include "api/audio_model_registry.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
+#include "models/bigvgan.h"
+#include "models/minimax_h3/mesh.h"
 #include "models/minimax_h3/model.h"
+#include "streaming/stream_engine.h"
 
 namespace meshnn {
 
+namespace h3 = models::minimax_h3;
+
+namespace {
+
+// Graphs over the model's weights, each used by one device of one call at a time. A graph keeps
+// its plans (packed weights, JIT kernels) between calls, so a second call on the same mesh is
+// warm. Graphs are made under the lock: the layers they copy are shared, not duplicated.
+class GraphPool {
+ public:
+  explicit GraphPool(std::function<graph::NodePtr()> make) : make_(std::move(make)) {}
+  class Lease {
+   public:
+    Lease(GraphPool* pool, graph::NodePtr g) : pool_(pool), g_(std::move(g)) {}
+    Lease(Lease&&) noexcept = default;
+    ~Lease() {
+      if (!g_) return;
+      g_->reset();  // no history of this call survives it
+      std::lock_guard<std::mutex> lock(pool_->mu_);
+      pool_->idle_.push_back(std::move(g_));
+    }
+    graph::Node& operator*() { return *g_; }
+
+   private:
+    GraphPool* pool_;
+    graph::NodePtr g_;
+  };
+  Lease take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_.empty()) return Lease(this, make_());
+    graph::NodePtr g = std::move(idle_.back());
+    idle_.pop_back();
+    return Lease(this, std::move(g));
+  }
+
+ private:
+  std::function<graph::NodePtr()> make_;
+  std::mutex mu_;
+  std::vector<graph::NodePtr> idle_;
+};
+
+}  // namespace
+
 struct MiniMaxH3AudioVae::Impl {
-  std::unique_ptr<models::minimax_h3::Model> model;
-  std::mutex mu;  // the model's graphs keep per-call state: one call at a time
+  std::unique_ptr<const h3::Model> model;
+  GraphPool decode_graphs, encode_graphs;
+  explicit Impl(std::unique_ptr<const h3::Model> m)
+      : model(std::move(m)),
+        decode_graphs([this] { return model->decode_stream(); }),
+        encode_graphs([this] { return model->encode_stream(); }) {}
 };
 
 namespace {
 
-// Runs fn with the call's OpenMP thread count (0 = the process default); one device only.
-template <class Fn>
-auto with_run(const RunOptions& run, Fn&& fn) {
-  MESHNN_CHECK_AS(InvalidArgument, run.mesh == "auto" || run.mesh == "1x1",
-                  "MiniMax-H3 audio VAE: mesh '", run.mesh,
-                  "' is not supported yet (one device: auto or 1x1)");
-  MESHNN_CHECK_AS(InvalidArgument, run.backend == Backend::local,
-                  "MiniMax-H3 audio VAE: only the local backend is supported yet");
-  MESHNN_CHECK_AS(InvalidArgument, run.threads >= 0 && run.threads <= 4096,
-                  "threads must be in [0, 4096], got ", run.threads);
-  const int before = omp_get_max_threads();
-  if (run.threads > 0) omp_set_num_threads(run.threads);
-  struct Restore {
-    int n;
-    ~Restore() { omp_set_num_threads(n); }
-  } restore{before};
-  return fn();
+// The mesh of a call over `batch` items of `frames` latent frames, checked before any work.
+MeshConfig resolve_mesh(const RunOptions& run, int64_t batch, int64_t frames, int64_t min_frames,
+                        h3::MeshSplit* split) {
+  check_thread_count(run.threads, "threads per device");
+  MeshConfig mc;
+  if (run.mesh == "auto") {
+    MESHNN_CHECK_AS(InvalidArgument, run.backend == Backend::local,
+                    "mesh \"auto\" is for the local backend; with the mpi backend give the mesh "
+                    "(RxC = ranks)");
+  } else {
+    mc = parse_mesh(run.mesh);
+  }
+  mc.backend = run.backend;
+  mc.threads_per_device = run.threads;
+  *split = h3::split_mesh(mc.rows, mc.cols, batch);
+  check_time_split(frames, split->time_parts, min_frames, "latent sequence");
+  return mc;
 }
 
 }  // namespace
@@ -42,15 +94,12 @@ MiniMaxH3AudioVae::MiniMaxH3AudioVae(std::shared_ptr<Impl> impl) : impl_(std::mo
 
 MiniMaxH3AudioVae MiniMaxH3AudioVae::load(const std::string& folder, Precision precision,
                                           bool decoder_only) {
-  auto impl = std::make_shared<Impl>();
-  impl->model = models::minimax_h3::Model::load(
-      folder, precision,
-      decoder_only ? models::minimax_h3::Parts::decoder : models::minimax_h3::Parts::both);
-  return MiniMaxH3AudioVae(std::move(impl));
+  return MiniMaxH3AudioVae(std::make_shared<Impl>(
+      h3::Model::load(folder, precision, decoder_only ? h3::Parts::decoder : h3::Parts::both)));
 }
 
 bool MiniMaxH3AudioVae::is_folder(const std::string& path) {
-  return models::minimax_h3::is_minimax_h3_folder(path);
+  return h3::is_minimax_h3_folder(path);
 }
 
 int MiniMaxH3AudioVae::sample_rate() const { return impl_->model->config().sampling_rate; }
@@ -62,30 +111,149 @@ std::vector<float> MiniMaxH3AudioVae::latents_mean() const {
 std::vector<float> MiniMaxH3AudioVae::latents_std() const {
   return impl_->model->config().latents_std;
 }
+int64_t MiniMaxH3AudioVae::min_frames_per_device(bool encode) const {
+  return encode ? impl_->model->min_encode_frames_per_device()
+                : impl_->model->min_decode_frames_per_device();
+}
 
 Tensor MiniMaxH3AudioVae::decode(const Tensor& latents, const RunOptions& run) const {
-  return with_run(run, [&] {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    Tensor y = impl_->model->decode(latents);
-    if (run.progress) run.progress(1, 1, "decode");
-    return y;
+  const h3::Model& m = *impl_->model;
+  m.check_latents(latents);
+  const int64_t B = latents.dim(0);
+  h3::MeshSplit split;
+  const MeshConfig mc =
+      resolve_mesh(run, B, latents.dim(2), m.min_decode_frames_per_device(), &split);
+  Tensor y = h3::run_split(mc, split, B, [&](int64_t first, int64_t n, const TimeShard& ts) {
+    auto g = impl_->decode_graphs.take();
+    return m.decode(n == B ? latents : latents.narrow(0, first, n), *g, ts);
   });
+  check_model_output(y, "MiniMax-H3 audio VAE", "decode");
+  if (run.progress) run.progress(1, 1, "decode");
+  return y;
 }
 
 Tensor MiniMaxH3AudioVae::encode(const Tensor& wave, Tensor* log_std, const RunOptions& run) const {
-  return with_run(run, [&] {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    models::minimax_h3::Model::Posterior p = impl_->model->encode(wave);
-    if (run.progress) run.progress(1, 1, "encode");
-    if (log_std) *log_std = p.logs;
-    return p.mean;
+  const h3::Model& m = *impl_->model;
+  m.check_wave(wave);
+  const int64_t B = wave.dim(0), C = latent_channels();
+  const int64_t T = (wave.dim(2) + hop_length() - 1) / hop_length();
+  h3::MeshSplit split;
+  const MeshConfig mc = resolve_mesh(run, B, T, m.min_encode_frames_per_device(), &split);
+  // Each device part returns [mean ; logs] along channels, (n, 2C, T).
+  Tensor both = h3::run_split(mc, split, B, [&](int64_t first, int64_t n, const TimeShard& ts) {
+    auto g = impl_->encode_graphs.take();
+    const h3::Model::Posterior p = m.encode(n == B ? wave : wave.narrow(0, first, n), *g, ts);
+    return concat({p.mean, p.logs}, 1);
   });
+  check_model_output(both, "MiniMax-H3 audio VAE", "encode");
+  if (run.progress) run.progress(1, 1, "encode");
+  if (log_std) *log_std = both.narrow(1, C, C);
+  return both.narrow(1, 0, C);
 }
 
 Tensor MiniMaxH3AudioVae::denormalize(const Tensor& z) const {
   return impl_->model->denormalize(z);
 }
 Tensor MiniMaxH3AudioVae::normalize(const Tensor& z) const { return impl_->model->normalize(z); }
+
+// ---- DecodeStream ---------------------------------------------------------------------------
+
+struct MiniMaxH3AudioVae::DecodeStream::Impl {
+  std::shared_ptr<const MiniMaxH3AudioVae::Impl> vae;  // keeps the weights alive
+  std::unique_ptr<streaming::StreamEngine> engine;
+  int64_t channels = 0, hop = 0, lookahead = 0;
+  int sample_rate = 0;
+  int64_t frames = 0, samples = 0, batch = 1;
+  std::string mesh;
+
+  // Output rows (B, m, 1) → (B, 1, m); (B, 1, 0) when nothing became final.
+  Tensor out(const Tensor& rows) {
+    if (!rows.defined() || rows.dim(1) == 0) return Tensor::empty({batch, 1, 0});
+    samples += rows.dim(1);
+    return rows.reshape({rows.dim(0), 1, rows.dim(1)});
+  }
+};
+
+MiniMaxH3AudioVae::DecodeStream::DecodeStream(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+MiniMaxH3AudioVae::DecodeStream::~DecodeStream() = default;
+MiniMaxH3AudioVae::DecodeStream::DecodeStream(DecodeStream&&) noexcept = default;
+MiniMaxH3AudioVae::DecodeStream& MiniMaxH3AudioVae::DecodeStream::operator=(
+    DecodeStream&&) noexcept = default;
+
+Tensor MiniMaxH3AudioVae::DecodeStream::push(const Tensor& latents) {
+  Impl& s = *impl_;
+  MESHNN_CHECK_AS(ShapeError, latents.defined() && latents.dtype() == DType::f32,
+                  "latent frames: expected float32, got ",
+                  latents.defined() ? dtype_name(latents.dtype()) : "no tensor");
+  MESHNN_CHECK_AS(
+      ShapeError, latents.rank() == 3 && latents.dim(0) >= 1 && latents.dim(1) == s.channels,
+      "latent frames: expected (B, ", s.channels, ", n), got ", shape_str(latents.shape()));
+  MESHNN_CHECK_AS(ShapeError, s.frames == 0 || latents.dim(0) == s.batch,
+                  "latent frames: the batch changed from ", s.batch, " to ", latents.dim(0),
+                  " within a stream (flush or reset first)");
+  check_finite(latents, "latent frames");
+  s.batch = latents.dim(0);
+  s.frames += latents.dim(2);
+  return s.out(s.engine->push(models::mel_rows(latents)));  // rows (B, n, C)
+}
+
+Tensor MiniMaxH3AudioVae::DecodeStream::flush() {
+  Tensor y = impl_->out(impl_->engine->flush());
+  impl_->frames = impl_->samples = 0;
+  return y;
+}
+
+void MiniMaxH3AudioVae::DecodeStream::reset() {
+  impl_->engine->reset();
+  impl_->frames = impl_->samples = 0;
+}
+
+int MiniMaxH3AudioVae::DecodeStream::sample_rate() const { return impl_->sample_rate; }
+int64_t MiniMaxH3AudioVae::DecodeStream::samples_per_frame() const { return impl_->hop; }
+int64_t MiniMaxH3AudioVae::DecodeStream::lookahead_frames() const { return impl_->lookahead; }
+double MiniMaxH3AudioVae::DecodeStream::lookahead_ms() const {
+  return 1e3 * static_cast<double>(impl_->lookahead * impl_->hop) / impl_->sample_rate;
+}
+int64_t MiniMaxH3AudioVae::DecodeStream::frames_pushed() const { return impl_->frames; }
+int64_t MiniMaxH3AudioVae::DecodeStream::samples_returned() const { return impl_->samples; }
+std::string MiniMaxH3AudioVae::DecodeStream::mesh() const { return impl_->mesh; }
+bool MiniMaxH3AudioVae::DecodeStream::returns_output() const {
+  return impl_->engine->returns_output();
+}
+
+MiniMaxH3AudioVae::DecodeStream MiniMaxH3AudioVae::decode_stream(const RunOptions& run) const {
+  const h3::Model& m = *impl_->model;
+  MESHNN_CHECK(m.has_decoder(), "minimax_h3: the decoder was not loaded");
+  check_thread_count(run.threads, "threads per device");
+  MeshConfig mc = parse_mesh(run.mesh == "auto" ? "1x1" : run.mesh);
+  MESHNN_CHECK_AS(InvalidArgument, mc.rows == 1,
+                  "a stream runs on one device (1x1) or a pipeline of 1xN devices; got mesh ",
+                  run.mesh);
+  mc.backend = run.backend;
+  mc.threads_per_device = run.threads;
+  auto s = std::make_unique<DecodeStream::Impl>();
+  s->vae = impl_;
+  s->channels = m.config().latent_channels;
+  s->hop = m.hop();
+  s->sample_rate = m.config().sampling_rate;
+  s->mesh = detail::concat(mc.rows, "x", mc.cols);
+  // A pipeline cuts between the blocks of a stage: the layout that serialises them.
+  graph::NodePtr g = mc.cols > 1 ? graph::pipeline_layout(m.decode_stream()) : m.decode_stream();
+  // Frames a sample waits for beyond its own: the graph's right reach, whole frames.
+  s->lookahead = g->reach().right.ceil();
+  if (mc.cols == 1 && mc.backend == Backend::local) {
+    s->engine = streaming::single_device_engine(std::move(g), run.threads);
+  } else {
+    // The pipeline's cost calibration: 8 frames of latent-like values (one typical push).
+    std::mt19937 rng(1234);
+    std::normal_distribution<float> n(0.f, 1.f);
+    Tensor cal = Tensor::empty({1, 8, s->channels});
+    for (int64_t i = 0; i < cal.numel(); ++i) cal.data<float>()[i] = n(rng);
+    s->engine = streaming::pipeline_engine(std::move(g), mc, cal);
+  }
+  return DecodeStream(std::move(s));
+}
 
 // ---- registry entry --------------------------------------------------------------------------
 

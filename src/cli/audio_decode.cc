@@ -1,5 +1,6 @@
 // meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav; a
-// MiniMax-H3 audio VAE folder as --checkpoint: latents (B, 32, T) → 32 kHz, one channel per item.
+// MiniMax-H3 audio VAE folder as --checkpoint: latents (B, 32, T) → 32 kHz, one channel per item
+// (one shot on any mesh, or --stream).
 #include <cstdio>
 
 #include "cli/audio_common.h"
@@ -26,12 +27,74 @@ struct Args {
   StreamArgs st;
 };
 
+// One rule for the input of an MPI stream: every rank reads it whole, so it must be a regular
+// file (stdin and FIFOs would be split between the ranks: wrong, half-length audio). As the
+// one-shot decode, the mesh must match the launch (a 1x1 stream under several ranks would have
+// every rank write the same output).
+void check_mpi_stream(const Args& a) {
+  check_input_every_rank_reads(a.st.frames_from.empty() ? a.latent : a.st.frames_from,
+                               a.st.frames_from.empty() ? "--latent" : "--frames-from");
+  const MeshConfig mc = parse_mesh(a.mesh == "auto" ? "1x1" : a.mesh);
+  const int world = process_count(Backend::mpi);
+  MESHNN_CHECK_AS(InvalidArgument, world == mc.rows * mc.cols, "--backend mpi --mesh ", mc.rows,
+                  "x", mc.cols, " needs ", mc.rows * mc.cols, " processes but the launch has ",
+                  world, " (mpiexec -n ", mc.rows * mc.cols, ")");
+}
+
+// MiniMax-H3 --stream: latent frames (B·C values each: the (B, C, T) .npy read along T, or raw
+// frames of 2·C for stereo) pushed as they are read; one WAV channel per batch item.
+void run_minimax_h3_stream(const Args& a) {
+  const Backend backend = parse_backend(a.backend);
+  if (backend == Backend::mpi) check_mpi_stream(a);
+  const MiniMaxH3AudioVae vae =
+      MiniMaxH3AudioVae::load(a.checkpoint, parse_precision(a.precision), true);
+  RunOptions o;
+  o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
+  o.backend = backend;
+  o.threads = a.threads;
+  MiniMaxH3AudioVae::DecodeStream stream = vae.decode_stream(o);
+  const int64_t C = vae.latent_channels();
+  auto source = open_stream_source(a.st.frames_from, a.latent, 2 * C, [](const std::string& p) {
+    return io::open_npy_frames(p, -1);  // (B, C, T) or (C, T): frame t = z[…, t], item-major
+  });
+  MESHNN_CHECK_AS(ShapeError, source->frame_size() % C == 0 && source->frame_size() / C <= 64,
+                  source->name(), ": a latent frame of ", source->frame_size(),
+                  " values; expected B·", C, " (B ≤ 64 items)");
+  const int64_t B = source->frame_size() / C;
+  const bool denorm = a.latents_normalized;
+  StreamRun r;
+  r.to_input = [B, C, denorm, &vae](const Tensor& f) {  // (n, B·C) → (B, C, n)
+    const int64_t n = f.dim(0);
+    Tensor z = Tensor::empty({B, C, n});
+    const float* src = f.data<float>();
+    float* dst = z.data<float>();
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t i = 0; i < B * C; ++i) dst[i * n + t] = src[t * B * C + i];
+    return denorm ? vae.denormalize(z) : z;
+  };
+  r.push = [&stream](const Tensor& z) {
+    const Tensor y = stream.push(z);  // (B, 1, m) → one channel per item
+    return y.reshape({1, y.dim(0), y.dim(2)});
+  };
+  r.flush = [&stream, B] {
+    const Tensor y = stream.flush();
+    return y.reshape({1, B, y.dim(2)});
+  };
+  r.sample_rate = stream.sample_rate();
+  r.channels = static_cast<int>(B);
+  r.lookahead_frames = stream.lookahead_frames();
+  r.lookahead_ms = stream.lookahead_ms();
+  r.writes_output = stream.returns_output();
+  r.quiet = a.quiet;
+  run_stream(r, *source, a.st.push_frames, a.out);
+  if (backend == Backend::mpi) finalize_backends();
+}
+
 // MiniMax-H3: latents (B, C, T) or (C, T) → WAV with one channel per batch item (stereo = 2).
 void run_minimax_h3(const Args& a) {
-  MESHNN_CHECK_AS(InvalidArgument, !a.st.stream,
-                  "--stream is not supported for the MiniMax-H3 audio VAE yet");
-  check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given, "--chunk-frames is for the LTX decoders");
+  if (a.st.stream) return run_minimax_h3_stream(a);
+  check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(), "--latent is required");
   const auto t0 = std::chrono::steady_clock::now();
   io::check_output_path(a.out, {a.latent});
@@ -53,14 +116,17 @@ void run_minimax_h3(const Args& a) {
   const Tensor wave = vae.decode(z, run);  // (B, 1, S)
   const double secs = seconds_since(t1);
   const int64_t B = wave.dim(0), S = wave.dim(2);
-  io::write_wav(a.out, interleave_for_wav(wave.reshape({1, B, S})), vae.sample_rate());
-  const double audio_s = static_cast<double>(S) / vae.sample_rate();
-  if (!a.quiet)
-    std::printf(
-        "wrote %s: %.2f s of %d Hz audio, %lld channel(s); load %.2f s, decode %.2f s "
-        "(real-time factor %.3f), total %.2f s\n",
-        a.out.c_str(), audio_s, vae.sample_rate(), static_cast<long long>(B), load_s, secs,
-        secs / audio_s, seconds_since(t0));
+  if (process_rank(run.backend) == 0) {
+    io::write_wav(a.out, interleave_for_wav(wave.reshape({1, B, S})), vae.sample_rate());
+    const double audio_s = static_cast<double>(S) / vae.sample_rate();
+    if (!a.quiet)
+      std::printf(
+          "wrote %s: %.2f s of %d Hz audio, %lld channel(s); load %.2f s, decode %.2f s "
+          "(real-time factor %.3f), total %.2f s\n",
+          a.out.c_str(), audio_s, vae.sample_rate(), static_cast<long long>(B), load_s, secs,
+          secs / audio_s, seconds_since(t0));
+  }
+  if (run.backend == Backend::mpi) finalize_backends();
 }
 
 // --stream: latent frames pushed as they are read, samples written as they become final.
@@ -68,19 +134,7 @@ void run_stream_mode(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given,
                   "--chunk-frames is for the one-shot decode; with --stream use --push-frames");
   const Backend backend = parse_backend(a.backend);
-  if (backend == Backend::mpi) {
-    // One rule for the input of an MPI stream: every rank reads it whole, so it must be a
-    // regular file (stdin and FIFOs would be split between the ranks: wrong, half-length audio).
-    check_input_every_rank_reads(a.st.frames_from.empty() ? a.latent : a.st.frames_from,
-                                 a.st.frames_from.empty() ? "--latent" : "--frames-from");
-    // As the one-shot decode: the mesh must match the launch (a 1x1 stream under several ranks
-    // would have every rank write the same output).
-    const MeshConfig mc = parse_mesh(a.mesh == "auto" ? "1x1" : a.mesh);
-    const int world = process_count(Backend::mpi);
-    MESHNN_CHECK_AS(InvalidArgument, world == mc.rows * mc.cols, "--backend mpi --mesh ", mc.rows,
-                    "x", mc.cols, " needs ", mc.rows * mc.cols, " processes but the launch has ",
-                    world, " (mpiexec -n ", mc.rows * mc.cols, ")");
-  }
+  if (backend == Backend::mpi) check_mpi_stream(a);
   const LtxAudioDecoder decoder =
       LtxAudioDecoder::load(a.checkpoint, parse_precision(a.precision), a.allow_unused);
   StreamOptions o;
@@ -167,8 +221,10 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
                   "output .wav (float32); with --stream, - writes raw s16le PCM to stdout")
       ->required();
   cmd->add_option("--mesh", args->mesh,
-                  "device mesh RxC (time is split over every axis > 1), or auto: one device with "
-                  "--threads OpenMP threads (all cores by default; measured fastest)")
+                  "device mesh RxC (time is split over every axis > 1; MiniMax-H3: the columns "
+                  "split the batch items, e.g. 1x2 = one stereo channel per device, the rows "
+                  "time), or auto: one device with --threads OpenMP threads (all cores by "
+                  "default; measured fastest); with --stream 1x1 or a 1xN pipeline")
       ->capture_default_str();
   cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")
       ->capture_default_str();
@@ -189,7 +245,8 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   cmd->add_flag("--latents-normalized", args->latents_normalized,
                 "MiniMax-H3: the latents are normalised (as the DiT produces them): apply "
                 "z·latents_std + latents_mean first (decode itself applies no statistics)");
-  add_stream_options(cmd, args->st, 8, "latent", "8·16 values, channel-major");
+  add_stream_options(cmd, args->st, 8, "latent",
+                     "8·16 values, channel-major; MiniMax-H3: B·32 values, item-major (B = 2)");
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->callback([args] { run(*args); });
 });

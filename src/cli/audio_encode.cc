@@ -14,7 +14,7 @@ namespace meshnn::cli {
 namespace {
 
 struct Args {
-  std::string checkpoint, wav, out, log_std, precision = "fp32";
+  std::string checkpoint, wav, out, log_std, precision = "fp32", mesh = "auto", backend = "local";
   int threads = 0;
   bool normalize = false, quiet = false;
 };
@@ -44,20 +44,25 @@ void run(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == vae.sample_rate(), a.wav, ": ", in.sample_rate,
                   " Hz; the model takes ", vae.sample_rate(), " Hz (resample first)");
   RunOptions run;
+  run.mesh = a.mesh;
+  run.backend = parse_backend(a.backend);
   run.threads = a.threads;
   Tensor log_std;
   const auto t1 = std::chrono::steady_clock::now();
   Tensor mean = vae.encode(wave, a.log_std.empty() ? nullptr : &log_std, run);
   const double secs = seconds_since(t1);
   if (a.normalize) mean = vae.normalize(mean);
-  io::save_npy(a.out, mean);
-  if (!a.log_std.empty()) io::save_npy(a.log_std, log_std);
-  if (!a.quiet)
-    std::printf(
-        "wrote %s: latents %s%s; load %.2f s, encode %.2f s (real-time factor %.3f), total "
-        "%.2f s\n",
-        a.out.c_str(), shape_str(mean.shape()).c_str(), a.normalize ? " (normalised)" : "", load_s,
-        secs, secs / (static_cast<double>(S) / vae.sample_rate()), seconds_since(t0));
+  if (process_rank(run.backend) == 0) {  // every MPI rank holds the whole result
+    io::save_npy(a.out, mean);
+    if (!a.log_std.empty()) io::save_npy(a.log_std, log_std);
+    if (!a.quiet)
+      std::printf(
+          "wrote %s: latents %s%s; load %.2f s, encode %.2f s (real-time factor %.3f), total "
+          "%.2f s\n",
+          a.out.c_str(), shape_str(mean.shape()).c_str(), a.normalize ? " (normalised)" : "",
+          load_s, secs, secs / (static_cast<double>(S) / vae.sample_rate()), seconds_since(t0));
+  }
+  if (run.backend == Backend::mpi) finalize_backends();
 }
 
 const Registrar reg("audio-encode", [](CLI::App& app) {
@@ -80,7 +85,13 @@ const Registrar reg("audio-encode", [](CLI::App& app) {
                 "the DiT); encode itself applies no statistics");
   cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
       ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "OpenMP threads (0 = every core)");
+  cmd->add_option("--mesh", args->mesh,
+                  "device mesh RxC: the columns split the channels (1x2 = one stereo channel per "
+                  "device), the rows time; auto = one device")
+      ->capture_default_str();
+  cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
   cmd->add_flag("--quiet", args->quiet, "no summary output");
   cmd->callback([args] { run(*args); });
 });

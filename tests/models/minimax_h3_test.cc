@@ -318,6 +318,10 @@ TEST(MiniMaxH3, ReleasedRatesLengths) {
     }
   }
   Model m(c, state, Precision::fp32);
+  // Frames per device of a time split: the first stage's k11 d5 blocks (25 rows at 5 per frame);
+  // the last encoder stage's k7 d9 units (27 rows at 5 per frame).
+  EXPECT_EQ(m.min_decode_frames_per_device(), 5);
+  EXPECT_EQ(m.min_encode_frames_per_device(), 6);
   const Tensor y = m.decode(test::random_normal({2, 8, 3}, 5));
   EXPECT_EQ(y.shape(), (Shape{2, 1, 2400}));
   // Look-ahead from the graph: decode ±29 latents (the exact receptive field), encode ~9925

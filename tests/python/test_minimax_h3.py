@@ -96,3 +96,47 @@ def test_cli_encode_refuses_a_log_std_output_onto_its_input(tmp_path):
     assert r.returncode != 0 and 'same file as the input' in r.stderr, r.stderr
     assert src.read_bytes() == before
     assert not (tmp_path / 'm.npy').exists()
+
+
+def test_mesh_and_stream_through_the_core(vae, golden):
+    """The binding's mesh option (stereo split 1x2, time split 2x1, both 2x2) and the decode
+    stream (latents pushed frame by frame) equal one device to f32 rounding."""
+    core = vae._core
+    z = golden['decode.latents']
+    one = core.decode(z, threads=1, mesh='1x1')
+    for mesh in ('1x2', '2x1', '2x2'):
+        y = core.decode(z, threads=1, mesh=mesh)
+        assert y.shape == one.shape and rel(y, one) < 1e-6, mesh
+        assert np.abs(y - one).max() <= 4e-6, mesh
+        mean, logs = core.encode(golden['encode.wave'], threads=1, mesh=mesh)
+        assert rel(mean, golden['encode.mean']) < 1e-5 and rel(logs, golden['encode.logs']) < 1e-5
+    s = core.decode_stream(mesh='1x1', threads=1)
+    assert s.samples_per_frame == 40 and s.lookahead_frames > 0
+    parts = [s.push(np.ascontiguousarray(z[:, :, t:t + 1])) for t in range(z.shape[2])]
+    parts.append(s.flush())
+    assert all(p.shape[:2] == (2, 1) for p in parts)
+    y = np.concatenate(parts, axis=2)
+    assert y.shape == one.shape and np.abs(y - one).max() <= 4e-6
+    with pytest.raises(ValueError):
+        s.push(np.zeros((2, 7, 1), np.float32))
+
+
+def test_cli_mesh_and_stream(golden, tmp_path):
+    lat = tmp_path / 'z.npy'
+    np.save(lat, golden['decode.latents'])
+    ref = golden['decode.output'][:, 0, :]
+    for args in (['--mesh', '1x2', '--threads', '1'], ['--mesh', '2x1', '--threads', '1'],
+                 ['--stream', '--push-frames', '1'], ['--stream', '--mesh', '1x2']):
+        wav = tmp_path / 'y.wav'
+        run_cli('audio-decode', '--checkpoint', FOLDER, '--latent', lat, '--out', wav, '--quiet',
+                *args)
+        audio, sr = meshnn.read_wav(str(wav))
+        audio = np.asarray(audio)
+        assert sr == 32000 and audio.shape == (2, 480), args
+        assert rel(audio, ref) < 1e-5, args
+    src = tmp_path / 'x.wav'
+    meshnn.write_wav(str(src), golden['encode.wave'][:, 0, :], 32000)
+    out = tmp_path / 'm.npy'
+    run_cli('audio-encode', '--checkpoint', FOLDER, '--wav', src, '--out', out, '--mesh', '2x2',
+            '--threads', '1', '--quiet')
+    assert rel(np.load(out), golden['encode.mean']) < 1e-5

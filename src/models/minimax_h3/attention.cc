@@ -57,12 +57,44 @@ graph::NodePtr CausalAttentionProjection::fork() const {
 }
 
 Tensor CausalAttentionProjection::run(const Tensor& x, const TimeShard& ts, int64_t real) {
-  MESHNN_CHECK(!ts.sharded() && x.dim(1) == real,
-               "minimax_h3 pre_block: the causal attention runs on one device");
   reset();
-  Tensor y = push(x);
+  if (!ts.sharded() && x.dim(1) == real) {
+    Tensor y = push(x);
+    reset();
+    return y;
+  }
+  // Time-sharded: the queries of this shard read the keys of every earlier row, so the shards
+  // are gathered (latent rows, (B, T, D): small next to the encoder's activations) and the
+  // cache is filled with the keys and values of rows [0, r0) before this shard's rows go
+  // through the node as one push: each row sees exactly the keys it sees on one device.
+  const int64_t B = x.dim(0), S = x.dim(1), r0 = ts.row0(S);
+  const Tensor full = ts.gather(x, real);  // (B, real, D) on every device of the line
+  const int64_t own = std::clamp<int64_t>(real - r0, 0, S);
+  Tensor y = Tensor({B, S, C_});  // the padded tail rows stay zero
+  if (own > 0) {
+    if (r0 > 0) prime(full.narrow(1, 0, r0));
+    const Tensor mine = push(full.narrow(1, r0, own));  // (B, own, C)
+    y = own == S ? mine : concat({mine, Tensor({B, S - own, C_})}, 1);
+  }
   reset();
   return y;
+}
+
+void CausalAttentionProjection::prime(const Tensor& past) {
+  const int64_t B = past.dim(0), n = past.dim(1);
+  if (batch_ < 0) {
+    batch_ = B;
+    kv_.assign(B, {});
+  }
+  const Tensor qkv = qkv_.forward(norm1_.forward(past));  // (B, n, 3D)
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<float>& kv = kv_[b];
+    kv.resize(static_cast<size_t>((past_ + n) * 2 * D_));
+    const float* src = qkv.data<float>() + b * n * 3 * D_;
+    for (int64_t i = 0; i < n; ++i)
+      std::copy(src + i * 3 * D_ + D_, src + (i + 1) * 3 * D_, kv.data() + (past_ + i) * 2 * D_);
+  }
+  past_ += n;
 }
 
 void CausalAttentionProjection::reset() {

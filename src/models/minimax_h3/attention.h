@@ -24,7 +24,9 @@ class CausalAttentionProjection final : public graph::Node {
   // state: the tensors under "pre_block." (any float dtype); dims from the config.
   CausalAttentionProjection(const std::map<std::string, Tensor>& state, int64_t latent_dim,
                             int64_t heads, int64_t latent_channels, Precision precision);
-  // One shot: x (B, T, D) → (B, T, C), the whole sequence through a fresh cache (one device).
+  // One shot: x (B, T, D) → (B, T, C), the whole sequence through a fresh cache. Time-sharded:
+  // x (B, S, D) this device's shard → its (B, S, C) shard; the whole past is gathered first
+  // (reach: kWholePast), so every device of the time line takes part.
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override;
   int64_t out_rows(int64_t n) const override { return n; }
   // Causal: nothing to the right, the whole past to the left.
@@ -42,6 +44,9 @@ class CausalAttentionProjection final : public graph::Node {
 
  private:
   CausalAttentionProjection(const CausalAttentionProjection&) = default;
+  // past: (B, n, D) rows before the ones to be pushed → their keys and values appended to the
+  // cache (no output).
+  void prime(const Tensor& past);
   // qkv: (n, 3D) rows of one batch item appended to its cache → ō pooled (n, C) into `pooled`.
   void attend(int64_t b, const float* qkv, int64_t n, float* pooled);
 

@@ -1,5 +1,6 @@
 #include "models/minimax_h3/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -61,9 +62,15 @@ NodePtr residual(NodePtr branch) {
 class PadToMultiple final : public Node {
  public:
   explicit PadToMultiple(int64_t hop) : hop_(hop) {}
-  // One shot: x (B, L, …) → (B, out_rows(L), …), the zero rows appended (one device).
+  // One shot: x (B, L, …) → (B, out_rows(L), …), the zero rows appended. Time-sharded, x is this
+  // device's shard of the padded sequence already (Model::encode cuts whole hops and zero-fills
+  // past L), so it passes unchanged: the pad rows are real rows of the output, and zeros.
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
-    MESHNN_CHECK(!ts.sharded() && x.dim(1) == real, "minimax_h3 encode runs on one device");
+    if (ts.sharded() || x.dim(1) != real) {
+      MESHNN_CHECK(x.dim(1) % hop_ == 0, "internal: encode shard of ", x.dim(1),
+                   " samples is not whole hops");
+      return x;
+    }
     const int64_t pad = out_rows(real) - real;
     if (pad == 0) return x;
     Shape s = x.shape();
@@ -237,6 +244,12 @@ NodePtr Model::encode_stream() const {
 
 Tensor Model::decode(const Tensor& latents) {
   MESHNN_CHECK(has_decoder(), "minimax_h3: the decoder was not loaded");
+  return decode(latents, *decode_graph_, TimeShard());
+}
+
+void Model::check_latents(const Tensor& latents) const {
+  MESHNN_CHECK(has_decoder(), "minimax_h3: the decoder was not loaded");
+  MESHNN_CHECK_AS(ShapeError, latents.defined(), "minimax_h3 decode: no latents");
   latents.check_dtype(DType::f32);
   const int64_t C = cfg_.latent_channels;
   MESHNN_CHECK_AS(
@@ -244,28 +257,88 @@ Tensor Model::decode(const Tensor& latents) {
       latents.rank() == 3 && latents.dim(1) == C && latents.dim(2) >= 1 && latents.dim(0) >= 1,
       "minimax_h3 decode: expected latents (B, ", C, ", T ≥ 1), got ", shape_str(latents.shape()));
   check_finite(latents, "minimax_h3 decode: latents");
+}
+
+void Model::check_wave(const Tensor& wave) const {
+  MESHNN_CHECK(has_encoder(), "minimax_h3: the encoder was not loaded");
+  MESHNN_CHECK_AS(ShapeError, wave.defined(), "minimax_h3 encode: no waveform");
+  wave.check_dtype(DType::f32);
+  MESHNN_CHECK_AS(
+      ShapeError, wave.rank() == 3 && wave.dim(1) == 1 && wave.dim(2) >= 1 && wave.dim(0) >= 1,
+      "minimax_h3 encode: expected a waveform (B, 1, L ≥ 1), got ", shape_str(wave.shape()));
+  check_finite(wave, "minimax_h3 encode: waveform");
+}
+
+Tensor Model::decode(const Tensor& latents, Node& graph, const TimeShard& ts) const {
+  check_latents(latents);
   const int64_t B = latents.dim(0), T = latents.dim(2);
-  Tensor y = decode_graph_->run(mel_rows(latents));  // (B, hop·T, 1)
+  const Tensor rows = mel_rows(latents);  // (B, T, C)
+  Tensor y = ts.sharded() ? ts.gather(graph.run(ts.partition(rows), ts, T), T * hop())
+                          : graph.run(rows);  // (B, hop·T, 1)
   MESHNN_CHECK(y.dim(1) == T * hop(), "internal: decode produced ", y.dim(1), " samples");
   return y.reshape({B, 1, T * hop()});
 }
 
 Model::Posterior Model::encode(const Tensor& wave) {
   MESHNN_CHECK(has_encoder(), "minimax_h3: the encoder was not loaded");
-  wave.check_dtype(DType::f32);
-  MESHNN_CHECK_AS(
-      ShapeError, wave.rank() == 3 && wave.dim(1) == 1 && wave.dim(2) >= 1 && wave.dim(0) >= 1,
-      "minimax_h3 encode: expected a waveform (B, 1, L ≥ 1), got ", shape_str(wave.shape()));
-  check_finite(wave, "minimax_h3 encode: waveform");
+  return encode(wave, *encode_graph_, TimeShard());
+}
+
+Model::Posterior Model::encode(const Tensor& wave, Node& graph, const TimeShard& ts) const {
+  check_wave(wave);
   const int64_t B = wave.dim(0), L = wave.dim(2), C = cfg_.latent_channels;
   const int64_t T = (L + hop() - 1) / hop();
   const Tensor rows = wave.clone().reshape({B, L, 1});
-  Tensor y = encode_graph_->run(rows);  // (B, T, 2C)
+  Tensor y;  // (B, T, 2C)
+  if (ts.sharded()) {
+    // Whole hops per device: S latents' worth of samples, zeros past L (PadToMultiple's rows).
+    const int64_t S = ts.shard_rows(T) * hop(), start = std::min(L, ts.row0(S));
+    const int64_t have = std::min(S, L - start);
+    Tensor shard = rows.narrow(1, start, have);
+    if (have < S) shard = concat({shard, Tensor({B, S - have, 1})}, 1);
+    y = ts.gather(graph.run(shard, ts, L), T);
+  } else {
+    y = graph.run(rows);
+  }
   MESHNN_CHECK(y.dim(1) == T, "internal: encode produced ", y.dim(1), " latents");
   Posterior p;
   p.mean = mel_rows(y.narrow(2, 0, C).clone());  // (B, T, C) → (B, C, T)
   p.logs = mel_rows(y.narrow(2, C, C).clone());
   return p;
+}
+
+int64_t Model::min_decode_frames_per_device() const {
+  // A layer at r rows per latent frame whose halo is h rows needs S·r ≥ h. The generator:
+  // conv_pre (k7) at the latent rate; per stage a transposed conv (input halos ⌈(K − 1 − p)/s⌉
+  // and ⌊(s − 1 + p)/s⌋, p = (K − s)/2, at the stage's input rate), then at its output rate the
+  // residual convs
+  // ((k − 1)·d/2) and the anti-aliased activations; conv_post (k7) at the sample rate.
+  const GeneratorConfig g = cfg_.generator();
+  auto need = [](int64_t halo, int64_t rate) { return (halo + rate - 1) / rate; };
+  int64_t n = need(3, 1), rate = 1;
+  for (int i = 0; i < g.num_stages(); ++i) {
+    const int64_t s = g.upsample_rates[i], k = g.upsample_kernel_sizes[i], p = (k - s) / 2;
+    n = std::max({n, need((k - 1 - p + s - 1) / s, rate), need((s - 1 + p) / s, rate)});
+    rate *= s;
+    n = std::max(n, need(layers::AntiAliasedActivation::context_rows(), rate));
+    for (size_t j = 0; j < g.resblock_kernel_sizes.size(); ++j)
+      for (int d : g.resblock_dilation_sizes[j])
+        n = std::max(n, need((g.resblock_kernel_sizes[j] - 1) * d / 2, rate));
+  }
+  return std::max(n, need(3, rate));
+}
+
+int64_t Model::min_encode_frames_per_device() const {
+  // conv_in (k7) at the sample rate; per stage the k7 units (dilations 1, 3, 9: halo 27) and the
+  // strided conv (pad ⌈s/2⌉) at the stage's input rate; conv_out (k3) at the latent rate. The
+  // attention gathers its whole past and needs no halo.
+  auto need = [](int64_t halo, int64_t rate) { return (halo + rate - 1) / rate; };
+  int64_t rate = cfg_.hop(), n = need(3, rate);
+  for (int s : cfg_.encoder_rates) {
+    n = std::max({n, need(27, rate), need((s + 1) / 2, rate)});
+    rate /= s;
+  }
+  return std::max(n, need(1, rate));
 }
 
 namespace {

@@ -6,7 +6,9 @@
 //           under "decoder.") → clamp → (B, 1, hop·T). No trim; latents_mean/std never applied.
 //   encode: wave (B, 1, L) → zero right-pad to hop·⌈L/hop⌉ (never a crop) → DAC encoder → causal
 //           attention projection (attention.h) → mean_proj / logs_proj → (B, C, ⌈L/hop⌉) each.
-// Batch items never interact (stereo = two items).
+// Batch items never interact (stereo = two items), so a mesh can give each item its own devices
+// (mesh.h); time shards run the same graph with Node::run(x, ts, real): halos from the
+// neighbours for every conv, the causal attention gathering the keys and values of its whole past.
 #pragma once
 
 #include <map>
@@ -19,6 +21,7 @@
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/layers/conv.h"
+#include "meshnn/layers/time_shard.h"
 #include "models/generator.h"
 #include "models/minimax_h3/config.h"
 #include "models/minimax_h3/weights.h"
@@ -54,6 +57,24 @@ class Model {
   };
   // wave: (B, 1, L) f32, L ≥ 1 → posterior with T = ⌈L / hop⌉.
   Posterior encode(const Tensor& wave);
+
+  // The same calls on one device of a time line, through `graph` (this caller's own, from
+  // decode_stream() / encode_stream(); the model is not touched, so calls may run at once). Every
+  // device of the line passes the same whole input and gets the whole output; each computes its
+  // time shard of every layer (ts: this device's split; a default TimeShard = one device).
+  // latents: (B, C, T) → (B, 1, hop·T).
+  Tensor decode(const Tensor& latents, graph::Node& graph, const TimeShard& ts) const;
+  // wave: (B, 1, L) → posterior (B, C, ⌈L / hop⌉) each. Device i holds samples [i·S·hop,
+  // (i+1)·S·hop) with S = ⌈T / parts⌉ latents (zeros past L), so every stride divides its shard.
+  Posterior encode(const Tensor& wave, graph::Node& graph, const TimeShard& ts) const;
+  // The inputs' checks of decode / encode (ShapeError for the shape, an Error naming the first
+  // non-finite value), for a caller that splits the input before the call.
+  void check_latents(const Tensor& latents) const;
+  void check_wave(const Tensor& wave) const;
+  // Latent frames per device a time split needs: every layer's halo fits in one neighbour's shard
+  // (computed from the config's kernels, dilations and rates).
+  int64_t min_decode_frames_per_device() const;
+  int64_t min_encode_frames_per_device() const;
 
   // Fresh streaming graphs over these weights (their own plans and history).
   // Decode: latent rows (B, n, C) → final samples (B, m, 1).
