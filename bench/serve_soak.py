@@ -179,7 +179,14 @@ def main():
             errors.append(('server exited', proc.returncode))
             break
         samples.append((time.time() - t0, rss()))
-        print(f'{samples[-1][0]:6.0f} s  RSS {samples[-1][1] / 1024:.1f} MiB  {stats}', flush=True)
+        try:
+            m = re.search(r'^meshnn_alloc_cache_bytes (\d+)$',
+                          requests.get(f'{url}/metrics', timeout=10).text, re.M)
+            cache = f'{int(m.group(1)) / 2**20:.1f}'
+        except (requests.RequestException, AttributeError):
+            cache = '?'
+        print(f'{samples[-1][0]:6.0f} s  RSS {samples[-1][1] / 1024:.1f} MiB  cache {cache} MiB  '
+              f'{stats}', flush=True)
     for t in ts:
         t.join()
     warm = [r for t, r in samples if t >= min(60, a.seconds / 2)]

@@ -1,7 +1,8 @@
 // libFuzzer target: the request-body parsers of `meshnn serve` on arbitrary bytes: the one-shot
-// bodies (.npy latent / mel, WAV), the stream's binary frames and text control messages, and the
-// header values (Accept, Content-Type, the stream query). A meshnn::Error is the expected answer
-// to bad input; a crash, a hang or any other exception is a bug.
+// bodies (.npy latent / mel / MiniMax-H3 latents, mono and multi-channel WAV), the stream's binary
+// frames and text control messages, and the header values (Accept, Content-Type, the stream query).
+// A meshnn::Error is the expected answer to bad input; a crash, a hang or any other exception is a
+// bug.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (t.rank() != 3 || t.dim(0) != 1) std::abort();
   });
   expect_ok_or_error([&] { (void)serve::mono_wav_from_body(body, 24000); });
+  expect_ok_or_error([&] {
+    const Tensor t = serve::h3_latents_from_npy(body);
+    if (t.rank() != 3 || t.dim(0) < 1 || t.dim(0) > 64) std::abort();
+  });
+  expect_ok_or_error([&] {
+    const Tensor t = serve::batch_wav_from_body(body, 32000);
+    if (t.rank() != 3 || t.dim(1) != 1 || t.dim(2) < 1) std::abort();
+  });
   // Frame sizes of the served models: LTX latent frames and 80 / 100 / 128 mel bins.
   for (int64_t frame : {int64_t{80}, int64_t{100}, int64_t{128}}) {
     expect_ok_or_error([&] {

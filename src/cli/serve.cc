@@ -12,6 +12,7 @@
 #include "cli/serve_models.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
+#include "meshnn/core/memory.h"
 
 namespace meshnn::cli {
 namespace {
@@ -51,6 +52,9 @@ void run(Args& a) {
         std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / a.cfg.workers);
   a.cfg.max_request_bytes = static_cast<int64_t>(a.max_request_mb * (1 << 20));
   const Precision precision = parse_precision(a.precision);
+  // A server sees many input lengths: without an age limit the tensor cache would keep the blocks
+  // of every length (and concurrency) it has ever served, and RSS would step up for hours.
+  set_allocation_cache_max_age(a.cfg.cache_max_age);
 
   std::vector<std::shared_ptr<const serve::ServedModel>> models;
   for (const std::string& spec : a.models) {
@@ -133,6 +137,11 @@ const Registrar reg("serve", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--drain-timeout", a->cfg.drain_timeout,
                   "on SIGTERM / SIGINT: seconds in-flight requests get to finish")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--cache-max-age", a->cfg.cache_max_age,
+                  "seconds a freed tensor block stays cached for reuse before its memory goes "
+                  "back to the system (0 = until reused)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--api-key", a->cfg.api_key,

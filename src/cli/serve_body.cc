@@ -118,6 +118,37 @@ Tensor mono_wav_from_body(std::string_view body, int sample_rate) {
   return w.samples.reshape({w.samples.dim(0)});
 }
 
+Tensor h3_latents_from_npy(std::string_view body) {
+  // The checks and messages of audio-decode --latent with a MiniMax-H3 folder.
+  Tensor z = float_input(io::load_npy_bytes(bytes(body), body.size(), kBody), kBody);
+  if (z.rank() == 2) z = z.reshape({1, z.dim(0), z.dim(1)});
+  MESHNN_CHECK_AS(ShapeError, z.rank() == 3 && z.dim(0) >= 1 && z.dim(0) <= 64, kBody,
+                  ": expected (B, C, T) or (C, T) latents with B ≤ 64 channels, got ",
+                  shape_str(z.shape()));
+  return z;
+}
+
+Tensor batch_wav_from_body(std::string_view body, int sample_rate) {
+  // The checks and messages of audio-encode --wav.
+  const io::WavAudio in = io::read_wav_bytes(bytes(body), body.size(), kBody);
+  const int64_t S = in.samples.dim(0), B = in.samples.dim(1);
+  MESHNN_CHECK_AS(ShapeError, S >= 1, kBody, ": no samples");
+  MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == sample_rate, kBody, ": ", in.sample_rate,
+                  " Hz; the model takes ", sample_rate, " Hz (resample first)");
+  // (S, B) interleaved → (B, 1, S): one batch item per channel.
+  Tensor wave = Tensor::empty({B, 1, S});
+  const float* src = in.samples.data<float>();
+  float* dst = wave.data<float>();
+  for (int64_t t = 0; t < S; ++t)
+    for (int64_t b = 0; b < B; ++b) dst[b * S + t] = src[t * B + b];
+  return wave;
+}
+
+std::string npy_body(const Tensor& t) {
+  const std::vector<uint8_t> b = io::npy_bytes(t);
+  return std::string(b.begin(), b.end());
+}
+
 Tensor frames_from_message(std::string_view data, int64_t frame_size) {
   const size_t frame_bytes = static_cast<size_t>(frame_size) * sizeof(float);
   MESHNN_CHECK_AS(FormatError, frame_size > 0 && data.size() % frame_bytes == 0,

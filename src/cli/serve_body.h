@@ -38,6 +38,14 @@ Tensor ltx_latent_from_npy(std::string_view body);
 Tensor mel_from_npy(std::string_view body);
 // WAV body → mono samples (T,) at `sample_rate`, as vocode --wav checks them.
 Tensor mono_wav_from_body(std::string_view body, int sample_rate);
+// .npy body → MiniMax-H3 latents (B, C, T) f32, B in [1, 64]; (C, T) is given its batch axis, as
+// audio-decode with an H3 folder (the channel count and finiteness are the model's checks).
+Tensor h3_latents_from_npy(std::string_view body);
+// WAV body → (B, 1, S) f32, one batch item per WAV channel, S ≥ 1, at `sample_rate`: as
+// audio-encode reads its --wav.
+Tensor batch_wav_from_body(std::string_view body, int sample_rate);
+// A tensor as the bytes io::save_npy writes (audio-encode's --out).
+std::string npy_body(const Tensor& t);
 
 // One binary WebSocket message → (n, frame_size) f32 frames: whole frames of float32
 // little-endian values, every value finite. An empty message gives n = 0.
@@ -66,7 +74,8 @@ class PcmEncoder {
   std::unique_ptr<io::AudioSink> sink_;
 };
 
-// The reply body for a one-shot output (1, C, S) planar f32:
+// The reply body for a one-shot output (1, C, S) planar f32 (MiniMax-H3's (B, 1, S) is passed as
+// (1, B, S): one channel per item, as audio-decode writes it):
 //   wav: the bytes `meshnn vocode` / `audio-decode --out` write (io::write_wav, float32), written
 //        through a file in `scratch_dir` named by `request_id` and removed;
 //   npy: (C, S) float32 .npy (io::npy_bytes);

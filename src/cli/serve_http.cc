@@ -25,6 +25,7 @@
 
 #include "cli/serve_metrics.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/memory.h"
 
 namespace meshnn::serve {
 namespace {
@@ -634,11 +635,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       }
       if (action == "encode") {
         cur_.endpoint = "encode";
-        return error(404, "not_found",
-                     "model '" + name + "' (" + model->kind_name() + ") has no encoder");
+        if (!model->has_encoder())
+          return error(404, "not_found",
+                       "model '" + name + "' (" + model->kind_name() + ") has no encoder");
+        if (req.method() != http::verb::post) return not_allowed("POST");
+        return one_shot(model, true);
       }
       if (action == "stream") {
         cur_.endpoint = "stream";
+        if (!model->has_stream())
+          return error(404, "not_found",
+                       "model '" + name + "' (" + model->kind_name() + ") has no stream");
         if (!get) return not_allowed("GET");
         return error(426, "upgrade_required",
                      "/stream is a WebSocket: connect with Upgrade: websocket");
@@ -650,7 +657,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       if (action == "decode" || action == "vocode") {
         cur_.endpoint = action;
         if (req.method() != http::verb::post) return not_allowed("POST");
-        return one_shot(model);
+        return one_shot(model, false);
       }
       return error(404, "not_found", "unknown path " + std::string(path));
     }
@@ -674,6 +681,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (it == srv_.models.end())
       return error(404, "not_found", "no model named '" + name + "'", true);
     cur_.model = name;
+    if (!it->second->has_stream())
+      return error(404, "not_found",
+                   "model '" + name + "' (" + it->second->kind_name() + ") has no stream", true);
     StreamPcm pcm;
     try {
       pcm = parse_stream_query(query);
@@ -689,30 +699,45 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     ws->start(parser_->release());
   }
 
-  void one_shot(const std::shared_ptr<const ServedModel>& model) {
+  // /decode, /vocode, or /encode (`encode`: a WAV in, .npy latents out).
+  void one_shot(const std::shared_ptr<const ServedModel>& model, bool encode) {
     const Request& req = parser_->get();
     const auto format = parse_accept(sv(req[http::field::accept]));
-    if (!format)
+    const bool accept_given = !req[http::field::accept].empty();
+    if (encode) {
+      // The encoder answers latents: .npy only (no Accept, or */*, means .npy).
+      const std::string_view a = sv(req[http::field::accept]);
+      if (accept_given && a.find("application/x-npy") == std::string_view::npos &&
+          a.find("*/*") == std::string_view::npos)
+        return error(406, "not_acceptable", "Accept: /encode answers application/x-npy");
+    } else if (!format) {
       return error(406, "not_acceptable",
                    "Accept: none of audio/wav, application/x-npy, audio/L16");
+    }
     const BodyType type = parse_content_type(sv(req[http::field::content_type]));
-    if (type == BodyType::unsupported ||
-        (type == BodyType::wav && model->kind() != ModelKind::bigvgan))
+    if (encode && type != BodyType::wav)
+      return error(415, "unsupported_media_type",
+                   "Content-Type must be audio/wav (the encoder takes a WAV)");
+    if (!encode && (type == BodyType::unsupported ||
+                    (type == BodyType::wav && model->kind() != ModelKind::bigvgan)))
       return error(415, "unsupported_media_type",
                    model->kind() == ModelKind::ltx
                        ? "Content-Type must be application/x-npy (an .npy latent)"
+                   : model->kind() == ModelKind::minimax_h3
+                       ? "Content-Type must be application/x-npy (.npy latents)"
                        : "Content-Type must be application/x-npy (an .npy mel) or audio/wav");
     Tensor input;
     try {
-      input = model->parse_body(req.body(), type);
+      input = encode ? model->parse_encode_body(req.body()) : model->parse_body(req.body(), type);
     } catch (const meshnn::Error& e) {
       return error(400, "bad_request", e.what());
     }
-    const double seconds = model->output_seconds(input);
+    const double seconds = encode ? static_cast<double>(input.dim(2)) / model->sample_rate()
+                                  : model->output_seconds(input);
     if (seconds > srv_.cfg.max_audio_seconds)
       return error(413, "payload_too_large",
-                   "the input would give " + std::to_string(seconds) +
-                       " s of audio, over --max-audio-seconds " +
+                   std::string(encode ? "the WAV holds " : "the input would give ") +
+                       std::to_string(seconds) + " s of audio, over --max-audio-seconds " +
                        std::to_string(srv_.cfg.max_audio_seconds));
     if (srv_.draining) return error(503, "draining", "the server is shutting down", true, 5);
     auto token = std::make_shared<Token>();
@@ -720,23 +745,33 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     cur_.token = token;
     auto self = shared_from_this();
     const std::string id = cur_.id;
-    const OutputFormat fmt = *format;
+    const OutputFormat fmt = encode ? OutputFormat::npy : *format;
     const bool queued = srv_.queue.push(
-        [self, model, input, token, fmt, id] {
+        [self, model, input, token, fmt, id, encode] {
           if (token->expired()) return;
           int status = 200;
           std::string body, code, ctype = content_type_of(fmt);
           double audio = 0;
           try {
             const auto t = Clock::now();
-            const Tensor y =
-                model->run(input, self->srv_.threads(), [token](int, int, const std::string&) {
-                  if (token->expired()) throw Cancelled();
-                });
-            const double compute = since(t);
-            audio = static_cast<double>(y.dim(2)) / model->sample_rate();
-            body = encode_output(y, model->sample_rate(), fmt, self->srv_.cfg.scratch_dir, id);
-            self->srv_.metrics.audio(model->name(), audio, compute);
+            if (encode) {
+              const Tensor z = model->encode(input, self->srv_.threads());  // (B, C, T)
+              audio = static_cast<double>(input.dim(2)) / model->sample_rate();
+              self->srv_.metrics.audio(model->name(), audio, since(t));
+              body = npy_body(z);  // audio-encode's --out bytes
+            } else {
+              const Tensor y =
+                  model->run(input, self->srv_.threads(), [token](int, int, const std::string&) {
+                    if (token->expired()) throw Cancelled();
+                  });
+              const double compute = since(t);
+              audio = static_cast<double>(y.dim(2)) / model->sample_rate();
+              body = encode_output(y, model->sample_rate(), fmt, self->srv_.cfg.scratch_dir, id);
+              if (fmt == OutputFormat::l16)
+                ctype += "; rate=" + std::to_string(model->sample_rate()) +
+                         "; channels=" + std::to_string(y.dim(1));
+              self->srv_.metrics.audio(model->name(), audio, compute);
+            }
           } catch (const std::exception& e) {
             if (token->expired()) return;  // the session has answered (504) or the client left
             const bool ours = dynamic_cast<const InvalidArgument*>(&e) == nullptr &&
@@ -825,11 +860,6 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     res->set(http::field::content_type, content_type);
     res->set("X-Request-Id", cur_.id);
     for (const auto& [k, v] : extra) res->set(k, v);
-    if (content_type == "audio/L16" && !cur_.model.empty()) {
-      const auto& m = srv_.models.at(cur_.model);
-      res->set(http::field::content_type, "audio/L16; rate=" + std::to_string(m->sample_rate()) +
-                                              "; channels=" + std::to_string(m->channels()));
-    }
     const bool keep = !close && !srv_.draining && req.keep_alive();
     res->keep_alive(keep);
     res->body() = std::move(body);
@@ -969,6 +999,20 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
     poll_drain();
   };
   signals.async_wait(on_signal);
+
+  // The cache's age limit is checked as blocks are freed; this timer also frees old blocks while
+  // no request comes, so an idle server shrinks back.
+  net::steady_timer trim_timer(srv.ioc);
+  std::function<void()> trim_idle = [&] {
+    if (config.cache_max_age <= 0) return;
+    trim_timer.expires_after(ms(std::max(0.25, config.cache_max_age / 2)));
+    trim_timer.async_wait([&](beast::error_code e) {
+      if (e || srv.draining) return;
+      trim_allocation_cache();
+      trim_idle();
+    });
+  };
+  trim_idle();
 
   do_accept(srv);
   std::vector<std::thread> io;

@@ -32,6 +32,7 @@ struct ServeConfig {
   double request_timeout = 120;  // seconds from the request's arrival to its answer
   double header_timeout = 10, body_timeout = 60, idle_timeout = 60, write_timeout = 60;
   double drain_timeout = 30;
+  double cache_max_age = 10;  // seconds a freed tensor block stays cached unused (0 = no limit)
   int max_connections = 256;
   std::string api_key;      // "" = no key asked
   std::string scratch_dir;  // private temp folder for WAV encoding

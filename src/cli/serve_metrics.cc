@@ -2,8 +2,22 @@
 
 #include <cstdio>
 
+#include "meshnn/core/memory.h"
+
 namespace meshnn::serve {
 namespace {
+
+// VmRSS from /proc/self/status (0 where there is none).
+int64_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  long long kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmRSS: %lld kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
 
 std::string num(double v) {
   char b[64];
@@ -85,6 +99,16 @@ std::string Metrics::render() const {
   o += "# HELP meshnn_rejected_connections_total Connections refused at the cap.\n";
   o += "# TYPE meshnn_rejected_connections_total counter\n";
   o += "meshnn_rejected_connections_total " + std::to_string(rejected_connections.load()) + "\n";
+  const AllocationCacheStats cache = allocation_cache_stats();
+  o += "# HELP meshnn_alloc_cache_bytes Freed tensor blocks kept for reuse.\n";
+  o += "# TYPE meshnn_alloc_cache_bytes gauge\n";
+  o += "meshnn_alloc_cache_bytes " + std::to_string(cache.cached_bytes) + "\n";
+  o += "# HELP meshnn_alloc_cache_evicted_bytes_total Cached blocks freed by --cache-max-age.\n";
+  o += "# TYPE meshnn_alloc_cache_evicted_bytes_total counter\n";
+  o += "meshnn_alloc_cache_evicted_bytes_total " + std::to_string(cache.evicted_bytes) + "\n";
+  o += "# HELP meshnn_resident_bytes Resident memory of the process (VmRSS).\n";
+  o += "# TYPE meshnn_resident_bytes gauge\n";
+  o += "meshnn_resident_bytes " + std::to_string(resident_bytes()) + "\n";
   o += "# HELP meshnn_audio_seconds_total Seconds of audio produced.\n";
   o += "# TYPE meshnn_audio_seconds_total counter\n";
   for (const auto& [k, v] : audio_s_)

@@ -32,12 +32,20 @@ std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec, Pr
   m->precision_ = precision_name(precision);
   MESHNN_CHECK(fs::exists(m->path_), "--model ", m->name_, ": ", m->path_,
                ": no such file or folder");
+  // A MiniMax-H3 audio VAE: a diffusers folder (the decoder and the encoder).
+  if (MiniMaxH3AudioVae::is_folder(m->path_)) {
+    m->h3_ = MiniMaxH3AudioVae::load(m->path_, precision);
+    m->kind_ = ModelKind::minimax_h3;
+    m->sample_rate_ = m->h3_->sample_rate();
+    return m;
+  }
   // A folder as NVIDIA publishes BigVGAN: config.json beside the generator weights.
   std::string ckpt = m->path_;
   if (fs::is_directory(m->path_)) {
     ckpt = folder_checkpoint(m->path_);
     MESHNN_CHECK(!ckpt.empty(), "--model ", m->name_, ": ", m->path_,
-                 ": no bigvgan_generator.safetensors in the folder");
+                 ": neither a MiniMax-H3 folder (config.json naming AutoencoderKLMiniMaxH3Audio) "
+                 "nor a BigVGAN one (no bigvgan_generator.safetensors)");
   }
   const fs::path beside = fs::path(ckpt).parent_path() / "config.json";
   const std::string config = fs::is_regular_file(beside) ? beside.string() : "";
@@ -68,16 +76,39 @@ std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec, Pr
 }
 
 std::string ServedModel::kind_name() const {
-  return kind_ == ModelKind::ltx ? ltx_->version() : "bigvgan";
+  switch (kind_) {
+    case ModelKind::ltx:
+      return ltx_->version();
+    case ModelKind::bigvgan:
+      return "bigvgan";
+    case ModelKind::minimax_h3:
+      return "minimax-h3";
+  }
+  return "";
 }
 
 int64_t ServedModel::frame_size() const {
-  return kind_ == ModelKind::ltx ? 8 * 16 : bigvgan_->num_mels();
+  switch (kind_) {
+    case ModelKind::ltx:
+      return 8 * 16;
+    case ModelKind::bigvgan:
+      return bigvgan_->num_mels();
+    case ModelKind::minimax_h3:
+      return h3_->latent_channels();
+  }
+  return 0;
 }
 
 double ServedModel::frames_per_second() const {
-  return kind_ == ModelKind::ltx ? 25.0
-                                 : static_cast<double>(sample_rate_) / bigvgan_->hop_length();
+  switch (kind_) {
+    case ModelKind::ltx:
+      return 25.0;
+    case ModelKind::bigvgan:
+      return static_cast<double>(sample_rate_) / bigvgan_->hop_length();
+    case ModelKind::minimax_h3:
+      return static_cast<double>(sample_rate_) / h3_->hop_length();
+  }
+  return 0;
 }
 
 std::string ServedModel::info_json() const {
@@ -86,7 +117,20 @@ std::string ServedModel::info_json() const {
   j["kind"] = kind_name();
   j["precision"] = precision_;
   j["endpoints"] = kind_ == ModelKind::ltx ? nlohmann::json::array({"decode", "stream"})
-                                           : nlohmann::json::array({"decode", "vocode", "stream"});
+                   : kind_ == ModelKind::bigvgan
+                       ? nlohmann::json::array({"decode", "vocode", "stream"})
+                       : nlohmann::json::array({"decode", "encode"});
+  if (kind_ == ModelKind::minimax_h3) {
+    j["input"] = {{"what", "latents (denormalised)"},
+                  {"layout", "(B, C, T) or (C, T), B ≤ 64 output channels"},
+                  {"latent_channels", h3_->latent_channels()},
+                  {"frames_per_second", frames_per_second()}};
+    j["encode"] = {{"input", "WAV at sample_rate, one batch item per channel"},
+                   {"output", "application/x-npy (B, C, ceil(samples / hop)) float32"},
+                   {"hop_length", h3_->hop_length()}};
+    j["output"] = {{"sample_rate", sample_rate_}, {"channels", "B (one per latent batch item)"}};
+    return j.dump();
+  }
   if (kind_ == ModelKind::ltx) {
     j["input"] = {{"what", "latent"},
                   {"layout", "(1, 8, T, 16) or (8, T, 16)"},
@@ -104,6 +148,11 @@ std::string ServedModel::info_json() const {
 }
 
 Tensor ServedModel::parse_body(std::string_view body, BodyType type) const {
+  if (kind_ == ModelKind::minimax_h3) {
+    MESHNN_CHECK(type == BodyType::npy,
+                 "the MiniMax-H3 decoder takes .npy latents (application/x-npy)");
+    return h3_latents_from_npy(body);
+  }
   if (kind_ == ModelKind::ltx) {
     MESHNN_CHECK(type == BodyType::npy, "an LTX decoder takes an .npy latent (application/x-npy)");
     Tensor latent = ltx_latent_from_npy(body);
@@ -116,6 +165,8 @@ Tensor ServedModel::parse_body(std::string_view body, BodyType type) const {
 }
 
 double ServedModel::output_seconds(const Tensor& input) const {
+  if (kind_ == ModelKind::minimax_h3)
+    return static_cast<double>(input.dim(2)) * h3_->hop_length() / sample_rate_;
   if (kind_ == ModelKind::ltx)
     return static_cast<double>(ltx_->output_samples(input.dim(2))) / sample_rate_;
   if (input.rank() == 1) return static_cast<double>(input.dim(0)) / sample_rate_;  // copy synthesis
@@ -126,6 +177,12 @@ Tensor ServedModel::run(const Tensor& input, int threads, const ProgressFn& prog
   RunOptions run;
   run.threads = threads;
   run.progress = progress;
+  if (kind_ == ModelKind::minimax_h3) {
+    // audio-decode's call (mesh auto = one device for this model); one channel per item.
+    if (progress) progress(0, 1, "decode");       // a cancelled request stops before it starts
+    const Tensor wave = h3_->decode(input, run);  // (B, 1, S)
+    return wave.reshape({1, wave.dim(0), wave.dim(2)});
+  }
   if (kind_ == ModelKind::ltx) {
     // audio-decode's memory rule with --mesh auto: one shot up to 10 s, chunked above.
     const int64_t chunk = LtxAudioDecoder::auto_chunk_frames(input.dim(2));
@@ -143,7 +200,20 @@ Tensor ServedModel::run(const Tensor& input, int threads, const ProgressFn& prog
   return bigvgan_->vocode(input, run);
 }
 
+Tensor ServedModel::parse_encode_body(std::string_view body) const {
+  MESHNN_CHECK(kind_ == ModelKind::minimax_h3, "serve: ", name_, " has no encoder");
+  return batch_wav_from_body(body, sample_rate_);
+}
+
+Tensor ServedModel::encode(const Tensor& wave, int threads) const {
+  MESHNN_CHECK(kind_ == ModelKind::minimax_h3, "serve: ", name_, " has no encoder");
+  RunOptions run;
+  run.threads = threads;
+  return h3_->encode(wave, nullptr, run);
+}
+
 std::shared_ptr<AudioStream> ServedModel::open_stream(int threads) const {
+  MESHNN_CHECK(has_stream(), "serve: ", name_, " has no stream");
   StreamOptions o;
   o.mesh = "1x1";
   o.threads = threads;

@@ -1,9 +1,13 @@
 #include "meshnn/core/tensor.h"
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <mutex>
 #include <sstream>
@@ -11,6 +15,7 @@
 #include <vector>
 
 #include "core/env.h"
+#include "meshnn/core/memory.h"
 
 namespace meshnn {
 
@@ -90,6 +95,7 @@ void check_shape(const Shape& shape) {
 // use-after-free is still caught.
 class BlockCache {
  public:
+  using Clock = std::chrono::steady_clock;
   static BlockCache& get() {
     static BlockCache* c = new BlockCache();  // never destroyed: blocks may be freed at exit
     return *c;
@@ -108,9 +114,10 @@ class BlockCache {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = free_.find(size);
       if (it != free_.end() && !it->second.empty()) {
-        void* p = it->second.back();
+        void* p = it->second.back().p;  // the most recently freed: its pages are the warmest
         it->second.pop_back();
         cached_ -= size;
+        --blocks_;
         return p;
       }
     }
@@ -118,17 +125,67 @@ class BlockCache {
   }
   void give(void* p, size_t size) {
     if (size >= kMinCached && cap_ > 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (cached_ + size <= cap_) {
-        free_[size].push_back(p);
-        cached_ += size;
-        return;
+      std::vector<void*> old;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        const auto now = Clock::now();
+        if (max_age_ > 0 && now - last_sweep_ >= std::chrono::duration<double>(max_age_ / 4))
+          sweep_locked(now, &old);
+        if (cached_ + size <= cap_) {
+          free_[size].push_back({p, now});
+          cached_ += size;
+          ++blocks_;
+          p = nullptr;
+        }
       }
+      if (p) std::free(p);
+      if (!old.empty()) release(old);
+      return;
     }
     std::free(p);
   }
+  void set_max_age(double seconds) {
+    std::lock_guard<std::mutex> lock(mu_);
+    max_age_ = seconds;
+  }
+  // Frees the blocks older than the maximum age (every block when `all`); returns the bytes.
+  size_t trim(bool all) {
+    std::vector<void*> old;
+    size_t bytes = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const size_t before = cached_;
+      if (all) {
+        for (auto& [size, blocks] : free_)
+          for (const Block& b : blocks) old.push_back(b.p);
+        free_.clear();
+        evicted_ += cached_;
+        cached_ = blocks_ = 0;
+      } else if (max_age_ > 0) {
+        sweep_locked(Clock::now(), &old);
+      }
+      bytes = before - cached_;
+    }
+    release(old);
+    return bytes;
+  }
+  AllocationCacheStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    AllocationCacheStats s;
+    s.cached_bytes = cached_;
+    s.cached_blocks = blocks_;
+    s.limit_bytes = cap_;
+    s.max_age_seconds = max_age_;
+    s.evicted_bytes = evicted_;
+    return s;
+  }
 
  private:
+  struct Block {
+    void* p;
+    Clock::time_point freed;
+  };
+
   BlockCache() {
 #if defined(__SANITIZE_ADDRESS__)
     cap_ = 0;
@@ -137,11 +194,44 @@ class BlockCache {
     cap_ = static_cast<size_t>(v ? std::atoll(v->c_str()) : 8192) << 20;
 #endif
   }
+  // Moves the blocks freed before now − max age into `out` (each bucket is oldest first).
+  void sweep_locked(Clock::time_point now, std::vector<void*>* out) {
+    last_sweep_ = now;
+    const auto cutoff =
+        now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(max_age_));
+    const size_t before = cached_;
+    for (auto it = free_.begin(); it != free_.end();) {
+      auto& blocks = it->second;
+      size_t n = 0;
+      for (; !blocks.empty() && blocks.front().freed < cutoff; ++n) {
+        out->push_back(blocks.front().p);
+        blocks.pop_front();
+      }
+      cached_ -= n * it->first;
+      blocks_ -= n;
+      it = blocks.empty() ? free_.erase(it) : std::next(it);
+    }
+    evicted_ += before - cached_;
+  }
+  // Frees blocks outside the lock, then hands the allocator's free pages back to the kernel:
+  // glibc serves blocks below its (dynamic, up to 32 MiB) mmap threshold from its heaps and keeps
+  // their pages after free(), so without the trim an evicted block would still count in RSS.
+  static void release(const std::vector<void*>& blocks) {
+    if (blocks.empty()) return;
+    for (void* p : blocks) std::free(p);
+#if defined(__GLIBC__)
+    ::malloc_trim(0);
+#endif
+  }
+
   static constexpr size_t kMinCached = 64 << 10;
   std::mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
-  size_t cached_ = 0;
+  std::unordered_map<size_t, std::deque<Block>> free_;
+  size_t cached_ = 0, blocks_ = 0;
   size_t cap_ = 0;
+  double max_age_ = 0;
+  Clock::time_point last_sweep_{};
+  uint64_t evicted_ = 0;
 };
 
 std::shared_ptr<void> aligned_alloc_bytes(size_t bytes) {
@@ -151,6 +241,18 @@ std::shared_ptr<void> aligned_alloc_bytes(size_t bytes) {
   return std::shared_ptr<void>(p, [size](void* q) { BlockCache::get().give(q, size); });
 }
 }  // namespace
+
+AllocationCacheStats allocation_cache_stats() { return BlockCache::get().stats(); }
+
+void set_allocation_cache_max_age(double seconds) {
+  MESHNN_CHECK(seconds >= 0 && std::isfinite(seconds),
+               "allocation cache max age must be >= 0 seconds, got ", seconds);
+  BlockCache::get().set_max_age(seconds);
+}
+
+size_t trim_allocation_cache() { return BlockCache::get().trim(false); }
+
+size_t release_allocation_cache() { return BlockCache::get().trim(true); }
 
 Tensor Tensor::empty(Shape shape, DType dtype) {
   check_shape(shape);

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 
+#include "meshnn/core/memory.h"
 #include "support/golden.h"
 
 namespace meshnn {
@@ -72,6 +75,45 @@ TEST(Compare, ReportsWorstIndex) {
   EXPECT_FALSE(r);
   EXPECT_NE(std::string(r.message()).find("(1, 5)"), std::string::npos) << r.message();
   EXPECT_TRUE(test::close_rel_l2(a, a, 0.0));
+}
+
+}  // namespace
+}  // namespace meshnn
+
+namespace meshnn {
+namespace {
+
+// The allocation cache's age limit (meshnn/core/memory.h): a block freed and not reused within the
+// age is given back by the next sweep; a block reused in time is the same memory again.
+TEST(AllocationCache, AgeLimitFreesBlocksNotReused) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the cache is off under ASan";
+#else
+  if (allocation_cache_stats().limit_bytes == 0) GTEST_SKIP() << "MESHNN_ALLOC_CACHE_MB=0";
+  const Shape odd{3, 333331};  // a bucket no other test uses (≈ 4 MB)
+  void* first = nullptr;
+  {
+    Tensor t = Tensor::empty(odd);
+    first = t.raw();
+  }
+  const AllocationCacheStats cached = allocation_cache_stats();
+  EXPECT_GE(cached.cached_bytes, 3u * 333331u * 4u);
+  {
+    Tensor again = Tensor::empty(odd);  // reused: the same block
+    EXPECT_EQ(again.raw(), first);
+  }
+  set_allocation_cache_max_age(0.05);
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  const size_t freed = trim_allocation_cache();
+  EXPECT_GE(freed, 3u * 333331u * 4u);
+  const AllocationCacheStats after = allocation_cache_stats();
+  EXPECT_GE(after.evicted_bytes, cached.evicted_bytes + freed);
+  EXPECT_EQ(after.max_age_seconds, 0.05);
+  set_allocation_cache_max_age(0);
+  EXPECT_THROW(set_allocation_cache_max_age(-1), Error);
+  release_allocation_cache();
+  EXPECT_EQ(allocation_cache_stats().cached_bytes, 0u);
+#endif
 }
 
 }  // namespace

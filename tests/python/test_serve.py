@@ -606,3 +606,142 @@ def test_examples(srv, tmp_path, rng):
         assert r.returncode == 0, r.stderr
         assert (tmp_path / 'c.wav').read_bytes() == (tmp_path / 'one.wav').read_bytes()
         assert (tmp_path / 'c.l16').stat().st_size == 2 * 2 * w.getnframes()
+
+
+# ---- slow readers ----------------------------------------------------------------------------------
+
+def ws_frame(payload, opcode=2):
+    """One masked client WebSocket frame (RFC 6455 5.2), FIN set."""
+    n = len(payload)
+    head = bytes([0x80 | opcode])
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 1 << 16:
+        head += bytes([0x80 | 126]) + struct.pack('>H', n)
+    else:
+        head += bytes([0x80 | 127]) + struct.pack('>Q', n)
+    mask = os.urandom(4)
+    body = (np.frombuffer(payload, np.uint8) ^ np.resize(np.frombuffer(mask, np.uint8), n)).tobytes()
+    return head + mask + body
+
+
+def stalled_socket(port):
+    """A connection with a tiny receive buffer whose owner never reads."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(('127.0.0.1', port))
+    return s
+
+
+def closed_by_server(s, timeout):
+    """Reads (drops) what the server had sent; True once the server has closed its side."""
+    s.settimeout(timeout)
+    try:
+        while s.recv(1 << 16):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_slow_reader_holds_no_worker(rng):
+    # Loopback takes ~3 MB into the socket buffers before a write blocks: both answers are larger.
+    s = Server('--workers', 2, '--write-timeout', 1.5, '--idle-timeout', 2,
+               models=[f'ltx={LTX23}', f'voc={VOC}'])
+    try:
+        # One-shot: a 4.3 MB answer to a client that never reads. The worker is free once the
+        # answer is computed; the write times out (--write-timeout) and the connection closes.
+        body = npy_bytes(rng.standard_normal((8, 280, 16)).astype(np.float32))
+        http_stall = stalled_socket(s.port)
+        http_stall.sendall(b'POST /v1/models/ltx/decode HTTP/1.1\r\nHost: x\r\nContent-Type: '
+                           b'application/x-npy\r\nContent-Length: %d\r\n\r\n' % len(body) + body)
+        # Stream: 3.7 MB of f32 PCM (3600 mel frames) to a client that stops reading after the
+        # handshake; the server reads its next message only once the last answer is written.
+        ws_stall = stalled_socket(s.port)
+        ws_stall.sendall(b'GET /v1/models/voc/stream?format=f32le HTTP/1.1\r\nHost: x\r\n'
+                         b'Upgrade: websocket\r\nConnection: Upgrade\r\n'
+                         b'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+                         b'Sec-WebSocket-Version: 13\r\n\r\n')
+        head = b''
+        while b'\r\n\r\n' not in head:  # a client sends frames after the 101 (RFC 6455 4.1)
+            head += ws_stall.recv(1)
+        assert status_of(head) == 101
+        frames = rng.standard_normal((120, 100)).astype(np.float32).tobytes()
+        ws_stall.settimeout(0.5)
+        try:
+            for _ in range(30):
+                ws_stall.sendall(ws_frame(frames))
+        except (socket.timeout, BrokenPipeError, ConnectionResetError):
+            pass  # the server stopped reading: its write is stuck, as it should be
+        # Once both answers are computed no worker is held, though neither has been taken.
+        assert wait_for(lambda: metric(s, 'meshnn_busy_workers') == 0 and
+                        metric(s, 'meshnn_queue_depth') == 0, 60)
+        t0 = time.time()
+        mel = rng.standard_normal((100, 16)).astype(np.float32)
+        for _ in range(3):
+            r = post(s, 'voc', npy_bytes(mel), Accept='application/x-npy')
+            assert r.status_code == 200
+        pcm, done = asyncio.run(stream(f'{s.ws}/v1/models/voc/stream', mel.T, [5]))
+        assert done['samples'] == np.load(io.BytesIO(r.content)).shape[1]
+        assert time.time() - t0 < 10
+        # Both stalled connections are closed by the server within its deadlines.
+        assert wait_for(lambda: metric(s, 'meshnn_open_streams') == 0, 10)
+        assert wait_for(lambda: metric(s, 'meshnn_open_connections') <= 1, 10)
+        assert closed_by_server(http_stall, 5) and closed_by_server(ws_stall, 5)
+        http_stall.close()
+        ws_stall.close()
+        log = s.stderr()
+        assert 'POST /v1/models/ltx/decode model=ltx status=499' in log, log
+        assert 'GET /v1/models/voc/stream?format=f32le model=voc status=499' in log, log
+    finally:
+        assert s.stop() == 0
+
+
+# ---- MiniMax-H3 --------------------------------------------------------------------------------
+
+H3 = fixture('minimax_h3_tiny')
+
+
+def test_minimax_h3_decode_encode_equal_cli(tmp_path, rng):
+    s = Server(models=[f'h3={H3}', f'voc={VOC}'])
+    try:
+        models = {m['name']: m for m in requests.get(f'{s.url}/v1/models').json()['models']}
+        h3 = models['h3']
+        assert h3['kind'] == 'minimax-h3' and h3['endpoints'] == ['decode', 'encode']
+        assert h3['output']['sample_rate'] == 32000 and h3['input']['latent_channels'] == 8
+        # /decode: (B, C, T) latents → a WAV with B channels, the CLI's bytes.
+        z = rng.standard_normal((2, 8, 13)).astype(np.float32)
+        np.save(tmp_path / 'z.npy', z)
+        run_cli('audio-decode', '--checkpoint', H3, '--latent', tmp_path / 'z.npy', '--out',
+                tmp_path / 'cli.wav', '--threads', 1, '--quiet')
+        r = post(s, 'h3', npy_bytes(z))
+        assert r.status_code == 200 and r.headers['Content-Type'] == 'audio/wav', r.text
+        assert r.content == (tmp_path / 'cli.wav').read_bytes()
+        one = post(s, 'h3', npy_bytes(z[0]), Accept='application/x-npy')  # (C, T): one channel
+        assert np.load(io.BytesIO(one.content)).shape == (1, 13 * 40)
+        l16 = post(s, 'h3', npy_bytes(z), Accept='audio/L16')
+        assert l16.headers['Content-Type'] == 'audio/L16; rate=32000; channels=2'
+        # /encode: a stereo WAV → (2, C, T) latents, the bytes audio-encode writes.
+        w = rng.uniform(-0.5, 0.5, (2, 1000)).astype(np.float32)
+        meshnn.write_wav(str(tmp_path / 'x.wav'), w, 32000)
+        run_cli('audio-encode', '--checkpoint', H3, '--wav', tmp_path / 'x.wav', '--out',
+                tmp_path / 'cli.npy', '--threads', 1, '--quiet')
+        r = post(s, 'h3', (tmp_path / 'x.wav').read_bytes(), action='encode', ctype='audio/wav')
+        assert r.status_code == 200 and r.headers['Content-Type'] == 'application/x-npy', r.text
+        assert r.content == (tmp_path / 'cli.npy').read_bytes()
+        assert np.load(io.BytesIO(r.content)).shape == (2, 8, 25)
+        # Errors: the CLI's checks, and what this model does not have.
+        assert post(s, 'h3', npy_bytes(z[:, :7])).status_code == 400  # 7 latent channels
+        assert post(s, 'h3', npy_bytes(np.zeros((65, 8, 3), np.float32))).status_code == 400
+        meshnn.write_wav(str(tmp_path / 'y.wav'), w, 24000)
+        r = post(s, 'h3', (tmp_path / 'y.wav').read_bytes(), action='encode', ctype='audio/wav')
+        assert r.status_code == 400 and '32000 Hz' in r.json()['error']['message']
+        assert post(s, 'h3', npy_bytes(z), action='encode').status_code == 415
+        assert post(s, 'h3', b'RIFF', ctype='audio/wav').status_code == 415
+        assert post(s, 'h3', npy_bytes(z), action='vocode').status_code == 404
+        assert post(s, 'voc', npy_bytes(z), action='encode').status_code == 404
+        assert requests.get(f'{s.url}/v1/models/h3/stream').status_code == 404
+    finally:
+        assert s.stop() == 0
