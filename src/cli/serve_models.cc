@@ -143,6 +143,15 @@ Tensor ServedModel::run(const Tensor& input, int threads, const ProgressFn& prog
   return bigvgan_->vocode(input, run);
 }
 
+Tensor ServedModel::run_on_mesh(const Tensor& input, const RunOptions& run) const {
+  if (kind_ == ModelKind::ltx) return ltx_->decode(input, run);
+  if (input.rank() == 1) {
+    const Tensor m = bigvgan_->mel_spectrogram(input);
+    return bigvgan_->vocode(m.reshape({1, m.dim(0), m.dim(1)}), run);
+  }
+  return bigvgan_->vocode(input, run);
+}
+
 std::shared_ptr<AudioStream> ServedModel::open_stream(int threads) const {
   StreamOptions o;
   o.mesh = "1x1";

@@ -40,6 +40,9 @@ class ServedModel {
   // The CLI's call for this input → (1, C, S) planar f32: audio-decode's (one shot up to 10 s,
   // chunks above, mesh auto) or vocode's (mesh 1x1). threads: OpenMP threads of the call.
   Tensor run(const Tensor& input, int threads, const ProgressFn& progress) const;
+  // --backend mpi (serve_mpi.h): one shot on run's mesh and backend, every rank calling it with the
+  // same input (the mesh splits time, so a long input's memory is split too: no chunking).
+  Tensor run_on_mesh(const Tensor& input, const RunOptions& run) const;
 
   // A stream over the shared weights, on one device (mesh 1x1), as `--stream` opens it.
   // (shared_ptr: it deletes the concrete stream type; AudioStream's destructor is not virtual.)
