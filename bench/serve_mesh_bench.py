@@ -2,7 +2,8 @@
 """One replica with 2 workers against one MPI 1x2 mesh server (docs/serve.md, "Which to choose
 when"), for LTX-2.3 decodes of --seconds (default 1 and 10 s) at the real architecture:
 
-  - latency of one request alone (median of --reps, requests one after the other);
+  - latency of one request alone (median of --reps, requests one after the other; one warm-up
+    request first, of the first length);
   - latency per request and requests per minute with 2 clients at once (each sends --reps).
 
   bench/serve_mesh_bench.py [--checkpoint LTX23.safetensors] [--seconds 1 10] [--reps 3]
@@ -36,7 +37,8 @@ def start(cmd, env, tmp):
     if os.path.exists(port_file):
         os.unlink(port_file)
     log = open(os.path.join(tmp, 'server.log'), 'a')
-    p = subprocess.Popen(cmd + ['--port', '0', '--port-file', port_file, '--no-access-log'],
+    p = subprocess.Popen(cmd + ['--port', '0', '--port-file', port_file, '--no-access-log',
+                                '--request-timeout', '3600'],
                          stdout=subprocess.DEVNULL, stderr=log, env=env, start_new_session=True)
     t0 = time.time()
     while not os.path.exists(port_file):
@@ -54,8 +56,9 @@ def decode(url, body):
     return time.perf_counter() - t
 
 
-def measure(url, body, reps):
-    decode(url, body)  # warm-up (first-call set-up, page cache)
+def measure(url, body, reps, warm):
+    if warm:
+        decode(url, body)  # warm-up (first-call set-up, page cache)
     alone = statistics.median(decode(url, body) for _ in range(reps))
     lat, lock = [], threading.Lock()
 
@@ -105,11 +108,11 @@ def main():
         for name, cmd in setups.items():
             p, url = start(cmd, env, tmp)
             try:
-                for s in a.seconds:
+                for i, s in enumerate(a.seconds):
                     frames = int(round(25 * s))
                     b = io.BytesIO()
                     np.save(b, rng.standard_normal((1, 8, frames, 16)).astype(np.float32))
-                    alone, both, rpm = measure(url, b.getvalue(), a.reps)
+                    alone, both, rpm = measure(url, b.getvalue(), a.reps, i == 0)
                     rows.append((name, s, alone, both, rpm))
                     print(f'{name}: {s:g} s: alone {alone:.2f} s, 2 clients {both:.2f} s/request, '
                           f'{rpm:.1f} requests/min', file=sys.stderr, flush=True)

@@ -42,6 +42,7 @@ class ServedModel {
   Tensor run(const Tensor& input, int threads, const ProgressFn& progress) const;
   // --backend mpi (serve_mpi.h): one shot on run's mesh and backend, every rank calling it with the
   // same input (the mesh splits time, so a long input's memory is split too: no chunking).
+  // input as parse_body gives it → (1, C, S) planar f32 on every rank.
   Tensor run_on_mesh(const Tensor& input, const RunOptions& run) const;
 
   // A stream over the shared weights, on one device (mesh 1x1), as `--stream` opens it.

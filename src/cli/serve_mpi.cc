@@ -20,6 +20,7 @@ namespace {
 //   'R' | u32 name length | name | u32 rank | i64 dims[rank] | f32 values (row-major)
 constexpr char kRun = 'R', kStop = 'S';
 
+// x: f32 of rank 1..6 (the parsed body: (1, 8, T, 16) latent, (1, M, T) mel or (S,) samples).
 std::string run_command(const std::string& model, const Tensor& x) {
   MESHNN_CHECK_AS(BackendError, x.dtype() == DType::f32, "serve --backend mpi: a float32 input");
   const Tensor& c = x;  // tensors are dense row-major
