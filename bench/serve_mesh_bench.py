@@ -10,7 +10,8 @@ when"), for LTX-2.3 decodes of --seconds (default 1 and 10 s) at the real archit
 
 --checkpoint: default a seeded random LTX-2.3 at the real size (tools/make_checkpoint.py, needs
 torch) in a temp folder. Both servers get the machine's cores: 2 workers x cores/2 threads, or 2
-ranks x cores/2 threads. Prints a Markdown table and the load average (the machine may be shared)."""
+ranks x cores/2 threads. Prints a Markdown table and the load average (the machine may be
+shared)."""
 import argparse
 import io
 import os

@@ -1,7 +1,7 @@
 """`meshnn serve --backend mpi` under `mpiexec -np 2` (docs/serve.md, "Across machines"): rank 0
-serves, each request runs on the 1x2 mesh of both ranks and equals the single-process CLI on the same
-mesh bit for bit (and the 1x1 CLI to f32 rounding); streams are refused; a rank that stops makes
-the next request answer 503 and the job exit non-zero, a rank that is killed ends the job
+serves, each request runs on the 1x2 mesh of both ranks and equals the single-process CLI on the
+same mesh bit for bit (and the 1x1 CLI to f32 rounding); streams are refused; a rank that stops
+makes the next request answer 503 and the job exit non-zero, a rank that is killed ends the job
 non-zero; an input the mesh cannot split is a 400 and the mesh goes on; SIGTERM to rank 0 stops
 every rank with 0."""
 import io
@@ -110,7 +110,8 @@ def listens(pid, port):
         with open(table) as f:
             for line in f.readlines()[1:]:
                 cols = line.split()
-                if int(cols[1].rsplit(':', 1)[1], 16) == port and cols[3] == '0A' and cols[9] in inodes:
+                local_port = int(cols[1].rsplit(':', 1)[1], 16)
+                if local_port == port and cols[3] == '0A' and cols[9] in inodes:  # 0A: LISTEN
                     return True
     return False
 
