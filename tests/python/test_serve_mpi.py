@@ -82,6 +82,15 @@ class MpiServer:
         assert len(listening) == 1, (pids, listening)
         return listening[0], next(p for p in pids if p != listening[0])
 
+    def cleanup(self):
+        """Ends the job if it still runs and removes the temp folder (after a failed check)."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        if not self.log.closed:
+            self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
     def close(self, timeout=60):
         try:
             rc = self.proc.wait(timeout=timeout)
@@ -170,9 +179,7 @@ def test_mpi_server_answers_on_the_mesh_and_ends_when_a_rank_stops(tmp_path):
                 os.kill(stopped, signal.SIGCONT)
             except ProcessLookupError:
                 pass
-        if srv.proc.poll() is None:
-            os.killpg(srv.proc.pid, signal.SIGKILL)
-            srv.proc.wait()
+        srv.cleanup()
 
 
 def test_mpi_server_sigterm_on_rank_0_stops_every_rank_cleanly():
@@ -189,9 +196,7 @@ def test_mpi_server_sigterm_on_rank_0_stops_every_rank_cleanly():
         os.kill(rank0, signal.SIGTERM)
         assert srv.close(timeout=30) == 0, srv.stderr()
     finally:
-        if srv.proc.poll() is None:
-            os.killpg(srv.proc.pid, signal.SIGKILL)
-            srv.proc.wait()
+        srv.cleanup()
 
 
 def test_mpi_server_with_a_killed_rank_ends_non_zero():
@@ -210,6 +215,4 @@ def test_mpi_server_with_a_killed_rank_ends_non_zero():
             pass  # the job ended first
         assert srv.close(timeout=30) != 0, srv.stderr()
     finally:
-        if srv.proc.poll() is None:
-            os.killpg(srv.proc.pid, signal.SIGKILL)
-            srv.proc.wait()
+        srv.cleanup()
