@@ -10,16 +10,18 @@
 #include "cli/commands.h"
 #include "cli/serve_http.h"
 #include "cli/serve_models.h"
+#include "cli/serve_mpi.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/memory.h"
+#include "meshnn/mesh/world.h"
 
 namespace meshnn::cli {
 namespace {
 
 struct Args {
   std::vector<std::string> models;
-  std::string precision = "fp32", api_key_env = "MESHNN_API_KEY";
+  std::string precision = "fp32", api_key_env = "MESHNN_API_KEY", backend = "local", mesh;
   double max_request_mb = 64;
   bool insecure = false;
   serve::ServeConfig cfg;
@@ -47,7 +49,25 @@ void run(Args& a) {
   MESHNN_CHECK(a.max_request_mb > 0, "--max-request-mb must be > 0");
   MESHNN_CHECK(a.cfg.max_connections >= 1, "--max-connections must be >= 1");
   check_thread_count(a.cfg.threads_per_worker, "--threads-per-worker");
-  if (a.cfg.threads_per_worker == 0)
+  const Backend backend = parse_backend(a.backend);
+  MeshConfig mesh;
+  if (backend == Backend::mpi) {
+    // One mesh runs one request at a time: more workers would only wait for it.
+    MESHNN_CHECK(a.cfg.workers == 1,
+                 "--backend mpi runs one request at a time on the mesh: "
+                 "--workers must be 1 (run replicas for more, docs/serve.md)");
+    MESHNN_CHECK(!a.mesh.empty(), "--backend mpi needs --mesh RxC (rows x cols = the ranks)");
+    mesh = parse_mesh(a.mesh);
+    const int world = process_count(Backend::mpi);
+    MESHNN_CHECK(world == mesh.rows * mesh.cols, "--backend mpi --mesh ", a.mesh, " needs ",
+                 mesh.rows * mesh.cols, " processes but the launch has ", world, " (mpiexec -n ",
+                 mesh.rows * mesh.cols, ")");
+  } else {
+    MESHNN_CHECK(a.mesh.empty(),
+                 "--mesh is for --backend mpi (a local server runs each request "
+                 "as the CLI does)");
+  }
+  if (backend == Backend::local && a.cfg.threads_per_worker == 0)
     a.cfg.threads_per_worker =
         std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / a.cfg.workers);
   a.cfg.max_request_bytes = static_cast<int64_t>(a.max_request_mb * (1 << 20));
@@ -66,6 +86,12 @@ void run(Args& a) {
                  models.back()->kind_name().c_str(), models.back()->sample_rate());
   }
 
+  if (backend == Backend::mpi && process_rank(Backend::mpi) != 0) {
+    const int rc = serve::run_mpi_server(a.cfg, models, mesh, a.cfg.threads_per_worker);
+    finalize_backends();
+    if (rc != 0) std::exit(rc);
+    return;
+  }
   // A private scratch folder (WAV encoding goes through the library's file writer).
   std::string tmpl = (std::filesystem::temp_directory_path() / "meshnn_serve_XXXXXX").string();
   MESHNN_CHECK_AS(BackendError, ::mkdtemp(tmpl.data()) != nullptr,
@@ -74,7 +100,9 @@ void run(Args& a) {
   std::signal(SIGPIPE, SIG_IGN);
   int rc = 1;
   try {
-    rc = serve::run_server(a.cfg, models);
+    rc = backend == Backend::mpi
+             ? serve::run_mpi_server(a.cfg, models, mesh, a.cfg.threads_per_worker)
+             : serve::run_server(a.cfg, models);
   } catch (...) {
     std::error_code ec;
     std::filesystem::remove_all(tmpl, ec);
@@ -82,6 +110,7 @@ void run(Args& a) {
   }
   std::error_code ec;
   std::filesystem::remove_all(tmpl, ec);
+  if (backend == Backend::mpi) finalize_backends();
   if (rc != 0) std::exit(rc);
 }
 
@@ -151,6 +180,11 @@ const Registrar reg("serve", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--insecure", a->insecure, "allow a non-loopback --host without a key");
   cmd->add_option("--port-file", a->cfg.port_file, "write the bound port to this file");
+  cmd->add_option("--backend", a->backend,
+                  "local | mpi: under mpiexec, rank 0 serves and every request runs on the "
+                  "whole mesh (one at a time; no streams)")
+      ->capture_default_str();
+  cmd->add_option("--mesh", a->mesh, "with --backend mpi: the mesh RxC (rows x cols = the ranks)");
   cmd->add_flag(
       "--no-access-log", [a](int64_t) { a->cfg.access_log = false; },
       "no access-log line per request on stderr");

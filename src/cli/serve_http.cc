@@ -192,6 +192,8 @@ struct Server {
   std::atomic<int64_t> in_flight{0};
   std::atomic<uint64_t> next_id{0};
   std::string id_prefix;
+  std::atomic<bool> mesh_failed{false};         // --backend mpi: a rank is gone; exit 3
+  std::function<void()> stop_after_mesh_fault;  // set by run_server: drain, then stop
 };
 
 // ---- WebSocket streams -----------------------------------------------------------------------
@@ -691,6 +693,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return error(400, "bad_request", e.what(), true);
     }
     if (srv_.draining) return error(503, "draining", "the server is shutting down", true, 5);
+    if (srv_.cfg.mesh_run)
+      return error(501, "not_implemented",
+                   "streams are not served under --backend mpi (the mesh runs one-shot requests); "
+                   "stream from a server without --backend mpi",
+                   true);
     // The stream session takes over the socket and logs itself; this request ends here.
     auto ws = std::make_shared<WsSession>(stream_.release_socket(), srv_, it->second, pcm, cur_.id,
                                           cur_.target);
@@ -760,10 +767,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
               self->srv_.metrics.audio(model->name(), audio, since(t));
               body = npy_body(z);  // audio-encode's --out bytes
             } else {
-              const Tensor y =
-                  model->run(input, self->srv_.threads(), [token](int, int, const std::string&) {
-                    if (token->expired()) throw Cancelled();
-                  });
+              // Under MPI a started call runs to its end: every rank is in it.
+              const Tensor y = self->srv_.cfg.mesh_run
+                                   ? self->srv_.cfg.mesh_run(*model, input)
+                                   : model->run(input, self->srv_.threads(),
+                                                [token](int, int, const std::string&) {
+                                                  if (token->expired()) throw Cancelled();
+                                                });
               const double compute = since(t);
               audio = static_cast<double>(y.dim(2)) / model->sample_rate();
               body = encode_output(y, model->sample_rate(), fmt, self->srv_.cfg.scratch_dir, id);
@@ -772,6 +782,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                          "; channels=" + std::to_string(y.dim(1));
               self->srv_.metrics.audio(model->name(), audio, compute);
             }
+          } catch (const CommError& e) {
+            // A rank of the mesh died, hung or stopped: this server cannot answer any more.
+            std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
+            if (!self->srv_.mesh_failed.exchange(true)) self->srv_.stop_after_mesh_fault();
+            if (token->expired()) return;
+            status = 503;
+            body = error_json(
+                "mesh_failed",
+                "a rank of the MPI mesh failed; the server is stopping (request id " + id + ")");
+            ctype = "application/json";
           } catch (const std::exception& e) {
             if (token->expired()) return;  // the session has answered (504) or the client left
             const bool ours = dynamic_cast<const InvalidArgument*>(&e) == nullptr &&
@@ -981,6 +1001,15 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
       if (!e) poll_drain();
     });
   };
+  auto begin_drain = [&](const char* why) {
+    std::fprintf(stderr, "meshnn serve: %s: draining (%lld in flight, deadline %.0f s)\n", why,
+                 static_cast<long long>(srv.in_flight.load()), config.drain_timeout);
+    srv.draining = true;
+    beast::error_code ignored;
+    srv.acceptor.close(ignored);
+    drain_deadline = Clock::now() + ms(config.drain_timeout);
+    poll_drain();
+  };
   std::function<void(beast::error_code, int)> on_signal = [&](beast::error_code e, int sig) {
     if (e) return;
     if (srv.draining) {  // a second signal: stop waiting for the in-flight requests
@@ -989,16 +1018,14 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
       return;
     }
     signals.async_wait(on_signal);
-    std::fprintf(stderr, "meshnn serve: %s: draining (%lld in flight, deadline %.0f s)\n",
-                 sig == SIGTERM ? "SIGTERM" : "SIGINT",
-                 static_cast<long long>(srv.in_flight.load()), config.drain_timeout);
-    srv.draining = true;
-    beast::error_code ignored;
-    srv.acceptor.close(ignored);
-    drain_deadline = Clock::now() + ms(config.drain_timeout);
-    poll_drain();
+    begin_drain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
   };
   signals.async_wait(on_signal);
+  srv.stop_after_mesh_fault = [&] {
+    net::post(srv.ioc, [&] {
+      if (!srv.draining) begin_drain("mesh failure");
+    });
+  };
 
   // The cache's age limit is checked as blocks are freed; this timer also frees old blocks while
   // no request comes, so an idle server shrinks back.
@@ -1027,11 +1054,11 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
     std::filesystem::remove_all(config.scratch_dir, ignored);
     std::fprintf(stderr, "meshnn serve: stopped\n");
     std::fflush(nullptr);
-    std::_Exit(0);
+    std::_Exit(srv.mesh_failed ? 3 : 0);
   }
   srv.queue.stop();
   std::fprintf(stderr, "meshnn serve: stopped\n");
-  return 0;
+  return srv.mesh_failed ? 3 : 0;
 }
 
 }  // namespace meshnn::serve

@@ -12,6 +12,7 @@
 // way. SIGTERM / SIGINT: stop accepting, let in-flight requests finish (--drain-timeout), exit 0.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,10 +39,14 @@ struct ServeConfig {
   std::string scratch_dir;  // private temp folder for WAV encoding
   std::string port_file;    // written with the bound port once listening ("" = none)
   bool access_log = true;
+  // --backend mpi (serve_mpi.h): one-shot calls go through this (one at a time, on the whole mesh)
+  // instead of ServedModel::run, and streams are refused (501). A CommError from it (a rank died,
+  // hung or stopped) answers 503 and stops the server: run_server returns 3 after the drain.
+  std::function<Tensor(const ServedModel&, const Tensor&)> mesh_run;
 };
 
-// Runs until SIGTERM / SIGINT and the drain; returns the process exit code (0 after a clean
-// drain).
+// Runs until SIGTERM / SIGINT (or a mesh failure) and the drain; returns the process exit code
+// (0 after a clean drain, 3 after a mesh failure).
 int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const ServedModel>> models);
 
 }  // namespace meshnn::serve

@@ -212,6 +212,16 @@ Tensor ServedModel::encode(const Tensor& wave, int threads) const {
   return h3_->encode(wave, nullptr, run);
 }
 
+Tensor ServedModel::run_on_mesh(const Tensor& input, const RunOptions& run) const {
+  if (kind_ == ModelKind::ltx) return ltx_->decode(input, run);
+  if (kind_ == ModelKind::minimax_h3) return h3_->decode(input, run);
+  if (input.rank() == 1) {
+    const Tensor m = bigvgan_->mel_spectrogram(input);
+    return bigvgan_->vocode(m.reshape({1, m.dim(0), m.dim(1)}), run);
+  }
+  return bigvgan_->vocode(input, run);
+}
+
 std::shared_ptr<AudioStream> ServedModel::open_stream(int threads) const {
   MESHNN_CHECK(has_stream(), "serve: ", name_, " has no stream");
   StreamOptions o;

@@ -45,6 +45,10 @@ class ServedModel {
   // chunks above, mesh auto; MiniMax-H3: (B, 1, S) as (1, B, S)) or vocode's (mesh 1x1).
   // threads: OpenMP threads of the call.
   Tensor run(const Tensor& input, int threads, const ProgressFn& progress) const;
+  // --backend mpi (serve_mpi.h): one shot on run's mesh and backend, every rank calling it with the
+  // same input (the mesh splits time, so a long input's memory is split too: no chunking).
+  // input as parse_body gives it → (1, C, S) planar f32 on every rank.
+  Tensor run_on_mesh(const Tensor& input, const RunOptions& run) const;
 
   // /encode (MiniMax-H3): a WAV body → (B, 1, S) samples, checked as audio-encode checks them.
   Tensor parse_encode_body(std::string_view body) const;

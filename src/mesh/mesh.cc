@@ -16,6 +16,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/mesh/ccl.h"
+#include "meshnn/mesh/world.h"
 
 namespace meshnn {
 
@@ -272,6 +273,17 @@ int process_count(Backend backend) {
 }
 
 void finalize_backends() { mesh_detail::mpi_finalize(); }
+
+int process_count(Backend backend) {
+  return backend == Backend::mpi ? mesh_detail::mpi_world_size() : 1;
+}
+
+std::string broadcast_from_rank0(Backend backend, const std::string& bytes, double wait_seconds) {
+  if (backend != Backend::mpi) return bytes;
+  const double timeout = comm_timeout_seconds();
+  return mesh_detail::mpi_broadcast_bytes(bytes, timeout,
+                                          wait_seconds < 0 ? timeout : wait_seconds);
+}
 
 void abort_job_if_distributed(int code, const std::string& message) {
   mesh_detail::mpi_abort_if_running(code, message);

@@ -525,6 +525,58 @@ void mpi_finalize() {
   MPI_Finalize();
 }
 
+namespace {
+
+// Polls one request until it completes (true) or `timeout` seconds pass (0 = forever; false; the
+// request, a collective, stays pending: MPI can neither cancel nor free it). Spins briefly, then
+// sleeps up to 1 ms between polls so that an idle rank does not hold a core.
+bool wait_polled(MPI_Request& req, double timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  for (long polls = 0;; ++polls) {
+    int done = 0;
+    check_mpi(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return true;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout > 0 && waited > timeout) return false;
+    if (polls > 2000)
+      std::this_thread::sleep_for(std::chrono::microseconds(waited > 0.01 ? 1000 : 50));
+  }
+}
+
+}  // namespace
+
+std::string mpi_broadcast_bytes(const std::string& bytes, double timeout, double first_wait) {
+  ensure_init();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) return bytes;
+  auto fail = [&](const char* step, double bound) {
+    throw CommError(detail::concat("[rank ", rank, " of ", size, "] broadcast from rank 0 (", step,
+                                   "): no progress for ", bound, " s: ",
+                                   rank == 0 ? "a rank did not take part (it died, hung or stopped)"
+                                             : "rank 0 did not take part",
+                                   " (liveness bound: --comm-timeout or MESHNN_COMM_TIMEOUT)"));
+  };
+  int64_t n = rank == 0 ? static_cast<int64_t>(bytes.size()) : 0;
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &req), "MPI_Ibcast");
+  const double first = rank == 0 ? timeout : first_wait;
+  if (!wait_polled(req, first)) fail("length", first);
+  std::string out = rank == 0 ? bytes : std::string(static_cast<size_t>(n), '\0');
+  if (n > 0) {
+    check_mpi(
+        MPI_Ibcast(out.data(), as_int(n, "broadcast bytes"), MPI_BYTE, 0, MPI_COMM_WORLD, &req),
+        "MPI_Ibcast");
+    if (!wait_polled(req, timeout)) fail("bytes", timeout);
+  }
+  // Rank 0 returns only once every rank has the bytes (an eager send completes without them).
+  check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &req), "MPI_Ibarrier");
+  if (!wait_polled(req, timeout)) fail("acknowledgement", timeout);
+  return out;
+}
+
 void mpi_abort_if_running(int code, const std::string& message) {
   int init = 0, fin = 0;
   MPI_Initialized(&init);

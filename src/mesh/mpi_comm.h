@@ -30,6 +30,10 @@ int mpi_world_size();
 // Logical AND of `ok` over the world (tests agree on pass / fail).
 bool mpi_all_true(bool ok);
 void mpi_finalize();
+// broadcast_from_rank0 (meshnn/mesh/mesh.h) over MPI_COMM_WORLD: Ibcast of the length and the
+// bytes, then an Ibarrier, polled; `timeout` bounds each wait after the first, `first_wait` the
+// first one on ranks other than 0 (0 = forever).
+std::string mpi_broadcast_bytes(const std::string& bytes, double timeout, double first_wait);
 
 // For a fatal error on one rank: when MPI is initialised (not yet finalised) and the world has
 // more than one process, prints `message` to stderr prefixed with this rank and calls
