@@ -431,12 +431,12 @@ PYBIND11_MODULE(_meshnn, m) {
             return v.decode_stream(run_options(mesh, "local", threads, none));
           },
           py::arg("mesh") = "1x1", py::arg("threads") = 0);
-  // The H3 decode stream: push latents (B, C, n) → the samples (B, 1, m) that became final.
+  // The H3 decode stream: push latents (B, C, n) → the samples (B, 1, m) that became final. It
+  // claims itself per call in the library (a second concurrent call: InUseError).
   using H3Stream = MiniMaxH3AudioVae::DecodeStream;
   auto h3_call = [](H3Stream& s, const std::function<Tensor()>& call) {
     Tensor y;
     {
-      const Claim claim(&s, "this stream");
       py::gil_scoped_release nogil;
       y = call();
     }
@@ -453,7 +453,7 @@ PYBIND11_MODULE(_meshnn, m) {
       .def("flush", [h3_call](H3Stream& s) { return h3_call(s, [&] { return s.flush(); }); })
       .def("reset",
            [](H3Stream& s) {
-             const Claim claim(&s, "this stream");
+             py::gil_scoped_release nogil;
              s.reset();
            })
       .def_property_readonly("sample_rate", &H3Stream::sample_rate)

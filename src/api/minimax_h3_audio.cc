@@ -8,6 +8,7 @@
 #include "api/audio_model_registry.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
 #include "models/bigvgan.h"
 #include "models/minimax_h3/mesh.h"
@@ -165,6 +166,7 @@ struct MiniMaxH3AudioVae::DecodeStream::Impl {
   int sample_rate = 0;
   int64_t frames = 0, samples = 0, batch = 1;
   std::string mesh;
+  ExclusiveUse use;  // one call at a time, as AudioStream (a second concurrent call: InUseError)
 
   // Output rows (B, m, 1) → (B, 1, m); (B, 1, 0) when nothing became final.
   Tensor out(const Tensor& rows) {
@@ -183,6 +185,7 @@ MiniMaxH3AudioVae::DecodeStream& MiniMaxH3AudioVae::DecodeStream::operator=(
 
 Tensor MiniMaxH3AudioVae::DecodeStream::push(const Tensor& latents) {
   Impl& s = *impl_;
+  const ExclusiveUse::Claim claim(s.use, "this stream");
   MESHNN_CHECK_AS(ShapeError, latents.defined() && latents.dtype() == DType::f32,
                   "latent frames: expected float32, got ",
                   latents.defined() ? dtype_name(latents.dtype()) : "no tensor");
@@ -199,12 +202,14 @@ Tensor MiniMaxH3AudioVae::DecodeStream::push(const Tensor& latents) {
 }
 
 Tensor MiniMaxH3AudioVae::DecodeStream::flush() {
+  const ExclusiveUse::Claim claim(impl_->use, "this stream");
   Tensor y = impl_->out(impl_->engine->flush());
   impl_->frames = impl_->samples = 0;
   return y;
 }
 
 void MiniMaxH3AudioVae::DecodeStream::reset() {
+  const ExclusiveUse::Claim claim(impl_->use, "this stream");
   impl_->engine->reset();
   impl_->frames = impl_->samples = 0;
 }

@@ -274,10 +274,6 @@ int process_count(Backend backend) {
 
 void finalize_backends() { mesh_detail::mpi_finalize(); }
 
-int process_count(Backend backend) {
-  return backend == Backend::mpi ? mesh_detail::mpi_world_size() : 1;
-}
-
 std::string broadcast_from_rank0(Backend backend, const std::string& bytes, double wait_seconds) {
   if (backend != Backend::mpi) return bytes;
   const double timeout = comm_timeout_seconds();

@@ -1,5 +1,6 @@
-// The world of a multi-process launch, apart from any mesh: its size, and a byte broadcast from
-// rank 0 (e.g. a server on rank 0 handing each request to the other ranks, `meshnn serve
+// The world of a multi-process launch, apart from any mesh (its size is process_count in
+// meshnn/mesh/mesh.h): a byte broadcast from rank 0 (e.g. a server on rank 0 handing each request
+// to the other ranks, `meshnn serve
 // --backend mpi`).
 #pragma once
 
@@ -9,9 +10,6 @@
 
 namespace meshnn {
 
-// This process's world size for `backend` (the MPI world size, initialising MPI if needed; 1 for
-// local).
-int process_count(Backend backend);
 // Rank 0's bytes to every rank of the world (MPI backend; local: returns `bytes`). A collective:
 // every rank calls it, in the same order; the others' `bytes` are ignored. It returns on rank 0
 // only once every rank has the bytes, so a rank that died, hung or stopped is seen here: CommError
