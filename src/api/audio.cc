@@ -216,7 +216,7 @@ BigVganVocoder BigVganVocoder::load(const std::string& checkpoint, const std::st
   const io::SafetensorsFile file = io::SafetensorsFile::open(checkpoint);
   std::string cfg_text;
   if (!config_path.empty())
-    cfg_text = io::read_json_file(config_path).dump();
+    cfg_text = io::read_config_json_file(config_path).dump();
   else if (auto it = file.metadata().find("config"); it != file.metadata().end())
     cfg_text = it->second;
   return BigVganVocoder(

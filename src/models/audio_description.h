@@ -31,31 +31,9 @@ struct LayerDesc {
     activation,        // anti-aliased Snake / SnakeBeta over C_in channels
     tensor,            // a plain tensor of `shape` (statistics, STFT / mel bases)
   };
-  // Where a layer sits in its model (read by the model's constructor).
-  enum class Role {
-    conv_pre,
-    ups,
-    convs1,
-    convs2,
-    acts1,
-    acts2,
-    act_post,
-    conv_post,  // generator
-    conv_in,
-    res_conv1,
-    res_conv2,
-    res_shortcut,
-    upsample_conv,
-    conv_out,  // mel-VAE
-    stats_std,
-    stats_mean,
-    stft_basis,
-    inverse_stft_basis,
-    mel_basis,  // tensors
-  };
-  LayerDesc(Kind k, Role r, std::string key_) : kind(k), role(r), key(std::move(key_)) {}
-  Kind kind;
-  Role role;
+  LayerDesc() = default;
+  LayerDesc(Kind k, std::string key_) : kind(k), key(std::move(key_)) {}
+  Kind kind = Kind::tensor;
   std::string key;  // checkpoint prefix of the layer (no trailing '.'), or the tensor's full key
   int64_t c_in = 0, c_out = 0, kernel = 1, stride = 1, dilation = 1;
   bool bias = true;
@@ -65,6 +43,10 @@ struct LayerDesc {
   Shape shape;             // tensor only
   // Position: generator stage / block (i·R + j) / index m; mel-VAE level (run order) / block.
   int stage = -1, block = -1, index = -1;
+  // Geometry the receptive-field walk needs: a layer of one of a generator stage's parallel
+  // residual blocks (`block` says which); the mel-VAE's conv after its nearest ×2 upsample.
+  bool parallel = false;
+  bool upsample = false;
   double rate = 1;    // input rows per model input row (FLOP counts)
   int64_t width = 1;  // conv2d: mel bins at this level (FLOP counts)
   // Random checkpoints: weights N(0, init_std²); bias N(0, 0.02²), or the constant init_bias.
@@ -78,14 +60,128 @@ struct LayerDesc {
 
 using ModelDesc = std::vector<LayerDesc>;
 
-// BigVGAN / HiFi-GAN generator under `prefix` (e.g. "vocoder.vocoder."; "" for NVIDIA files).
-ModelDesc describe_generator(const GeneratorConfig& cfg, const std::string& prefix);
+// The weights of each audio model as a struct of named layers (gemma.cpp's ForEachTensor shape):
+// the model's constructor takes its layers by name, and for_each_layer(f) walks every one in
+// table order (the order a checkpoint lists them and random checkpoints draw them), from which
+// the flat ModelDesc below — and with it the checkpoint check, random init and FLOP counts —
+// derives. F: void(const LayerDesc&).
+
+// BigVGAN / HiFi-GAN generator.
+struct GeneratorWeights {
+  // One residual block: per dilation m, convs1[m] (+ convs2[m]) with its activations (AMP1:
+  // acts1[m] before convs1[m], acts2[m] before convs2[m]; AMP2: acts1[m] only; HiFi-GAN: none).
+  struct Block {
+    std::vector<LayerDesc> convs1, convs2, acts1, acts2;
+  };
+  struct Stage {
+    LayerDesc up;               // the transposed conv
+    std::vector<Block> blocks;  // run in parallel, averaged
+  };
+  LayerDesc conv_pre;
+  std::vector<Stage> stages;
+  bool has_act_post = false;  // HiFi-GAN: a plain leaky ReLU, no weights
+  LayerDesc act_post, conv_post;
+
+  template <class F>
+  void for_each_layer(F&& f) const {
+    f(conv_pre);
+    for (const Stage& s : stages) {
+      f(s.up);
+      for (const Block& b : s.blocks)
+        for (size_t m = 0; m < b.convs1.size(); ++m) {
+          f(b.convs1[m]);
+          if (!b.convs2.empty()) f(b.convs2[m]);
+          if (!b.acts1.empty()) f(b.acts1[m]);
+          if (!b.acts2.empty()) f(b.acts2[m]);
+        }
+    }
+    if (has_act_post) f(act_post);
+    f(conv_post);
+  }
+};
+
 // The LTX audio VAE decoder (Stage A), with its per-channel statistics.
-ModelDesc describe_mel_vae(const AudioVaeDecoderConfig& cfg);
+struct MelVaeWeights {
+  struct ResBlock {
+    LayerDesc conv1, conv2;
+    bool has_shortcut = false;  // a 1×1 conv when the block changes width
+    LayerDesc nin_shortcut;
+  };
+  struct Level {  // run order (the widest first)
+    std::vector<ResBlock> blocks;
+    bool has_upsample = false;  // every level but the last
+    LayerDesc upsample_conv;
+  };
+  LayerDesc stats_std, stats_mean;  // tensors (z_channels · latent_mel_bins)
+  LayerDesc conv_in;
+  std::vector<ResBlock> mid;  // 2
+  std::vector<Level> levels;
+  LayerDesc conv_out;
+
+  template <class F>
+  void for_each_layer(F&& f) const {
+    f(stats_std);
+    f(stats_mean);
+    f(conv_in);
+    auto res = [&](const ResBlock& r) {
+      f(r.conv1);
+      f(r.conv2);
+      if (r.has_shortcut) f(r.nin_shortcut);
+    };
+    for (const ResBlock& r : mid) res(r);
+    for (const Level& l : levels) {
+      for (const ResBlock& r : l.blocks) res(r);
+      if (l.has_upsample) f(l.upsample_conv);
+    }
+    f(conv_out);
+  }
+};
+
 // The LTX-2.3 bandwidth extension (Stage C): causal STFT and mel bases, BWE generator.
+struct BweWeights {
+  LayerDesc stft_basis, inverse_stft_basis, mel_basis;  // tensors; decode never reads the inverse
+  GeneratorWeights generator;
+
+  template <class F>
+  void for_each_layer(F&& f) const {
+    f(stft_basis);
+    f(inverse_stft_basis);
+    f(mel_basis);
+    generator.for_each_layer(f);
+  }
+};
+
+// The whole LTX audio decode (LTX-2.3: mel-VAE + vocoder + BWE; LTX-2: mel-VAE + HiFi-GAN vocoder).
+struct LtxWeights {
+  MelVaeWeights vae;
+  GeneratorWeights vocoder;
+  bool has_bwe = false;
+  BweWeights bwe;
+
+  template <class F>
+  void for_each_layer(F&& f) const {
+    vae.for_each_layer(f);
+    vocoder.for_each_layer(f);
+    if (has_bwe) bwe.for_each_layer(f);
+  }
+};
+
+// Under `prefix` (e.g. "vocoder.vocoder."; "" for NVIDIA files).
+GeneratorWeights generator_weights(const GeneratorConfig& cfg, const std::string& prefix);
+MelVaeWeights mel_vae_weights(const AudioVaeDecoderConfig& cfg);
+BweWeights bwe_weights(const BweConfig& cfg);
+LtxWeights ltx_weights(const LtxAudioConfig& cfg);
+
+// The flat tables: every layer of the weights in for_each_layer order.
+template <class W>
+ModelDesc flatten(const W& w) {
+  ModelDesc out;
+  w.for_each_layer([&](const LayerDesc& d) { out.push_back(d); });
+  return out;
+}
+ModelDesc describe_generator(const GeneratorConfig& cfg, const std::string& prefix);
+ModelDesc describe_mel_vae(const AudioVaeDecoderConfig& cfg);
 ModelDesc describe_bwe(const BweConfig& cfg);
-// The whole LTX audio decode for a config (LTX-2.3: mel-VAE + vocoder + BWE; LTX-2: mel-VAE +
-// HiFi-GAN vocoder).
 ModelDesc describe_ltx(const LtxAudioConfig& cfg);
 // The main vocoder's prefix in an LTX checkpoint.
 std::string ltx_vocoder_prefix(const LtxAudioConfig& cfg);
@@ -106,8 +202,6 @@ bool is_ltx_encoder_key(const std::string& key);
 std::map<std::string, Shape> required_shapes(const ModelDesc& desc, bool with_optional = false);
 // Multiply-adds ×2 of the convolutions for `frames` model input rows.
 double flops(const ModelDesc& desc, int64_t frames);
-// The layers with `role`, in table order.
-std::vector<const LayerDesc*> with_role(const ModelDesc& desc, LayerDesc::Role role);
 
 // Layers built from a description entry, weights read from `state` in any accepted spelling
 // (WeightError naming the key when missing or misshaped).

@@ -5,14 +5,19 @@
 #include "graph/graph.h"
 #include "io/json.h"
 #include "models/audio_description.h"
+#include "models/checkpoint_check.h"
 
 namespace meshnn::models {
 
 BigVgan::BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state,
-                 Precision precision)
+                 Precision precision, const std::string& where)
     : cfg_(config) {
-  gen_ = std::make_unique<Generator>(cfg_.generator, state,
-                                     nvidia_generator_prefix(state, cfg_.generator), precision);
+  const std::string prefix = nvidia_generator_prefix(state, cfg_.generator);
+  // Every key problem of the file at once, before any layer reads a weight.
+  std::map<std::string, Shape> shapes;
+  for (const auto& [k, t] : state) shapes.emplace(k, t.shape());
+  require_bigvgan_checkpoint(cfg_.generator, prefix, shapes, where);
+  gen_ = std::make_unique<Generator>(cfg_.generator, state, prefix, precision);
 }
 
 std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file,
@@ -32,7 +37,7 @@ std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file,
       parse_bigvgan_config(j, config_path.empty() ? file.path() : config_path);
   std::map<std::string, Tensor> state;
   for (const std::string& k : file.keys()) state.emplace(k, file.get(k));
-  return std::make_unique<BigVgan>(cfg, state, precision);
+  return std::make_unique<BigVgan>(cfg, state, precision, file.path());
 }
 
 Tensor mel_rows(const Tensor& mel) {

@@ -23,9 +23,10 @@ class BigVgan {
  public:
   // config: the config.json document; state: generator tensors with NVIDIA's names (weight-normed
   // `weight_g`/`weight_v`, folded `weight`, or the parametrisation names), optionally under a
-  // "generator." prefix.
+  // "generator." prefix. Every missing, misshaped or unused generator tensor is reported at once
+  // (WeightError naming `where`, require_bigvgan_checkpoint) before any layer is built.
   BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state,
-          Precision precision);
+          Precision precision, const std::string& where = "BigVGAN checkpoint");
   // Reads the checkpoint; the config comes from `config_path` when given, else from the
   // checkpoint's `config` metadata.
   static std::unique_ptr<BigVgan> load(const io::SafetensorsFile& file,

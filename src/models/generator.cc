@@ -18,38 +18,21 @@ Generator::Generator(const GeneratorConfig& cfg, const std::map<std::string, Ten
     b.type = cfg_.block;
     b.slope = cfg_.lrelu_slope;
   }
-  // The layers come from the model's description, in its order (stage by stage, block by block).
-  using Role = LayerDesc::Role;
-  for (const LayerDesc& d : describe_generator(cfg_, prefix)) {
-    switch (d.role) {
-      case Role::conv_pre:
-        conv_pre_ = build_conv1d(d, state, precision);
-        break;
-      case Role::ups:
-        ups_.push_back(build_conv_transpose1d(d, state, precision));
-        break;
-      case Role::convs1:
-        blocks_[d.block].convs1.push_back(build_conv1d(d, state, precision));
-        break;
-      case Role::convs2:
-        blocks_[d.block].convs2.push_back(build_conv1d(d, state, precision));
-        break;
-      case Role::acts1:
-        blocks_[d.block].acts1.push_back(build_activation(d, state));
-        break;
-      case Role::acts2:
-        blocks_[d.block].acts2.push_back(build_activation(d, state));
-        break;
-      case Role::act_post:
-        act_post_ = build_activation(d, state);
-        break;
-      case Role::conv_post:
-        conv_post_ = build_conv1d(d, state, precision);
-        break;
-      default:
-        MESHNN_CHECK(false, "generator: unexpected layer '", d.key, "'");
+  // The layers come from the model's weights description, by name.
+  const GeneratorWeights w = generator_weights(cfg_, prefix);
+  conv_pre_ = build_conv1d(w.conv_pre, state, precision);
+  for (const GeneratorWeights::Stage& st : w.stages) {
+    ups_.push_back(build_conv_transpose1d(st.up, state, precision));
+    for (const GeneratorWeights::Block& bw : st.blocks) {
+      Block& b = blocks_[bw.convs1.front().block];
+      for (const LayerDesc& d : bw.convs1) b.convs1.push_back(build_conv1d(d, state, precision));
+      for (const LayerDesc& d : bw.convs2) b.convs2.push_back(build_conv1d(d, state, precision));
+      for (const LayerDesc& d : bw.acts1) b.acts1.push_back(build_activation(d, state));
+      for (const LayerDesc& d : bw.acts2) b.acts2.push_back(build_activation(d, state));
     }
   }
+  if (w.has_act_post) act_post_ = build_activation(w.act_post, state);
+  conv_post_ = build_conv1d(w.conv_post, state, precision);
   graph_ = graph();
 }
 

@@ -33,7 +33,6 @@ namespace {
 
 using layers::Activation;
 using layers::Linear;
-using Role = LayerDesc::Role;
 
 // Timestep sinusoids in double, rounded once to f32 (the reference computes them in f32; the
 // difference is a few 1e-6 relative at t = 750, see the numerics notes in docs/gr00t.md).
@@ -259,7 +258,7 @@ void ActionHead::validate(const Config& cfg, const ActionHeadConfig& hc,
   MESHNN_CHECK(cfg.dit.interleave_self_attention, vn,
                ": the action head needs interleave_self_attention (cross / self blocks alternate)");
   // Every key and shape from the head's table (models/gr00t_description.cc), all at once.
-  require_weights(describe_action_head(cfg, hc, prefix), weights,
+  require_weights(flatten(action_head_weights(cfg, hc, prefix)), weights,
                   detail::concat(vn, " action head (prefix '", prefix, "')"));
 }
 
@@ -288,24 +287,23 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
   m.ff_local = 4 * m.D / m.tp;
   m.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(m.dh)));
 
-  const ModelDesc desc = describe_action_head(cfg, hc, prefix);
+  const ActionHeadWeights hw = action_head_weights(cfg, hc, prefix);
   auto get = [&](const std::string& key) {
     Tensor t = *weights(key);
     return t.dtype() == DType::f32 ? t : t.to(DType::f32);
   };
 
-  auto w_of = [&](Role r, int block = -1) { return get(layer_of(desc, r, block).weight_key()); };
-  auto b_of = [&](Role r, int block = -1) { return get(layer_of(desc, r, block).bias_key()); };
+  auto w_of = [&](const LayerDesc& l) { return get(l.weight_key()); };
+  auto b_of = [&](const LayerDesc& l) { return get(l.bias_key()); };
   const Precision p = options.precision;
-  m.t_lin1 = Linear::from_out_in(w_of(Role::timestep_linear1), b_of(Role::timestep_linear1),
+  m.t_lin1 = Linear::from_out_in(w_of(hw.timestep_linear1), b_of(hw.timestep_linear1),
                                  Activation::none, p);
-  m.t_lin2 = Linear::from_out_in(w_of(Role::timestep_linear2), b_of(Role::timestep_linear2),
+  m.t_lin2 = Linear::from_out_in(w_of(hw.timestep_linear2), b_of(hw.timestep_linear2),
                                  Activation::none, p);
   // t_lin1's SiLU is applied between the two products
-  m.proj_out_1 =
-      Linear::from_out_in(w_of(Role::proj_out_1), b_of(Role::proj_out_1), Activation::none, p);
-  m.proj_out_2 = packed(
-      Linear::from_out_in(w_of(Role::proj_out_2), b_of(Role::proj_out_2), Activation::none, p));
+  m.proj_out_1 = Linear::from_out_in(w_of(hw.proj_out_1), b_of(hw.proj_out_1), Activation::none, p);
+  m.proj_out_2 =
+      packed(Linear::from_out_in(w_of(hw.proj_out_2), b_of(hw.proj_out_2), Activation::none, p));
   // Non-affine norms as γ = 1, β = 0 (exact: x·1 + 0).
   Tensor ones({m.D}), zeros({m.D});
   for (int64_t i = 0; i < m.D; ++i) ones.data<float>()[i] = 1.f;
@@ -323,35 +321,34 @@ ActionHead::ActionHead(const Config& cfg, const ActionHeadConfig& hc, const Weig
     blk.cross = std::find(cross.begin(), cross.end(), i) != cross.end();
     blk.key_set = blk.cross ? cfg.dit.key_set(i) : "";
     blk.ada =
-        Linear::from_out_in(w_of(Role::dit_ada, i), b_of(Role::dit_ada, i), Activation::none, p);
-    blk.q = packed(Linear::from_out_in(part(w_of(Role::dit_q, i), 0, c0, dl),
-                                       part(b_of(Role::dit_q, i), 0, c0, dl), Activation::none, p));
+        Linear::from_out_in(w_of(hw.blocks[i].ada), b_of(hw.blocks[i].ada), Activation::none, p);
+    blk.q = packed(Linear::from_out_in(part(w_of(hw.blocks[i].q), 0, c0, dl),
+                                       part(b_of(hw.blocks[i].q), 0, c0, dl), Activation::none, p));
     if (!blk.cross) {
       Tensor w =
-          concat({part(w_of(Role::dit_k, i), 0, c0, dl), part(w_of(Role::dit_v, i), 0, c0, dl)}, 0);
+          concat({part(w_of(hw.blocks[i].k), 0, c0, dl), part(w_of(hw.blocks[i].v), 0, c0, dl)}, 0);
       Tensor bb =
-          concat({part(b_of(Role::dit_k, i), 0, c0, dl), part(b_of(Role::dit_v, i), 0, c0, dl)}, 0);
+          concat({part(b_of(hw.blocks[i].k), 0, c0, dl), part(b_of(hw.blocks[i].v), 0, c0, dl)}, 0);
       blk.kv = packed(Linear::from_out_in(w, bb, Activation::none, p));
     }
-    blk.out = packed(Linear::from_out_in(part(w_of(Role::dit_out, i), 1, c0, dl), Tensor(),
+    blk.out = packed(Linear::from_out_in(part(w_of(hw.blocks[i].out), 1, c0, dl), Tensor(),
                                          Activation::none, p));
-    blk.bo = b_of(Role::dit_out, i);
-    blk.ff1 = packed(Linear::from_out_in(part(w_of(Role::dit_ff1, i), 0, f0, m.ff_local),
-                                         part(b_of(Role::dit_ff1, i), 0, f0, m.ff_local),
+    blk.bo = b_of(hw.blocks[i].out);
+    blk.ff1 = packed(Linear::from_out_in(part(w_of(hw.blocks[i].ff1), 0, f0, m.ff_local),
+                                         part(b_of(hw.blocks[i].ff1), 0, f0, m.ff_local),
                                          Activation::gelu_tanh, p));
-    blk.ff2 = packed(Linear::from_out_in(part(w_of(Role::dit_ff2, i), 1, f0, m.ff_local), Tensor(),
+    blk.ff2 = packed(Linear::from_out_in(part(w_of(hw.blocks[i].ff2), 1, f0, m.ff_local), Tensor(),
                                          Activation::none, p));
-    blk.b2 = b_of(Role::dit_ff2, i);
+    blk.b2 = b_of(hw.blocks[i].ff2);
     m.blocks.push_back(std::move(blk));
   }
-  m.w1 = w_of(Role::encoder_w1), m.b1 = b_of(Role::encoder_w1);
-  m.w2 = w_of(Role::encoder_w2), m.b2 = b_of(Role::encoder_w2);
-  m.w3 = w_of(Role::encoder_w3), m.b3 = b_of(Role::encoder_w3);
-  m.decoder =
-      layers::CategorySpecificMlp(w_of(Role::decoder_layer1), b_of(Role::decoder_layer1),
-                                  w_of(Role::decoder_layer2), b_of(Role::decoder_layer2), m.O, p);
-  m.pos = w_of(Role::position_embedding).narrow(0, 0, m.T);
-  if (m.F > 0) m.future = w_of(Role::future_tokens);
+  m.w1 = w_of(hw.encoder_w1), m.b1 = b_of(hw.encoder_w1);
+  m.w2 = w_of(hw.encoder_w2), m.b2 = b_of(hw.encoder_w2);
+  m.w3 = w_of(hw.encoder_w3), m.b3 = b_of(hw.encoder_w3);
+  m.decoder = layers::CategorySpecificMlp(w_of(hw.decoder_layer1), b_of(hw.decoder_layer1),
+                                          w_of(hw.decoder_layer2), b_of(hw.decoder_layer2), m.O, p);
+  m.pos = w_of(hw.position_embedding).narrow(0, 0, m.T);
+  if (m.F > 0) m.future = w_of(hw.future_tokens);
 
   m.h = Tensor({m.N, m.D});
   m.x = Tensor({m.N, m.D});

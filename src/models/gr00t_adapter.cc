@@ -1,6 +1,7 @@
 // GR00T VL adapter forward: vlln → VL-SA × n → gather → hoisted cross K/V → state encoder.
 #include "meshnn/models/gr00t_adapter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -21,8 +22,6 @@
 namespace meshnn::gr00t {
 
 namespace {
-
-using Role = LayerDesc::Role;
 
 Tensor need(const WeightLookup& w, const std::string& key) {
   std::optional<Tensor> t = w(key);
@@ -165,33 +164,29 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
   m.collect_taps = options.collect_taps;
   const AdapterPlan& p = m.plan;
   // Every key from the adapter's table (models/gr00t_description.cc), checked in plan().
-  const ModelDesc desc = describe_adapter(cfg, weight_prefix);
-  auto w_of = [&](Role r, int block = -1) {
-    return need(weights, layer_of(desc, r, block).weight_key());
-  };
-  auto b_of = [&](Role r, int block = -1) {
-    return need(weights, layer_of(desc, r, block).bias_key());
-  };
-  m.vlln =
-      layers::LayerNorm(w_of(Role::vlln), b_of(Role::vlln), static_cast<float>(cfg.vl.vlln_eps));
+  const AdapterWeights aw = adapter_weights(cfg, weight_prefix);
+  auto w_of = [&](const LayerDesc& l) { return need(weights, l.weight_key()); };
+  auto b_of = [&](const LayerDesc& l) { return need(weights, l.bias_key()); };
+  m.vlln = layers::LayerNorm(w_of(aw.vlln), b_of(aw.vlln), static_cast<float>(cfg.vl.vlln_eps));
   for (int i = 0; i < p.n_vlsa; ++i) {
+    const AdapterWeights::VlsaBlock& b = aw.vlsa[i];
     layers::EncoderBlockWeights w;
-    w.norm1_w = w_of(Role::vlsa_norm1, i);
-    w.norm1_b = b_of(Role::vlsa_norm1, i);
-    w.to_q_w = w_of(Role::vlsa_q, i);
-    w.to_q_b = b_of(Role::vlsa_q, i);
-    w.to_k_w = w_of(Role::vlsa_k, i);
-    w.to_k_b = b_of(Role::vlsa_k, i);
-    w.to_v_w = w_of(Role::vlsa_v, i);
-    w.to_v_b = b_of(Role::vlsa_v, i);
-    w.to_out_w = w_of(Role::vlsa_out, i);
-    w.to_out_b = b_of(Role::vlsa_out, i);
-    w.norm3_w = w_of(Role::vlsa_norm3, i);
-    w.norm3_b = b_of(Role::vlsa_norm3, i);
-    w.ff1_w = w_of(Role::vlsa_ff1, i);
-    w.ff1_b = b_of(Role::vlsa_ff1, i);
-    w.ff2_w = w_of(Role::vlsa_ff2, i);
-    w.ff2_b = b_of(Role::vlsa_ff2, i);
+    w.norm1_w = w_of(b.norm1);
+    w.norm1_b = b_of(b.norm1);
+    w.to_q_w = w_of(b.q);
+    w.to_q_b = b_of(b.q);
+    w.to_k_w = w_of(b.k);
+    w.to_k_b = b_of(b.k);
+    w.to_v_w = w_of(b.v);
+    w.to_v_b = b_of(b.v);
+    w.to_out_w = w_of(b.out);
+    w.to_out_b = b_of(b.out);
+    w.norm3_w = w_of(b.norm3);
+    w.norm3_b = b_of(b.norm3);
+    w.ff1_w = w_of(b.ff1);
+    w.ff1_b = b_of(b.ff1);
+    w.ff2_w = w_of(b.ff2);
+    w.ff2_b = b_of(b.ff2);
     if (p.tp > 1) {
       m.tp_blocks.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim,
                                static_cast<float>(cfg.vl.ln_eps), options.precision, p.tp,
@@ -204,15 +199,16 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
   }
   int64_t max_l = 0;
   for (const HoistBlockPlan& hb : p.blocks) {
+    const auto kv =
+        std::find_if(aw.cross_kv.begin(), aw.cross_kv.end(),
+                     [&](const AdapterWeights::CrossKv& c) { return c.k.block == hb.block; });
+    MESHNN_CHECK(kv != aw.cross_kv.end(), "GR00T adapter: DiT block ", hb.block,
+                 " is not a cross block");
     // Wkv = [to_k; to_v] (2·inner, D): one product per block, K in the first inner columns.
     // Head-parallel: only this device's heads (rows [rank·inner/tp, …) of each).
     const int64_t il = p.n_heads / p.tp * p.head_dim, r0 = p.tp_rank * il;
-    Tensor w = concat({w_of(Role::dit_k, hb.block).narrow(0, r0, il),
-                       w_of(Role::dit_v, hb.block).narrow(0, r0, il)},
-                      0);
-    Tensor bias = concat({b_of(Role::dit_k, hb.block).narrow(0, r0, il),
-                          b_of(Role::dit_v, hb.block).narrow(0, r0, il)},
-                         0);
+    Tensor w = concat({w_of(kv->k).narrow(0, r0, il), w_of(kv->v).narrow(0, r0, il)}, 0);
+    Tensor bias = concat({b_of(kv->k).narrow(0, r0, il), b_of(kv->v).narrow(0, r0, il)}, 0);
     m.hoist.emplace(hb.block, layers::Linear::from_out_in(w, bias, layers::Activation::none,
                                                           options.hoist_precision));
     m.hoist_bias[hb.block] = bias;
@@ -224,8 +220,8 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
     max_l = std::max(max_l, hb.l_pad);
   }
   m.proj = Tensor({max_l, p.kv_width / p.tp});
-  m.state_encoder = layers::CategorySpecificMlp(w_of(Role::state_layer1), b_of(Role::state_layer1),
-                                                w_of(Role::state_layer2), b_of(Role::state_layer2),
+  m.state_encoder = layers::CategorySpecificMlp(w_of(aw.state_layer1), b_of(aw.state_layer1),
+                                                w_of(aw.state_layer2), b_of(aw.state_layer2),
                                                 cfg.state.state_dim_pad, options.state_precision);
   if (options.gather_mode == GatherMode::onehot)
     for (const std::string& ks : p.gathered_sets()) m.onehot[ks] = layout.onehot_gather_matrix(ks);

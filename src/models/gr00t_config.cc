@@ -12,6 +12,7 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
+#include "models/gr00t_config_fields.h"
 #include "models/gr00t_description.h"
 
 namespace meshnn::gr00t {
@@ -104,18 +105,18 @@ Config Config::defaults(Version v) {
 
 namespace {
 
-template <class T>
-void take(const json& j, const char* key, T& dst, const std::string& where) {
-  io::take_config_field(j, key, dst, where);
-}
+using io::ConfigReader;
 
-Config apply_json(const json& root, Version v) {
-  MESHNN_CHECK(root.is_object(), "GR00T config: expected a JSON object");
-  const json& j = root.contains("action_head_cfg") ? root["action_head_cfg"] : root;
-  for (const json* src : {&root, &j}) {
+// The adapter's fields of a GR00T config document; the head's (gr00t_head_config.cc) are read from
+// the same document, and every other key is refused by both (gr00t_config_fields.h).
+Config apply_json(const json& root, Version v, const std::string& where) {
+  ConfigReader rr(root, where);
+  ConfigReader* nested = rr.child_if("action_head_cfg");
+  ConfigReader& h = nested != nullptr ? *nested : rr;
+  for (ConfigReader* src : {&rr, &h}) {
     for (const char* k : {"gr00t_version", "model_type"}) {
-      if (src->contains(k) && (*src)[k].is_string()) {
-        const std::string s = (*src)[k].get<std::string>();
+      if (src->doc().contains(k) && src->doc()[k].is_string()) {
+        const std::string s = src->get<std::string>(k);
         Version cv;
         try {
           cv = parse_version(s);
@@ -128,47 +129,43 @@ Config apply_json(const json& root, Version v) {
     }
   }
   Config c = Config::defaults(v);
-  bool pad_given = false;
-  take(j, "backbone_embedding_dim", c.backbone_embedding_dim, "");
-  take(j, "max_state_dim", c.state.max_state_dim, "");
-  take(j, "hidden_size", c.state.hidden_size, "");
-  take(j, "input_embedding_dim", c.state.input_embedding_dim, "");
-  take(j, "max_num_embodiments", c.state.num_embodiments, "");
-  take(j, "row_block", c.row_block, "");
-  if (j.contains("state_dim_pad")) {
-    take(j, "state_dim_pad", c.state.state_dim_pad, "");
-    pad_given = true;
-  }
+  h.take("backbone_embedding_dim", c.backbone_embedding_dim);
+  h.take("max_state_dim", c.state.max_state_dim);
+  h.take("hidden_size", c.state.hidden_size);
+  h.take("input_embedding_dim", c.state.input_embedding_dim);
+  h.take("max_num_embodiments", c.state.num_embodiments);
+  h.take("row_block", c.row_block);
+  const bool pad_given = h.take("state_dim_pad", c.state.state_dim_pad);
   c.vl.dim = c.backbone_embedding_dim;
   bool use_vlsa = c.vl.n_blocks > 0;
-  if (j.contains("use_vl_self_attention")) take(j, "use_vl_self_attention", use_vlsa, "");
-  if (j.contains("vl_self_attention_cfg") && j["vl_self_attention_cfg"].is_object()) {
-    const json& s = j["vl_self_attention_cfg"];
-    take(s, "num_layers", c.vl.n_blocks, "vl_self_attention_cfg.");
-    take(s, "num_attention_heads", c.vl.n_heads, "vl_self_attention_cfg.");
-    take(s, "attention_head_dim", c.vl.head_dim, "vl_self_attention_cfg.");
+  const bool vlsa_given = h.take("use_vl_self_attention", use_vlsa);
+  if (ConfigReader* s = h.child_if("vl_self_attention_cfg")) {
+    s->take("num_layers", c.vl.n_blocks);
+    s->take("num_attention_heads", c.vl.n_heads);
+    s->take("attention_head_dim", c.vl.head_dim);
     c.vl.ff_dim = 4 * c.vl.n_heads * c.vl.head_dim;
-    take(s, "ff_inner_dim", c.vl.ff_dim, "vl_self_attention_cfg.");
-    if (!j.contains("use_vl_self_attention")) use_vlsa = c.vl.n_blocks > 0;
+    s->take("ff_inner_dim", c.vl.ff_dim);
+    if (!vlsa_given) use_vlsa = c.vl.n_blocks > 0;
   } else {
     c.vl.ff_dim = 4 * c.vl.n_heads * c.vl.head_dim;
   }
   if (!use_vlsa) c.vl.n_blocks = 0;
-  if (j.contains("diffusion_model_cfg") && j["diffusion_model_cfg"].is_object()) {
-    const json& d = j["diffusion_model_cfg"];
-    take(d, "num_layers", c.dit.n_layers, "diffusion_model_cfg.");
-    take(d, "num_attention_heads", c.dit.n_heads, "diffusion_model_cfg.");
-    take(d, "attention_head_dim", c.dit.head_dim, "diffusion_model_cfg.");
-    take(d, "cross_attention_dim", c.dit.cross_attention_dim, "diffusion_model_cfg.");
-    take(d, "interleave_self_attention", c.dit.interleave_self_attention, "diffusion_model_cfg.");
-    take(d, "attend_text_every_n_blocks", c.dit.attend_text_every_n_blocks, "diffusion_model_cfg.");
+  if (ConfigReader* d = h.child_if("diffusion_model_cfg")) {
+    d->take("num_layers", c.dit.n_layers);
+    d->take("num_attention_heads", c.dit.n_heads);
+    d->take("attention_head_dim", c.dit.head_dim);
+    d->take("cross_attention_dim", c.dit.cross_attention_dim);
+    d->take("interleave_self_attention", c.dit.interleave_self_attention);
+    d->take("attend_text_every_n_blocks", c.dit.attend_text_every_n_blocks);
   }
   // As the upstream heads: attend_text_every_n_blocks is a top-level field of the head config
   // (it wins over a copy under diffusion_model_cfg), and the DiT's cross_attention_dim is the
   // backbone_embedding_dim the head passes to it (a diffusion_model_cfg value is overridden).
-  take(j, "attend_text_every_n_blocks", c.dit.attend_text_every_n_blocks, "");
+  h.take("attend_text_every_n_blocks", c.dit.attend_text_every_n_blocks);
   c.dit.cross_attention_dim = c.backbone_embedding_dim;
   if (!pad_given) c.state.state_dim_pad = round_up(c.state.max_state_dim, c.row_block);
+  allow_gr00t_fields(rr, h);
+  rr.finish();
   c.validate();
   return c;
 }
@@ -176,7 +173,7 @@ Config apply_json(const json& root, Version v) {
 }  // namespace
 
 Config Config::from_json(const std::string& json_text, Version v) {
-  return apply_json(io::parse_json(json_text, "GR00T config"), v);
+  return apply_json(io::parse_config_json(json_text, "GR00T config"), v, "GR00T config");
 }
 
 Config Config::from_json_file(const std::string& path, Version v) {
@@ -186,14 +183,14 @@ Config Config::from_json_file(const std::string& path, Version v) {
 Config Config::from_metadata(const std::map<std::string, std::string>& md, Version v) {
   json j = json::object();
   auto it = md.find("config");
-  if (it != md.end()) j = io::parse_json(it->second, "checkpoint metadata 'config'");
+  if (it != md.end()) j = io::parse_config_json(it->second, "checkpoint metadata 'config'");
   auto vt = md.find("gr00t_version");
   if (vt != md.end()) {
     MESHNN_CHECK(parse_version(vt->second) == v, "version/config mismatch: asked for ",
                  version_name(v), " but the checkpoint metadata gr00t_version is '", vt->second,
                  "'");
   }
-  return apply_json(j, v);
+  return apply_json(j, v, "checkpoint metadata 'config'");
 }
 
 std::string Config::to_json() const {

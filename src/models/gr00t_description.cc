@@ -11,7 +11,6 @@
 namespace meshnn::gr00t {
 
 using Kind = LayerDesc::Kind;
-using Role = LayerDesc::Role;
 
 std::string LayerDesc::weight_key() const {
   return kind == Kind::category_linear ? category_weight_key(key) : meshnn::weight_key(key);
@@ -39,82 +38,92 @@ std::string default_weight_prefix() { return "action_head."; }
 
 namespace {
 
-// One DiT block (nn.Linear layers; its two LayerNorms have no parameters). Cross blocks read
-// their K / V from the VL features (cross_attention_dim wide), self blocks from the block's own
-// rows.
-ModelDesc dit_block(const Config& c, const std::string& prefix, int i) {
+DitBlockWeights dit_block(const Config& c, const std::string& prefix, int i) {
   const int64_t D = c.dit.inner_dim();
   const std::vector<int> cross = c.dit.cross_block_indices();
   const bool is_cross = std::find(cross.begin(), cross.end(), i) != cross.end();
   const int64_t kv_in = is_cross ? c.dit.cross_attention_dim : D;
   const std::string p = prefix + "model.transformer_blocks." + std::to_string(i) + ".";
-  return {{Kind::linear, Role::dit_ada, p + "norm1.linear", D, 2 * D, i},
-          {Kind::linear, Role::dit_q, p + "attn1.to_q", D, D, i},
-          {Kind::linear, Role::dit_k, p + "attn1.to_k", kv_in, D, i},
-          {Kind::linear, Role::dit_v, p + "attn1.to_v", kv_in, D, i},
-          {Kind::linear, Role::dit_out, p + "attn1.to_out.0", D, D, i},
-          {Kind::linear, Role::dit_ff1, p + "ff.net.0.proj", D, 4 * D, i},
-          {Kind::linear, Role::dit_ff2, p + "ff.net.2", 4 * D, D, i}};
+  DitBlockWeights b;
+  b.ada = {Kind::linear, p + "norm1.linear", D, 2 * D, i};
+  b.q = {Kind::linear, p + "attn1.to_q", D, D, i};
+  b.k = {Kind::linear, p + "attn1.to_k", kv_in, D, i};
+  b.v = {Kind::linear, p + "attn1.to_v", kv_in, D, i};
+  b.out = {Kind::linear, p + "attn1.to_out.0", D, D, i};
+  b.ff1 = {Kind::linear, p + "ff.net.0.proj", D, 4 * D, i};
+  b.ff2 = {Kind::linear, p + "ff.net.2", 4 * D, D, i};
+  return b;
 }
 
 }  // namespace
 
-ModelDesc describe_adapter(const Config& c, const std::string& prefix) {
+AdapterWeights adapter_weights(const Config& c, const std::string& prefix) {
   const int64_t D = c.vl.dim, F = c.vl.ff_dim;
-  ModelDesc out;
-  out.emplace_back(Kind::layer_norm, Role::vlln, prefix + "vlln", D, D);
+  AdapterWeights w;
+  w.vlln = {Kind::layer_norm, prefix + "vlln", D, D};
   for (int i = 0; i < c.vl.n_blocks; ++i) {
     const std::string p =
         prefix + "vl_self_attention.transformer_blocks." + std::to_string(i) + ".";
-    out.emplace_back(Kind::layer_norm, Role::vlsa_norm1, p + "norm1", D, D, i);
-    out.emplace_back(Kind::linear, Role::vlsa_q, p + "attn1.to_q", D, D, i);
-    out.emplace_back(Kind::linear, Role::vlsa_k, p + "attn1.to_k", D, D, i);
-    out.emplace_back(Kind::linear, Role::vlsa_v, p + "attn1.to_v", D, D, i);
-    out.emplace_back(Kind::linear, Role::vlsa_out, p + "attn1.to_out.0", D, D, i);
-    out.emplace_back(Kind::layer_norm, Role::vlsa_norm3, p + "norm3", D, D, i);
-    out.emplace_back(Kind::linear, Role::vlsa_ff1, p + "ff.net.0.proj", D, F, i);
-    out.emplace_back(Kind::linear, Role::vlsa_ff2, p + "ff.net.2", F, D, i);
+    AdapterWeights::VlsaBlock& b = w.vlsa.emplace_back();
+    b.norm1 = {Kind::layer_norm, p + "norm1", D, D, i};
+    b.q = {Kind::linear, p + "attn1.to_q", D, D, i};
+    b.k = {Kind::linear, p + "attn1.to_k", D, D, i};
+    b.v = {Kind::linear, p + "attn1.to_v", D, D, i};
+    b.out = {Kind::linear, p + "attn1.to_out.0", D, D, i};
+    b.norm3 = {Kind::layer_norm, p + "norm3", D, D, i};
+    b.ff1 = {Kind::linear, p + "ff.net.0.proj", D, F, i};
+    b.ff2 = {Kind::linear, p + "ff.net.2", F, D, i};
   }
   // The adapter hoists the cross blocks' K / V projections of the VL features.
-  for (int i : c.dit.cross_block_indices())
-    for (const LayerDesc& l : dit_block(c, prefix, i))
-      if (l.role == Role::dit_k || l.role == Role::dit_v) out.push_back(l);
+  for (int i : c.dit.cross_block_indices()) {
+    const DitBlockWeights b = dit_block(c, prefix, i);
+    w.cross_kv.push_back({b.k, b.v});
+  }
   const int64_t E = c.state.num_embodiments, H = c.state.hidden_size;
-  out.emplace_back(Kind::category_linear, Role::state_layer1, prefix + "state_encoder.layer1",
-                   c.state.max_state_dim, H, -1, E);
-  out.emplace_back(Kind::category_linear, Role::state_layer2, prefix + "state_encoder.layer2", H,
-                   c.state.input_embedding_dim, -1, E);
-  return out;
+  w.state_layer1 = {
+      Kind::category_linear, prefix + "state_encoder.layer1", c.state.max_state_dim, H, -1, E};
+  w.state_layer2 = {Kind::category_linear,
+                    prefix + "state_encoder.layer2",
+                    H,
+                    c.state.input_embedding_dim,
+                    -1,
+                    E};
+  return w;
+}
+
+ActionHeadWeights action_head_weights(const Config& c, const ActionHeadConfig& hc,
+                                      const std::string& prefix) {
+  const int64_t D = c.dit.inner_dim();
+  const int64_t O = c.state.hidden_size, A = hc.action_dim, E = c.state.num_embodiments;
+  const std::string m = prefix + "model.", te = m + "timestep_encoder.timestep_embedder.";
+  ActionHeadWeights w;
+  // The timestep embedder reads a 256-wide sinusoid.
+  w.timestep_linear1 = {Kind::linear, te + "linear_1", 256, D};
+  w.timestep_linear2 = {Kind::linear, te + "linear_2", D, D};
+  for (int i = 0; i < c.dit.n_layers; ++i) w.blocks.push_back(dit_block(c, prefix, i));
+  w.proj_out_1 = {Kind::linear, m + "proj_out_1", D, 2 * D};
+  w.proj_out_2 = {Kind::linear, m + "proj_out_2", D, O};
+  const std::string a = prefix + "action_encoder.";
+  w.encoder_w1 = {Kind::category_linear, a + "W1", A, D, -1, E};
+  w.encoder_w2 = {Kind::category_linear, a + "W2", 2 * D, D, -1, E};
+  w.encoder_w3 = {Kind::category_linear, a + "W3", D, D, -1, E};
+  const std::string d = prefix + "action_decoder.";
+  w.decoder_layer1 = {Kind::category_linear, d + "layer1", O, O, -1, E};
+  w.decoder_layer2 = {Kind::category_linear, d + "layer2", O, A, -1, E};
+  w.position_embedding = {Kind::embedding, prefix + "position_embedding", hc.max_seq_len, D};
+  w.has_future_tokens = hc.future_tokens > 0;
+  if (w.has_future_tokens)
+    w.future_tokens = {Kind::embedding, prefix + "future_tokens", hc.future_tokens, D};
+  return w;
+}
+
+ModelDesc describe_adapter(const Config& c, const std::string& prefix) {
+  return flatten(adapter_weights(c, prefix));
 }
 
 ModelDesc describe_action_head(const Config& c, const ActionHeadConfig& hc,
                                const std::string& prefix) {
-  const int64_t D = c.dit.inner_dim();
-  const int64_t O = c.state.hidden_size, A = hc.action_dim, E = c.state.num_embodiments;
-  const std::string m = prefix + "model.", te = m + "timestep_encoder.timestep_embedder.";
-  ModelDesc out;
-  // The timestep embedder reads a 256-wide sinusoid.
-  out.emplace_back(Kind::linear, Role::timestep_linear1, te + "linear_1", 256, D);
-  out.emplace_back(Kind::linear, Role::timestep_linear2, te + "linear_2", D, D);
-  for (int i = 0; i < c.dit.n_layers; ++i) {
-    const ModelDesc b = dit_block(c, prefix, i);
-    out.insert(out.end(), b.begin(), b.end());
-  }
-  out.emplace_back(Kind::linear, Role::proj_out_1, m + "proj_out_1", D, 2 * D);
-  out.emplace_back(Kind::linear, Role::proj_out_2, m + "proj_out_2", D, O);
-  const std::string a = prefix + "action_encoder.";
-  out.emplace_back(Kind::category_linear, Role::encoder_w1, a + "W1", A, D, -1, E);
-  out.emplace_back(Kind::category_linear, Role::encoder_w2, a + "W2", 2 * D, D, -1, E);
-  out.emplace_back(Kind::category_linear, Role::encoder_w3, a + "W3", D, D, -1, E);
-  const std::string d = prefix + "action_decoder.";
-  out.emplace_back(Kind::category_linear, Role::decoder_layer1, d + "layer1", O, O, -1, E);
-  out.emplace_back(Kind::category_linear, Role::decoder_layer2, d + "layer2", O, A, -1, E);
-  out.emplace_back(Kind::embedding, Role::position_embedding, prefix + "position_embedding",
-                   hc.max_seq_len, D);
-  if (hc.future_tokens > 0)
-    out.emplace_back(Kind::embedding, Role::future_tokens, prefix + "future_tokens",
-                     hc.future_tokens, D);
-  return out;
+  return flatten(action_head_weights(c, hc, prefix));
 }
 
 ModelDesc describe_policy(const Config& c, const ActionHeadConfig& hc, const std::string& prefix) {
@@ -124,13 +133,6 @@ ModelDesc describe_policy(const Config& c, const ActionHeadConfig& hc, const std
   for (const LayerDesc& l : describe_action_head(c, hc, prefix))
     if (!seen.count(l.key)) out.push_back(l);
   return out;
-}
-
-const LayerDesc& layer_of(const ModelDesc& desc, Role role, int block) {
-  for (const LayerDesc& l : desc)
-    if (l.role == role && l.block == block) return l;
-  throw InvalidArgument(detail::concat("GR00T description: no layer with role ",
-                                       static_cast<int>(role), " in block ", block));
 }
 
 std::vector<std::pair<std::string, Shape>> tensor_shapes(const ModelDesc& desc) {
@@ -219,13 +221,24 @@ double flops(const ModelDesc& desc, const std::function<int64_t(const LayerDesc&
 }
 
 double adapter_flops(const AdapterPlan& plan) {
-  return flops(describe_adapter(plan.config, plan.weight_prefix), [&](const LayerDesc& l) {
-    if (l.role == Role::dit_k || l.role == Role::dit_v)
-      for (const HoistBlockPlan& b : plan.blocks)
-        if (b.block == l.block) return b.l_pad;
-    if (l.role == Role::state_layer1 || l.role == Role::state_layer2) return int64_t{1};
-    return plan.s_active;
+  const AdapterWeights w = adapter_weights(plan.config, plan.weight_prefix);
+  // Rows per layer: VL-SA on the active slots, each cross block's K / V hoist on its key set's
+  // L_pad rows, the state encoder on one row.
+  std::map<const LayerDesc*, int64_t> rows;
+  for (const AdapterWeights::CrossKv& c : w.cross_kv)
+    for (const HoistBlockPlan& b : plan.blocks)
+      if (b.block == c.k.block) {
+        rows[&c.k] = rows[&c.v] = b.l_pad;
+        break;
+      }
+  rows[&w.state_layer1] = rows[&w.state_layer2] = 1;
+  double f = 0;
+  w.for_each_layer([&](const LayerDesc& l) {
+    auto it = rows.find(&l);
+    const int64_t n = it == rows.end() ? plan.s_active : it->second;
+    f += flops({l}, [n](const LayerDesc&) { return n; });
   });
+  return f;
 }
 
 // ------------------------------------------------------------------------------------------------

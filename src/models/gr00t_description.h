@@ -3,7 +3,7 @@
 // that spells GR00T checkpoint keys (the layers add their tensor names under a key: nn.Linear,
 // LayerNorm and Embedding `weight` / `bias`, CategorySpecificLinear `W` / `b`, see
 // meshnn/layers/state_dict.h). Built from the description:
-//   - loading (VlAdapter and ActionHead find each layer's keys by role and block here),
+//   - loading (VlAdapter and ActionHead take each layer's keys by name from the weights structs),
 //   - the checkpoint check (every missing, misshaped or unexpected tensor reported at once),
 //   - seeded random checkpoints (make_random_checkpoint, make_random_head_checkpoint),
 //   - multiply-add counts (flops()),
@@ -30,49 +30,11 @@ struct LayerDesc {
     category_linear,  // CategorySpecificLinear: W (categories, in, out), b (categories, out)
     embedding,        // nn.Embedding / nn.Parameter table: weight (in rows, out)
   };
-  // The layer's place in its model (the loaders ask for a layer by role and block).
-  enum class Role {
-    vlln,  // adapter
-    vlsa_norm1,
-    vlsa_q,
-    vlsa_k,
-    vlsa_v,
-    vlsa_out,
-    vlsa_norm3,
-    vlsa_ff1,
-    vlsa_ff2,
-    state_layer1,
-    state_layer2,
-    timestep_linear1,  // action head
-    timestep_linear2,
-    dit_ada,  // norm1.linear: the AdaLN scale / shift projection
-    dit_q,
-    dit_k,  // cross blocks: the adapter hoists it; self blocks: the head projects it
-    dit_v,
-    dit_out,
-    dit_ff1,
-    dit_ff2,
-    proj_out_1,
-    proj_out_2,
-    encoder_w1,
-    encoder_w2,
-    encoder_w3,
-    decoder_layer1,
-    decoder_layer2,
-    position_embedding,
-    future_tokens,
-  };
-  LayerDesc(Kind k, Role r, std::string key_, int64_t in_, int64_t out_, int block_ = -1,
+  LayerDesc() = default;
+  LayerDesc(Kind k, std::string key_, int64_t in_, int64_t out_, int block_ = -1,
             int64_t categories_ = 0)
-      : kind(k),
-        role(r),
-        key(std::move(key_)),
-        in(in_),
-        out(out_),
-        block(block_),
-        categories(categories_) {}
-  Kind kind;
-  Role role;
+      : kind(k), key(std::move(key_)), in(in_), out(out_), block(block_), categories(categories_) {}
+  Kind kind = Kind::linear;
   std::string key;  // checkpoint prefix of the layer (no trailing '.')
   int64_t in = 0, out = 0;
   int block = -1;          // VL-SA or DiT block index; -1 elsewhere
@@ -86,19 +48,92 @@ struct LayerDesc {
 
 using ModelDesc = std::vector<LayerDesc>;
 
+// The weights of each GR00T model as a struct of named layers (gemma.cpp's ForEachTensor shape):
+// the loaders take each layer by name, and for_each_layer(f) walks every one in table order (the
+// order random checkpoints draw them), from which the flat ModelDesc — and with it the checkpoint
+// check, random init and FLOP counts — derives. F: void(const LayerDesc&).
+
+// One DiT block (nn.Linear layers; its two LayerNorms have no parameters). Cross blocks read
+// their K / V from the VL features (cross_attention_dim wide), self blocks from the block's own
+// rows.
+struct DitBlockWeights {
+  LayerDesc ada;  // norm1.linear: the AdaLN scale / shift projection
+  LayerDesc q, k, v, out, ff1, ff2;
+  template <class F>
+  void for_each_layer(F&& f) const {
+    for (const LayerDesc* l : {&ada, &q, &k, &v, &out, &ff1, &ff2}) f(*l);
+  }
+};
+
 // The VL adapter: vlln, VL self-attention (N1.5 / N1.7), the cross blocks' K / V projections the
 // adapter hoists, and the state encoder.
-ModelDesc describe_adapter(const Config& cfg, const std::string& prefix);
+struct AdapterWeights {
+  struct VlsaBlock {
+    LayerDesc norm1, q, k, v, out, norm3, ff1, ff2;
+  };
+  struct CrossKv {  // DiT block `k.block`'s K / V projections
+    LayerDesc k, v;
+  };
+  LayerDesc vlln;
+  std::vector<VlsaBlock> vlsa;
+  std::vector<CrossKv> cross_kv;
+  LayerDesc state_layer1, state_layer2;  // CategorySpecificLinear
+  template <class F>
+  void for_each_layer(F&& f) const {
+    f(vlln);
+    for (const VlsaBlock& b : vlsa)
+      for (const LayerDesc* l : {&b.norm1, &b.q, &b.k, &b.v, &b.out, &b.norm3, &b.ff1, &b.ff2})
+        f(*l);
+    for (const CrossKv& c : cross_kv) {
+      f(c.k);
+      f(c.v);
+    }
+    f(state_layer1);
+    f(state_layer2);
+  }
+};
+
 // The action head after the adapter: timestep encoder, every DiT block (the cross blocks' K / V
 // included: a head checkpoint must carry them; the adapter reads them), output projections,
 // action encoder / decoder, position embedding, future tokens (N1.5).
+struct ActionHeadWeights {
+  LayerDesc timestep_linear1, timestep_linear2;
+  std::vector<DitBlockWeights> blocks;
+  LayerDesc proj_out_1, proj_out_2;
+  LayerDesc encoder_w1, encoder_w2, encoder_w3;  // CategorySpecificLinear
+  LayerDesc decoder_layer1, decoder_layer2;      // CategorySpecificLinear
+  LayerDesc position_embedding;
+  bool has_future_tokens = false;  // N1.5
+  LayerDesc future_tokens;
+  template <class F>
+  void for_each_layer(F&& f) const {
+    f(timestep_linear1);
+    f(timestep_linear2);
+    for (const DitBlockWeights& b : blocks) b.for_each_layer(f);
+    for (const LayerDesc* l : {&proj_out_1, &proj_out_2, &encoder_w1, &encoder_w2, &encoder_w3,
+                               &decoder_layer1, &decoder_layer2, &position_embedding})
+      f(*l);
+    if (has_future_tokens) f(future_tokens);
+  }
+};
+
+AdapterWeights adapter_weights(const Config& cfg, const std::string& prefix);
+ActionHeadWeights action_head_weights(const Config& cfg, const ActionHeadConfig& hc,
+                                      const std::string& prefix);
+
+// The flat tables: every layer of the weights in for_each_layer order.
+template <class W>
+ModelDesc flatten(const W& w) {
+  ModelDesc out;
+  w.for_each_layer([&](const LayerDesc& l) { out.push_back(l); });
+  return out;
+}
+ModelDesc describe_adapter(const Config& cfg, const std::string& prefix);
 ModelDesc describe_action_head(const Config& cfg, const ActionHeadConfig& hc,
                                const std::string& prefix);
 // Adapter + head, each tensor once (the whole policy after the backbone).
 ModelDesc describe_policy(const Config& cfg, const ActionHeadConfig& hc, const std::string& prefix);
 
-// The layer with `role` (and `block` for per-block layers); InvalidArgument when absent.
-const LayerDesc& layer_of(const ModelDesc& desc, LayerDesc::Role role, int block = -1);
 // Every tensor of the description in table order, each key once.
 std::vector<std::pair<std::string, Shape>> tensor_shapes(const ModelDesc& desc);
 

@@ -5,6 +5,7 @@
 #include "io/json.h"
 #include "meshnn/core/error.h"
 #include "meshnn/models/gr00t_action_head.h"
+#include "models/gr00t_config_fields.h"
 
 namespace meshnn::gr00t {
 
@@ -32,23 +33,24 @@ ActionHeadConfig ActionHeadConfig::defaults(Version v) {
 
 namespace {
 
-// Strict, as the adapter config reader: "action_horizon": 16.7 is refused, not run as 16.
-template <class T>
-void take(const json& j, const char* key, T& dst) {
-  io::take_config_field(j, key, dst, "");
-}
+using io::ConfigReader;
 
-ActionHeadConfig head_from_json(const json& root, Version v) {
-  MESHNN_CHECK(root.is_object(), "GR00T config: expected a JSON object");
-  const json& j = root.contains("action_head_cfg") ? root["action_head_cfg"] : root;
+// Strict, as the adapter config reader: "action_horizon": 16.7 (or 16.0) is refused, not run as
+// 16, and so are duplicate and unknown keys.
+ActionHeadConfig head_from_json(const json& root, Version v, const std::string& where) {
+  ConfigReader rr(root, where);
+  ConfigReader* nested = rr.child_if("action_head_cfg");
+  ConfigReader& h = nested != nullptr ? *nested : rr;
   ActionHeadConfig c = ActionHeadConfig::defaults(v);
-  take(j, "max_action_dim", c.action_dim);
-  take(j, "action_dim", c.action_dim);
-  take(j, "action_horizon", c.action_horizon);
-  take(j, "num_target_vision_tokens", c.future_tokens);
-  take(j, "max_seq_len", c.max_seq_len);
-  take(j, "num_inference_timesteps", c.num_steps);
-  take(j, "num_timestep_buckets", c.num_buckets);
+  h.take("max_action_dim", c.action_dim);
+  h.take("action_dim", c.action_dim);
+  h.take("action_horizon", c.action_horizon);
+  h.take("num_target_vision_tokens", c.future_tokens);
+  h.take("max_seq_len", c.max_seq_len);
+  h.take("num_inference_timesteps", c.num_steps);
+  h.take("num_timestep_buckets", c.num_buckets);
+  allow_gr00t_fields(rr, h);
+  rr.finish();
   // Only N1.5's head has future tokens (N1.6 / N1.7 configs may still carry the field).
   if (v != Version::n1_5) c.future_tokens = 0;
   MESHNN_CHECK(c.action_dim > 0 && c.action_horizon > 0 && c.future_tokens >= 0,
@@ -72,14 +74,15 @@ ActionHeadConfig head_from_json(const json& root, Version v) {
 }  // namespace
 
 ActionHeadConfig ActionHeadConfig::from_json(const std::string& json_text, Version v) {
-  return head_from_json(io::parse_json(json_text, "GR00T config"), v);
+  return head_from_json(io::parse_config_json(json_text, "GR00T config"), v, "GR00T config");
 }
 
 ActionHeadConfig ActionHeadConfig::from_metadata(const std::map<std::string, std::string>& md,
                                                  Version v) {
   auto it = md.find("config");
   if (it == md.end()) return defaults(v);
-  return head_from_json(io::parse_json(it->second, "checkpoint metadata 'config'"), v);
+  return head_from_json(io::parse_config_json(it->second, "checkpoint metadata 'config'"), v,
+                        "checkpoint metadata 'config'");
 }
 
 std::string ActionHeadConfig::to_json() const {

@@ -103,51 +103,30 @@ struct LtxAudioDecoder::MelVae {
         upsample_conv(o.upsample_conv) {}
   MelVae(const AudioVaeDecoderConfig& c, const std::map<std::string, Tensor>& state, Precision p)
       : cfg(c) {
-    using Role = LayerDesc::Role;
-    const int levels = static_cast<int>(cfg.ch_mult.size());
-    mid.resize(2);
-    up.resize(levels);
-    upsample_conv.resize(levels);
-    // Residual block `d.block` of run-order level `d.stage` (−1: the middle blocks).
-    auto block = [&](const LayerDesc& d) -> ResBlock& {
-      std::vector<ResBlock>& v = d.stage < 0 ? mid : up[d.stage];
-      if (static_cast<int>(v.size()) <= d.block) v.resize(d.block + 1);
-      return v[d.block];
+    // The layers come from the model's weights description, by name.
+    const MelVaeWeights w = mel_vae_weights(cfg);
+    auto stats = [&](const LayerDesc& d) {
+      const Tensor t = tensor_of(d, state);
+      return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
     };
-    for (const LayerDesc& d : describe_mel_vae(cfg)) {
-      switch (d.role) {
-        case Role::stats_std: {
-          const Tensor t = tensor_of(d, state);
-          stats_std.assign(t.data<float>(), t.data<float>() + t.numel());
-          break;
-        }
-        case Role::stats_mean: {
-          const Tensor t = tensor_of(d, state);
-          stats_mean.assign(t.data<float>(), t.data<float>() + t.numel());
-          break;
-        }
-        case Role::conv_in:
-          conv_in = build_causal_conv2d(d, state, p);
-          break;
-        case Role::res_conv1:
-          block(d).conv1 = build_causal_conv2d(d, state, p);
-          break;
-        case Role::res_conv2:
-          block(d).conv2 = build_causal_conv2d(d, state, p);
-          break;
-        case Role::res_shortcut:
-          block(d).nin = build_causal_conv2d(d, state, p);
-          break;
-        case Role::upsample_conv:
-          upsample_conv[d.stage] = build_causal_conv2d(d, state, p);
-          break;
-        case Role::conv_out:
-          conv_out = build_causal_conv2d(d, state, p);
-          break;
-        default:
-          MESHNN_CHECK(false, "mel-VAE: unexpected layer '", d.key, "'");
-      }
+    stats_std = stats(w.stats_std);
+    stats_mean = stats(w.stats_mean);
+    auto res = [&](const MelVaeWeights::ResBlock& r) {
+      ResBlock b;
+      b.conv1 = build_causal_conv2d(r.conv1, state, p);
+      b.conv2 = build_causal_conv2d(r.conv2, state, p);
+      if (r.has_shortcut) b.nin = build_causal_conv2d(r.nin_shortcut, state, p);
+      return b;
+    };
+    conv_in = build_causal_conv2d(w.conv_in, state, p);
+    for (const MelVaeWeights::ResBlock& r : w.mid) mid.push_back(res(r));
+    for (const MelVaeWeights::Level& l : w.levels) {
+      up.emplace_back();
+      for (const MelVaeWeights::ResBlock& r : l.blocks) up.back().push_back(res(r));
+      upsample_conv.emplace_back();
+      if (l.has_upsample) upsample_conv.back() = build_causal_conv2d(l.upsample_conv, state, p);
     }
+    conv_out = build_causal_conv2d(w.conv_out, state, p);
   }
 
   // The mel-VAE's one wiring: latent rows (B, n, F, Cz) channels-last → log-mel rows (B, m, 64, 2)
@@ -228,12 +207,11 @@ struct LtxAudioDecoder::Bwe {
         geom(o.geom),
         ratio(o.ratio) {}
   Bwe(const BweConfig& c, const std::map<std::string, Tensor>& state, Precision p) : cfg(c) {
-    using Role = LayerDesc::Role;
     const int64_t bins = cfg.n_fft / 2 + 1;
-    const ModelDesc desc = describe_bwe(cfg);
+    const BweWeights w = bwe_weights(cfg);
     // The bases are stored (bf16-rounded from training) and used as stored, never recomputed.
-    const Tensor fb = tensor_of(*with_role(desc, Role::stft_basis).front(), state);
-    const Tensor mb = tensor_of(*with_role(desc, Role::mel_basis).front(), state);
+    const Tensor fb = tensor_of(w.stft_basis, state);
+    const Tensor mb = tensor_of(w.mel_basis, state);
     Conv1dConfig sc;
     sc.in_channels = 1;
     sc.out_channels = 2 * bins;

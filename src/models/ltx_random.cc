@@ -111,12 +111,11 @@ Tensor kaiser_filter() {
   return t;
 }
 
-// Registers every tensor of the description on `f`, in table order (each random tensor's stream
-// is its registration index, so the order fixes the values).
-void register_all(const ModelDesc& desc, const LtxAudioConfig& cfg, Filler& f) {
+// Registers every tensor of the weights on `f`, in for_each_layer order (each random tensor's
+// stream is its registration index, so the order fixes the values).
+void register_all(const LtxWeights& w, const LtxAudioConfig& cfg, Filler& f) {
   using Kind = LayerDesc::Kind;
-  using Role = LayerDesc::Role;
-  for (const LayerDesc& d : desc) {
+  w.for_each_layer([&](const LayerDesc& d) {
     const std::map<std::string, Shape> ts = d.tensors();
     switch (d.kind) {
       case Kind::conv1d:
@@ -141,33 +140,27 @@ void register_all(const ModelDesc& desc, const LtxAudioConfig& cfg, Filler& f) {
         }
         break;
       case Kind::tensor:
-        switch (d.role) {
-          case Role::stats_std:
-            f.uniform(d.key, d.shape, 0.5, 1.5);
-            break;
-          case Role::stats_mean:
-            f.normal(d.key, d.shape, 0.3);
-            break;
-          case Role::stft_basis:
-          case Role::inverse_stft_basis:  // unused by decode: stored as the forward basis
-            f.fixed(d.key, stft_basis(cfg.bwe.n_fft));
-            break;
-          case Role::mel_basis:
-            f.fixed(d.key, mel_basis(cfg.bwe));
-            break;
-          default:
-            MESHNN_CHECK(false, "random checkpoint: no rule for tensor '", d.key, "'");
-        }
+        // The plain tensors by name.
+        if (&d == &w.vae.stats_std)
+          f.uniform(d.key, d.shape, 0.5, 1.5);
+        else if (&d == &w.vae.stats_mean)
+          f.normal(d.key, d.shape, 0.3);
+        else if (&d == &w.bwe.stft_basis || &d == &w.bwe.inverse_stft_basis)
+          f.fixed(d.key, stft_basis(cfg.bwe.n_fft));  // the inverse: stored as the forward basis
+        else if (&d == &w.bwe.mel_basis)
+          f.fixed(d.key, mel_basis(cfg.bwe));
+        else
+          MESHNN_CHECK(false, "random checkpoint: no rule for tensor '", d.key, "'");
         break;
     }
-  }
+  });
 }
 
 }  // namespace
 
 std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64_t seed) {
   Filler f(seed);
-  register_all(describe_ltx(cfg), cfg, f);
+  register_all(ltx_weights(cfg), cfg, f);
   return f.fill();
 }
 

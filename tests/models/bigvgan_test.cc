@@ -33,6 +33,38 @@ INSTANTIATE_TEST_SUITE_P(Configs, BigVganGolden,
                                            "bigvgan_v2_44k_small.safetensors",
                                            "bigvgan_base_24k_small.safetensors"));
 
+// The all-at-once key check (require_bigvgan_checkpoint): every problem of the generator's keys in
+// one WeightError naming the file, before any layer is built; keys outside the generator (the
+// fixture's goldens) are not its business, the anti-aliasing filters may be absent.
+TEST(BigVganCheckpoint, EveryKeyProblemIsReportedAtOnce) {
+  auto file = io::SafetensorsFile::open(test::fixture_path("bigvgan_base_24k_small.safetensors"));
+  const BigVganConfig cfg =
+      parse_bigvgan_config(io::parse_config_json(file.metadata().at("config"), "c"), "c");
+  std::map<std::string, Tensor> state;
+  for (const std::string& k : file.keys()) state.emplace(k, file.get(k));
+  std::map<std::string, Tensor> bad = state;
+  bad.erase("resblocks.0.convs1.0.bias");                  // missing
+  bad.at("conv_post.bias") = Tensor({3});                  // wrong shape
+  bad.emplace("resblocks.99.convs1.0.bias", Tensor({4}));  // unused by every layer
+  bad.erase("ups.0.0.weight_v");                           // a weight-norm half alone
+  try {
+    BigVgan(cfg, bad, Precision::fp32, "x.safetensors");
+    ADD_FAILURE() << "accepted";
+  } catch (const WeightError& e) {
+    const std::string msg = e.what();
+    for (const char* part :
+         {"x.safetensors", "4 checkpoint key problem", "missing", "'resblocks.0.convs1.0.bias'",
+          "wrong shape", "'conv_post.bias'", "unused", "'resblocks.99.convs1.0.bias'",
+          "'ups.0.0.weight_g' without"})
+      EXPECT_NE(msg.find(part), std::string::npos) << part << " not in: " << msg;
+  }
+  // Filters absent, the same state under "generator.": accepted.
+  std::map<std::string, Tensor> nested;
+  for (const auto& [k, t] : state)
+    if (k.find(".filter") == std::string::npos) nested.emplace("generator." + k, t);
+  EXPECT_NO_THROW(BigVgan(cfg, nested, Precision::fp32));
+}
+
 TEST(MelFrontEnd, MatchesTorchStftPath) {
   auto file = io::SafetensorsFile::open(test::fixture_path("bigvgan_mel_frontend.safetensors"));
   const nlohmann::json configs = io::parse_json(file.metadata().at("configs"), "configs");

@@ -78,9 +78,10 @@ TEST(Gr00tDescription, CheckReportsEveryProblemAtOnce) {
   const ModelDesc desc = describe_policy(cfg, hc, pre);
   std::map<std::string, Shape> t;
   for (const auto& [k, s] : tensor_shapes(desc)) t[k] = s;
-  const std::string q = layer_of(desc, LayerDesc::Role::dit_q, 3).weight_key();
-  const std::string b = layer_of(desc, LayerDesc::Role::decoder_layer2).bias_key();
-  const std::string pos = layer_of(desc, LayerDesc::Role::position_embedding).weight_key();
+  const ActionHeadWeights hw = action_head_weights(cfg, hc, pre);
+  const std::string q = hw.blocks[3].q.weight_key();
+  const std::string b = hw.decoder_layer2.bias_key();
+  const std::string pos = hw.position_embedding.weight_key();
   t.erase(q);
   t.erase(b);
   t[pos] = {3, 3};
@@ -110,11 +111,11 @@ TEST(Gr00tDescription, CheckReportsEveryProblemAtOnce) {
 TEST(Gr00tDescription, FlopsFromTheTable) {
   Config cfg = Config::defaults(Version::n1_5);
   const ModelDesc ad = describe_adapter(cfg, default_weight_prefix());
-  using Role = LayerDesc::Role;
+  const AdapterWeights aw = adapter_weights(cfg, default_weight_prefix());
   // 64 VL rows through every layer: each VL-SA block is 4·D² + 2·D·F, each cross K/V 2 ·
   // inner · D, the state encoder one row per layer.
-  const double f = flops(ad, [](const LayerDesc& l) {
-    return l.role == Role::state_layer1 || l.role == Role::state_layer2 ? 1 : 64;
+  const double f = flops(ad, [&](const LayerDesc& l) {
+    return l.key == aw.state_layer1.key || l.key == aw.state_layer2.key ? 1 : 64;
   });
   const double D = 2048, F = 8192, inner = 32 * 48;
   const double want = 2.0 * 64 * (4 * (4 * D * D + 2 * D * F) + 8 * 2 * inner * D) +

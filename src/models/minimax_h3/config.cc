@@ -1,7 +1,6 @@
 #include "models/minimax_h3/config.h"
 
-#include <set>
-
+#include "io/config_reader.h"
 #include "meshnn/core/error.h"
 
 namespace meshnn::models::minimax_h3 {
@@ -10,41 +9,27 @@ using nlohmann::json;
 
 namespace {
 
-const json& field(const json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  MESHNN_CHECK(it != j.end(), where, ": missing config field '", key, "'");
-  return *it;
+using io::ConfigReader;
+
+int int_field(ConfigReader& r, const char* key) {
+  const int v = r.get<int>(key);
+  MESHNN_CHECK(v >= 1 && v <= (1 << 20), r.where(), ": config field '", key,
+               "' must be an integer in [1, 2^20], got ", v);
+  return v;
 }
 
-int int_field(const json& j, const char* key, const std::string& where) {
-  const json& v = field(j, key, where);
-  MESHNN_CHECK(v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= (1 << 20),
-               where, ": config field '", key, "' must be an integer in [1, 2^20], got ", v.dump());
-  return v.get<int>();
+void check_int_list(const std::vector<int>& v, const std::string& key, const std::string& where) {
+  MESHNN_CHECK(!v.empty() && v.size() <= 16, where, ": config field '", key,
+               "' must be a list of 1 to 16 integers");
+  for (int e : v)
+    MESHNN_CHECK(e >= 1 && e <= 64, where, ": config field '", key,
+                 "' must hold integers in [1, 64], got ", e);
 }
 
-std::vector<int> int_list(const json& v, const char* key, const std::string& where) {
-  MESHNN_CHECK(v.is_array() && !v.empty() && v.size() <= 16, where, ": config field '", key,
-               "' must be a list of 1 to 16 integers, got ", v.dump());
-  std::vector<int> out;
-  for (const json& e : v) {
-    MESHNN_CHECK(e.is_number_integer() && e.get<int64_t>() >= 1 && e.get<int64_t>() <= 64, where,
-                 ": config field '", key, "' must hold integers in [1, 64], got ", v.dump());
-    out.push_back(e.get<int>());
-  }
-  return out;
-}
-
-std::vector<float> float_list(const json& j, const char* key, const std::string& where) {
-  const json& v = field(j, key, where);
-  MESHNN_CHECK(v.is_array(), where, ": config field '", key, "' must be a list of numbers");
-  std::vector<float> out;
-  for (const json& e : v) {
-    MESHNN_CHECK(e.is_number(), where, ": config field '", key, "' must hold numbers, got ",
-                 e.dump());
-    out.push_back(static_cast<float>(e.get<double>()));
-  }
-  return out;
+std::vector<int> int_list(ConfigReader& r, const char* key) {
+  std::vector<int> v = r.get<std::vector<int>>(key);
+  check_int_list(v, key, r.where());
+  return v;
 }
 
 }  // namespace
@@ -117,47 +102,29 @@ bool is_minimax_h3_config(const json& j) {
 Config parse_config(const json& j, const std::string& where) {
   MESHNN_CHECK(j.is_object(), where, ": expected a JSON object");
   MESHNN_CHECK(is_minimax_h3_config(j), where, ": _class_name must be '", kClassName, "'");
-  static const std::set<std::string> known = {"encoder_dim",
-                                              "encoder_rates",
-                                              "latent_dim",
-                                              "latent_channels",
-                                              "num_attention_heads",
-                                              "decoder_dim",
-                                              "decoder_rates",
-                                              "decoder_kernel_sizes",
-                                              "resblock_kernel_sizes",
-                                              "resblock_dilation_sizes",
-                                              "sampling_rate",
-                                              "latents_mean",
-                                              "latents_std"};
-  for (auto it = j.begin(); it != j.end(); ++it)
-    MESHNN_CHECK(it.key().rfind('_', 0) == 0 || known.count(it.key()), where,
-                 ": unknown config field '", it.key(),
-                 "' (it may change the architecture; meshnn does not know it)");
+  ConfigReader r(j, where);
+  r.allow_prefix("_");  // diffusers' bookkeeping (_class_name, _diffusers_version, …)
   Config c;
-  c.encoder_dim = int_field(j, "encoder_dim", where);
-  c.encoder_rates = int_list(field(j, "encoder_rates", where), "encoder_rates", where);
-  c.latent_dim = int_field(j, "latent_dim", where);
-  c.latent_channels = int_field(j, "latent_channels", where);
-  c.num_attention_heads = int_field(j, "num_attention_heads", where);
-  c.decoder_dim = int_field(j, "decoder_dim", where);
-  c.decoder_rates = int_list(field(j, "decoder_rates", where), "decoder_rates", where);
-  c.decoder_kernel_sizes =
-      int_list(field(j, "decoder_kernel_sizes", where), "decoder_kernel_sizes", where);
-  if (j.contains("resblock_kernel_sizes"))
-    c.resblock_kernel_sizes =
-        int_list(j.at("resblock_kernel_sizes"), "resblock_kernel_sizes", where);
-  if (j.contains("resblock_dilation_sizes")) {
-    const json& v = j.at("resblock_dilation_sizes");
-    MESHNN_CHECK(v.is_array() && !v.empty() && v.size() <= 8, where,
-                 ": config field 'resblock_dilation_sizes' must be a list of lists");
-    c.resblock_dilation_sizes.clear();
-    for (const json& e : v)
-      c.resblock_dilation_sizes.push_back(int_list(e, "resblock_dilation_sizes", where));
+  c.encoder_dim = int_field(r, "encoder_dim");
+  c.encoder_rates = int_list(r, "encoder_rates");
+  c.latent_dim = int_field(r, "latent_dim");
+  c.latent_channels = int_field(r, "latent_channels");
+  c.num_attention_heads = int_field(r, "num_attention_heads");
+  c.decoder_dim = int_field(r, "decoder_dim");
+  c.decoder_rates = int_list(r, "decoder_rates");
+  c.decoder_kernel_sizes = int_list(r, "decoder_kernel_sizes");
+  if (r.has("resblock_kernel_sizes"))
+    c.resblock_kernel_sizes = int_list(r, "resblock_kernel_sizes");
+  if (r.take("resblock_dilation_sizes", c.resblock_dilation_sizes)) {
+    MESHNN_CHECK(!c.resblock_dilation_sizes.empty() && c.resblock_dilation_sizes.size() <= 8, where,
+                 ": config field 'resblock_dilation_sizes' must be a list of 1 to 8 lists");
+    for (const std::vector<int>& d : c.resblock_dilation_sizes)
+      check_int_list(d, "resblock_dilation_sizes", where);
   }
-  if (j.contains("sampling_rate")) c.sampling_rate = int_field(j, "sampling_rate", where);
-  if (j.contains("latents_mean")) c.latents_mean = float_list(j, "latents_mean", where);
-  if (j.contains("latents_std")) c.latents_std = float_list(j, "latents_std", where);
+  if (r.has("sampling_rate")) c.sampling_rate = int_field(r, "sampling_rate");
+  r.take("latents_mean", c.latents_mean);
+  r.take("latents_std", c.latents_std);
+  r.finish();
   c.validate(where);
   return c;
 }

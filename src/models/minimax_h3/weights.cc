@@ -1,7 +1,5 @@
 #include "models/minimax_h3/weights.h"
 
-#include <set>
-
 #include "meshnn/core/error.h"
 #include "meshnn/layers/state_dict.h"
 #include "models/audio_description.h"
@@ -61,11 +59,6 @@ void linear(std::map<std::string, Shape>& m, const std::string& p, int64_t out, 
   m[bias_key(p)] = {out};
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 std::map<std::string, Shape> expected_tensors(const Config& cfg) {
@@ -112,66 +105,23 @@ std::map<std::string, Shape> expected_tensors(const Config& cfg) {
 
 std::vector<std::string> check_tensors(const Config& cfg,
                                        const std::map<std::string, TensorInfo>& tensors) {
-  std::vector<std::string> missing, wrong, unknown, other;
-  // The file's keys in the folded spelling: a weight-norm pair becomes `<prefix>.weight` with v's
-  // shape, after checking that g is (shape[0], 1, …, 1).
-  std::map<std::string, Shape> folded;
-  std::set<std::string> pair_done, incomplete;
-  static const std::vector<std::pair<std::string, std::string>> pairs = {
-      {".weight_g", ".weight_v"},
-      {".parametrizations.weight.original0", ".parametrizations.weight.original1"}};
+  std::vector<std::string> dtypes;
+  std::map<std::string, Shape> shapes;
   for (const auto& [k, info] : tensors) {
     if (info.dtype != DType::f32 && info.dtype != DType::bf16 && info.dtype != DType::f16)
-      other.push_back("'" + k + "' is " + dtype_name(info.dtype) + " (expected f32, bf16 or f16)");
-    bool is_pair = false;
-    for (const auto& [gs, vs] : pairs) {
-      const bool is_g = ends_with(k, gs), is_v = ends_with(k, vs);
-      if (!is_g && !is_v) continue;
-      is_pair = true;
-      const std::string prefix = k.substr(0, k.size() - (is_g ? gs : vs).size());
-      if (!pair_done.insert(prefix + gs).second) break;
-      auto g = tensors.find(prefix + gs), v = tensors.find(prefix + vs);
-      if (g == tensors.end() || v == tensors.end()) {
-        other.push_back("'" + k + "' without '" + prefix + (is_g ? vs : gs) + "'");
-        incomplete.insert(weight_key(prefix));  // reported once, not also as missing
-        break;
-      }
-      Shape gshape(v->second.shape.size(), 1);
-      if (!gshape.empty()) gshape[0] = v->second.shape[0];
-      if (g->second.shape != gshape && g->second.shape != Shape{gshape.empty() ? 0 : gshape[0]})
-        wrong.push_back("'" + prefix + gs + "' has shape " + shape_str(g->second.shape) +
-                        ", expected " + shape_str(gshape));
-      if (folded.count(weight_key(prefix)))
-        other.push_back("'" + prefix + "' has its weight stored twice");
-      folded[weight_key(prefix)] = v->second.shape;
-      break;
-    }
-    if (is_pair) continue;
-    if (folded.count(k)) {
-      other.push_back("'" + k + "' is also stored weight-normed");
-      continue;
-    }
-    folded[k] = info.shape;
+      dtypes.push_back("'" + k + "' is " + dtype_name(info.dtype) + " (expected f32, bf16 or f16)");
+    shapes.emplace(k, info.shape);
   }
-  const std::map<std::string, Shape> expected = expected_tensors(cfg);
-  for (const auto& [k, s] : expected)
-    if (!folded.count(k) && !incomplete.count(k)) missing.push_back("'" + k + "' " + shape_str(s));
-  for (const auto& [k, s] : folded) {
-    auto it = expected.find(k);
-    if (it == expected.end())
-      unknown.push_back("'" + k + "' " + shape_str(s));
-    else if (it->second != s)
-      wrong.push_back("'" + k + "' has shape " + shape_str(s) + ", expected " +
-                      shape_str(it->second));
-  }
+  const TensorSetReport r = check_tensor_set(expected_tensors(cfg), shapes);
   std::vector<std::string> all;
   auto add = [&](const char* what, const std::vector<std::string>& items) {
     for (const std::string& s : items) all.push_back(std::string(what) + ": " + s);
   };
-  add("missing", missing);
-  add("wrong shape", wrong);
-  add("unknown to this config", unknown);
-  add("invalid", other);
+  add("missing", r.missing);
+  add("wrong shape", r.wrong_shape);
+  add("unknown to this config", r.unknown);
+  add("invalid", dtypes);
+  add("invalid", r.invalid);
   return all;
 }
 

@@ -55,6 +55,8 @@ struct TensorInfo {
   Shape shape;
   DType dtype = DType::f32;
 };
+// The shapes go through the one checkpoint check of every model (checkpoint_check.h); the dtypes
+// are checked here.
 
 // All problems of `tensors` (every key of the file) against `cfg`, one line each; empty = valid.
 // Weight norm may be stored unfolded (`weight_g` + `weight_v`, or the parametrisation spelling
