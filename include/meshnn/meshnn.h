@@ -6,6 +6,7 @@
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/precision.h"
+#include "meshnn/core/stage_precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"

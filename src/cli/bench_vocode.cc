@@ -84,7 +84,9 @@ void run(const Args& a) {
       for (const std::string& entry : algos) {
         const auto [algo, precision] = algo_and_precision(entry);
         const ScopedConvAlgo env(algo);
-        models_.push_back(models::BigVgan::load(file, (dir / "config.json").string(), precision));
+        models_.push_back(
+            models::BigVgan::load(file, (dir / "config.json").string(),
+                                  precision.resolve({"vocoder"}, "NVIDIA BigVGAN")[0]));
       }
       for (int r = 0; r < a.repeat + 1; ++r)
         for (size_t i = 0; i < algos.size(); ++i) {
