@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "meshnn/core/precision.h"
+#include "meshnn/core/stage_precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/mesh/mesh.h"
 
@@ -48,10 +48,13 @@ class LtxAudioDecoder {
   // path: safetensors with ltx-core's key names and the `config` metadata entry. Tensors under
   // the audio prefixes that no layer uses are an error unless allow_unused_tensors (then a
   // warning); other models' tensors in a combined file are always fine.
-  static LtxAudioDecoder load(const std::string& path, Precision precision = Precision::fp32,
+  // precision: a mode for every stage (Precision::bf16), or per stage —
+  // StagePrecision::parse("vae=bf16,vocoder=bf16") or the preset "bf16-safe" (stages vae, vocoder
+  // and, for LTX-2.3, bwe; unnamed stages fp32; a stage the version lacks is an InvalidArgument).
+  static LtxAudioDecoder load(const std::string& path, const StagePrecision& precision = {},
                               bool allow_unused_tensors = false);
   // A seeded random LTX-2.3 checkpoint at the real architecture (demo, tests, benchmarks).
-  static LtxAudioDecoder random_ltx23(uint64_t seed, Precision precision = Precision::fp32);
+  static LtxAudioDecoder random_ltx23(uint64_t seed, const StagePrecision& precision = {});
   // Writes that checkpoint to `path` as a safetensors file like the published ones: bf16 tensors
   // (the seeded values are bf16-exact, so load(path) has random_ltx23(seed)'s weights) and the
   // `config` metadata. For benchmarks that hand the same weights to PyTorch.
@@ -59,7 +62,11 @@ class LtxAudioDecoder {
 
   int sample_rate() const;      // 48000 (LTX-2.3) or 24000 (LTX-2)
   std::string version() const;  // "ltx-2.3" | "ltx-2"
-  int64_t parameters() const;   // weight values in the checkpoint's audio modules
+  // The stages a per-stage precision may name (vae, vocoder, bwe for LTX-2.3) and the mode each
+  // runs at, in chain order.
+  std::vector<std::string> precision_stages() const;
+  std::vector<Precision> stage_precisions() const;
+  int64_t parameters() const;  // weight values in the checkpoint's audio modules
   // Output samples per channel for a latent of `latent_frames` frames.
   int64_t output_samples(int64_t latent_frames) const;
   // Mesh "auto" resolves to this for a latent of `latent_frames` frames (see RunOptions).
@@ -97,8 +104,10 @@ class BigVganVocoder {
  public:
   // checkpoint: generator tensors with NVIDIA's names (weight-normed or folded), optionally under
   // "generator."; config_path: the model's config.json, "" = the checkpoint's `config` metadata.
+  // precision: a mode, or "vocoder=mode" (its one stage; other stages and the LTX presets are an
+  // InvalidArgument).
   static BigVganVocoder load(const std::string& checkpoint, const std::string& config_path = "",
-                             Precision precision = Precision::fp32);
+                             const StagePrecision& precision = {});
 
   int sample_rate() const;
   int num_mels() const;

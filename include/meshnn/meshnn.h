@@ -7,6 +7,7 @@
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/precision.h"
+#include "meshnn/core/stage_precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/gr00t.h"
 #include "meshnn/io/npy.h"

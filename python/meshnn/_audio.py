@@ -294,7 +294,10 @@ class LtxAudioDecoder(_Closable):
     def from_checkpoint(cls, path, mesh='auto', precision='fp32', threads=None, backend='local'):
         """path: an LTX-2 / LTX-2.3 .safetensors with ltx-core's key names and `config` metadata.
         mesh: "auto" (one device, an OpenMP team over the cores) or "RxC"; precision: fp32 |
-        bf16 | bf16x2 | bf16x3; threads: OpenMP threads per device (None = cores / devices)."""
+        bf16 | bf16x2 | bf16x3 for every stage, the preset "bf16-safe" (vae and vocoder bf16, bwe
+        fp32), or per stage "vae=bf16,vocoder=bf16,bwe=fp32" (unnamed stages fp32; an unknown or
+        missing stage raises ValueError); threads: OpenMP threads per device (None = cores /
+        devices)."""
         core = _meshnn.LtxAudioDecoder.load(os.fspath(path), precision)
         return cls(core, mesh=mesh, threads=threads, backend=backend)
 
@@ -302,6 +305,12 @@ class LtxAudioDecoder(_Closable):
     def random_ltx23(cls, seed=0, mesh='auto', precision='fp32', threads=None):
         """A seeded random LTX-2.3 decoder at the real architecture (demos, timing)."""
         return cls(_meshnn.LtxAudioDecoder.random_ltx23(seed, precision), mesh=mesh, threads=threads)
+
+    @property
+    def stage_precisions(self):
+        """{stage: mode} the decoder was built with, e.g. {'vae': 'bf16', 'vocoder': 'bf16',
+        'bwe': 'fp32'}."""
+        return self._live().stage_precisions
 
     @property
     def sample_rate(self):

@@ -351,7 +351,7 @@ PYBIND11_MODULE(_meshnn, m) {
       .def_static(
           "load",
           [](const std::string& path, const std::string& precision) {
-            const Precision p = parse_precision(precision);
+            const StagePrecision p = StagePrecision::parse(precision);
             py::gil_scoped_release nogil;
             return LtxAudioDecoder::load(path, p);
           },
@@ -359,11 +359,21 @@ PYBIND11_MODULE(_meshnn, m) {
       .def_static(
           "random_ltx23",
           [](uint64_t seed, const std::string& precision) {
-            const Precision p = parse_precision(precision);
+            const StagePrecision p = StagePrecision::parse(precision);
             py::gil_scoped_release nogil;
             return LtxAudioDecoder::random_ltx23(seed, p);
           },
           py::arg("seed"), py::arg("precision") = "fp32")
+      // {stage: mode} as built, e.g. {"vae": "bf16", "vocoder": "bf16", "bwe": "fp32"}.
+      .def_property_readonly("stage_precisions",
+                             [](const LtxAudioDecoder& d) {
+                               py::dict out;
+                               const std::vector<std::string> names = d.precision_stages();
+                               const std::vector<Precision> modes = d.stage_precisions();
+                               for (size_t i = 0; i < names.size(); ++i)
+                                 out[py::str(names[i])] = precision_name(modes[i]);
+                               return out;
+                             })
       .def_property_readonly("sample_rate", &LtxAudioDecoder::sample_rate)
       .def_property_readonly("version", &LtxAudioDecoder::version)
       .def_property_readonly("parameters", &LtxAudioDecoder::parameters)
@@ -389,7 +399,8 @@ PYBIND11_MODULE(_meshnn, m) {
       .def_static(
           "load",
           [](const std::string& folder, const std::string& precision) {
-            const Precision p = parse_precision(precision);
+            const Precision p =
+                StagePrecision::parse(precision).uniform("the MiniMax-H3 audio VAE");
             py::gil_scoped_release nogil;
             return MiniMaxH3AudioVae::load(folder, p);
           },
@@ -468,7 +479,7 @@ PYBIND11_MODULE(_meshnn, m) {
           "load",
           [](const std::string& checkpoint, const std::string& config,
              const std::string& precision) {
-            const Precision p = parse_precision(precision);
+            const StagePrecision p = StagePrecision::parse(precision);
             py::gil_scoped_release nogil;
             return BigVganVocoder::load(checkpoint, config, p);
           },

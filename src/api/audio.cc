@@ -94,7 +94,7 @@ Tensor run_on_mesh(api::RunnerPool<Model>& pool, const MeshConfig& mc, const Pro
 
 LtxAudioDecoder::LtxAudioDecoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, Precision precision,
+LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, const StagePrecision& precision,
                                       bool allow_unused_tensors) {
   const io::SafetensorsFile file = io::SafetensorsFile::open(path);
   models::CheckpointCheckOptions check;
@@ -106,9 +106,12 @@ LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, Precision precisi
       std::make_shared<Impl>(models::LtxAudioDecoder::load(file, precision, check), params));
 }
 
-LtxAudioDecoder LtxAudioDecoder::random_ltx23(uint64_t seed, Precision precision) {
+LtxAudioDecoder LtxAudioDecoder::random_ltx23(uint64_t seed, const StagePrecision& precision) {
   const models::LtxAudioConfig cfg =
       models::parse_ltx_audio_config(models::ltx23_reference_config(), "LTX-2.3 reference config");
+  // A bad stage name is refused before the (large) random state is drawn.
+  precision.resolve(models::LtxAudioDecoder::precision_stages(cfg),
+                    models::LtxAudioDecoder::model_name(cfg));
   const std::map<std::string, Tensor> state = models::random_ltx_state(cfg, seed);
   int64_t params = 0;
   for (const auto& [k, t] : state) params += t.numel();
@@ -135,6 +138,14 @@ std::string LtxAudioDecoder::version() const {
 }
 
 int64_t LtxAudioDecoder::parameters() const { return impl_->parameters; }
+
+std::vector<std::string> LtxAudioDecoder::precision_stages() const {
+  return models::LtxAudioDecoder::precision_stages(impl_->pool.weights().config());
+}
+
+std::vector<Precision> LtxAudioDecoder::stage_precisions() const {
+  return impl_->pool.weights().stage_precisions();
+}
 
 int64_t LtxAudioDecoder::output_samples(int64_t latent_frames) const {
   return impl_->pool.weights().output_samples(latent_frames);
@@ -212,7 +223,8 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk_frame
 BigVganVocoder::BigVganVocoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 BigVganVocoder BigVganVocoder::load(const std::string& checkpoint, const std::string& config_path,
-                                    Precision precision) {
+                                    const StagePrecision& stage_precision) {
+  const Precision precision = stage_precision.resolve({"vocoder"}, "NVIDIA BigVGAN").front();
   const io::SafetensorsFile file = io::SafetensorsFile::open(checkpoint);
   std::string cfg_text;
   if (!config_path.empty())

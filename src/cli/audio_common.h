@@ -25,6 +25,9 @@ class Progress {
   std::chrono::steady_clock::time_point t0_;
 };
 
+// --precision's help: a mode, a preset, or stage=mode pairs (meshnn/core/precision.h).
+extern const char* const kPrecisionHelp;
+
 // (B, C, S) planar waveform → (S, C) interleaved rows for a WAV writer (batch 1).
 Tensor interleave_for_wav(const Tensor& planar);
 

@@ -108,8 +108,8 @@ void run_minimax_h3(const Args& a) {
                   ": expected (B, C, T) or (C, T) latents with B ≤ 64 channels, got ",
                   shape_str(z.shape()));
   const auto t_load = std::chrono::steady_clock::now();
-  const MiniMaxH3AudioVae vae =
-      MiniMaxH3AudioVae::load(a.checkpoint, parse_precision(a.precision), true);
+  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(
+      a.checkpoint, StagePrecision::parse(a.precision).uniform("the MiniMax-H3 audio VAE"), true);
   const double load_s = seconds_since(t_load);
   if (a.latents_normalized) z = vae.denormalize(z);
   const auto t1 = std::chrono::steady_clock::now();
@@ -136,7 +136,7 @@ void run_stream_mode(const Args& a) {
   const Backend backend = parse_backend(a.backend);
   if (backend == Backend::mpi) check_mpi_stream(a);
   const LtxAudioDecoder decoder =
-      LtxAudioDecoder::load(a.checkpoint, parse_precision(a.precision), a.allow_unused);
+      LtxAudioDecoder::load(a.checkpoint, StagePrecision::parse(a.precision), a.allow_unused);
   StreamOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.backend = backend;
@@ -167,7 +167,7 @@ void run(const Args& a) {
   run.mesh = a.mesh;
   run.backend = parse_backend(a.backend);
   run.threads = a.threads;
-  const Precision precision = parse_precision(a.precision);
+  const StagePrecision precision = StagePrecision::parse(a.precision);
   Tensor latent = float_input(io::load_npy(a.latent), a.latent);
   if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
   MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, a.latent,
@@ -228,8 +228,7 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")
       ->capture_default_str();
-  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
-      ->capture_default_str();
+  cmd->add_option("--precision", args->precision, kPrecisionHelp)->capture_default_str();
   add_int_option(cmd, "--threads", args->threads, 0, max_threads(),
                  "OpenMP threads per device (0 = cores / devices)");
   add_int_option(cmd, "--chunk-frames", args->chunk_frames, int64_t{0}, kMaxChunkFrames,

@@ -39,7 +39,8 @@ void run(const Args& a) {
   for (int64_t t = 0; t < S; ++t)
     for (int64_t b = 0; b < B; ++b) dst[b * S + t] = src[t * B + b];
   const auto t_load = std::chrono::steady_clock::now();
-  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(a.checkpoint, parse_precision(a.precision));
+  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(
+      a.checkpoint, StagePrecision::parse(a.precision).uniform("the MiniMax-H3 audio VAE"));
   const double load_s = seconds_since(t_load);
   MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == vae.sample_rate(), a.wav, ": ", in.sample_rate,
                   " Hz; the model takes ", vae.sample_rate(), " Hz (resample first)");

@@ -33,6 +33,7 @@ struct Args {
   bool skip_torch = false, skip_mesh = false;
   std::string torch_impl = "stuffed";
   std::string algos = "direct,auto";
+  std::vector<std::string> precisions;  // --precision: settings at the default algorithm
 };
 
 // Decodes `repeat` times after one warm-up (which packs the weights and creates every primitive)
@@ -87,10 +88,16 @@ void run(const Args& a) {
   // One decoder per algorithm setting (built under its MESHNN_CONV_ALGO, which is read when the
   // layers are built), timed in rounds that interleave the settings so machine-load drift hits
   // them alike.
-  std::vector<std::string> algos = split_csv(a.algos);
+  // --precision instead: one decoder per precision (a mode, the preset or stage=mode pairs) at
+  // the default algorithm choice.
+  std::vector<std::string> algos = a.precisions.empty() ? split_csv(a.algos) : a.precisions;
   if (algos.empty()) algos.push_back("");
   std::vector<LtxAudioDecoder> decs;
   for (const std::string& entry : algos) {
+    if (!a.precisions.empty()) {
+      decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, StagePrecision::parse(entry)));
+      continue;
+    }
     const auto [algo, precision] = algo_and_precision(entry);
     const ScopedConvAlgo env(algo);
     decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, precision));
@@ -113,7 +120,8 @@ void run(const Args& a) {
   std::printf("\n%-48s %10s %10s %8s %9s %9s\n", "run", "median s", "first s", "RTF", "speed-up",
               "PSNR dB");
   for (size_t i = 0; i < algos.size(); ++i) {
-    const std::string label = "meshnn 1x1, " + std::to_string(a.threads) + " threads, algo " +
+    const std::string label = "meshnn 1x1, " + std::to_string(a.threads) + " threads, " +
+                              (a.precisions.empty() ? "algo " : "precision ") +
                               (algos[i].empty() ? "(env)" : algos[i]);
     const double med = median(per[i].runs);
     std::printf("%-48s %10.3f %10.3f %8.3f %8.2fx %9.1f\n", label.c_str(), med, per[i].first,
@@ -205,6 +213,12 @@ const Registrar reg("bench-audio", [](CLI::App& app) {
                   "optionally @precision (auto@bf16; the last one is compared with PyTorch and "
                   "the mesh runs)")
       ->capture_default_str();
+  auto* algos_opt = cmd->get_option("--algos");
+  cmd->add_option("--precision", args->precisions,
+                  "precisions to time side by side at the default algorithm, instead of --algos "
+                  "(repeat the option: --precision fp32 --precision bf16 --precision "
+                  "vae=bf16,vocoder=bf16; the last one is compared with PyTorch and the mesh runs)")
+      ->excludes(algos_opt);
   cmd->add_flag("--skip-torch", args->skip_torch, "meshnn only");
   cmd->add_flag("--skip-mesh", args->skip_mesh, "skip the 1x1 vs 1x2 single-thread scaling runs");
   cmd->callback([args] { run(*args); });

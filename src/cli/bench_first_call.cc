@@ -79,7 +79,7 @@ void run(const Args& a) {
   const double rss0 = rss_mb();
   const auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = cpu_s();
-  const LtxAudioDecoder dec = LtxAudioDecoder::load(ckpt, parse_precision(a.precision));
+  const LtxAudioDecoder dec = LtxAudioDecoder::load(ckpt, StagePrecision::parse(a.precision));
   const double load_s = seconds_since(t0);
   const double load_cpu = cpu_s() - cpu0;
   const double rss_load = rss_mb();
@@ -133,8 +133,7 @@ const Registrar reg("bench-first-call", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--calls", args->calls, "decodes on the same latent (>= 2)")
       ->capture_default_str();
-  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
-      ->capture_default_str();
+  cmd->add_option("--precision", args->precision, kPrecisionHelp)->capture_default_str();
   cmd->add_option("--seed", args->seed, "random checkpoint / latent seed")->capture_default_str();
   cmd->callback([args] { run(*args); });
 });

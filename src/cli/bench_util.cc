@@ -68,10 +68,10 @@ ScopedConvAlgo::~ScopedConvAlgo() {
     unsetenv("MESHNN_CONV_ALGO");
 }
 
-std::pair<std::string, Precision> algo_and_precision(const std::string& entry) {
+std::pair<std::string, StagePrecision> algo_and_precision(const std::string& entry) {
   const size_t at = entry.find('@');
-  if (at == std::string::npos) return {entry, Precision::fp32};
-  return {entry.substr(0, at), parse_precision(entry.substr(at + 1))};
+  if (at == std::string::npos) return {entry, StagePrecision(Precision::fp32)};
+  return {entry.substr(0, at), StagePrecision::parse(entry.substr(at + 1))};
 }
 
 }  // namespace meshnn::cli

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "meshnn/core/precision.h"
+#include "meshnn/core/stage_precision.h"
 
 namespace meshnn::cli {
 
@@ -25,9 +25,9 @@ nlohmann::json torch_bench_json(const std::string& output);
 
 // Sets MESHNN_CONV_ALGO for the layers built while it lives (the switch is read when a layer is
 // built); "" leaves the environment as it is.
-// "auto@bf16" → ("auto", bf16): a --algos entry may name a precision mode after '@' (fp32 when
-// none), so one invocation times precisions side by side.
-std::pair<std::string, Precision> algo_and_precision(const std::string& entry);
+// "auto@bf16" → ("auto", bf16): a --algos entry may name a precision after '@' (a mode or a
+// preset, StagePrecision::parse; fp32 when none), so one invocation times precisions side by side.
+std::pair<std::string, StagePrecision> algo_and_precision(const std::string& entry);
 
 class ScopedConvAlgo {
  public:

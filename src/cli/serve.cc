@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "cli/serve_http.h"
 #include "cli/serve_models.h"
@@ -71,7 +72,7 @@ void run(Args& a) {
     a.cfg.threads_per_worker =
         std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / a.cfg.workers);
   a.cfg.max_request_bytes = static_cast<int64_t>(a.max_request_mb * (1 << 20));
-  const Precision precision = parse_precision(a.precision);
+  const StagePrecision precision = StagePrecision::parse(a.precision);
   // A server sees many input lengths: without an age limit the tensor cache would keep the blocks
   // of every length (and concurrency) it has ever served, and RSS would step up for hours.
   set_allocation_cache_max_age(a.cfg.cache_max_age);
@@ -134,8 +135,7 @@ const Registrar reg("serve", [](CLI::App& app) {
   cmd->add_option("--io-threads", a->cfg.io_threads, "network threads (never run a model)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  cmd->add_option("--precision", a->precision, "fp32 | bf16 | bf16x2 | bf16x3")
-      ->capture_default_str();
+  cmd->add_option("--precision", a->precision, kPrecisionHelp)->capture_default_str();
   cmd->add_option("--max-queue", a->cfg.max_queue,
                   "jobs waiting for a worker before 503 + Retry-After")
       ->capture_default_str();

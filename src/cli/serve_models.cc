@@ -19,7 +19,8 @@ std::string folder_checkpoint(const std::string& dir) {
 
 }  // namespace
 
-std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec, Precision precision) {
+std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec,
+                                                     const StagePrecision& precision) {
   const size_t eq = spec.find('=');
   MESHNN_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(), "--model '", spec,
                "': expected NAME=PATH");
@@ -29,7 +30,7 @@ std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec, Pr
     MESHNN_CHECK(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.',
                  "--model '", spec, "': a name is letters, digits, '-', '_' and '.'");
   m->path_ = spec.substr(eq + 1);
-  m->precision_ = precision_name(precision);
+  m->precision_ = precision.str();
   MESHNN_CHECK(fs::exists(m->path_), "--model ", m->name_, ": ", m->path_,
                ": no such file or folder");
   // A MiniMax-H3 audio VAE: a diffusers folder (the decoder and the encoder).

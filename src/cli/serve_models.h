@@ -21,7 +21,8 @@ class ServedModel {
   // whose config.json names AutoencoderKLMiniMaxH3Audio). The kind is the loader that accepts the
   // file: LtxAudioDecoder (a file with its audio config) unless a config.json is beside it, else
   // BigVganVocoder. Loads the weights (once per process).
-  static std::shared_ptr<const ServedModel> load(const std::string& spec, Precision precision);
+  static std::shared_ptr<const ServedModel> load(const std::string& spec,
+                                                 const StagePrecision& precision);
 
   const std::string& name() const { return name_; }
   ModelKind kind() const { return kind_; }

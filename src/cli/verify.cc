@@ -7,11 +7,11 @@
 // missed (a CI check), and a silent or non-finite B always fails such a check.
 #include <algorithm>
 #include <cmath>
-#include <complex>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "cli/audio_metrics.h"
 #include "cli/commands.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/npy.h"
@@ -53,69 +53,6 @@ Signal load_signal(const std::string& path) {
   const float* p = t.data<float>();
   s.x.assign(p, p + t.numel());
   return s;
-}
-
-// Radix-2 complex FFT in place (n a power of two), float64.
-void fft(std::vector<std::complex<double>>& a) {
-  const size_t n = a.size();
-  for (size_t i = 1, j = 0; i < n; ++i) {
-    size_t bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) std::swap(a[i], a[j]);
-  }
-  for (size_t len = 2; len <= n; len <<= 1) {
-    const double ang = -2.0 * M_PI / static_cast<double>(len);
-    const std::complex<double> wl(std::cos(ang), std::sin(ang));
-    for (size_t i = 0; i < n; i += len) {
-      std::complex<double> w(1.0);
-      for (size_t k = 0; k < len / 2; ++k) {
-        const std::complex<double> u = a[i + k], v = a[i + k + len / 2] * w;
-        a[i + k] = u + v;
-        a[i + k + len / 2] = u - v;
-        w *= wl;
-      }
-    }
-  }
-}
-
-// Log-spectral distance in dB between channel c of a and b: Hann-windowed frames of n_fft with
-// hop n_fft / 4; per frame sqrt(mean over bins of (10·log10 (|A|² + ε) − 10·log10 (|B|² + ε))²),
-// averaged over the frames where the reference is not silent (ε = 1e-10 of the peak power keeps
-// silent bins from dominating). Signals shorter than a frame use one zero-padded frame.
-double log_spectral_distance(const Signal& a, const Signal& b, int64_t c, int n_fft) {
-  const int64_t hop = n_fft / 4, T = a.frames, C = a.channels;
-  std::vector<double> win(static_cast<size_t>(n_fft));
-  for (int i = 0; i < n_fft; ++i) win[i] = 0.5 - 0.5 * std::cos(2.0 * M_PI * i / n_fft);
-  double peak = 0;
-  for (int64_t t = 0; t < T; ++t) peak = std::max(peak, std::abs(double(a.x[t * C + c])));
-  const double eps = std::max(1e-20, 1e-10 * peak * peak * n_fft * n_fft);
-  std::vector<std::complex<double>> fa(static_cast<size_t>(n_fft)), fb(fa.size());
-  double sum = 0;
-  int64_t used = 0;
-  const int64_t n_frames = T <= n_fft ? 1 : (T - n_fft) / hop + 1;
-  for (int64_t f = 0; f < n_frames; ++f) {
-    double energy = 0;
-    for (int i = 0; i < n_fft; ++i) {
-      const int64_t t = f * hop + i;
-      const double va = t < T ? a.x[t * C + c] : 0.0, vb = t < T ? b.x[t * C + c] : 0.0;
-      fa[i] = va * win[i];
-      fb[i] = vb * win[i];
-      energy += va * va;
-    }
-    if (energy <= 1e-8 * peak * peak * n_fft) continue;  // silent reference frame
-    fft(fa);
-    fft(fb);
-    double acc = 0;
-    for (int k = 0; k <= n_fft / 2; ++k) {
-      const double d =
-          10.0 * std::log10(std::norm(fa[k]) + eps) - 10.0 * std::log10(std::norm(fb[k]) + eps);
-      acc += d * d;
-    }
-    sum += std::sqrt(acc / (n_fft / 2 + 1));
-    ++used;
-  }
-  return used ? sum / static_cast<double>(used) : 0.0;
 }
 
 struct Stats {
@@ -177,20 +114,13 @@ const Registrar reg("verify", [](CLI::App& app) {
     MESHNN_CHECK_AS(InvalidArgument, a.sample_rate == b.sample_rate,
                     "verify: sample rates differ: ", a.sample_rate, " vs ", b.sample_rate);
     const Stats sa = stats_of(a), sb = stats_of(b);
-    // PSNR: peak of the reference over the RMS difference (non-finite values make it -inf).
-    double mse = 0;
-    for (size_t i = 0; i < a.x.size(); ++i) {
-      const double d = double(b.x[i]) - a.x[i];
-      mse += d * d;
-    }
-    mse /= static_cast<double>(a.x.size());
-    const double psnr = !std::isfinite(mse) ? -INFINITY
-                        : mse == 0          ? INFINITY
-                                            : 10.0 * std::log10(sa.peak * sa.peak / mse);
+    const double psnr = waveform_psnr_db(a.x.data(), b.x.data(), static_cast<int64_t>(a.x.size()));
     double lsd = 0;
     const bool finite = sa.non_finite == 0 && sb.non_finite == 0;
     if (finite) {
-      for (int64_t c = 0; c < a.channels; ++c) lsd += log_spectral_distance(a, b, c, o->n_fft);
+      for (int64_t c = 0; c < a.channels; ++c)
+        lsd += log_spectral_distance_db(a.x.data() + c, b.x.data() + c, a.frames, a.channels,
+                                        o->n_fft);
       lsd /= static_cast<double>(a.channels);
     } else {
       lsd = INFINITY;

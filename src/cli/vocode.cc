@@ -29,7 +29,7 @@ void run_stream_mode(const Args& a) {
                   "--stream takes its mel from --mel or --frames-from (copy synthesis from --wav "
                   "is one-shot only)");
   const BigVganVocoder vocoder =
-      BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
+      BigVganVocoder::load(a.checkpoint, a.config, StagePrecision::parse(a.precision));
   StreamOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.threads = a.threads;
@@ -50,7 +50,7 @@ void run(const Args& a) {
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
   check_thread_count(a.threads, "--threads");
   const BigVganVocoder vocoder =
-      BigVganVocoder::load(a.checkpoint, a.config, parse_precision(a.precision));
+      BigVganVocoder::load(a.checkpoint, a.config, StagePrecision::parse(a.precision));
   const int sr = vocoder.sample_rate();
   Tensor mel;
   if (!a.wav.empty()) {
@@ -98,7 +98,8 @@ const Registrar reg("vocode", [](CLI::App& app) {
   cmd->add_option("--out", args->out,
                   "output .wav (float32); with --stream, - writes raw s16le PCM to stdout")
       ->required();
-  cmd->add_option("--precision", args->precision, "fp32 | bf16 | bf16x2 | bf16x3")
+  cmd->add_option("--precision", args->precision,
+                  "fp32 | bf16 | bf16x2 | bf16x3, or vocoder=MODE (docs/precision.md)")
       ->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "local device mesh RxC (time split over it), or auto")
       ->capture_default_str();

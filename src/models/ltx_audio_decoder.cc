@@ -295,7 +295,7 @@ struct LtxAudioDecoder::Bwe {
 // ------------------------------------------------------------------------------
 
 std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile& file,
-                                                       Precision precision,
+                                                       const StagePrecision& precision,
                                                        const CheckpointCheckOptions& check) {
   const auto& meta = file.metadata();
   auto it = meta.find("config");
@@ -305,6 +305,7 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
         "' has no 'config' entry in its safetensors metadata (LTX checkpoints carry one)");
   const LtxAudioConfig cfg = parse_ltx_audio_config(
       io::parse_config_json(it->second, file.path() + " config"), file.path());
+  precision.resolve(precision_stages(cfg), model_name(cfg));  // refuse a bad stage before the keys
   // Check every key up front so that a broken checkpoint is reported in full, not key by key.
   std::map<std::string, Shape> shapes;
   for (const std::string& k : file.keys()) shapes.emplace(k, file.shape(k));
@@ -315,13 +316,26 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
   return std::make_unique<LtxAudioDecoder>(cfg, state, precision);
 }
 
+std::vector<std::string> LtxAudioDecoder::precision_stages(const LtxAudioConfig& cfg) {
+  if (cfg.version == LtxAudioConfig::Version::ltx23) return {"vae", "vocoder", "bwe"};
+  return {"vae", "vocoder"};
+}
+
+const char* LtxAudioDecoder::model_name(const LtxAudioConfig& cfg) {
+  return cfg.version == LtxAudioConfig::Version::ltx23 ? "LTX-2.3" : "LTX-2";
+}
+
 LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg,
-                                 const std::map<std::string, Tensor>& state, Precision precision)
-    : cfg_(cfg) {
-  vae_ = std::make_unique<MelVae>(cfg_.vae, state, precision);
+                                 const std::map<std::string, Tensor>& state,
+                                 const StagePrecision& precision)
+    : cfg_(cfg), stage_precisions_(precision.resolve(precision_stages(cfg), model_name(cfg))) {
+  // Each stage's layers are built at its own mode; nothing crosses a stage boundary but f32
+  // activations, so a stage's numerics do not depend on its neighbours' modes.
+  vae_ = std::make_unique<MelVae>(cfg_.vae, state, stage_precisions_[0]);
   const bool v23 = cfg_.version == LtxAudioConfig::Version::ltx23;
-  vocoder_ = std::make_unique<Generator>(cfg_.vocoder, state, ltx_vocoder_prefix(cfg_), precision);
-  if (v23) bwe_ = std::make_unique<Bwe>(cfg_.bwe, state, precision);
+  vocoder_ = std::make_unique<Generator>(cfg_.vocoder, state, ltx_vocoder_prefix(cfg_),
+                                         stage_precisions_[1]);
+  if (v23) bwe_ = std::make_unique<Bwe>(cfg_.bwe, state, stage_precisions_[2]);
 }
 
 LtxAudioDecoder::~LtxAudioDecoder() = default;
@@ -353,6 +367,7 @@ graph::NodePtr LtxAudioDecoder::graph() const {
 
 LtxAudioDecoder::LtxAudioDecoder(const LtxAudioDecoder& o)
     : cfg_(o.cfg_),
+      stage_precisions_(o.stage_precisions_),
       vae_(std::make_unique<MelVae>(*o.vae_)),
       vocoder_(std::make_unique<Generator>(*o.vocoder_)),
       bwe_(o.bwe_ ? std::make_unique<Bwe>(*o.bwe_) : nullptr) {}

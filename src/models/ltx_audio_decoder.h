@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "meshnn/core/precision.h"
+#include "meshnn/core/stage_precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
@@ -31,10 +31,13 @@ class LtxAudioDecoder {
   // version is chosen by the presence of config.vocoder.bwe) and loads every weight. Missing keys,
   // wrong shapes and unused audio tensors (models/checkpoint_check.h) are listed together in one
   // WeightError before any weight is read.
-  static std::unique_ptr<LtxAudioDecoder> load(const io::SafetensorsFile& file, Precision precision,
+  // precision: one mode for every stage, or per stage (precision_stages(); InvalidArgument for a
+  // stage this version lacks, before any weight is converted).
+  static std::unique_ptr<LtxAudioDecoder> load(const io::SafetensorsFile& file,
+                                               const StagePrecision& precision,
                                                const CheckpointCheckOptions& check = {});
   LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::string, Tensor>& state,
-                  Precision precision);
+                  const StagePrecision& precision);
   ~LtxAudioDecoder();
   // A runner for another device thread: shares every weight (converted and packed once per
   // process), owns its own plans and scratch. Rule: one instance per thread at a time; any number
@@ -43,6 +46,12 @@ class LtxAudioDecoder {
   LtxAudioDecoder& operator=(const LtxAudioDecoder&) = delete;
 
   const LtxAudioConfig& config() const { return cfg_; }
+  // The stages a per-stage precision may name, in chain order: vae, vocoder (+ bwe for LTX-2.3).
+  static std::vector<std::string> precision_stages(const LtxAudioConfig& cfg);
+  // "LTX-2.3" | "LTX-2" (error messages).
+  static const char* model_name(const LtxAudioConfig& cfg);
+  // The mode each stage was built with (same order as precision_stages()).
+  const std::vector<Precision>& stage_precisions() const { return stage_precisions_; }
   int sample_rate() const { return cfg_.output_sampling_rate(); }
   // Output samples per latent frame count T: (4T − 3) · 160 · (3 with BWE | 1.5 for 24 kHz LTX-2).
   int64_t output_samples(int64_t latent_frames) const;
@@ -125,6 +134,7 @@ class LtxAudioDecoder {
   std::vector<Stage> stages() const;
 
   LtxAudioConfig cfg_;
+  std::vector<Precision> stage_precisions_;
   std::vector<Stage> chain_;  // decode()'s run of stages(), built on first use
   std::unique_ptr<MelVae> vae_;
   std::unique_ptr<Generator> vocoder_;

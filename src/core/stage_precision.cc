@@ -1,0 +1,144 @@
+#include "meshnn/core/stage_precision.h"
+
+#include <algorithm>
+
+#include "meshnn/core/error.h"
+
+namespace meshnn {
+
+namespace {
+
+constexpr Precision kModes[] = {Precision::fp32, Precision::bf16, Precision::bf16x2,
+                                Precision::bf16x3};
+constexpr const char* kModesText = "fp32, bf16, bf16x2 or bf16x3";
+
+bool is_mode(const std::string& s) {
+  return std::any_of(std::begin(kModes), std::end(kModes),
+                     [&](Precision p) { return s == precision_name(p); });
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out;
+}
+
+// bf16-safe: the measured split of docs/precision.md — the mel-VAE and the vocoder tolerate bf16,
+// the BWE's generator is kept in fp32 (others measured it unusable in bf16).
+struct Preset {
+  const char* name;
+  const char* doc;
+  std::vector<std::pair<std::string, Precision>> stages;
+  std::vector<std::string> optional;  // stages a model may lack (LTX-2 has no BWE)
+};
+const std::vector<Preset>& preset_table() {
+  static const std::vector<Preset> t{
+      {"bf16-safe",
+       "vae=bf16,vocoder=bf16,bwe=fp32 (LTX decoders; LTX-2 has no bwe)",
+       {{"vae", Precision::bf16}, {"vocoder", Precision::bf16}, {"bwe", Precision::fp32}},
+       {"bwe"}}};
+  return t;
+}
+
+std::string presets_text() {
+  std::vector<std::string> names;
+  for (const Preset& p : preset_table()) names.push_back(p.name);
+  return join(names);
+}
+
+std::string expected_text() {
+  return std::string("a mode (") + kModesText + "), a preset (" + presets_text() +
+         ") or stage=mode pairs such as vae=bf16,vocoder=bf16 (stages: " +
+         join(StagePrecision::known_stages()) + ")";
+}
+
+}  // namespace
+
+StagePrecision::StagePrecision(Precision every) : every_(every) {}
+
+const std::vector<std::string>& StagePrecision::known_stages() {
+  static const std::vector<std::string> s{"vae", "vocoder", "bwe"};
+  return s;
+}
+
+const std::vector<std::pair<std::string, std::string>>& StagePrecision::presets() {
+  static const std::vector<std::pair<std::string, std::string>> p = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Preset& q : preset_table()) out.emplace_back(q.name, q.doc);
+    return out;
+  }();
+  return p;
+}
+
+StagePrecision StagePrecision::parse(const std::string& text) {
+  MESHNN_CHECK_AS(InvalidArgument, !text.empty(), "empty precision: expected ", expected_text());
+  if (text.find('=') == std::string::npos) {
+    if (is_mode(text)) return StagePrecision(parse_precision(text));
+    for (const Preset& p : preset_table())
+      if (text == p.name) {
+        StagePrecision sp;
+        sp.preset_ = p.name;
+        sp.stages_ = p.stages;
+        sp.optional_ = p.optional;
+        return sp;
+      }
+    throw InvalidArgument("unknown precision '" + text + "': expected " + expected_text());
+  }
+  StagePrecision sp;
+  size_t b = 0;
+  while (true) {
+    const size_t e = std::min(text.find(',', b), text.size());
+    const std::string entry = text.substr(b, e - b);
+    const size_t eq = entry.find('=');
+    MESHNN_CHECK_AS(InvalidArgument, eq != std::string::npos && eq > 0 && eq + 1 < entry.size(),
+                    "precision '", text, "': entry '", entry,
+                    "' is not stage=mode (a list names every entry's stage, e.g. "
+                    "vae=bf16,vocoder=bf16; stages: ",
+                    join(known_stages()), ")");
+    const std::string stage = entry.substr(0, eq), mode = entry.substr(eq + 1);
+    const auto& ks = known_stages();
+    MESHNN_CHECK_AS(InvalidArgument, std::find(ks.begin(), ks.end(), stage) != ks.end(),
+                    "precision '", text, "': unknown stage '", stage, "' (stages: ", join(ks), ")");
+    for (const auto& [s, m] : sp.stages_)
+      MESHNN_CHECK_AS(InvalidArgument, s != stage, "precision '", text, "': stage '", stage,
+                      "' is given twice");
+    MESHNN_CHECK_AS(InvalidArgument, is_mode(mode), "precision '", text,
+                    "': unknown precision mode '", mode, "' for stage ", stage, " (expected ",
+                    kModesText, ")");
+    sp.stages_.emplace_back(stage, parse_precision(mode));
+    if (e == text.size()) break;
+    b = e + 1;
+  }
+  return sp;
+}
+
+std::vector<Precision> StagePrecision::resolve(const std::vector<std::string>& stages,
+                                               const std::string& model) const {
+  std::vector<Precision> out(stages.size(), every_);
+  for (const auto& [name, mode] : stages_) {
+    const auto it = std::find(stages.begin(), stages.end(), name);
+    if (it == stages.end()) {
+      if (std::find(optional_.begin(), optional_.end(), name) != optional_.end()) continue;
+      throw InvalidArgument(detail::concat("precision '", str(), "': ", model, " has no stage '",
+                                           name, "' (its stages: ", join(stages), ")"));
+    }
+    out[static_cast<size_t>(it - stages.begin())] = mode;
+  }
+  return out;
+}
+
+Precision StagePrecision::uniform(const std::string& model) const {
+  MESHNN_CHECK_AS(InvalidArgument, is_uniform(), "precision '", str(), "': ", model,
+                  " runs one precision for every layer; give a mode (", kModesText, ")");
+  return every_;
+}
+
+std::string StagePrecision::str() const {
+  if (!preset_.empty()) return preset_;
+  if (stages_.empty()) return precision_name(every_);
+  std::string out;
+  for (const auto& [s, m] : stages_) out += (out.empty() ? "" : ",") + s + "=" + precision_name(m);
+  return out;
+}
+
+}  // namespace meshnn
