@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "meshnn/audio.h"
-#include "meshnn/core/precision.h"
+#include "meshnn/core/stage_precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/streaming.h"
 
@@ -31,7 +31,7 @@ struct AudioIoSpec {
 };
 
 struct AudioModelOptions {
-  Precision precision = Precision::fp32;
+  StagePrecision precision;   // a mode for every stage, a preset or stage=mode pairs
   std::string config_path;    // a config.json for a checkpoint without one ("" = find it)
   bool allow_unused = false;  // LTX: accept a checkpoint with extra tensors beside the audio ones
 };

@@ -299,7 +299,8 @@ AudioModelEntry minimax_h3_audio_entry() {
                : "not a folder whose config.json names AutoencoderKLMiniMaxH3Audio";
   };
   e.load = [](const std::string& path, const AudioModelOptions& o) {
-    return std::make_shared<const MiniMaxH3Model>(MiniMaxH3AudioVae::load(path, o.precision));
+    return std::make_shared<const MiniMaxH3Model>(
+        MiniMaxH3AudioVae::load(path, o.precision.uniform("the MiniMax-H3 audio VAE")));
   };
   return e;
 }

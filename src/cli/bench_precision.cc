@@ -22,14 +22,12 @@
 #include "cli/audio_metrics.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "io/json.h"
+#include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/stage_precision.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
-#include "models/bigvgan.h"
-#include "models/ltx_audio_decoder.h"
-#include "models/ltx_random.h"
 
 namespace meshnn::cli {
 namespace {
@@ -60,18 +58,6 @@ struct Planar {
   std::vector<float> x;
   int64_t frames = 0, channels = 1;
 };
-
-// (B = 1, n, C) interleaved rows → planar.
-Planar planar_of_rows(const Tensor& rows) {
-  Planar p;
-  p.frames = rows.dim(1);
-  p.channels = rows.dim(2);
-  p.x.resize(static_cast<size_t>(p.frames * p.channels));
-  const float* s = rows.data<float>();
-  for (int64_t t = 0; t < p.frames; ++t)
-    for (int64_t c = 0; c < p.channels; ++c) p.x[c * p.frames + t] = s[t * p.channels + c];
-  return p;
-}
 
 // (1, C, n) planar tensor (PyTorch's output layout).
 Planar planar_of(const Tensor& t) {
@@ -120,50 +106,47 @@ std::string fmt(double v, const char* f) {
 
 // LTX-2.3: fp32, then each mode on every stage, on each stage alone, and the preset.
 std::vector<Row> measure_ltx(const Args& a, const std::filesystem::path& dir) {
-  const models::LtxAudioConfig cfg =
-      models::parse_ltx_audio_config(models::ltx23_reference_config(), "LTX-2.3 reference config");
-  const std::map<std::string, Tensor> state = models::random_ltx_state(cfg, a.seed);
   const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
   Tensor latent({1, 8, T, 16});  // the latent of `meshnn bench audio` (same seed rule)
   std::mt19937_64 rng(a.seed + 1);
   std::normal_distribution<float> nd(0.f, 1.f);
   for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
 
+  RunOptions one;
+  one.mesh = "1x1";
+  one.threads = a.threads;
+  // The seeded random decoder once per mode (the same seed: the same weights each time).
+  auto decoder = [&](const std::string& spec) {
+    return LtxAudioDecoder::random_ltx23(a.seed, StagePrecision::parse(spec));
+  };
   std::vector<std::string> specs{"fp32"};
+  const std::vector<std::string> stages = decoder("fp32").precision_stages();
   for (const std::string& m : split_csv(a.modes)) {
     if (m == "fp32") continue;  // the reference row
     specs.push_back(m);
-    for (const std::string& s : models::LtxAudioDecoder::precision_stages(cfg))
-      specs.push_back(s + "=" + m);
+    for (const std::string& s : stages) specs.push_back(s + "=" + m);
   }
   specs.push_back("bf16-safe");
   std::vector<Row> rows;
   std::vector<Planar> outs;
-  MeshConfig one;
-  one.threads_per_device = a.threads;
-  run_spmd(one, [&](Device&) {
-    for (const std::string& spec : specs) {
-      const StagePrecision sp = StagePrecision::parse(spec);
-      models::LtxAudioDecoder dec(cfg, state, sp);
-      Row r;
-      r.precision = spec;
-      const std::vector<std::string> names = models::LtxAudioDecoder::precision_stages(cfg);
-      for (size_t i = 0; i < names.size(); ++i)
-        r.stages += (i ? " / " : "") + std::string(precision_name(dec.stage_precisions()[i]));
-      const auto t0 = std::chrono::steady_clock::now();
-      outs.push_back(planar_of_rows(dec.decode(latent)));
-      r.seconds = seconds_since(t0);
-      std::fprintf(stderr, "LTX-2.3 %-20s %.2f s\n", spec.c_str(), r.seconds);
-      rows.push_back(r);
-    }
-  });
+  for (const std::string& spec : specs) {
+    const LtxAudioDecoder dec = decoder(spec);
+    Row r;
+    r.precision = spec;
+    const std::vector<Precision> per_stage = dec.stage_precisions();
+    for (size_t i = 0; i < per_stage.size(); ++i)
+      r.stages += (i ? " / " : "") + std::string(precision_name(per_stage[i]));
+    const auto t0 = std::chrono::steady_clock::now();
+    outs.push_back(planar_of(dec.decode(latent, one)));  // (1, 2, n)
+    r.seconds = seconds_since(t0);
+    std::fprintf(stderr, "LTX-2.3 %-20s %.2f s\n", spec.c_str(), r.seconds);
+    rows.push_back(r);
+  }
   for (size_t i = 0; i < rows.size(); ++i)
     std::tie(rows[i].psnr_fp32, rows[i].lsd_fp32) = compare(outs[0], outs[i], a.n_fft);
   if (a.skip_torch) return rows;
-  std::map<std::string, Tensor> bf;
-  for (const auto& [k, t] : state) bf[k] = t.to(DType::bf16);  // values are bf16-exact: lossless
-  io::save_safetensors((dir / "ltx.safetensors").string(), bf,
-                       {{"config", models::ltx23_reference_config().dump()}});
+  // The same seeded weights as a checkpoint file (bf16-exact values: lossless) for PyTorch.
+  LtxAudioDecoder::save_random_ltx23((dir / "ltx.safetensors").string(), a.seed);
   io::save_npy((dir / "latent.npy").string(), latent);
   // ltx-core's decoder verbatim (--upsample-impl convt), fp32, one run.
   const Tensor ty = run_torch(
@@ -189,8 +172,7 @@ std::vector<Row> measure_bigvgan(const Args& a, const std::filesystem::path& dir
           config + " --fold --no-check --seed " + std::to_string(a.seed) + " 2>&1",
       rc);
   MESHNN_CHECK(rc == 0, "bench precision: tools/make_checkpoint.py failed (exit ", rc, "): ", made);
-  const io::SafetensorsFile file =
-      io::SafetensorsFile::open((dir / "bigvgan_generator.safetensors").string());
+  const std::string ckpt = (dir / "bigvgan_generator.safetensors").string();
   const std::string cfg_path = (dir / "config.json").string();
   std::vector<std::string> specs{"fp32"};
   for (const std::string& m : split_csv(a.modes))
@@ -198,31 +180,29 @@ std::vector<Row> measure_bigvgan(const Args& a, const std::filesystem::path& dir
   std::vector<Row> rows;
   std::vector<Planar> outs;
   Tensor mel;
-  MeshConfig one;
-  one.threads_per_device = a.threads;
-  run_spmd(one, [&](Device&) {
-    for (const std::string& spec : specs) {
-      const Precision p = StagePrecision::parse(spec).resolve({"vocoder"}, "NVIDIA BigVGAN")[0];
-      std::unique_ptr<models::BigVgan> model = models::BigVgan::load(file, cfg_path, p);
-      if (!mel.defined()) {  // the mel of `meshnn bench vocode` (same seed rule)
-        const models::BigVganConfig& c = model->config();
-        const int64_t frames =
-            std::max<int64_t>(1, std::llround(a.seconds * c.generator.sampling_rate / c.hop_size));
-        mel = Tensor({1, c.num_mels, frames});
-        std::mt19937_64 rng(a.seed + 7);
-        std::normal_distribution<float> nd(-4.f, 2.f);
-        for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
-      }
-      Row r;
-      r.precision = spec;
-      r.stages = precision_name(p);
-      const auto t0 = std::chrono::steady_clock::now();
-      outs.push_back(planar_of_rows(model->vocode_mel(mel)));  // (1, n, 1)
-      r.seconds = seconds_since(t0);
-      std::fprintf(stderr, "BigVGAN %-20s %.2f s\n", spec.c_str(), r.seconds);
-      rows.push_back(r);
+  RunOptions one;
+  one.mesh = "1x1";
+  one.threads = a.threads;
+  for (const std::string& spec : specs) {
+    const BigVganVocoder voc = BigVganVocoder::load(ckpt, cfg_path, StagePrecision::parse(spec));
+    if (!mel.defined()) {  // the mel of `meshnn bench vocode` (same seed rule)
+      const int64_t frames =
+          std::max<int64_t>(1, std::llround(a.seconds * voc.sample_rate() / voc.hop_length()));
+      mel = Tensor({1, voc.num_mels(), frames});
+      std::mt19937_64 rng(a.seed + 7);
+      std::normal_distribution<float> nd(-4.f, 2.f);
+      for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
     }
-  });
+    Row r;
+    r.precision = spec;
+    r.stages =
+        precision_name(StagePrecision::parse(spec).resolve({"vocoder"}, "NVIDIA BigVGAN")[0]);
+    const auto t0 = std::chrono::steady_clock::now();
+    outs.push_back(planar_of(voc.vocode(mel, one)));  // (1, 1, n)
+    r.seconds = seconds_since(t0);
+    std::fprintf(stderr, "BigVGAN %-20s %.2f s\n", spec.c_str(), r.seconds);
+    rows.push_back(r);
+  }
   for (size_t i = 0; i < rows.size(); ++i)
     std::tie(rows[i].psnr_fp32, rows[i].lsd_fp32) = compare(outs[0], outs[i], a.n_fft);
   if (a.skip_torch) return rows;

@@ -35,7 +35,7 @@ std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec,
                ": no such file or folder");
   // A MiniMax-H3 audio VAE: a diffusers folder (the decoder and the encoder).
   if (MiniMaxH3AudioVae::is_folder(m->path_)) {
-    m->h3_ = MiniMaxH3AudioVae::load(m->path_, precision);
+    m->h3_ = MiniMaxH3AudioVae::load(m->path_, precision.uniform("the MiniMax-H3 audio VAE"));
     m->kind_ = ModelKind::minimax_h3;
     m->sample_rate_ = m->h3_->sample_rate();
     return m;

@@ -304,6 +304,4 @@ double flops(const ModelDesc& desc, int64_t frames) {
   return f;
 }
 
-}
-
 }  // namespace meshnn::models

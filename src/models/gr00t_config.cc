@@ -177,7 +177,7 @@ Config Config::from_json(const std::string& json_text, Version v) {
 }
 
 Config Config::from_json_file(const std::string& path, Version v) {
-  return apply_json(io::read_json_file(path), v);
+  return apply_json(io::read_config_json_file(path), v, path);
 }
 
 Config Config::from_metadata(const std::map<std::string, std::string>& md, Version v) {
