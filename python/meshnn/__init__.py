@@ -2,6 +2,9 @@
 policy on CPUs, without PyTorch at run time (torch tensors are accepted and can be returned).
 
     import meshnn
+    model = meshnn.AudioModel.load("any/checkpoint/or/folder")   # found by the registry
+    audio = model(x)                         # x in model.input_spec's layout
+
     vocoder = meshnn.BigVGAN.from_pretrained("bigvgan_v2_24khz_100band_256x/")
     wav = vocoder(mel)                       # (B, num_mels, frames) → (B, 1, frames · hop)
 
@@ -24,10 +27,10 @@ several threads at once. Errors: ValueError (bad input or option), KeyError (che
 RuntimeError (the rest), with meshnn's message. See docs/python.md.
 """
 from . import _meshnn
-from ._audio import (BigVGAN, LtxAudioDecoder, MiniMaxH3AudioVAE, mel_spectrogram, process_rank,
+from ._audio import (AudioModel, BigVGAN, LtxAudioDecoder, MiniMaxH3AudioVAE, mel_spectrogram, process_rank,
                      read_wav, write_wav)
 from . import gr00t
 
 __version__ = _meshnn.__version__
-__all__ = ['BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
+__all__ = ['AudioModel', 'BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
            'write_wav']

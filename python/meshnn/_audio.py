@@ -506,3 +506,78 @@ class MiniMaxH3AudioVAE:
     def __repr__(self):
         return (f'meshnn.MiniMaxH3AudioVAE(sampling_rate={self.sampling_rate}, '
                 f'hop_length={self.hop_length})')
+
+
+class AudioModel(_Closable):
+    """Any audio model meshnn knows, found from what its files hold (AudioModel.registered() lists
+    them in the order they are asked): an LTX-2 / LTX-2.3 checkpoint, an NVIDIA BigVGAN folder or
+    checkpoint, a MiniMax-H3 audio VAE folder. run() / encode() / stream() are the model's own
+    calls; input_spec / output_spec say what they take and give."""
+
+    def __init__(self, core, threads=None):
+        self._core = core
+        self._threads = _threads(threads)
+
+    @classmethod
+    def load(cls, path, precision='fp32', config=None, threads=None):
+        """path: a checkpoint file or a model folder; precision: a mode, a preset or stage=mode
+        pairs (docs/precision.md); config: a config.json for a checkpoint without one."""
+        return cls(_meshnn.AudioModel.load(os.fspath(path), precision,
+                                           '' if config is None else os.fspath(config)),
+                   threads=threads)
+
+    @staticmethod
+    def registered():
+        return list(_meshnn.AudioModel.registered())
+
+    @property
+    def model(self):
+        return self._live().model
+
+    @property
+    def description(self):
+        return self._live().description
+
+    @property
+    def input_spec(self):
+        return AttrDict(self._live().input_spec)
+
+    @property
+    def output_spec(self):
+        return AttrDict(self._live().output_spec)
+
+    @property
+    def has_encoder(self):
+        return self._live().has_encoder
+
+    @property
+    def can_stream(self):
+        return self._live().can_stream
+
+    def output_samples(self, frames):
+        return self._live().output_samples(int_arg('frames', frames, 0, 1 << 40))
+
+    def __call__(self, x, *, as_torch=None, mesh='auto', threads=None, progress=None):
+        """x: input_spec's layout, float32 → output_spec's. Torch in → torch out unless as_torch
+        says otherwise."""
+        as_torch = _is_torch(x) if as_torch is None else as_torch
+        t = self._threads if threads is None else _threads(threads)
+        return out(self._live().run(as_array(x, 'input'), mesh=mesh, threads=t,
+                                    progress=progress), as_torch)
+
+    run = __call__
+
+    def encode(self, wave, *, as_torch=None, mesh='auto', threads=None):
+        """wave: output_spec's layout → input_spec's (models with an encoder)."""
+        as_torch = _is_torch(wave) if as_torch is None else as_torch
+        t = self._threads if threads is None else _threads(threads)
+        return out(self._live().encode(as_array(wave, 'wave'), mesh=mesh, threads=t), as_torch)
+
+    def stream(self, mesh='1x1', threads=None):
+        """An exact streaming run (models that stream): push(frames) / flush()."""
+        return Stream(self._live().stream(mesh=mesh, threads=_threads(threads)))
+
+    def __repr__(self):
+        if self.closed:
+            return 'meshnn.AudioModel(closed)'
+        return f'meshnn.AudioModel({self.model!r}: {self.description})'

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/tensor.h"
@@ -566,6 +567,69 @@ PYBIND11_MODULE(_meshnn, m) {
   py::class_<StreamingLtxDecoder, AudioStream>(m, "StreamingLtxDecoder")
       .def(py::init(stream_factory<StreamingLtxDecoder, LtxAudioDecoder>()), py::arg("decoder"),
            py::arg("mesh") = "1x1", py::arg("threads") = 0, py::keep_alive<1, 2>());
+
+  // ---- any audio model through the registry (meshnn/audio_model.h) ----
+  auto spec_dict = [](const AudioIoSpec& s) {
+    py::dict d;
+    d["what"] = s.what;
+    d["shape"] = s.shape;
+    d["layout"] = s.layout();
+    d["time_axis"] = s.time_axis;
+    d["frames_per_second"] = s.frames_per_second;
+    d["sample_rate"] = s.sample_rate;
+    return d;
+  };
+  py::class_<AudioModel>(m, "AudioModel")
+      .def_static(
+          "load",
+          [](const std::string& path, const std::string& precision, const std::string& config) {
+            AudioModelOptions o;
+            o.precision = StagePrecision::parse(precision);
+            o.config_path = config;
+            py::gil_scoped_release nogil;
+            return AudioModel::load(path, o);
+          },
+          py::arg("path"), py::arg("precision") = "fp32", py::arg("config") = "")
+      .def_static("registered", &AudioModel::registered)
+      .def_property_readonly("model", &AudioModel::model)
+      .def_property_readonly("description", &AudioModel::description)
+      .def_property_readonly("input_spec",
+                             [spec_dict](const AudioModel& a) { return spec_dict(a.input_spec()); })
+      .def_property_readonly(
+          "output_spec", [spec_dict](const AudioModel& a) { return spec_dict(a.output_spec()); })
+      .def_property_readonly("has_encoder", &AudioModel::has_encoder)
+      .def_property_readonly("can_stream", &AudioModel::can_stream)
+      .def("output_samples", &AudioModel::output_samples, py::arg("frames"))
+      .def(
+          "run",
+          [](const AudioModel& a, const py::array& x, const std::string& mesh, int threads,
+             const py::object& progress) {
+            ProgressBridge bridge(progress);
+            const RunOptions run = run_options(mesh, "local", threads, bridge);
+            const Tensor t = view_of(x, "input");
+            return compute(bridge, [&] { return a.run(t, run); });
+          },
+          py::arg("input"), py::arg("mesh") = "auto", py::arg("threads") = 0,
+          py::arg("progress") = py::none())
+      .def(
+          "encode",
+          [](const AudioModel& a, const py::array& x, const std::string& mesh, int threads) {
+            ProgressBridge none{py::none()};
+            const RunOptions run = run_options(mesh, "local", threads, none);
+            const Tensor t = view_of(x, "wave");
+            return compute(none, [&] { return a.encode(t, run); });
+          },
+          py::arg("wave"), py::arg("mesh") = "auto", py::arg("threads") = 0)
+      .def(
+          "stream",
+          [](const AudioModel& a, const std::string& mesh, int threads) {
+            StreamOptions o;
+            o.mesh = mesh;
+            o.threads = threads;
+            py::gil_scoped_release nogil;
+            return a.stream(o);
+          },
+          py::arg("mesh") = "1x1", py::arg("threads") = 0, py::keep_alive<0, 1>());
 
   // ---- MPI backend: this process's rank; finalize once at exit (the package registers it) ----
   m.def(

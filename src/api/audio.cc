@@ -224,7 +224,8 @@ BigVganVocoder::BigVganVocoder(std::shared_ptr<Impl> impl) : impl_(std::move(imp
 
 BigVganVocoder BigVganVocoder::load(const std::string& checkpoint, const std::string& config_path,
                                     const StagePrecision& stage_precision) {
-  const Precision precision = stage_precision.resolve({"vocoder"}, "NVIDIA BigVGAN").front();
+  const Precision precision =
+      stage_precision.resolve({StagePrecision::kVocoder}, "NVIDIA BigVGAN").front();
   const io::SafetensorsFile file = io::SafetensorsFile::open(checkpoint);
   std::string cfg_text;
   if (!config_path.empty())
@@ -355,8 +356,8 @@ AudioModelEntry ltx_audio_decoder_entry() {
     const ConfigMetadata m = config_metadata(path);
     if (!m.problem.empty()) return m.problem;
     if (m.config.is_null()) return "no 'config' entry in its safetensors metadata";
-    if (!m.config.is_object() || !m.config.contains("audio_vae"))
-      return "its config metadata has no 'audio_vae' section";
+    if (!models::is_ltx_audio_config(m.config))
+      return "its config metadata has no LTX audio sections (audio_vae, vocoder)";
     return "";
   };
   e.load = [](const std::string& path, const AudioModelOptions& o) {

@@ -195,8 +195,8 @@ std::vector<Row> measure_bigvgan(const Args& a, const std::filesystem::path& dir
     }
     Row r;
     r.precision = spec;
-    r.stages =
-        precision_name(StagePrecision::parse(spec).resolve({"vocoder"}, "NVIDIA BigVGAN")[0]);
+    r.stages = precision_name(
+        StagePrecision::parse(spec).resolve({StagePrecision::kVocoder}, "NVIDIA BigVGAN")[0]);
     const auto t0 = std::chrono::steady_clock::now();
     outs.push_back(planar_of(voc.vocode(mel, one)));  // (1, 1, n)
     r.seconds = seconds_since(t0);
@@ -291,7 +291,7 @@ void run(const Args& a) {
               "checkpoint from tools/make_checkpoint.py, seed "
            << a.seed << ", " << a.seconds
            << " s of 24 kHz mono from a random log-mel; PyTorch: NVIDIA's BigVGAN code).\n\n"
-           << table(measure_bigvgan(a, dir), "vocoder") << "\n";
+           << table(measure_bigvgan(a, dir), StagePrecision::kVocoder) << "\n";
       }
     }
   } catch (...) {

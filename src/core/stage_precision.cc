@@ -35,8 +35,10 @@ const std::vector<Preset>& preset_table() {
   static const std::vector<Preset> t{
       {"bf16-safe",
        "vae=bf16,vocoder=bf16,bwe=fp32 (LTX decoders; LTX-2 has no bwe)",
-       {{"vae", Precision::bf16}, {"vocoder", Precision::bf16}, {"bwe", Precision::fp32}},
-       {"bwe"}}};
+       {{StagePrecision::kVae, Precision::bf16},
+        {StagePrecision::kVocoder, Precision::bf16},
+        {StagePrecision::kBwe, Precision::fp32}},
+       {StagePrecision::kBwe}}};
   return t;
 }
 
@@ -57,7 +59,7 @@ std::string expected_text() {
 StagePrecision::StagePrecision(Precision every) : every_(every) {}
 
 const std::vector<std::string>& StagePrecision::known_stages() {
-  static const std::vector<std::string> s{"vae", "vocoder", "bwe"};
+  static const std::vector<std::string> s{kVae, kVocoder, kBwe};
   return s;
 }
 

@@ -245,6 +245,10 @@ void parse_mel_fields(const json& j, const std::string& where, BigVganConfig& c)
   read_mel_fields(r, c);
 }
 
+bool is_ltx_audio_config(const json& config) {
+  return config.is_object() && config.contains("audio_vae") && config.contains("vocoder");
+}
+
 LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& where) {
   LtxAudioConfig c;
   MESHNN_CHECK(config.is_object(), where, ": checkpoint config must be a JSON object");

@@ -87,6 +87,9 @@ struct LtxAudioConfig {
 // `config` is the checkpoint's metadata JSON (keys "audio_vae", "vocoder"). Version rule of
 // ltx-core: `vocoder.bwe` present → LTX-2.3, never the file name.
 LtxAudioConfig parse_ltx_audio_config(const nlohmann::json& config, const std::string& where);
+// Whether a checkpoint's config carries the LTX audio sections (a cheap look, no validation: the
+// model registry's test before it loads the checkpoint as an LTX decoder).
+bool is_ltx_audio_config(const nlohmann::json& config);
 // The real LTX-2.3 config (for the demo's random checkpoint and tests), as checkpoint JSON.
 nlohmann::json ltx23_reference_config();
 

@@ -317,8 +317,9 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
 }
 
 std::vector<std::string> LtxAudioDecoder::precision_stages(const LtxAudioConfig& cfg) {
-  if (cfg.version == LtxAudioConfig::Version::ltx23) return {"vae", "vocoder", "bwe"};
-  return {"vae", "vocoder"};
+  using S = StagePrecision;
+  if (cfg.version == LtxAudioConfig::Version::ltx23) return {S::kVae, S::kVocoder, S::kBwe};
+  return {S::kVae, S::kVocoder};
 }
 
 const char* LtxAudioDecoder::model_name(const LtxAudioConfig& cfg) {

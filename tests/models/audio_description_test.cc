@@ -148,6 +148,8 @@ TEST(AudioDescription, EachKeyComponentIsSpelledInOneSourceFile) {
     const std::string path = file.string();
     if (!(path.ends_with(".cc") || path.ends_with(".h"))) continue;
     if (path.find("audio_config") != std::string::npos) continue;
+    // The precision stage names ("vocoder" is also an LTX key part; a different thing).
+    if (path.find("stage_precision.h") != std::string::npos) continue;
     // The MiniMax-H3 audio VAE's description: the one file that spells that model's keys (its
     // parts overlap the other models': block, decoder, norm1, …).
     if (path.find("minimax_h3/weights.cc") != std::string::npos) continue;

@@ -37,6 +37,11 @@ class StagePrecision {
   // The text form: the mode, the preset's name, or the pairs in the order given.
   std::string str() const;
 
+  // The stage names (a model lists its stages with these; they are not checkpoint keys, though
+  // "vocoder" is spelled like one of LTX's).
+  static constexpr const char* kVae = "vae";
+  static constexpr const char* kVocoder = "vocoder";
+  static constexpr const char* kBwe = "bwe";
   // Every stage name any model has, and every preset: (name, what it sets).
   static const std::vector<std::string>& known_stages();
   static const std::vector<std::pair<std::string, std::string>>& presets();
