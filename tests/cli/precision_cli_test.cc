@@ -10,6 +10,7 @@
 #include <string>
 
 #include "io/io_test_util.h"
+#include "support/cli_run.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -18,25 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code = -1;
-  std::string output;  // stdout + stderr
-};
-
-std::string meshnn_binary() { return std::string(MESHNN_BINARY_DIR) + "/meshnn"; }
-
-CliRun run(const std::string& args) {
-  CliRun r;
-  const std::string cmd = meshnn_binary() + " " + args + " 2>&1";
-  std::FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using test::CliRun;
+using test::meshnn_binary;
+constexpr auto run = &test::run_meshnn;
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -11,6 +11,7 @@
 #include "io/io_test_util.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/wav.h"
+#include "support/cli_run.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 
@@ -19,19 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string meshnn_binary() { return std::string(MESHNN_BINARY_DIR) + "/meshnn"; }
-
-// Runs a shell command line; its exit code and stdout + stderr.
-std::pair<int, std::string> sh(const std::string& cmd) {
-  std::string out;
-  std::FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return {-1, out};
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+using test::meshnn_binary;
+constexpr auto sh = &test::shell;  // exit status and stdout + stderr of a command line
 
 // (F, C) frames as raw float32 little-endian (this machine is little-endian).
 void write_raw(const std::string& path, const Tensor& frames) {
@@ -60,17 +50,17 @@ TEST_F(StreamCli, VocodeStreamEqualsOneShotFromNpyAndStdin) {
   write_raw(dir + "/mel.raw", frames);
   const std::string base = meshnn_binary() + " vocode --checkpoint " + ckpt;
   auto r = sh(base + " --mel " + dir + "/mel.npy --out " + dir + "/one.wav");
-  ASSERT_EQ(r.first, 0) << r.second;
+  ASSERT_EQ(r.code, 0) << r.output;
   r = sh(base + " --mel " + dir + "/mel.npy --stream --push-frames 7 --out " + dir + "/npy.wav");
-  ASSERT_EQ(r.first, 0) << r.second;
-  EXPECT_NE(r.second.find("first audio"), std::string::npos) << r.second;
-  EXPECT_NE(r.second.find("real-time factor"), std::string::npos) << r.second;
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("first audio"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("real-time factor"), std::string::npos) << r.output;
   r = sh("cat " + dir + "/mel.raw | " + base + " --frames-from - --stream --push-frames 3 --out " +
          dir + "/stdin.wav");
-  ASSERT_EQ(r.first, 0) << r.second;
+  ASSERT_EQ(r.code, 0) << r.output;
   // Raw PCM on stdout: s16le, one channel.
   r = sh(base + " --mel " + dir + "/mel.npy --stream --quiet --out - > " + dir + "/out.pcm");
-  ASSERT_EQ(r.first, 0) << r.second;
+  ASSERT_EQ(r.code, 0) << r.output;
   const io::WavAudio one = io::read_wav(dir + "/one.wav");
   for (const char* f : {"/npy.wav", "/stdin.wav"})
     EXPECT_LE(test::max_abs_diff(io::read_wav(dir + f).samples, one.samples), 4e-6) << f;
@@ -84,19 +74,19 @@ TEST_F(StreamCli, AudioDecodeStreamEqualsOneShotOnOneDeviceAndPipeline) {
   io::save_npy(dir + "/lat.npy", latent);
   const std::string base = meshnn_binary() + " audio-decode --checkpoint " + ckpt;
   auto r = sh(base + " --latent " + dir + "/lat.npy --mesh 1x1 --quiet --out " + dir + "/one.wav");
-  ASSERT_EQ(r.first, 0) << r.second;
+  ASSERT_EQ(r.code, 0) << r.output;
   const io::WavAudio one = io::read_wav(dir + "/one.wav");
   for (const char* mesh : {"1x1", "1x2"}) {
     const std::string out = dir + "/st" + mesh + ".wav";
     r = sh(base + " --latent " + dir + "/lat.npy --stream --push-frames 2 --mesh " + mesh +
            " --out " + out);
-    ASSERT_EQ(r.first, 0) << r.second;
+    ASSERT_EQ(r.code, 0) << r.output;
     EXPECT_LE(test::max_abs_diff(io::read_wav(out).samples, one.samples), 4e-6) << mesh;
   }
   // Stream-only options without --stream are refused.
   r = sh(base + " --latent " + dir + "/lat.npy --out -");
-  EXPECT_EQ(r.first, 1);
-  EXPECT_NE(r.second.find("need --stream"), std::string::npos) << r.second;
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("need --stream"), std::string::npos) << r.output;
 }
 
 }  // namespace

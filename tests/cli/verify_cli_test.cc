@@ -14,24 +14,15 @@
 #include "io/io_test_util.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/wav.h"
+#include "support/cli_run.h"
 
 namespace meshnn {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string meshnn_binary() { return std::string(MESHNN_BINARY_DIR) + "/meshnn"; }
-
-std::pair<int, std::string> sh(const std::string& cmd) {
-  std::string out;
-  std::FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return {-1, out};
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+using test::meshnn_binary;
+constexpr auto sh = &test::shell;  // exit status and stdout + stderr of a command line
 
 // A value "key": number out of the --json line.
 double json_number(const std::string& out, const std::string& key) {
