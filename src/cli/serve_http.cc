@@ -1,3 +1,6 @@
+// The server's network side: accept loop, HTTP sessions, WebSocket stream sessions, drain. Long
+// (~1060 lines): the three share Beast's types and one request lifecycle (limits, deadlines,
+// queue hand-off, error replies), which split files would each have to re-state.
 #include "cli/serve_http.h"
 
 #include <sys/socket.h>

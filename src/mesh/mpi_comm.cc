@@ -1,4 +1,4 @@
-// The MPI communicator. Long (~580 lines): every point-to-point and collective path carries its
+// The MPI communicator. Long (~630 lines): every point-to-point and collective path carries its
 // liveness bound (MESHNN_COMM_TIMEOUT) and its error text.
 #include "mesh/mpi_comm.h"
 

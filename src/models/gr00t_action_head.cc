@@ -1,5 +1,6 @@
 // GR00T action head: DiT (N1.5 DiT / N1.6-N1.7 AlternateVLDiT) with AdaLN, action encoder and
 // decoder per embodiment, and the Euler flow-matching loop, on the adapter's hoisted cross K/V.
+// Long (~670 lines): the DiT block, the embodiment layers and the loop share one plan and scratch.
 #include "meshnn/models/gr00t_action_head.h"
 
 #include <algorithm>

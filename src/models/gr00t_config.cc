@@ -1,4 +1,5 @@
-// GR00T configs, slot layout and AdapterPlan (host side, validated before any compute).
+// GR00T configs, slot layout and AdapterPlan (host side, validated before any compute). Long
+// (~640 lines): three versions' fields and their cross-checks, each refused with its own message.
 #include "meshnn/models/gr00t_config.h"
 
 #include <algorithm>
