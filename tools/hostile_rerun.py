@@ -267,6 +267,13 @@ def _(ctx, d):
         os.kill(stopped, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    # The stopped rank is the writer: when the launcher ends the job it may reach that process
+    # only with SIGKILL (Open MPI sends SIGCONT, SIGTERM, then SIGKILL after a second), and a
+    # killed process cannot remove its hidden temp file. The output itself is never written; a
+    # temp file of another process would still fail the case.
+    for n in os.listdir(d):
+        if n.startswith(f'.o.wav.meshnn-tmp.{stopped}.'):
+            os.remove(os.path.join(d, n))
     return f'ended {took:.1f} s after the stop, "liveness timeout"'
 
 

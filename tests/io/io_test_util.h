@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -15,9 +16,11 @@
 
 namespace meshnn::test {
 
+// Named by test and process, so two runs of the suite at once (two build trees) never share it.
 inline std::filesystem::path scratch_path(const ::testing::TestInfo& info) {
   return std::filesystem::temp_directory_path() /
-         (std::string("meshnn_io_") + info.test_suite_name() + "_" + info.name());
+         (std::string("meshnn_io_") + info.test_suite_name() + "_" + info.name() + "_" +
+          std::to_string(::getpid()));
 }
 
 // Removes a test's scratch directory when the test ends (pass or fail): the suite leaves nothing
