@@ -494,9 +494,13 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts,
 // ------------------------------------------------------------------------------
 
 LtxAudioDecoder::ChunkContext LtxAudioDecoder::chunk_context() const {
+  return chunk_context_of(stages());
+}
+
+LtxAudioDecoder::ChunkContext LtxAudioDecoder::chunk_context_of(
+    const std::vector<Stage>& chain) const {
   // From the graphs' reaches, in each stage's input rows: latents, mel frames, and the BWE's
   // 16 kHz samples converted to whole mel frames of the vocoder hop.
-  const std::vector<Stage> chain = stages();
   ChunkContext c;
   const graph::Reach a = chain[0].node->reach(), b = chain[1].node->reach();
   // The windows below give Stage A left context only: the mel-VAE is causal in latents.
@@ -538,8 +542,8 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk,
   if (bwe_)
     MESHNN_CHECK(hop % cfg_.bwe.hop_length == 0, "decode_chunked: vocoder hop ", hop,
                  " is not a multiple of the BWE STFT hop ", cfg_.bwe.hop_length);
-  const ChunkContext ctx = chunk_context();
   if (chain_.empty()) chain_ = stages();
+  const ChunkContext ctx = chunk_context_of(chain_);   // the reaches of the graphs that will run
   const Tensor lat = latent_to_channels_last(latent);  // (B, T, F, Cz): small next to any stage
   // Latent t ≥ 1 owns mel frames 4t − 3 … 4t; latent 0 owns frame 0.
   auto mel_start = [](int64_t t) { return t == 0 ? int64_t{0} : 4 * t - 3; };

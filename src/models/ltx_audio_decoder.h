@@ -132,6 +132,8 @@ class LtxAudioDecoder {
   };
   // The chain as graphs over copies of the stages' layers, in order (the one wiring).
   std::vector<Stage> stages() const;
+  // chunk_context() of a chain already built (decode_chunked's own, not a second set of graphs).
+  ChunkContext chunk_context_of(const std::vector<Stage>& chain) const;
 
   LtxAudioConfig cfg_;
   std::vector<Precision> stage_precisions_;
