@@ -5,35 +5,9 @@
 #include <complex>
 #include <vector>
 
+#include "meshnn/ops/fft.h"
+
 namespace meshnn::cli {
-
-namespace {
-
-// Radix-2 complex FFT in place (n a power of two), float64.
-void fft(std::vector<std::complex<double>>& a) {
-  const size_t n = a.size();
-  for (size_t i = 1, j = 0; i < n; ++i) {
-    size_t bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) std::swap(a[i], a[j]);
-  }
-  for (size_t len = 2; len <= n; len <<= 1) {
-    const double ang = -2.0 * M_PI / static_cast<double>(len);
-    const std::complex<double> wl(std::cos(ang), std::sin(ang));
-    for (size_t i = 0; i < n; i += len) {
-      std::complex<double> w(1.0);
-      for (size_t k = 0; k < len / 2; ++k) {
-        const std::complex<double> u = a[i + k], v = a[i + k + len / 2] * w;
-        a[i + k] = u + v;
-        a[i + k + len / 2] = u - v;
-        w *= wl;
-      }
-    }
-  }
-}
-
-}  // namespace
 
 double waveform_psnr_db(const float* a, const float* b, int64_t n) {
   double mse = 0, peak = 0;
@@ -70,8 +44,8 @@ double log_spectral_distance_db(const float* a, const float* b, int64_t frames, 
       energy += va * va;
     }
     if (energy <= 1e-8 * peak * peak * n_fft) continue;  // silent reference frame
-    fft(fa);
-    fft(fb);
+    ops::fft_pow2(fa);
+    ops::fft_pow2(fb);
     double acc = 0;
     for (int k = 0; k <= n_fft / 2; ++k) {
       const double d =

@@ -4,6 +4,8 @@
 #include <complex>
 #include <numbers>
 
+#include "meshnn/ops/fft.h"
+
 namespace meshnn::ops {
 namespace {
 
@@ -21,7 +23,8 @@ double mel_to_hz(double m) {
   return m >= min_log_mel ? min_log_hz * std::exp(logstep * (m - min_log_mel)) : f_sp * m;
 }
 
-// In-place iterative radix-2 FFT (n a power of two).
+}  // namespace
+
 void fft_pow2(std::vector<std::complex<double>>& a) {
   const size_t n = a.size();
   for (size_t i = 1, j = 0; i < n; ++i) {
@@ -42,8 +45,6 @@ void fft_pow2(std::vector<std::complex<double>>& a) {
       }
   }
 }
-
-}  // namespace
 
 Tensor slaney_mel_filterbank(const MelConfig& cfg) {
   MESHNN_CHECK(cfg.sampling_rate > 0 && cfg.n_fft > 0 && cfg.num_mels > 0,
