@@ -1,16 +1,21 @@
-// The transform-point GEMMs of the 1-D Winograd conv (kernels/winograd1d.cc) on four GEMM
+// The transform-point GEMMs of the 1-D Winograd conv (kernels/winograd1d.cc) on five GEMM
 // backends, to decide which one the kernel should call (issue 22 item 5). Only the GEMMs are
 // timed, with the kernel's own blocking: per dilation phase ⌈⌈T/d⌉/m⌉ tiles cut into blocks of
 // nb tiles (1 MiB of transformed inputs and products per block, 64..256 tiles), and per block
 // α GEMMs of the S segments (block rows × C_in)·(C_in × C_out), accumulated in the transform
 // domain. Backends:
-//   sgemm        dnnl_sgemm on the unpacked f32 filters (the kernel's f32 path; re-packs B per
-//   call) dnnl_packed  oneDNN matmul primitive, f32 weights packed once
-//   (LinearPrimitive::set_packed_f32) packed_bf16  our vdpbf16ps GEMM (kernels/packed_gemm.h; the
-//   kernel's native bf16 path),
-//                segments stacked along K, inputs converted to bf16 once per block
-//   dnnl_bf16    oneDNN's native bf16 matmul (brgemm), weights packed once; it converts its f32
-//                source to bf16 on every call
+//   sgemm          dnnl_sgemm on the unpacked f32 filters (the kernel's f32 path; it re-packs
+//                  B on every call)
+//   dnnl_packed    oneDNN matmul primitive, f32 weights packed once
+//                  (LinearPrimitive::set_packed_f32), one GEMM per segment, segments 2.. adding
+//                  into the first (sum post-op)
+//   dnnl_packed_k  the same primitive with the S segments stacked along K (one GEMM of depth
+//                  S·C_in per transform point, as the packed bf16 path does; the overlapping
+//                  rows, C_in apart, are copied to dense S·C_in rows by LinearPrimitive)
+//   packed_bf16    our vdpbf16ps GEMM (kernels/packed_gemm.h; the kernel's native bf16 path),
+//                  segments stacked along K, inputs converted to bf16 once per block
+//   dnnl_bf16      oneDNN's native bf16 matmul (brgemm), weights packed once; it converts its
+//                  f32 source to bf16 on every call
 // f32 rows use the f32 tile (F(4,4) for K = 7: α = 7, S = 2), bf16 rows the bf16 tile (F(3,3):
 // α = 5, S = 3). Threads: blocks are spread over the OpenMP threads, each thread running its own
 // single-threaded GEMMs (a LinearPrimitive fork per thread), as the kernel does; no column
@@ -36,7 +41,7 @@ namespace {
 
 using namespace meshnn;
 
-enum class Backend { sgemm, dnnl_packed, packed_bf16, dnnl_bf16 };
+enum class Backend { sgemm, dnnl_packed, dnnl_packed_k, packed_bf16, dnnl_bf16 };
 
 struct Layer {
   int64_t ci, co, d, t;
@@ -78,6 +83,17 @@ void run_gemms(benchmark::State& state, Layer L, Backend be) {
   if (be == Backend::packed_bf16)
     for (int xi = 0; xi < a; ++xi)
       pk.emplace_back(w.data() + xi * S * Ci * Co, S * Ci, Co, Co, kernels::GemmType::bf16);
+  if (be == Backend::dnnl_packed_k) {
+    for (int xi = 0; xi < a; ++xi) {
+      Tensor wt = Tensor::view(w.data() + xi * S * Ci * Co, {S * Ci, Co}, DType::f32);
+      auto p = std::make_unique<dnnl_glue::LinearPrimitive>(
+          wt, dnnl_glue::LinearPrimitive::WeightLayout::in_out, Tensor(), dnnl_glue::PostOp::none,
+          Precision::fp32);
+      p->set_packed_f32(true);
+      for (int th = 1; th < threads; ++th) lp[th].push_back(p->fork());
+      lp[0].push_back(std::move(p));
+    }
+  }
   if (be == Backend::dnnl_packed || be == Backend::dnnl_bf16) {
     for (int64_t q = 0; q < a * S; ++q) {
       Tensor wt = Tensor::view(w.data() + q * Ci * Co, {Ci, Co}, DType::f32);
@@ -99,6 +115,11 @@ void run_gemms(benchmark::State& state, Layer L, Backend be) {
       const int64_t vstride = vrows * Ci, mstride = nb * Co;
       if (be == Backend::packed_bf16) kernels::convert_to_bf16(vv, a * vstride, v16[th].data());
       for (int xi = 0; xi < a; ++xi) {
+        if (be == Backend::dnnl_packed_k) {
+          lp[th][static_cast<size_t>(xi)]->run(vv + xi * vstride, n, Ci, out + xi * mstride, Co,
+                                               false);
+          continue;
+        }
         if (be == Backend::packed_bf16) {
           kernels::packed_gemm(pk[static_cast<size_t>(xi)], n, v16[th].data() + xi * vstride, Ci,
                                out + xi * mstride, Co, 0, Co, false);
@@ -135,6 +156,7 @@ void register_all() {
                           {128, 128, 1, 32},   {128, 128, 1, 160}, {128, 128, 1, 4096}};
   const std::pair<Backend, const char*> backends[] = {{Backend::sgemm, "sgemm"},
                                                       {Backend::dnnl_packed, "dnnl_packed"},
+                                                      {Backend::dnnl_packed_k, "dnnl_packed_k"},
                                                       {Backend::packed_bf16, "packed_bf16"},
                                                       {Backend::dnnl_bf16, "dnnl_bf16"}};
   for (const Layer& L : layers)
