@@ -171,6 +171,43 @@ void register_all() {
     }
 }
 
-const int registered = (register_all(), 0);
+// The whole kernel (transforms included) on short inputs, one Winograd1d::run per iteration over
+// all OpenMP threads: automatic (the pre-packed matmul below kPrepackedMaxTiles tiles per phase)
+// against WinogradIsa::avx2 (dnnl_sgemm), i.e. the kernel after and before the switch.
+void run_conv(benchmark::State& state, int64_t c, int64_t k, int64_t d, int64_t T,
+              kernels::WinogradIsa isa) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> w(static_cast<size_t>(c * c * k)), x(static_cast<size_t>(T * c)),
+      y(static_cast<size_t>(T * c));
+  for (float& v : w) v = u(rng) * 0.01f;
+  for (float& v : x) v = u(rng);
+  const kernels::Winograd1d wg(w.data(), nullptr, c, c, k, d, kernels::default_winograd_tile(k),
+                               kernels::WinogradPrecision::f32, isa);
+  const int64_t pad = (k - 1) * d / 2;
+  wg.run(x.data(), T, pad, y.data(), T, false);  // plans, packing, first touch
+  for (auto _ : state) {
+    wg.run(x.data(), T, pad, y.data(), T, false);
+    benchmark::ClobberMemory();
+  }
+  state.counters["prepacked"] = wg.uses_prepacked(T) ? 1 : 0;
+}
+
+void register_conv() {
+  const std::pair<kernels::WinogradIsa, const char*> isas[] = {
+      {kernels::WinogradIsa::automatic, "auto"}, {kernels::WinogradIsa::avx2, "sgemm"}};
+  for (const int64_t d : {1, 3, 5})
+    for (const int64_t T : {32, 64, 128})
+      for (const auto& [isa, name] : isas) {
+        const std::string key =
+            "wconv_c768_k7_d" + std::to_string(d) + "_T" + std::to_string(T) + "/" + name;
+        benchmark::RegisterBenchmark(
+            key.c_str(), [d, T, isa = isa](benchmark::State& s) { run_conv(s, 768, 7, d, T, isa); })
+            ->Unit(benchmark::kMicrosecond)
+            ->MinTime(0.2);
+      }
+}
+
+const int registered = (register_all(), register_conv(), 0);
 
 }  // namespace
