@@ -8,10 +8,14 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <unordered_map>
 
+#include "dnnl/matmul.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/tensor.h"
 
 namespace meshnn::kernels {
 
@@ -281,6 +285,16 @@ void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t seg
   }
 }
 
+// The short-input f32 GEMMs (see WinogradIsa): lp[ξ] multiplies (rows × S·C_in) by the
+// (S·C_in × C_out) transformed filters of point ξ in u_. Originals here; each thread runs its own
+// forks (LinearPrimitive keeps per-M plans and is not re-entrant), kept in a thread-local map by
+// id and dropped once the layer is gone.
+struct Winograd1d::Prepacked {
+  std::once_flag built;
+  uint64_t id = 0;
+  std::vector<std::unique_ptr<dnnl_glue::LinearPrimitive>> lp;
+};
+
 Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
                        int64_t k, int64_t dilation, WinogradTile tile, WinogradPrecision precision,
                        WinogradIsa isa)
@@ -322,6 +336,21 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   }
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
+  prepack_ok_ = !bf16 && isa == WinogradIsa::automatic && c_out >= kPrepackedMinCols;
+  if (prepack_ok_) {
+    static std::atomic<uint64_t> next_id{1};
+    pp_ = std::make_shared<Prepacked>();
+    pp_->id = next_id.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+bool Winograd1d::uses_prepacked(int64_t T_out) const {
+  if (!prepack_ok_) return false;
+  // One item per block on this path (no column chunks): a single short block would leave all but
+  // one thread idle, which only pays at the fewest rows.
+  const int64_t n_t = ((T_out + d_ - 1) / d_ + tile_.m - 1) / tile_.m;
+  return n_t <= kPrepackedMaxTiles &&
+         (d_ >= omp_get_max_threads() || n_t <= kPrepackedOneBlockTiles);
 }
 
 double Winograd1d::flop_ratio() const {
@@ -365,7 +394,24 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   const int64_t nb = std::clamp<int64_t>(kBlockBytes / per_tile, 64, 256);
   const int64_t blocks_per_phase = (n_t + nb - 1) / nb;
   const int64_t n_blocks = d * blocks_per_phase;
-  const int64_t chunks = winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
+  const bool pre = uses_prepacked(T_out);
+  if (pre)
+    std::call_once(pp_->built, [&] {
+      // Views of u_ (S·C_in × C_out per transform point, dense); oneDNN packs each on the first
+      // plan, once for all forks.
+      for (int xi = 0; xi < a; ++xi) {
+        auto lp = std::make_unique<dnnl_glue::LinearPrimitive>(
+            Tensor::view(const_cast<float*>(u_.data()) + xi * S * Ci * Co, {S * Ci, Co},
+                         DType::f32),
+            dnnl_glue::LinearPrimitive::WeightLayout::in_out, Tensor(), dnnl_glue::PostOp::none,
+            Precision::fp32);
+        lp->set_packed_f32(true);
+        pp_->lp.push_back(std::move(lp));
+      }
+    });
+  // Whole rows per item on the pre-packed path: cut into column chunks its GEMMs lost their
+  // advantage (192-384 columns: level with dnnl_sgemm, docs/benchmarks.md).
+  const int64_t chunks = pre ? 1 : winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
   const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
   const int64_t n_items = n_blocks * chunks;
   const int64_t vrows = nb + S - 1;
@@ -387,6 +433,24 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
     float* v = buf.data();
     float* mo = v + a * vstride;
     int64_t have = -1;  // the block whose transformed inputs are in v
+    // This thread's forks of the pre-packed primitives (weights shared, plans its own); entries of
+    // layers that are gone are dropped here, which frees their packed weights.
+    struct Forks {
+      std::weak_ptr<Prepacked> owner;
+      std::vector<std::unique_ptr<dnnl_glue::LinearPrimitive>> lp;
+    };
+    static thread_local std::unordered_map<uint64_t, Forks> forks;
+    std::vector<std::unique_ptr<dnnl_glue::LinearPrimitive>>* my = nullptr;
+    if (pre) {
+      for (auto it = forks.begin(); it != forks.end();)
+        it = it->second.owner.expired() ? forks.erase(it) : std::next(it);
+      Forks& f = forks[pp_->id];
+      if (f.lp.empty()) {
+        f.owner = pp_;
+        for (const auto& p : pp_->lp) f.lp.push_back(p->fork());
+      }
+      my = &f.lp;
+    }
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < n_items; ++item) {
       const int64_t blk = item / chunks, ch = item % chunks;
@@ -408,6 +472,16 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
         have = blk;
       }
       for (int xi = 0; xi < a; ++xi) {
+        if (pre) {
+          // The S segments stacked along K: rows C_in apart, S·C_in long (read overlapping).
+          try {
+            (*my)[static_cast<size_t>(xi)]->run(v + xi * vstride, n, Ci, mo + xi * mstride, Co,
+                                                false);
+          } catch (const std::exception&) {
+            failed.store(-1, std::memory_order_relaxed);
+          }
+          continue;
+        }
         if (packed_) {
           const void* av = native_bf16_ ? static_cast<const void*>(buf16.data() + xi * vstride)
                                         : static_cast<const void*>(v + xi * vstride);
@@ -428,8 +502,9 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
                p + d * (i0 + j) * m, d, T_out, accumulate);
     }
   }
-  MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN sgemm K=", Ci,
-                  " N=", Co, " failed (status ", failed.load(), ")");
+  MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN ",
+                  pre ? "matmul" : "sgemm", " K=", Ci, " N=", Co, " failed (status ", failed.load(),
+                  ")");
 }
 
 }  // namespace meshnn::kernels

@@ -22,6 +22,10 @@
 
 #include "kernels/packed_gemm.h"
 
+namespace meshnn::dnnl_glue {
+class LinearPrimitive;
+}
+
 namespace meshnn::kernels {
 
 struct WinogradTile {
@@ -67,7 +71,15 @@ enum class WinogradPrecision { f32, bf16 };
 // and bf16 elsewhere (the bf16-rounded operands in f32: exact emulation), run `dnnl_sgemm` on the
 // unpacked filters (our packed f32 GEMM measured slower than it, docs/benchmarks.md). avx2: the
 // emulation path even where AVX512-BF16 exists, so that a test runs it on this machine.
+// f32 with automatic, on wide layers (C_out >= kPrepackedMinCols) and short inputs (every phase
+// one block of <= kPrepackedMaxTiles tiles: streaming pushes) with a block per thread (dilation
+// >= threads) or <= kPrepackedOneBlockTiles tiles, runs oneDNN's matmul primitive on the filters
+// packed once instead (dnnl_sgemm re-packs the filter matrix on every call; d3 / d5 up to 2x
+// faster, d1 level, at 768 channels, docs/benchmarks.md); avx2 keeps dnnl_sgemm there.
 enum class WinogradIsa { automatic, avx2 };
+constexpr int64_t kPrepackedMinCols = 512;
+constexpr int64_t kPrepackedMaxTiles = 32;
+constexpr int64_t kPrepackedOneBlockTiles = 8;
 
 class Winograd1d {
  public:
@@ -94,8 +106,11 @@ class Winograd1d {
   int64_t c_out() const { return c_out_; }
   WinogradPrecision precision() const { return precision_; }
   // "packed-bf16" (native vdpbf16ps), "sgemm" or "sgemm-bf16emu": the GEMM path this instance
-  // runs.
+  // runs ("sgemm" includes the pre-packed matmul of short inputs, see WinogradIsa).
   const char* gemm_label() const;
+  // True when a run over T_out output rows takes the pre-packed oneDNN matmul (f32), on the
+  // current OpenMP thread count.
+  bool uses_prepacked(int64_t T_out) const;
 
  private:
   int64_t c_in_, c_out_, k_, d_, segs_;
@@ -107,6 +122,11 @@ class Winograd1d {
   WeightBuffer u_;                // sgemm path: transformed filters [ξ][s][C_in][C_out]
   std::vector<PackedMatrix> pk_;  // packed path: per ξ, the (S·C_in) × C_out filter matrix
   std::vector<float> bias_;       // C_out (zeros when none)
+  // f32 short-input path: per transform point a LinearPrimitive on u_, built (and packed) on the
+  // first short call, so a layer only ever run on long inputs holds no packed copy.
+  struct Prepacked;
+  bool prepack_ok_ = false;
+  std::shared_ptr<Prepacked> pp_;
 };
 
 // How many column chunks a call splits each block's GEMMs into so that `items` blocks keep

@@ -5,6 +5,7 @@
 #include "kernels/winograd1d.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstdio>
@@ -155,6 +156,64 @@ TEST(Winograd1d, Avx2PathWithinContract) {
     EXPECT_LE(rel_error(c, t, seed += 10, WinogradPrecision::f32, WinogradIsa::avx2), kContract)
         << describe(c, t);
   }
+}
+
+// f32 short inputs on wide layers (streaming pushes) run the pre-packed oneDNN matmul: one
+// instance over several lengths (a plan per row count, odd and tiny ones), with and without
+// bias, accumulate, every kernel size and dilation of the 768-channel BigVGAN stage, against
+// float64; a long input on the same instance takes dnnl_sgemm again.
+TEST(Winograd1d, PrepackedShortInputsWithinContract) {
+  if (!winograd1d_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  struct Layer {
+    int64_t ci, co, k, dil;
+    bool bias;
+  };
+  uint64_t seed = 900;
+  for (const Layer& L :
+       {Layer{96, 768, 7, 1, true}, Layer{64, 520, 11, 5, false}, Layer{40, 512, 3, 3, true}}) {
+    const WinogradTile tile = default_winograd_tile(L.k);
+    const float ws = 1.f / std::sqrt(static_cast<float>(L.ci * L.k));
+    const std::vector<float> w = uniform(static_cast<size_t>(L.co * L.ci * L.k), seed++, ws);
+    const std::vector<float> b = uniform(static_cast<size_t>(L.co), seed++, 0.1f);
+    const Winograd1d wg(w.data(), L.bias ? b.data() : nullptr, L.co, L.ci, L.k, L.dil, tile);
+    const Winograd1d sg(w.data(), L.bias ? b.data() : nullptr, L.co, L.ci, L.k, L.dil, tile,
+                        WinogradPrecision::f32, WinogradIsa::avx2);
+    const int64_t pad = (L.k - 1) * L.dil / 2;
+    for (const int64_t T : {int64_t{1}, int64_t{3}, int64_t{17}, int64_t{31}, int64_t{64},
+                            int64_t{127}, int64_t{17}, int64_t{2000}})
+      for (const bool acc : {false, true}) {
+        const int64_t T_out = T;  // same padding on both sides
+        const std::vector<float> x = uniform(static_cast<size_t>(T * L.ci), seed++);
+        const std::vector<float> y0 = uniform(static_cast<size_t>(T_out * L.co), seed++);
+        std::vector<float> got = y0, want = y0;
+        const int64_t n_t = ((T + L.dil - 1) / L.dil + tile.m - 1) / tile.m;
+        const bool short_in = n_t <= kPrepackedMaxTiles &&
+                              (L.dil >= omp_get_max_threads() || n_t <= kPrepackedOneBlockTiles);
+        EXPECT_EQ(wg.uses_prepacked(T_out), short_in) << "T=" << T << " d=" << L.dil;
+        EXPECT_FALSE(sg.uses_prepacked(T_out));
+        wg.run(x.data(), T, pad, got.data(), T_out, acc);
+        direct_conv1d_reference(w.data(), L.bias ? b.data() : nullptr, L.co, L.ci, L.k, 1, L.dil,
+                                x.data(), T, pad, want.data(), T_out, acc);
+        double num = 0, den = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          const double e = static_cast<double>(got[i]) - want[i];
+          num += e * e;
+          den += static_cast<double>(want[i]) * want[i];
+        }
+        EXPECT_LE(std::sqrt(num / den), kContract)
+            << "ci=" << L.ci << " co=" << L.co << " k=" << L.k << " d=" << L.dil << " T=" << T
+            << " acc=" << acc;
+      }
+  }
+  // Narrow layers and bf16 never take it.
+  const std::vector<float> w = uniform(size_t{64} * 64 * 7, 5, 0.05f);
+  EXPECT_FALSE(
+      Winograd1d(w.data(), nullptr, 64, 64, 7, 1, default_winograd_tile(7)).uses_prepacked(16));
+  const std::vector<float> wb = uniform(size_t{512} * 8 * 7, 6, 0.05f);
+  EXPECT_FALSE(Winograd1d(wb.data(), nullptr, 512, 8, 7, 1,
+                          default_winograd_tile(7, WinogradPrecision::bf16),
+                          WinogradPrecision::bf16)
+                   .uses_prepacked(16));
 }
 
 // bf16 GEMM operands: the transformed input V = Bᵀx and filter U = G·w are each rounded to bf16
