@@ -1,8 +1,10 @@
 // meshnn verify A B: how far audio B is from reference A, for users whose decoded audio "sounds
 // wrong": waveform PSNR, log-spectral distance, DC offset and silence / non-finite checks.
 //
-// Inputs: WAV files (any channel count; the sample rates must match) or .npy arrays (any shape,
-// f32 or convertible; the shapes must match), chosen by extension. Prints one line per metric, or
+// Inputs: WAV files (any channel count; the sample rates must match when both are WAVs) or .npy
+// arrays (f32 or convertible), chosen by extension; the shapes must match. A model output array
+// (B, 1, L) counts as L frames of B channels, so it compares with the WAV the CLI writes for it
+// (one channel per batch item). Prints one line per metric, or
 // one JSON object with --json. With --min-psnr / --max-lsd the exit status is 1 when a bound is
 // missed (a CI check), and a silent or non-finite B always fails such a check.
 #include <algorithm>
@@ -25,7 +27,8 @@ bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-// One input as (frames, channels) f32 samples; arrays are (numel, 1) in their own order.
+// One input as (frames, channels) f32 samples; arrays are (numel, 1) in their own order, except a
+// model output (B, 1, L), which is (L, B).
 struct Signal {
   std::vector<float> x;  // frames × channels, interleaved
   int64_t frames = 0, channels = 1;
@@ -39,8 +42,21 @@ Signal load_signal(const std::string& path) {
   if (ends_with(path, ".npy")) {
     t = io::load_npy(path);
     if (t.dtype() != DType::f32) t = t.to(DType::f32);
+    if (t.rank() == 3 && t.dim(1) == 1 && t.dim(2) > 0) {
+      // (B, 1, L) → (L, B) interleaved, the WAV layout.
+      const int64_t B = t.dim(0), L = t.dim(2);
+      Tensor w = Tensor::empty({L, B});
+      const float* src = t.data<float>();
+      float* dst = w.data<float>();
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < L; ++i) dst[i * B + b] = src[b * L + i];
+      t = w;
+      s.frames = L;
+      s.channels = B;
+    } else {
+      s.frames = t.numel();
+    }
     s.shape = t.shape();
-    s.frames = t.numel();
   } else {
     io::WavAudio w = io::read_wav(path);
     t = w.samples;
@@ -111,7 +127,8 @@ const Registrar reg("verify", [](CLI::App& app) {
     const Signal a = load_signal(o->a), b = load_signal(o->b);
     MESHNN_CHECK_AS(InvalidArgument, a.shape == b.shape, "verify: shapes differ: ", o->a, " ",
                     shape_str(a.shape), " vs ", o->b, " ", shape_str(b.shape));
-    MESHNN_CHECK_AS(InvalidArgument, a.sample_rate == b.sample_rate,
+    MESHNN_CHECK_AS(InvalidArgument,
+                    a.sample_rate == b.sample_rate || a.sample_rate == 0 || b.sample_rate == 0,
                     "verify: sample rates differ: ", a.sample_rate, " vs ", b.sample_rate);
     const Stats sa = stats_of(a), sb = stats_of(b);
     const double psnr = waveform_psnr_db(a.x.data(), b.x.data(), static_cast<int64_t>(a.x.size()));

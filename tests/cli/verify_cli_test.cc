@@ -131,6 +131,26 @@ TEST_F(VerifyCli, SilenceDcOffsetAndNan) {
   EXPECT_NE(out.find("NaN/Inf"), std::string::npos) << out;
 }
 
+// A model's output array (B, 1, L), as PyTorch references save it, compares with the WAV the CLI
+// writes for it (one channel per item): item b is channel b; with the items swapped it differs.
+TEST_F(VerifyCli, ModelOutputArrayAgainstItsWav) {
+  Tensor items = Tensor::empty({2, 1, T}), swapped = Tensor::empty({2, 1, T});
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t t = 0; t < T; ++t) {
+      items.data<float>()[c * T + t] = ref.data<float>()[t * 2 + c];
+      swapped.data<float>()[(1 - c) * T + t] = ref.data<float>()[t * 2 + c];
+    }
+  io::save_npy(dir + "/items.npy", items);
+  io::save_npy(dir + "/swapped.npy", swapped);
+  int code = 0;
+  std::string out = run(dir + "/items.npy " + dir + "/a.wav --json", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_TRUE(std::isinf(json_number(out, "psnr_db"))) << out;
+  out = run(dir + "/swapped.npy " + dir + "/a.wav --json", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_LT(json_number(out, "psnr_db"), 40.0) << out;
+}
+
 TEST_F(VerifyCli, MismatchedShapesAreAnError) {
   io::save_npy(dir + "/p.npy", test::random_tensor({4, 5}, DType::f32, 21));
   io::save_npy(dir + "/q.npy", test::random_tensor({5, 4}, DType::f32, 22));
