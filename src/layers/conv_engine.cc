@@ -61,11 +61,12 @@ Conv1dGeometry polyphase_geometry(const ConvSpec& spec) {
   return {spec.c_in, s * spec.c_out, (spec.kernel[0] + s - 1) / s, 1, 1};
 }
 
-// The algorithm running the polyphase conv, or onednn to keep oneDNN's deconvolution. Only where
-// the phase conv lands on our Winograd kernel (M ≥ 3): measured faster than oneDNN's deconv there
-// (bench/conv_bench.cc deconv cases, docs/benchmarks.md "Issue 22 (wave 6)"); M ≤ 2 phase convs
-// (kernel 2s, 4 with stride 2) would run on our direct kernel or oneDNN's conv, not measured
-// ahead, so they stay on the deconvolution primitive.
+// The algorithm running the polyphase conv, or onednn to keep oneDNN's deconvolution. Polyphase
+// only where the phase conv lands on one of our kernels (Winograd for M ≥ 3 wide layers, the
+// direct kernel for thin ones): measured 1.4-2.9× faster than oneDNN's deconv there
+// (bench/conv_bench.cc deconv /polyphase vs /onednn, docs/benchmarks.md "Issue 22 (wave 6)").
+// Wide M ≤ 2 layers (kernel 4 stride 2 at 768 channels, kernel 12 stride 6) would run the phase
+// conv on oneDNN's conv, which is not ahead of its deconv, so they keep the deconv primitive.
 Conv1dAlgo polyphase_choice(const ConvSpec& spec) {
   if (spec.kind != ConvKind::deconv || spec.spatial != 1 || spec.dilation[0] != 1 ||
       spec.precision != Precision::fp32)
@@ -74,7 +75,7 @@ Conv1dAlgo polyphase_choice(const ConvSpec& spec) {
   if (o == DeconvAlgo::onednn) return Conv1dAlgo::onednn;
   const Conv1dAlgo a = choose_conv1d(polyphase_geometry(spec));
   if (o == DeconvAlgo::polyphase) return a;
-  return a == Conv1dAlgo::winograd ? a : Conv1dAlgo::onednn;
+  return a == Conv1dAlgo::winograd || a == Conv1dAlgo::direct ? a : Conv1dAlgo::onednn;
 }
 
 // torch ConvTranspose1d weights (C_in, C_out, K) → the phase conv's (s·C_out, C_in, M) weights
