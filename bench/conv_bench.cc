@@ -7,7 +7,8 @@
 //   deconv_ci<C_in>_co<C_out>_k<K>_s<stride>_T<T>            ConvTranspose1d, padding (k − s)//2
 // Suffixes: /fp32 /bf16 /bf16x2 /bf16x3 (precision), /pad16 (channel
 // counts rounded up to a multiple of 16 — the channel-alignment experiment; real FLOPs counted),
-// /direct /winograd /onednn (fp32 under MESHNN_CONV_ALGO=<that>; /fp32 is the default choice).
+// /direct /winograd /onednn (fp32 under MESHNN_CONV_ALGO=<that>; /fp32 is the default choice);
+// deconv /polyphase /onednn (fp32 under MESHNN_DECONV_ALGO=<that>).
 // GFLOP/s of the fast algorithms is "direct-equivalent": the direct algorithm's FLOPs / time.
 // GFLOP/s counts 2·T_out·C_out·C_in·K per call (the real, unpadded work).
 //
@@ -73,7 +74,9 @@ void run_case(benchmark::State& state, const std::string& key, Precision prec, b
     c.stride = k.s;
     c.precision = prec;
     auto l = std::make_unique<ConvTranspose1d>(c, key);
+    if (algo) setenv("MESHNN_DECONV_ALGO", algo, 1);  // read when the weights are set
     l->set_weights(Tensor({ci, co, k.k}), Tensor({co}));
+    if (algo) unsetenv("MESHNN_DECONV_ALGO");
     layer = std::move(l);
   } else {
     Conv1dConfig c;
@@ -129,10 +132,11 @@ const std::vector<std::string> kConvKeys = {
 };
 const std::vector<std::string> kDeconvKeys = {
     "deconv_ci1536_co768_k11_s5_T400",  // ups.0
-    "deconv_ci768_co384_k4_s2_T2000",   // ups.1
-    "deconv_ci96_co48_k4_s2_T16000",    // ups.4
-    "deconv_ci48_co24_k4_s2_T32000",    // ups.5
-    "deconv_ci512_co256_k12_s6_T400",   // BWE ups.0
+    "deconv_ci1536_co768_k11_s5_T1000",
+    "deconv_ci768_co384_k4_s2_T2000",  // ups.1
+    "deconv_ci96_co48_k4_s2_T16000",   // ups.4
+    "deconv_ci48_co24_k4_s2_T32000",   // ups.5
+    "deconv_ci512_co256_k12_s6_T400",  // BWE ups.0
 };
 // Odd channel counts for the alignment experiment (C = 24, 48, 96 at long T).
 const std::vector<std::string> kAlignKeys = {
@@ -165,6 +169,14 @@ int register_all() {
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.3);
   for (const auto& k : kDeconvKeys) reg(k, "/fp32", Precision::fp32, false);
+  for (const char* algo : {"polyphase", "onednn"})
+    for (const auto& k : kDeconvKeys)
+      benchmark::RegisterBenchmark(
+          (k + "/" + algo).c_str(),
+          [=](benchmark::State& s) { run_case(s, k, Precision::fp32, false, algo); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.3);
   for (const auto& k : kAlignKeys) {
     if (std::find(kConvKeys.begin(), kConvKeys.end(), k) == kConvKeys.end() &&
         std::find(kDeconvKeys.begin(), kDeconvKeys.end(), k) == kDeconvKeys.end())

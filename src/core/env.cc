@@ -20,6 +20,8 @@ const char* env_name(EnvSwitch s) {
       return "MESHNN_CONV_DIRECT";
     case EnvSwitch::conv_fold:
       return "MESHNN_CONV_FOLD";
+    case EnvSwitch::deconv_algo:
+      return "MESHNN_DECONV_ALGO";
   }
   return "";
 }

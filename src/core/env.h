@@ -15,6 +15,7 @@ enum class EnvSwitch {
   conv_algo,       // MESHNN_CONV_ALGO: auto | direct | winograd | fft | onednn
   conv_direct,     // MESHNN_CONV_DIRECT: 0 = the same as MESHNN_CONV_ALGO=onednn (older switch)
   conv_fold,       // MESHNN_CONV_FOLD: 0 turns off dilation folding in oneDNN convolutions
+  deconv_algo,     // MESHNN_DECONV_ALGO: auto | polyphase | onednn (ConvTranspose1d)
 };
 
 // The variable's name, e.g. "MESHNN_CONV_ALGO".

@@ -1,7 +1,13 @@
 #include "layers/conv_engine.h"
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/env.h"
 #include "layers/conv_algorithm.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
 
 namespace meshnn::conv {
 namespace {
@@ -25,6 +31,73 @@ Conv1dAlgo algo_choice(const ConvSpec& spec) {
               : Conv1dAlgo::onednn;
 }
 
+// ---- Polyphase ConvTranspose1d ----------------------------------------------------------------
+//
+// A transposed conv with stride s and kernel K writes full-output row u = i·s + k from input row i
+// and tap k. With u = q·s + r and k = m·s + r (phase r ∈ [0, s), m ∈ [0, M), M = ceil(K / s)):
+//   full[q·s + r, co] = Σ_m Σ_ci x[q − m, ci] · W[ci, co, m·s + r]
+// = an ordinary stride-1 Conv1d over the un-stuffed input with s·C_out output channels ordered
+// [phase r][co], kernel M (tap j = M − 1 − m reads x[q + j − (M − 1)]), zero taps where
+// m·s + r ≥ K. Channels-last, conv row q's s·C_out values are exactly full rows q·s .. q·s + s − 1,
+// so the interleave is free and only the edge crop (pads.l rows in front; the back crop is implied
+// by T_out) remains. Each output row is the same formula in every form (one-shot, time shard with
+// halo, streaming chunk), so they all take this one path; s× fewer MACs than oneDNN's
+// zero-stuffing-free deconv is not the gain — the gain is that the conv runs on our Winograd
+// kernel.
+
+// MESHNN_DECONV_ALGO (auto when unset).
+enum class DeconvAlgo { automatic, polyphase, onednn };
+DeconvAlgo deconv_algo_override() {
+  const auto e = env_value(EnvSwitch::deconv_algo);
+  if (!e || *e == "auto") return DeconvAlgo::automatic;
+  if (*e == "polyphase") return DeconvAlgo::polyphase;
+  if (*e == "onednn") return DeconvAlgo::onednn;
+  throw InvalidArgument("MESHNN_DECONV_ALGO=" + *e + ": expected auto, polyphase or onednn");
+}
+
+// The Conv1d geometry of the polyphase form.
+Conv1dGeometry polyphase_geometry(const ConvSpec& spec) {
+  const int64_t s = spec.stride[0];
+  return {spec.c_in, s * spec.c_out, (spec.kernel[0] + s - 1) / s, 1, 1};
+}
+
+// The algorithm running the polyphase conv, or onednn to keep oneDNN's deconvolution. Polyphase
+// only where the phase conv lands on one of our kernels (Winograd for M ≥ 3 wide layers, the
+// direct kernel for thin ones): measured 1.4-2.9× faster than oneDNN's deconv there
+// (bench/conv_bench.cc deconv /polyphase vs /onednn, docs/benchmarks.md "Issue 22 (wave 6)").
+// Wide M ≤ 2 layers (kernel 4 stride 2 at 768 channels, kernel 12 stride 6) would run the phase
+// conv on oneDNN's conv, which is not ahead of its deconv, so they keep the deconv primitive.
+Conv1dAlgo polyphase_choice(const ConvSpec& spec) {
+  if (spec.kind != ConvKind::deconv || spec.spatial != 1 || spec.dilation[0] != 1 ||
+      spec.precision != Precision::fp32)
+    return Conv1dAlgo::onednn;
+  const DeconvAlgo o = deconv_algo_override();
+  if (o == DeconvAlgo::onednn) return Conv1dAlgo::onednn;
+  const Conv1dAlgo a = choose_conv1d(polyphase_geometry(spec));
+  if (o == DeconvAlgo::polyphase) return a;
+  return a == Conv1dAlgo::winograd || a == Conv1dAlgo::direct ? a : Conv1dAlgo::onednn;
+}
+
+// torch ConvTranspose1d weights (C_in, C_out, K) → the phase conv's (s·C_out, C_in, M) weights
+// ([r][co] output order, taps reversed, zeros past K) and its bias (bias[co] repeated per phase).
+void polyphase_weights(const ConvSpec& spec, const float* w, const float* b, std::vector<float>& wc,
+                       std::vector<float>& bc) {
+  const int64_t s = spec.stride[0], K = spec.kernel[0], ci_n = spec.c_in, co_n = spec.c_out;
+  const int64_t M = (K + s - 1) / s;
+  wc.assign(static_cast<size_t>(s * co_n * ci_n * M), 0.0f);
+  for (int64_t r = 0; r < s; ++r)
+    for (int64_t co = 0; co < co_n; ++co)
+      for (int64_t ci = 0; ci < ci_n; ++ci)
+        for (int64_t j = 0; j < M; ++j) {
+          const int64_t k = (M - 1 - j) * s + r;
+          if (k < K) wc[((r * co_n + co) * ci_n + ci) * M + j] = w[(ci * co_n + co) * K + k];
+        }
+  if (b) {
+    bc.resize(static_cast<size_t>(s * co_n));
+    for (int64_t r = 0; r < s; ++r) std::copy(b, b + co_n, bc.begin() + r * co_n);
+  }
+}
+
 }  // namespace
 
 ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias)
@@ -35,6 +108,17 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   weights.check_dtype(DType::f32);
   if (spec.bias) bias.check_dtype(DType::f32);
   const float* b = spec.bias ? bias.data<float>() : nullptr;
+  if (const Conv1dAlgo pa = polyphase_choice(spec); pa != Conv1dAlgo::onednn) {
+    std::vector<float> wc, bc;
+    polyphase_weights(spec, weights.data<float>(), b, wc, bc);
+    if (auto own = make_conv1d_algorithm(pa, polyphase_geometry(spec), wc.data(),
+                                         b ? bc.data() : nullptr, spec.precision)) {
+      algo1d_ = std::move(own);
+      polyphase_ = true;
+      poly_m_ = polyphase_geometry(spec).k;
+      return;
+    }
+  }
   // Our own kernel reads the caller's weights directly (no split copy: it rounds its transformed
   // filters itself in bf16) and keeps its own copy of them and the bias.
   if (auto own = make_conv1d_algorithm(
@@ -64,8 +148,47 @@ int64_t ConvEngine::out_extent(int d, int64_t in, const ConvPads& pads) const {
   return dnnl_glue::conv_out_extent(spec_, d, in, pads);
 }
 
+// src: (B, T, C_in) → dst: (B, T_out, C_out) = full deconv rows pads.l .. pads.l + T_out − 1.
+void ConvEngine::run_polyphase(const Tensor& src, Tensor& dst, const ConvPads& pads,
+                               bool accumulate) {
+  ProfileScope prof("conv_transpose1d.polyphase");
+  const int64_t B = src.dim(0), T = src.dim(1), T_out = dst.dim(1);
+  const int64_t s = spec_.stride[0], M = poly_m_, ci_n = spec_.c_in, co_n = spec_.c_out;
+  const int64_t l = pads.l[0];
+  MESHNN_CHECK(l >= 0, "polyphase conv_transpose1d: negative front crop ", l);
+  const int64_t q0 = l / s, q1 = (l + T_out - 1) / s, Q = q1 - q0 + 1;
+  const int64_t off = l - q0 * s;  // rows of phase row q0 before the first output row
+  // Phase row q0 + t reads x[q0 + t + j − (M − 1)]: a front pad of M − 1 − q0 rows, or (when that
+  // is negative) the input started q0 − (M − 1) rows later.
+  int64_t pad = M - 1 - q0, skip = 0;
+  if (pad < 0) {
+    skip = -pad;
+    pad = 0;
+  }
+  MESHNN_CHECK(skip < T, "polyphase conv_transpose1d: crop past the input");
+  const bool in_place = off == 0 && Q * s == T_out;
+  if (!in_place) poly_scratch_.resize(static_cast<size_t>(Q * s * co_n));
+  for (int64_t b = 0; b < B; ++b) {
+    const float* x = src.data<float>() + (b * T + skip) * ci_n;
+    float* y = dst.data<float>() + b * T_out * co_n;
+    if (in_place) {
+      algo1d_->run(x, 1, T - skip, pad, y, Q, accumulate);
+      continue;
+    }
+    algo1d_->run(x, 1, T - skip, pad, poly_scratch_.data(), Q, false);
+    const float* z = poly_scratch_.data() + off * co_n;
+    const int64_t n = T_out * co_n;
+    if (accumulate)
+      for (int64_t i = 0; i < n; ++i) y[i] += z[i];
+    else
+      std::memcpy(y, z, static_cast<size_t>(n) * sizeof(float));
+  }
+}
+
 void ConvEngine::run(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate) {
-  if (algo1d_)
+  if (polyphase_)
+    run_polyphase(src, dst, pads, accumulate);
+  else if (algo1d_)
     algo1d_->run(src.data<float>(), src.dim(0), src.dim(1), pads.l[0], dst.data<float>(),
                  dst.dim(1), accumulate);
   else if (algo2d_)
@@ -80,6 +203,7 @@ void ConvEngine::prepare(const Shape& src_shape, const ConvPads& pads) {
 }
 
 std::string ConvEngine::impl_info(const Shape& src_shape, const ConvPads& pads) {
+  if (polyphase_) return "polyphase:" + algo1d_->name();
   if (algo1d_) return algo1d_->name();
   if (algo2d_) return algo2d_->name();
   return onednn_->impl_info(src_shape, pads);
@@ -89,6 +213,8 @@ std::unique_ptr<ConvEngine> ConvEngine::fork() const {
   std::unique_ptr<ConvEngine> e(new ConvEngine());
   e->spec_ = spec_;
   e->algo1d_ = algo1d_;  // shared by reference: no copy, no repacking
+  e->polyphase_ = polyphase_;
+  e->poly_m_ = poly_m_;
   e->algo2d_ = algo2d_;
   if (onednn_) e->onednn_ = onednn_->fork();
   return e;

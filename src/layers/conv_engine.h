@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dnnl/conv_primitives.h"
 #include "meshnn/core/tensor.h"
@@ -61,7 +62,13 @@ class ConvEngine {
 
  private:
   ConvEngine() = default;
+  // Polyphase ConvTranspose1d (see conv_engine.cc): algo1d_ is then the Conv1d with stride·C_out
+  // outputs and kernel poly_m_ = ceil(K / stride) on the un-stuffed input.
+  void run_polyphase(const Tensor& src, Tensor& dst, const ConvPads& pads, bool accumulate);
   ConvSpec spec_;
+  bool polyphase_ = false;
+  int64_t poly_m_ = 0;
+  std::vector<float> poly_scratch_;  // phase rows when the crop does not fall on a phase boundary
   // Exactly one is set: our kernel for this layer (shared, read-only), or oneDNN's primitives.
   std::shared_ptr<const Conv1dAlgorithm> algo1d_;
   std::shared_ptr<const Conv2dAlgorithm> algo2d_;
