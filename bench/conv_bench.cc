@@ -152,31 +152,21 @@ const std::vector<std::string> kLeverKeys = {
 };
 
 int register_all() {
-  auto reg = [](const std::string& key, const char* suffix, Precision p, bool pad) {
+  // key + suffix, e.g. "…/fp32" or "…/" + algo; algo (nullptr: the default choice) is passed on.
+  auto reg = [](const std::string& key, const std::string& suffix, Precision p, bool pad,
+                const char* algo = nullptr) {
     benchmark::RegisterBenchmark((key + suffix).c_str(),
-                                 [=](benchmark::State& s) { run_case(s, key, p, pad); })
+                                 [=](benchmark::State& s) { run_case(s, key, p, pad, algo); })
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.3);
   };
   for (const auto& k : kConvKeys) reg(k, "/fp32", Precision::fp32, false);
   for (const char* algo : {"direct", "winograd", "onednn"})
-    for (const auto& k : kConvKeys)
-      benchmark::RegisterBenchmark(
-          (k + "/" + algo).c_str(),
-          [=](benchmark::State& s) { run_case(s, k, Precision::fp32, false, algo); })
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond)
-          ->MinTime(0.3);
+    for (const auto& k : kConvKeys) reg(k, std::string("/") + algo, Precision::fp32, false, algo);
   for (const auto& k : kDeconvKeys) reg(k, "/fp32", Precision::fp32, false);
   for (const char* algo : {"polyphase", "onednn"})
-    for (const auto& k : kDeconvKeys)
-      benchmark::RegisterBenchmark(
-          (k + "/" + algo).c_str(),
-          [=](benchmark::State& s) { run_case(s, k, Precision::fp32, false, algo); })
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond)
-          ->MinTime(0.3);
+    for (const auto& k : kDeconvKeys) reg(k, std::string("/") + algo, Precision::fp32, false, algo);
   for (const auto& k : kAlignKeys) {
     if (std::find(kConvKeys.begin(), kConvKeys.end(), k) == kConvKeys.end() &&
         std::find(kDeconvKeys.begin(), kDeconvKeys.end(), k) == kDeconvKeys.end())

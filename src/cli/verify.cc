@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/audio_common.h"
 #include "cli/audio_metrics.h"
 #include "cli/commands.h"
 #include "meshnn/core/error.h"
@@ -43,14 +44,9 @@ Signal load_signal(const std::string& path) {
     t = io::load_npy(path);
     if (t.dtype() != DType::f32) t = t.to(DType::f32);
     if (t.rank() == 3 && t.dim(1) == 1 && t.dim(2) > 0) {
-      // (B, 1, L) → (L, B) interleaved, the WAV layout.
+      // (B, 1, L) → (L, B) interleaved, the WAV layout: the items as the channels of one item.
       const int64_t B = t.dim(0), L = t.dim(2);
-      Tensor w = Tensor::empty({L, B});
-      const float* src = t.data<float>();
-      float* dst = w.data<float>();
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t i = 0; i < L; ++i) dst[i * B + b] = src[b * L + i];
-      t = w;
+      t = interleave_for_wav(t.reshape({1, B, L}));
       s.frames = L;
       s.channels = B;
     } else {
