@@ -142,9 +142,12 @@ class MiniMaxH3AudioVae {
  public:
   // folder: a diffusers component folder (config.json naming AutoencoderKLMiniMaxH3Audio +
   // diffusion_pytorch_model.safetensors; weight norm unfolded or folded; f32, bf16 or f16). Every
-  // key problem is reported at once (WeightError). decoder_only skips building the encoder.
+  // key problem is reported at once (WeightError). parts: which halves to build (a decoder-only
+  // or encoder-only model holds about half the weights; calling the other half is an
+  // InvalidArgument).
+  enum class Parts { both, decoder, encoder };
   static MiniMaxH3AudioVae load(const std::string& folder, Precision precision = Precision::fp32,
-                                bool decoder_only = false);
+                                Parts parts = Parts::both);
   // True when `path` is such a folder (its config.json names this model).
   static bool is_folder(const std::string& path);
 
@@ -204,6 +207,47 @@ class MiniMaxH3AudioVae {
   // graph's layers cut into N groups of about equal measured cost, as StreamingVocoder's);
   // backend and threads as for decode(). Needs the decoder.
   DecodeStream decode_stream(const RunOptions& run = {}) const;
+
+  // Streaming encode: samples pushed a few at a time, latent frames returned as soon as they are
+  // final (the encoder's convs look ahead lookahead_samples() past a frame's own hop; its causal
+  // attention keeps the past as a key/value cache). The pushes and the flush concatenated equal
+  // encode() of the whole input to f32 rounding, however it is cut; flush() zero-pads the last
+  // partial hop as encode() does. One thread uses a stream at a time.
+  class EncodeStream {
+   public:
+    ~EncodeStream();
+    EncodeStream(EncodeStream&&) noexcept;
+    EncodeStream& operator=(EncodeStream&&) noexcept;
+    // wave: (B, 1, n) the next n ≥ 0 samples, f32, finite (B fixed by the first push until
+    // flush / reset) → the posterior mode (B, C, m) of the m ≥ 0 frames that became final;
+    // log_std, when given, receives their log standard deviation, same shape.
+    Tensor push(const Tensor& wave, Tensor* log_std = nullptr);
+    // End of the input → the last frames (B, C, rest), the partial hop zero-padded. The stream is
+    // then ready for a new input.
+    Tensor flush(Tensor* log_std = nullptr);
+    // Drops the current input without producing its tail.
+    void reset();
+    int sample_rate() const;
+    int64_t samples_per_frame() const;  // hop_length()
+    // Frame t is final once sample hop·t + lookahead_samples() has arrived (the graph's right
+    // reach, in samples; 9924 = 310 ms at the released config, 9125 past the frame's own hop).
+    int64_t lookahead_samples() const;
+    double lookahead_ms() const;
+    int64_t samples_pushed() const;   // since the last flush / reset
+    int64_t frames_returned() const;  // since the last flush / reset
+    std::string mesh() const;
+    // Always on the local backend; on MPI only the last pipeline stage's rank receives frames.
+    bool returns_output() const;
+
+    struct Impl;
+
+   private:
+    friend class MiniMaxH3AudioVae;
+    explicit EncodeStream(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+  };
+  // run as for decode_stream(). Needs the encoder.
+  EncodeStream encode_stream(const RunOptions& run = {}) const;
 
   struct Impl;
 

@@ -27,10 +27,10 @@ several threads at once. Errors: ValueError (bad input or option), KeyError (che
 RuntimeError (the rest), with meshnn's message. See docs/python.md.
 """
 from . import _meshnn
-from ._audio import (AudioModel, BigVGAN, LtxAudioDecoder, MiniMaxH3AudioVAE, mel_spectrogram, process_rank,
-                     read_wav, write_wav)
+from ._audio import (AudioModel, BigVGAN, LtxAudioDecoder, MiniMaxH3AudioVAE, MiniMaxH3EncodeStream,
+                     mel_spectrogram, process_rank, read_wav, write_wav)
 from . import gr00t
 
 __version__ = _meshnn.__version__
-__all__ = ['AudioModel', 'BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
-           'write_wav']
+__all__ = ['AudioModel', 'BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE', 'MiniMaxH3EncodeStream', 'gr00t',
+           'mel_spectrogram', 'process_rank', 'read_wav', 'write_wav']

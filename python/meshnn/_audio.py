@@ -430,56 +430,122 @@ class MiniMaxH3Posterior:
         return out((m + np.exp(np.asarray(self.log_std)) * eps).astype(np.float32), self._as_torch)
 
 
-class MiniMaxH3AudioVAE:
+class MiniMaxH3EncodeStream(_Closable):
+    """An exact streaming encoder: push(wave (B, 1, n)) → the posterior of the frames that became
+    final, flush() → the rest (the last partial hop zero-padded, as encode()); reset() drops the
+    current input. Each returns (mean, log_std), each (B, C, m). The pushes and the flush
+    concatenated along time equal encode() of the whole wave to f32 rounding."""
+
+    def __init__(self, core):
+        self._core = core
+
+    def push(self, wave, *, as_torch=False):
+        mean, logs = self._live().push(as_array(wave, 'wave'))
+        return out(mean, as_torch), out(logs, as_torch)
+
+    def flush(self, *, as_torch=False):
+        mean, logs = self._live().flush()
+        return out(mean, as_torch), out(logs, as_torch)
+
+    def reset(self):
+        self._live().reset()
+
+    @property
+    def sample_rate(self):
+        return self._live().sample_rate
+
+    @property
+    def samples_per_frame(self):
+        return self._live().samples_per_frame
+
+    @property
+    def lookahead_samples(self):
+        return self._live().lookahead_samples
+
+    @property
+    def lookahead_ms(self):
+        return self._live().lookahead_ms
+
+    @property
+    def mesh(self):
+        return self._live().mesh
+
+    def __repr__(self):
+        if self.closed:
+            return 'meshnn.MiniMaxH3EncodeStream(closed)'
+        return f'meshnn.MiniMaxH3EncodeStream(mesh={self.mesh!r}, sample_rate={self.sample_rate})'
+
+
+class MiniMaxH3AudioVAE(_Closable):
     """MiniMax-H3 audio VAE (diffusers AutoencoderKLMiniMaxH3Audio): 32 kHz mono per batch item,
     stereo as two items. decode()/encode() apply no latent statistics, as diffusers'; the
-    pipeline's normalisation is normalize()/denormalize() with latents_mean / latents_std."""
+    pipeline's normalisation is normalize()/denormalize() with latents_mean / latents_std.
+    mesh: 'auto' (one device), or RxC: the columns split the batch items (stereo on 1x2: one
+    channel per device, no communication), the rows time; every mesh equals 1x1 to f32 rounding.
+    stream() / encode_stream() give exact streaming decode / encode."""
 
-    def __init__(self, core, threads=None):
+    def __init__(self, core, threads=None, mesh='auto'):
         self._core = core
         self._threads = _threads(threads)
+        self._mesh = str(mesh)
 
     @classmethod
-    def from_pretrained(cls, folder, subfolder=None, precision='fp32', threads=None, **unused):
+    def from_pretrained(cls, folder, subfolder=None, precision='fp32', threads=None, mesh='auto',
+                        parts='both', **unused):
         """folder: the component folder (config.json + diffusion_pytorch_model.safetensors), or
-        the pipeline folder with subfolder='audio_vae'. No downloads."""
+        the pipeline folder with subfolder='audio_vae'. No downloads. parts: 'both', 'decoder'
+        or 'encoder' (half the weights in memory; the other call then raises)."""
         folder = os.fspath(folder)
         if subfolder:
             folder = os.path.join(folder, subfolder)
         if not os.path.isdir(folder):
             raise FileNotFoundError(f'{folder}: no such folder (meshnn does not download)')
-        return cls(_meshnn.MiniMaxH3AudioVae.load(folder, precision), threads=threads)
+        return cls(_meshnn.MiniMaxH3AudioVae.load(folder, precision, parts), threads=threads,
+                   mesh=mesh)
 
     @property
     def sampling_rate(self):
-        return self._core.sample_rate
+        return self._live().sample_rate
 
     @property
     def hop_length(self):
-        return self._core.hop_length
+        return self._live().hop_length
 
     @property
     def latents_mean(self):
-        return list(self._core.latents_mean)
+        return list(self._live().latents_mean)
 
     @property
     def latents_std(self):
-        return list(self._core.latents_std)
+        return list(self._live().latents_std)
 
     def decode(self, z, return_dict=True, *, as_torch=None):
         """z: (B, C, T) float32 denormalised latents → .sample (B, 1, hop·T) in [-1, 1].
         Torch in → torch out unless as_torch says otherwise."""
         as_torch = _is_torch(z) if as_torch is None else as_torch
-        y = out(self._core.decode(as_array(z, 'latents'), threads=self._threads), as_torch)
+        y = out(self._live().decode(as_array(z, 'latents'), threads=self._threads,
+                                    mesh=self._mesh), as_torch)
         return _Output(sample=y) if return_dict else (y,)
 
     def encode(self, x, return_dict=True, *, as_torch=None):
         """x: (B, 1, L) float32 at 32 kHz → .latent_dist with mode() / mean / log_std / std /
         sample(), each (B, C, ceil(L / hop)); zero right-pad to whole hops, never a crop."""
         as_torch = _is_torch(x) if as_torch is None else as_torch
-        mean, logs = self._core.encode(as_array(x, 'wave'), threads=self._threads)
+        mean, logs = self._live().encode(as_array(x, 'wave'), threads=self._threads,
+                                         mesh=self._mesh)
         dist = MiniMaxH3Posterior(mean, logs, as_torch)
         return _Output(latent_dist=dist) if return_dict else (dist,)
+
+    def stream(self, mesh='1x1', threads=None):
+        """An exact streaming decoder: push(latents (B, C, n)) → the samples (B, 1, m) that
+        became final, flush() → the rest (docs/streaming.md). mesh: '1x1' or a '1xN' pipeline."""
+        return Stream(self._live().decode_stream(mesh=mesh, threads=_threads(threads)))
+
+    def encode_stream(self, mesh='1x1', threads=None):
+        """An exact streaming encoder (MiniMaxH3EncodeStream): push(wave (B, 1, n)) → (mean,
+        log_std) of the frames that became final."""
+        return MiniMaxH3EncodeStream(self._live().encode_stream(mesh=mesh,
+                                                                 threads=_threads(threads)))
 
     def _stats(self, z):
         c = len(self.latents_mean)

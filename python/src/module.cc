@@ -399,13 +399,20 @@ PYBIND11_MODULE(_meshnn, m) {
   py::class_<MiniMaxH3AudioVae>(m, "MiniMaxH3AudioVae")
       .def_static(
           "load",
-          [](const std::string& folder, const std::string& precision) {
+          [](const std::string& folder, const std::string& precision, const std::string& parts) {
             const Precision p =
                 StagePrecision::parse(precision).uniform("the MiniMax-H3 audio VAE");
+            using Parts = MiniMaxH3AudioVae::Parts;
+            MESHNN_CHECK_AS(InvalidArgument,
+                            parts == "both" || parts == "decoder" || parts == "encoder",
+                            "parts: expected 'both', 'decoder' or 'encoder', got '", parts, "'");
+            const Parts which = parts == "decoder"   ? Parts::decoder
+                                : parts == "encoder" ? Parts::encoder
+                                                     : Parts::both;
             py::gil_scoped_release nogil;
-            return MiniMaxH3AudioVae::load(folder, p);
+            return MiniMaxH3AudioVae::load(folder, p, which);
           },
-          py::arg("folder"), py::arg("precision") = "fp32")
+          py::arg("folder"), py::arg("precision") = "fp32", py::arg("parts") = "both")
       .def_static("is_folder", &MiniMaxH3AudioVae::is_folder, py::arg("path"))
       .def_property_readonly("sample_rate", &MiniMaxH3AudioVae::sample_rate)
       .def_property_readonly("hop_length", &MiniMaxH3AudioVae::hop_length)
@@ -442,6 +449,13 @@ PYBIND11_MODULE(_meshnn, m) {
             ProgressBridge none{py::none()};
             return v.decode_stream(run_options(mesh, "local", threads, none));
           },
+          py::arg("mesh") = "1x1", py::arg("threads") = 0)
+      .def(
+          "encode_stream",
+          [](const MiniMaxH3AudioVae& v, const std::string& mesh, int threads) {
+            ProgressBridge none{py::none()};
+            return v.encode_stream(run_options(mesh, "local", threads, none));
+          },
           py::arg("mesh") = "1x1", py::arg("threads") = 0);
   // The H3 decode stream: push latents (B, C, n) → the samples (B, 1, m) that became final. It
   // claims itself per call in the library (a second concurrent call: InUseError).
@@ -473,6 +487,40 @@ PYBIND11_MODULE(_meshnn, m) {
       .def_property_readonly("lookahead_frames", &H3Stream::lookahead_frames)
       .def_property_readonly("lookahead_ms", &H3Stream::lookahead_ms)
       .def_property_readonly("mesh", &H3Stream::mesh);
+  // The H3 encode stream: push samples (B, 1, n) → (mean, log_std), each (B, C, m) for the m
+  // frames that became final.
+  using H3EncodeStream = MiniMaxH3AudioVae::EncodeStream;
+  auto h3_encode_call = [](H3EncodeStream& s,
+                           const std::function<Tensor(H3EncodeStream&, Tensor*)>& call) {
+    Tensor mean, logs;
+    {
+      py::gil_scoped_release nogil;
+      mean = call(s, &logs);
+    }
+    return py::make_tuple(to_numpy(mean), to_numpy(logs));
+  };
+  py::class_<H3EncodeStream>(m, "MiniMaxH3EncodeStream")
+      .def(
+          "push",
+          [h3_encode_call](H3EncodeStream& s, const py::array& wave) {
+            const Tensor x = view_of(wave, "wave");
+            return h3_encode_call(s, [&](H3EncodeStream& st, Tensor* l) { return st.push(x, l); });
+          },
+          py::arg("wave"))
+      .def("flush",
+           [h3_encode_call](H3EncodeStream& s) {
+             return h3_encode_call(s, [](H3EncodeStream& st, Tensor* l) { return st.flush(l); });
+           })
+      .def("reset",
+           [](H3EncodeStream& s) {
+             py::gil_scoped_release nogil;
+             s.reset();
+           })
+      .def_property_readonly("sample_rate", &H3EncodeStream::sample_rate)
+      .def_property_readonly("samples_per_frame", &H3EncodeStream::samples_per_frame)
+      .def_property_readonly("lookahead_samples", &H3EncodeStream::lookahead_samples)
+      .def_property_readonly("lookahead_ms", &H3EncodeStream::lookahead_ms)
+      .def_property_readonly("mesh", &H3EncodeStream::mesh);
 
   // ---- BigVGAN ----
   py::class_<BigVganVocoder>(m, "BigVganVocoder")

@@ -94,9 +94,11 @@ MeshConfig resolve_mesh(const RunOptions& run, int64_t batch, int64_t frames, in
 MiniMaxH3AudioVae::MiniMaxH3AudioVae(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 MiniMaxH3AudioVae MiniMaxH3AudioVae::load(const std::string& folder, Precision precision,
-                                          bool decoder_only) {
-  return MiniMaxH3AudioVae(std::make_shared<Impl>(
-      h3::Model::load(folder, precision, decoder_only ? h3::Parts::decoder : h3::Parts::both)));
+                                          Parts parts) {
+  const h3::Parts p = parts == Parts::decoder   ? h3::Parts::decoder
+                      : parts == Parts::encoder ? h3::Parts::encoder
+                                                : h3::Parts::both;
+  return MiniMaxH3AudioVae(std::make_shared<Impl>(h3::Model::load(folder, precision, p)));
 }
 
 bool MiniMaxH3AudioVae::is_folder(const std::string& path) {
@@ -227,9 +229,10 @@ bool MiniMaxH3AudioVae::DecodeStream::returns_output() const {
   return impl_->engine->returns_output();
 }
 
-MiniMaxH3AudioVae::DecodeStream MiniMaxH3AudioVae::decode_stream(const RunOptions& run) const {
-  const h3::Model& m = *impl_->model;
-  MESHNN_CHECK(m.has_decoder(), "minimax_h3: the decoder was not loaded");
+namespace {
+
+// The mesh of a stream: "auto" = 1x1, or a 1xN pipeline; checked before anything is built.
+MeshConfig stream_mesh(const RunOptions& run) {
   check_thread_count(run.threads, "threads per device");
   MeshConfig mc = parse_mesh(run.mesh == "auto" ? "1x1" : run.mesh);
   MESHNN_CHECK_AS(InvalidArgument, mc.rows == 1,
@@ -237,6 +240,30 @@ MiniMaxH3AudioVae::DecodeStream MiniMaxH3AudioVae::decode_stream(const RunOption
                   run.mesh);
   mc.backend = run.backend;
   mc.threads_per_device = run.threads;
+  return mc;
+}
+
+// One device on the calling thread, or a pipeline whose cuts are calibrated on pushes of
+// `cal_rows` rows of `width` values like the stream's own input (normal, or uniform in [-0.5,
+// 0.5] for a waveform).
+std::unique_ptr<streaming::StreamEngine> stream_engine(graph::NodePtr g, const MeshConfig& mc,
+                                                       int64_t cal_rows, int64_t width, bool wave) {
+  if (mc.cols == 1 && mc.backend == Backend::local)
+    return streaming::single_device_engine(std::move(g), mc.threads_per_device);
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> n(0.f, 1.f);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  Tensor cal = Tensor::empty({1, cal_rows, width});
+  for (int64_t i = 0; i < cal.numel(); ++i) cal.data<float>()[i] = wave ? u(rng) : n(rng);
+  return streaming::pipeline_engine(std::move(g), mc, cal);
+}
+
+}  // namespace
+
+MiniMaxH3AudioVae::DecodeStream MiniMaxH3AudioVae::decode_stream(const RunOptions& run) const {
+  const h3::Model& m = *impl_->model;
+  MESHNN_CHECK_AS(InvalidArgument, m.has_decoder(), "minimax_h3: the decoder was not loaded");
+  const MeshConfig mc = stream_mesh(run);
   auto s = std::make_unique<DecodeStream::Impl>();
   s->vae = impl_;
   s->channels = m.config().latent_channels;
@@ -247,17 +274,101 @@ MiniMaxH3AudioVae::DecodeStream MiniMaxH3AudioVae::decode_stream(const RunOption
   graph::NodePtr g = mc.cols > 1 ? graph::pipeline_layout(m.decode_stream()) : m.decode_stream();
   // Frames a sample waits for beyond its own: the graph's right reach, whole frames.
   s->lookahead = g->reach().right.ceil();
-  if (mc.cols == 1 && mc.backend == Backend::local) {
-    s->engine = streaming::single_device_engine(std::move(g), run.threads);
-  } else {
-    // The pipeline's cost calibration: 8 frames of latent-like values (one typical push).
-    std::mt19937 rng(1234);
-    std::normal_distribution<float> n(0.f, 1.f);
-    Tensor cal = Tensor::empty({1, 8, s->channels});
-    for (int64_t i = 0; i < cal.numel(); ++i) cal.data<float>()[i] = n(rng);
-    s->engine = streaming::pipeline_engine(std::move(g), mc, cal);
-  }
+  // The pipeline's cost calibration: 8 latent frames (one typical push).
+  s->engine = stream_engine(std::move(g), mc, 8, s->channels, false);
   return DecodeStream(std::move(s));
+}
+
+// ---- EncodeStream ---------------------------------------------------------------------------
+
+struct MiniMaxH3AudioVae::EncodeStream::Impl {
+  std::shared_ptr<const MiniMaxH3AudioVae::Impl> vae;  // keeps the weights alive
+  std::unique_ptr<streaming::StreamEngine> engine;
+  int64_t channels = 0, hop = 0, lookahead = 0;
+  int sample_rate = 0;
+  int64_t samples = 0, frames = 0, batch = 1;
+  std::string mesh;
+  ExclusiveUse use;
+
+  // Graph rows (B, m, 2C) = [mean | logs] → mean (B, C, m), logs into *log_std.
+  Tensor out(const Tensor& rows, Tensor* log_std) {
+    const int64_t m = rows.defined() ? rows.dim(1) : 0;
+    if (m == 0) {
+      if (log_std) *log_std = Tensor::empty({batch, channels, 0});
+      return Tensor::empty({batch, channels, 0});
+    }
+    frames += m;
+    if (log_std) *log_std = models::mel_rows(rows.narrow(2, channels, channels).clone());
+    return models::mel_rows(rows.narrow(2, 0, channels).clone());
+  }
+};
+
+MiniMaxH3AudioVae::EncodeStream::EncodeStream(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+MiniMaxH3AudioVae::EncodeStream::~EncodeStream() = default;
+MiniMaxH3AudioVae::EncodeStream::EncodeStream(EncodeStream&&) noexcept = default;
+MiniMaxH3AudioVae::EncodeStream& MiniMaxH3AudioVae::EncodeStream::operator=(
+    EncodeStream&&) noexcept = default;
+
+Tensor MiniMaxH3AudioVae::EncodeStream::push(const Tensor& wave, Tensor* log_std) {
+  Impl& s = *impl_;
+  const ExclusiveUse::Claim claim(s.use, "this stream");
+  MESHNN_CHECK_AS(ShapeError, wave.defined() && wave.dtype() == DType::f32,
+                  "waveform: expected float32, got ",
+                  wave.defined() ? dtype_name(wave.dtype()) : "no tensor");
+  MESHNN_CHECK_AS(ShapeError, wave.rank() == 3 && wave.dim(0) >= 1 && wave.dim(1) == 1,
+                  "waveform: expected (B, 1, n), got ", shape_str(wave.shape()));
+  MESHNN_CHECK_AS(ShapeError, s.samples == 0 || wave.dim(0) == s.batch,
+                  "waveform: the batch changed from ", s.batch, " to ", wave.dim(0),
+                  " within a stream (flush or reset first)");
+  check_finite(wave, "waveform");
+  s.batch = wave.dim(0);
+  s.samples += wave.dim(2);
+  // (B, 1, n) and (B, n, 1) hold the same values in the same order.
+  return s.out(s.engine->push(wave.clone().reshape({s.batch, wave.dim(2), 1})), log_std);
+}
+
+Tensor MiniMaxH3AudioVae::EncodeStream::flush(Tensor* log_std) {
+  const ExclusiveUse::Claim claim(impl_->use, "this stream");
+  Tensor y = impl_->out(impl_->engine->flush(), log_std);
+  impl_->samples = impl_->frames = 0;
+  return y;
+}
+
+void MiniMaxH3AudioVae::EncodeStream::reset() {
+  const ExclusiveUse::Claim claim(impl_->use, "this stream");
+  impl_->engine->reset();
+  impl_->samples = impl_->frames = 0;
+}
+
+int MiniMaxH3AudioVae::EncodeStream::sample_rate() const { return impl_->sample_rate; }
+int64_t MiniMaxH3AudioVae::EncodeStream::samples_per_frame() const { return impl_->hop; }
+int64_t MiniMaxH3AudioVae::EncodeStream::lookahead_samples() const { return impl_->lookahead; }
+double MiniMaxH3AudioVae::EncodeStream::lookahead_ms() const {
+  return 1e3 * static_cast<double>(impl_->lookahead) / impl_->sample_rate;
+}
+int64_t MiniMaxH3AudioVae::EncodeStream::samples_pushed() const { return impl_->samples; }
+int64_t MiniMaxH3AudioVae::EncodeStream::frames_returned() const { return impl_->frames; }
+std::string MiniMaxH3AudioVae::EncodeStream::mesh() const { return impl_->mesh; }
+bool MiniMaxH3AudioVae::EncodeStream::returns_output() const {
+  return impl_->engine->returns_output();
+}
+
+MiniMaxH3AudioVae::EncodeStream MiniMaxH3AudioVae::encode_stream(const RunOptions& run) const {
+  const h3::Model& m = *impl_->model;
+  MESHNN_CHECK_AS(InvalidArgument, m.has_encoder(), "minimax_h3: the encoder was not loaded");
+  const MeshConfig mc = stream_mesh(run);
+  auto s = std::make_unique<EncodeStream::Impl>();
+  s->vae = impl_;
+  s->channels = m.config().latent_channels;
+  s->hop = m.hop();
+  s->sample_rate = m.config().sampling_rate;
+  s->mesh = detail::concat(mc.rows, "x", mc.cols);
+  graph::NodePtr g = m.encode_stream();
+  s->lookahead = g->reach().right.ceil();
+  // Calibrated on 8 hops of samples per push.
+  s->engine = stream_engine(std::move(g), mc, 8 * s->hop, 1, true);
+  return EncodeStream(std::move(s));
 }
 
 // ---- registry entry --------------------------------------------------------------------------

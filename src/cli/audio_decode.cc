@@ -46,8 +46,8 @@ void check_mpi_stream(const Args& a) {
 void run_minimax_h3_stream(const Args& a) {
   const Backend backend = parse_backend(a.backend);
   if (backend == Backend::mpi) check_mpi_stream(a);
-  const MiniMaxH3AudioVae vae =
-      MiniMaxH3AudioVae::load(a.checkpoint, parse_precision(a.precision), true);
+  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(a.checkpoint, parse_precision(a.precision),
+                                                        MiniMaxH3AudioVae::Parts::decoder);
   RunOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.backend = backend;
@@ -109,7 +109,8 @@ void run_minimax_h3(const Args& a) {
                   shape_str(z.shape()));
   const auto t_load = std::chrono::steady_clock::now();
   const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(
-      a.checkpoint, StagePrecision::parse(a.precision).uniform("the MiniMax-H3 audio VAE"), true);
+      a.checkpoint, StagePrecision::parse(a.precision).uniform("the MiniMax-H3 audio VAE"),
+      MiniMaxH3AudioVae::Parts::decoder);
   const double load_s = seconds_since(t_load);
   if (a.latents_normalized) z = vae.denormalize(z);
   const auto t1 = std::chrono::steady_clock::now();

@@ -4,8 +4,10 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
@@ -16,8 +18,43 @@ namespace {
 struct Args {
   std::string checkpoint, wav, out, log_std, precision = "fp32", mesh = "auto", backend = "local";
   int threads = 0;
-  bool normalize = false, quiet = false;
+  bool normalize = false, quiet = false, stream = false;
+  int64_t push_samples = 0;  // 0: not given (8000 with --stream)
 };
+
+// --stream: the wave pushed --push-samples at a time through an encode stream; the frames that
+// come out are gathered (the .npy needs its length up front) and written at the end. Returns
+// the mean (B, C, T) and fills *log_std.
+Tensor encode_streamed(const MiniMaxH3AudioVae& vae, const Tensor& wave, const RunOptions& run,
+                       int64_t push, Tensor* log_std, bool quiet) {
+  MiniMaxH3AudioVae::EncodeStream st = vae.encode_stream(run);
+  const int64_t B = wave.dim(0), S = wave.dim(2);
+  std::vector<Tensor> means, logs;
+  double first_s = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto keep = [&](Tensor m, Tensor ls) {
+    if (m.dim(2) > 0 && first_s < 0) first_s = seconds_since(t0);
+    means.push_back(std::move(m));
+    logs.push_back(std::move(ls));
+  };
+  for (int64_t at = 0; at < S; at += push) {
+    Tensor ls;
+    Tensor m = st.push(wave.narrow(2, at, std::min(push, S - at)).clone(), &ls);
+    keep(std::move(m), std::move(ls));
+  }
+  Tensor ls;
+  Tensor m = st.flush(&ls);
+  keep(std::move(m), std::move(ls));
+  if (!quiet && st.returns_output())
+    std::printf(
+        "stream: %lld sample(s) per push, look-ahead %lld samples (%.0f ms); first frame after "
+        "%.2f s\n",
+        static_cast<long long>(push), static_cast<long long>(st.lookahead_samples()),
+        st.lookahead_ms(), first_s);
+  if (!st.returns_output()) return Tensor::empty({B, vae.latent_channels(), 0});
+  *log_std = concat(logs, 2);
+  return concat(means, 2);
+}
 
 void run(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -29,6 +66,8 @@ void run(const Args& a) {
     io::check_output_path(a.log_std, {a.wav});
     MESHNN_CHECK_AS(InvalidArgument, a.log_std != a.out, "--log-std and --out are the same file");
   }
+  MESHNN_CHECK_AS(InvalidArgument, a.stream || a.push_samples == 0,
+                  "--push-samples is for --stream");
   const io::WavAudio in = io::read_wav(a.wav);
   const int64_t S = in.samples.dim(0), B = in.samples.dim(1);
   MESHNN_CHECK_AS(ShapeError, S >= 1, a.wav, ": no samples");
@@ -40,7 +79,8 @@ void run(const Args& a) {
     for (int64_t b = 0; b < B; ++b) dst[b * S + t] = src[t * B + b];
   const auto t_load = std::chrono::steady_clock::now();
   const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(
-      a.checkpoint, StagePrecision::parse(a.precision).uniform("the MiniMax-H3 audio VAE"));
+      a.checkpoint, StagePrecision::parse(a.precision).uniform("the MiniMax-H3 audio VAE"),
+      MiniMaxH3AudioVae::Parts::encoder);
   const double load_s = seconds_since(t_load);
   MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == vae.sample_rate(), a.wav, ": ", in.sample_rate,
                   " Hz; the model takes ", vae.sample_rate(), " Hz (resample first)");
@@ -50,10 +90,13 @@ void run(const Args& a) {
   run.threads = a.threads;
   Tensor log_std;
   const auto t1 = std::chrono::steady_clock::now();
-  Tensor mean = vae.encode(wave, a.log_std.empty() ? nullptr : &log_std, run);
+  Tensor mean = a.stream ? encode_streamed(vae, wave, run, a.push_samples ? a.push_samples : 8000,
+                                           &log_std, a.quiet)
+                         : vae.encode(wave, a.log_std.empty() ? nullptr : &log_std, run);
   const double secs = seconds_since(t1);
   if (a.normalize) mean = vae.normalize(mean);
-  if (process_rank(run.backend) == 0) {  // every MPI rank holds the whole result
+  // One shot: every MPI rank holds the whole result; streamed: the last pipeline rank.
+  if (a.stream ? mean.dim(2) > 0 : process_rank(run.backend) == 0) {
     io::save_npy(a.out, mean);
     if (!a.log_std.empty()) io::save_npy(a.log_std, log_std);
     if (!a.quiet)
@@ -92,7 +135,13 @@ const Registrar reg("audio-encode", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")
       ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)");
+  add_int_option(cmd, "--threads", args->threads, 0, max_threads(),
+                 "OpenMP threads per device (0 = cores / devices)");
+  cmd->add_flag("--stream", args->stream,
+                "encode as a stream: samples pushed --push-samples at a time, frames out as they "
+                "become final (equal to one shot to f32 rounding); --mesh 1xN = a pipeline");
+  add_int_option(cmd, "--push-samples", args->push_samples, int64_t{1}, int64_t{1} << 24,
+                 "samples per push with --stream (default 8000 = 0.25 s)");
   cmd->add_flag("--quiet", args->quiet, "no summary output");
   cmd->callback([args] { run(*args); });
 });

@@ -3,7 +3,9 @@
 // split over axis 0 (2x1, 3x1), both (2x2), mono time-split over axis 1; each equal to one device
 // to f32 rounding (rel L2 ≤ 1e-6, max |Δ| ≤ 4e-6, the rows around every shard seam checked on
 // their own) and to the PyTorch golden. The streamed decode (frame by frame, on one device and as
-// a 1x2 pipeline) equals the one-shot decode, and holds back exactly its look-ahead.
+// a 1x2 pipeline) equals the one-shot decode, and holds back exactly its look-ahead; the streamed
+// encode (samples pushed in odd-sized pieces, on one device and as a 1x2 pipeline) equals the
+// one-shot encode, frames coming out once their look-ahead has arrived.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -269,6 +271,76 @@ TEST(MiniMaxH3Stream, BadInputsAreRefused) {
   EXPECT_THROW(s.push(Tensor({1, 8, 2})), ShapeError);  // the batch is fixed until flush
   s.reset();
   EXPECT_THROW(vae().decode_stream(on("2x1")), InvalidArgument);
+}
+
+// The wave pushed `chunk` samples at a time, then flushed → (mean, logs), each (B, C, T).
+std::pair<Tensor, Tensor> encode_stream_all(MiniMaxH3AudioVae::EncodeStream& s, const Tensor& w,
+                                            int64_t chunk) {
+  std::vector<Tensor> means, logs;
+  for (int64_t a = 0; a < w.dim(2); a += chunk) {
+    Tensor l;
+    means.push_back(s.push(w.narrow(2, a, std::min(chunk, w.dim(2) - a)).clone(), &l));
+    logs.push_back(l);
+  }
+  Tensor l;
+  means.push_back(s.flush(&l));
+  logs.push_back(l);
+  return {concat(means, 2), concat(logs, 2)};
+}
+
+TEST(MiniMaxH3EncodeStream, PushedInPiecesEqualsOneShot) {
+  const Tensor w = test::random_uniform({2, 1, 517}, 40, -0.5f, 0.5f);  // 13 frames, last partial
+  Tensor ref_logs;
+  const Tensor ref = vae().encode(w, &ref_logs, on("1x1"));
+  for (const char* mesh : {"1x1", "1x2"}) {
+    auto s = vae().encode_stream(on(mesh));
+    EXPECT_EQ(s.mesh(), mesh);
+    EXPECT_EQ(s.samples_per_frame(), 40);
+    for (int64_t chunk : {1, 37, 160, 600}) {
+      const auto [mean, logs] = encode_stream_all(s, w, chunk);
+      const std::string what = std::string(mesh) + " chunk " + std::to_string(chunk);
+      ASSERT_EQ(mean.shape(), (Shape{2, 8, 13})) << what;
+      EXPECT_TRUE(test::close_rel_l2(mean, ref, 1e-6, what));
+      EXPECT_TRUE(test::close_rel_l2(logs, ref_logs, 1e-6, what + " logs"));
+      EXPECT_EQ(s.samples_pushed(), 0);  // flush ended the input
+    }
+  }
+}
+
+TEST(MiniMaxH3EncodeStream, FramesComeOutOnceTheirLookaheadArrived) {
+  auto s = vae().encode_stream(on("1x1"));
+  const int64_t ahead = s.lookahead_samples();
+  EXPECT_GT(ahead, 0);
+  EXPECT_DOUBLE_EQ(s.lookahead_ms(), ahead * 1000.0 / 32000);
+  const int64_t T = 2 * ahead / 40 + 5;
+  const Tensor w = test::random_uniform({1, 1, 40 * T}, 41, -0.5f, 0.5f);
+  int64_t frames = 0;
+  for (int64_t n = 40; n <= w.dim(2); n += 40) {
+    frames += s.push(w.narrow(2, n - 40, 40).clone()).dim(2);
+    // Frame t is final once sample 40·t + ahead has arrived (n > 40·t + ahead).
+    const int64_t final_frames = n > ahead ? (n - ahead - 1) / 40 + 1 : 0;
+    EXPECT_EQ(frames, final_frames) << n;
+    EXPECT_EQ(s.frames_returned(), frames);
+  }
+  EXPECT_GT(frames, 0);
+  EXPECT_EQ(frames + s.flush().dim(2), T);
+}
+
+TEST(MiniMaxH3EncodeStream, BadInputsAreRefused) {
+  auto s = vae().encode_stream(on("1x1"));
+  EXPECT_THROW(s.push(Tensor({2, 2, 3})), ShapeError);
+  EXPECT_THROW(s.push(Tensor({2, 1, 3}, DType::f64)), ShapeError);
+  Tensor nan = Tensor({1, 1, 4});
+  nan.data<float>()[2] = NAN;
+  EXPECT_THROW(s.push(nan), InvalidArgument);
+  s.push(Tensor({2, 1, 5}));
+  EXPECT_THROW(s.push(Tensor({1, 1, 5})), ShapeError);  // the batch is fixed until flush
+  s.reset();
+  EXPECT_THROW(vae().encode_stream(on("2x1")), InvalidArgument);
+  const MiniMaxH3AudioVae dec = MiniMaxH3AudioVae::load(
+      test::fixture_path("minimax_h3_tiny"), Precision::fp32, MiniMaxH3AudioVae::Parts::decoder);
+  EXPECT_THROW(dec.encode_stream(on("1x1")), InvalidArgument);
+  EXPECT_THROW(dec.encode(Tensor({1, 1, 40})), InvalidArgument);
 }
 
 }  // namespace

@@ -140,3 +140,50 @@ def test_cli_mesh_and_stream(golden, tmp_path):
     run_cli('audio-encode', '--checkpoint', FOLDER, '--wav', src, '--out', out, '--mesh', '2x2',
             '--threads', '1', '--quiet')
     assert rel(np.load(out), golden['encode.mean']) < 1e-5
+
+
+def test_high_level_mesh_streams_and_parts(golden):
+    """The diffusers-shaped class takes mesh=, streams both directions (pushes of odd sizes equal
+    one shot) and loads one half when asked (the other half then raises)."""
+    z, wave = golden['decode.latents'], golden['encode.wave']
+    split = meshnn.MiniMaxH3AudioVAE.from_pretrained(FOLDER, threads=1, mesh='1x2')
+    assert rel(split.decode(z).sample, golden['decode.output']) < 1e-5
+    assert rel(split.encode(wave).latent_dist.mode(), golden['encode.mean']) < 1e-5
+    for mesh in ('1x1', '1x2'):
+        with split.stream(mesh=mesh, threads=1) as s:
+            parts = [s.push(np.ascontiguousarray(z[:, :, t:t + 3])) for t in range(0, 12, 3)]
+            y = np.concatenate(parts + [s.flush()], axis=2)
+        assert rel(y, golden['decode.output']) < 1e-5, mesh
+        with split.encode_stream(mesh=mesh, threads=1) as e:
+            assert e.samples_per_frame == 40 and e.lookahead_samples > 0
+            got = [e.push(np.ascontiguousarray(wave[:, :, a:a + 37]))
+                   for a in range(0, wave.shape[2], 37)]
+            got.append(e.flush())
+            assert all(m.shape[:2] == (2, 8) and m.shape == l.shape for m, l in got)
+            mean = np.concatenate([m for m, _ in got], axis=2)
+            logs = np.concatenate([l for _, l in got], axis=2)
+        assert mean.shape == (2, 8, 11), mesh
+        assert rel(mean, golden['encode.mean']) < 1e-5 and rel(logs, golden['encode.logs']) < 1e-5
+    dec = meshnn.MiniMaxH3AudioVAE.from_pretrained(FOLDER, threads=1, parts='decoder')
+    assert rel(dec.decode(z).sample, golden['decode.output']) < 1e-5
+    with pytest.raises(ValueError, match='encoder was not loaded'):
+        dec.encode(wave)
+    enc = meshnn.MiniMaxH3AudioVAE.from_pretrained(FOLDER, threads=1, parts='encoder')
+    with pytest.raises(ValueError, match='decoder was not loaded'):
+        enc.decode(z)
+    with pytest.raises(ValueError, match='parts'):
+        meshnn.MiniMaxH3AudioVAE.from_pretrained(FOLDER, parts='vocoder')
+    enc.close()
+    with pytest.raises(ValueError, match='closed'):
+        enc.encode(wave)
+
+
+def test_cli_encode_stream(golden, tmp_path):
+    src = tmp_path / 'x.wav'
+    meshnn.write_wav(str(src), golden['encode.wave'][:, 0, :], 32000)
+    for args in (['--push-samples', '1'], ['--push-samples', '53', '--mesh', '1x2']):
+        out, logs = tmp_path / 'm.npy', tmp_path / 'l.npy'
+        run_cli('audio-encode', '--checkpoint', FOLDER, '--wav', src, '--out', out, '--log-std',
+                logs, '--stream', '--quiet', *args)
+        assert rel(np.load(out), golden['encode.mean']) < 1e-5, args
+        assert rel(np.load(logs), golden['encode.logs']) < 1e-5, args

@@ -211,7 +211,7 @@ Model::Model(const Config& cfg, const std::map<std::string, Tensor>& state, Prec
 }
 
 NodePtr Model::decode_stream() const {
-  MESHNN_CHECK(has_decoder(), "minimax_h3: the decoder was not loaded");
+  MESHNN_CHECK_AS(InvalidArgument, has_decoder(), "minimax_h3: the decoder was not loaded");
   std::vector<NodePtr> g;
   g.push_back(conv_node(*dec_in_proj_));
   g.push_back(gen_->graph());
@@ -219,7 +219,7 @@ NodePtr Model::decode_stream() const {
 }
 
 NodePtr Model::encode_stream() const {
-  MESHNN_CHECK(has_encoder(), "minimax_h3: the encoder was not loaded");
+  MESHNN_CHECK_AS(InvalidArgument, has_encoder(), "minimax_h3: the encoder was not loaded");
   std::vector<NodePtr> g;
   g.push_back(std::make_unique<PadToMultiple>(cfg_.hop()));
   g.push_back(conv_node(*conv_in_));
@@ -243,12 +243,12 @@ NodePtr Model::encode_stream() const {
 }
 
 Tensor Model::decode(const Tensor& latents) {
-  MESHNN_CHECK(has_decoder(), "minimax_h3: the decoder was not loaded");
+  MESHNN_CHECK_AS(InvalidArgument, has_decoder(), "minimax_h3: the decoder was not loaded");
   return decode(latents, *decode_graph_, TimeShard());
 }
 
 void Model::check_latents(const Tensor& latents) const {
-  MESHNN_CHECK(has_decoder(), "minimax_h3: the decoder was not loaded");
+  MESHNN_CHECK_AS(InvalidArgument, has_decoder(), "minimax_h3: the decoder was not loaded");
   MESHNN_CHECK_AS(ShapeError, latents.defined(), "minimax_h3 decode: no latents");
   latents.check_dtype(DType::f32);
   const int64_t C = cfg_.latent_channels;
@@ -260,7 +260,7 @@ void Model::check_latents(const Tensor& latents) const {
 }
 
 void Model::check_wave(const Tensor& wave) const {
-  MESHNN_CHECK(has_encoder(), "minimax_h3: the encoder was not loaded");
+  MESHNN_CHECK_AS(InvalidArgument, has_encoder(), "minimax_h3: the encoder was not loaded");
   MESHNN_CHECK_AS(ShapeError, wave.defined(), "minimax_h3 encode: no waveform");
   wave.check_dtype(DType::f32);
   MESHNN_CHECK_AS(
@@ -280,7 +280,7 @@ Tensor Model::decode(const Tensor& latents, Node& graph, const TimeShard& ts) co
 }
 
 Model::Posterior Model::encode(const Tensor& wave) {
-  MESHNN_CHECK(has_encoder(), "minimax_h3: the encoder was not loaded");
+  MESHNN_CHECK_AS(InvalidArgument, has_encoder(), "minimax_h3: the encoder was not loaded");
   return encode(wave, *encode_graph_, TimeShard());
 }
 
