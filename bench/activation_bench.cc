@@ -5,6 +5,9 @@
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include <vector>
+
+#include "kernels/snake.h"
 #include "meshnn/layers/activation.h"
 #include "meshnn/ops/resample.h"
 
@@ -43,6 +46,26 @@ void BM_AaSnakeBetaFused(benchmark::State& st) {
                          benchmark::Counter::kIs1000);
 }
 
+// The fused kernel alone on each code path. args: C, T, threads, path (0 = the widest the CPU has,
+// 1 = AVX2 forced).
+void BM_AaKernelIsa(benchmark::State& st) {
+  const int64_t C = st.range(0), T = st.range(1);
+  omp_set_num_threads(static_cast<int>(st.range(2)));
+  const auto isa = st.range(3) == 0 ? meshnn::kernels::ActIsa::best : meshnn::kernels::ActIsa::avx2;
+  const Tensor x = filled({1, T, C}, 4.f, 3);
+  const std::vector<float> taps(12, 1.f / 12), alpha(C, 1.f), inv(C, 1.f);
+  Tensor out = Tensor::empty({1, T, C});
+  for (auto _ : st) {
+    meshnn::kernels::aa_snake_fused_f32(x.data<float>(), T * C, 1, C, 0, T, T, taps.data(),
+                                        taps.data(), alpha.data(), inv.data(), out.data<float>(),
+                                        T * C, isa);
+    benchmark::DoNotOptimize(out.raw());
+  }
+  st.counters["Msamples/s"] =
+      benchmark::Counter(static_cast<double>(C * T), benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::kIs1000);
+}
+
 void BM_DepthwiseFirK12S2(benchmark::State& st) {
   const int64_t C = st.range(0), T = st.range(1);
   omp_set_num_threads(static_cast<int>(st.range(2)));
@@ -68,6 +91,19 @@ BENCHMARK(BM_AaSnakeBetaFused)
     ->Apply(shapes)
     ->Unit(benchmark::kMicrosecond)
     ->Repetitions(7)
+    ->ReportAggregatesOnly(true)
+    ->UseRealTime();
+BENCHMARK(BM_AaKernelIsa)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (int threads : {1, 2})
+        for (int path : {0, 1}) {
+          b->Args({768, 1500, threads, path});   // wide, 4 s at the mel rate ×4
+          b->Args({96, 48000, threads, path});   // 4 s of a late band
+          b->Args({24, 192000, threads, path});  // 4 s of the last band (masked block)
+        }
+    })
+    ->Unit(benchmark::kMicrosecond)
+    ->Repetitions(5)
     ->ReportAggregatesOnly(true)
     ->UseRealTime();
 BENCHMARK(BM_DepthwiseFirK12S2)

@@ -153,6 +153,67 @@ __attribute__((target("avx2,fma"))) void aa_task_avx2(const AaArgs& a, int64_t t
   }
 }
 
+// The AVX-512F form of aa_task_avx2: one 16-lane vector per channel block (masked when the block
+// is narrower), the same operations per lane in the same order, so the outputs are bit-identical.
+__attribute__((target("avx512f"), always_inline)) inline __m512 load16(const float* p, __mmask16 m,
+                                                                       bool masked) {
+  return masked ? _mm512_maskz_loadu_ps(m, p) : _mm512_loadu_ps(p);
+}
+
+template <bool kMask>
+__attribute__((target("avx512f"))) void aa_task_avx512(const AaArgs& a, int64_t t0, int64_t t1,
+                                                       int64_t c0, int64_t cw, float* zbuf,
+                                                       const float** rows) {
+  const int64_t C = a.C;
+  int64_t mz0, mz1;
+  z_range(a, t0, t1, mz0, mz1);
+  const int64_t r0 = (mz0 >> 1) - 3, r1 = (mz1 >> 1) + 3;
+  for (int64_t i = r0; i <= r1; ++i) rows[i - r0] = a.x + clamp64(i, a.lo, a.hi - 1) * C + c0;
+
+  const __mmask16 mask = static_cast<__mmask16>((1u << cw) - 1u);
+  const __m512 alpha = load16(a.alpha + c0, mask, kMask);
+  const __m512 inv = load16(a.inv + c0, mask, kMask);
+  __m512 ue[6], uo[6];  // as in aa_task_avx2
+  for (int j = 0; j < 6; ++j) {
+    ue[j] = _mm512_set1_ps(a.up2[2 * j + 1]);
+    uo[j] = _mm512_set1_ps(a.up2[2 * j]);
+  }
+  for (int64_t m = mz0; m <= mz1; ++m) {
+    const float* const* X = rows + ((m >> 1) - r0);
+    __m512 y = _mm512_setzero_ps();
+    if ((m & 1) == 0) {
+      for (int j = 0; j < 6; ++j) y = _mm512_fmadd_ps(ue[j], load16(X[2 - j], mask, kMask), y);
+    } else {
+      for (int j = 0; j < 6; ++j) y = _mm512_fmadd_ps(uo[j], load16(X[3 - j], mask, kMask), y);
+    }
+    // z = y + inv · sin²(α·y), as snake_avx2.
+    _mm512_storeu_ps(zbuf + (m - mz0) * kChanBlock,
+                     _mm512_fmadd_ps(inv, sin_sq_avx512(_mm512_mul_ps(alpha, y)), y));
+  }
+  __m512 d[kAaTaps];
+  for (int k = 0; k < kAaTaps; ++k) d[k] = _mm512_set1_ps(a.down[k]);
+  const int64_t zlo = 2 * a.lo, zhi = 2 * a.hi - 1;
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t m0 = 2 * t - kAaHalo;
+    __m512 acc = _mm512_setzero_ps();
+    if (m0 >= zlo && m0 + kAaTaps - 1 <= zhi) {
+      const float* z = zbuf + (m0 - mz0) * kChanBlock;
+      for (int k = 0; k < kAaTaps; ++k)
+        acc = _mm512_fmadd_ps(d[k], _mm512_loadu_ps(z + k * kChanBlock), acc);
+    } else {
+      for (int k = 0; k < kAaTaps; ++k) {
+        const int64_t mi = clamp64(m0 + k, zlo, zhi);
+        acc = _mm512_fmadd_ps(d[k], _mm512_loadu_ps(zbuf + (mi - mz0) * kChanBlock), acc);
+      }
+    }
+    float* o = a.out + t * C + c0;
+    if (kMask)
+      _mm512_mask_storeu_ps(o, mask, acc);
+    else
+      _mm512_storeu_ps(o, acc);
+  }
+}
+
 __attribute__((target("avx2,fma"))) void aa_task_avx2_dispatch(const AaArgs& a, int64_t t0,
                                                                int64_t t1, int64_t c0, int64_t cw,
                                                                float* zbuf, const float** rows) {
@@ -218,9 +279,10 @@ void snake_rows_f32(const float* x, int64_t rows, int64_t C, const float* alpha,
 void aa_snake_fused_f32(const float* x, int64_t x_bstride, int64_t B, int64_t C, int64_t lo,
                         int64_t hi, int64_t n, const float* up_taps, const float* down_taps,
                         const float* alpha, const float* inv, float* out, int64_t out_bstride,
-                        bool force_scalar) {
+                        ActIsa isa) {
   if (B <= 0 || n <= 0 || C <= 0) return;
-  const bool avx2 = use_avx2(force_scalar);
+  const bool avx2 = use_avx2(isa == ActIsa::scalar);
+  const bool avx512 = isa == ActIsa::best && cpu_features().avx512f;
   float up2[kAaTaps];
   for (int k = 0; k < kAaTaps; ++k) up2[k] = 2.0f * up_taps[k];  // exact: a power-of-two scale
   const int64_t n_tb = (n + kTimeBlock - 1) / kTimeBlock;
@@ -241,7 +303,11 @@ void aa_snake_fused_f32(const float* x, int64_t x_bstride, int64_t B, int64_t C,
       const int64_t t0 = tb * kTimeBlock, t1 = std::min(n, t0 + kTimeBlock);
       const int64_t c0 = cb * kChanBlock, cw = std::min(C - c0, kChanBlock);
       AaArgs a{x + b * x_bstride, C, lo, hi, up2, down_taps, alpha, inv, out + b * out_bstride};
-      if (avx2)
+      if (avx512 && cw == kChanBlock)
+        aa_task_avx512<false>(a, t0, t1, c0, cw, zbuf.data(), rows.data());
+      else if (avx512)
+        aa_task_avx512<true>(a, t0, t1, c0, cw, zbuf.data(), rows.data());
+      else if (avx2)
         aa_task_avx2_dispatch(a, t0, t1, c0, cw, zbuf.data(), rows.data());
       else
         aa_task_scalar(a, t0, t1, c0, cw, zbuf.data(), rows.data());

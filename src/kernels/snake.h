@@ -14,6 +14,11 @@ namespace meshnn::kernels {
 constexpr int kAaTaps = 12;
 constexpr int kAaHalo = 5;
 
+// Which code path the fused activation runs: the widest the CPU has (AVX-512F, else AVX2 + FMA,
+// else scalar), or a forced narrower one (tests). AVX-512 and AVX2 give bit-identical outputs
+// (the same operations per lane); scalar differs by rounding (std::sin).
+enum class ActIsa { best, avx2, scalar };
+
 // Plain (not anti-aliased) snake over rows.
 // x: (rows, C) f32, alpha/inv: (C,) → y: (rows, C) f32 (y may alias x).
 void snake_rows_f32(const float* x, int64_t rows, int64_t C, const float* alpha, const float* inv,
@@ -34,6 +39,6 @@ void snake_rows_f32(const float* x, int64_t rows, int64_t C, const float* alpha,
 void aa_snake_fused_f32(const float* x, int64_t x_bstride, int64_t B, int64_t C, int64_t lo,
                         int64_t hi, int64_t n, const float* up_taps, const float* down_taps,
                         const float* alpha, const float* inv, float* out, int64_t out_bstride,
-                        bool force_scalar = false);
+                        ActIsa isa = ActIsa::best);
 
 }  // namespace meshnn::kernels

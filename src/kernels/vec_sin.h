@@ -78,6 +78,45 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 sin_sq_avx2(__m
   return _mm256_mul_ps(v, v);
 }
 
+// ---- AVX-512F forms (16 lanes): the same operations in the same order as the AVX2 ones, so each
+// lane's result is bit-identical to the 8-lane form's.
+
+__attribute__((target("avx512f"), always_inline)) inline void sin_reduce_avx512(__m512 x, __m512& r,
+                                                                                __m512i& q) {
+  using namespace sin_consts;
+  // The all-lanes maskz forms: GCC 12 warns on the unmasked ones' undefined pass-through source.
+  const __m512 qf = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, _mm512_set1_ps(kTwoOverPi)),
+                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  r = _mm512_fnmadd_ps(qf, _mm512_set1_ps(kP1), x);
+  r = _mm512_fnmadd_ps(qf, _mm512_set1_ps(kP2), r);
+  r = _mm512_fnmadd_ps(qf, _mm512_set1_ps(kP3), r);
+  q = _mm512_maskz_cvtps_epi32(0xFFFF, qf);
+}
+
+__attribute__((target("avx512f"), always_inline)) inline __m512 sin_poly_avx512(__m512 r,
+                                                                                __m512i q) {
+  using namespace sin_consts;
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  __m512 ps = _mm512_fmadd_ps(_mm512_set1_ps(kS3), r2, _mm512_set1_ps(kS2));
+  ps = _mm512_fmadd_ps(ps, r2, _mm512_set1_ps(kS1));
+  ps = _mm512_fmadd_ps(_mm512_mul_ps(ps, r2), r, r);
+  __m512 pc = _mm512_fmadd_ps(_mm512_set1_ps(kC3), r2, _mm512_set1_ps(kC2));
+  pc = _mm512_fmadd_ps(pc, r2, _mm512_set1_ps(kC1));
+  pc = _mm512_mul_ps(pc, _mm512_mul_ps(r2, r2));
+  pc = _mm512_add_ps(_mm512_fnmadd_ps(_mm512_set1_ps(0.5f), r2, pc), _mm512_set1_ps(1.0f));
+  const __mmask16 odd = _mm512_test_epi32_mask(q, _mm512_set1_epi32(1));
+  return _mm512_mask_blend_ps(odd, ps, pc);
+}
+
+// sin²(x), 16 lanes.
+__attribute__((target("avx512f"), always_inline)) inline __m512 sin_sq_avx512(__m512 x) {
+  __m512 r;
+  __m512i q;
+  sin_reduce_avx512(x, r, q);
+  const __m512 v = sin_poly_avx512(r, q);
+  return _mm512_mul_ps(v, v);
+}
+
 // Array forms with run-time dispatch (AVX2+FMA or std::sin on f32); used by tests and the benches.
 // x: (n,) f32 → y: (n,) f32
 void sin_f32(const float* x, float* y, int64_t n, bool force_scalar = false);

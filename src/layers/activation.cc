@@ -153,7 +153,7 @@ void AntiAliasedActivation::run(const Tensor& slab, int64_t left_ctx, int64_t n,
   const float* x = slab.data<float>() + left_ctx * C;
   kernels::aa_snake_fused_f32(x, Ts * C, B, C, lo, hi, n, up_.data(), down_.data(),
                               params_.alpha.data(), params_.inv.data(), out.data<float>(), n * C,
-                              force_scalar);
+                              force_scalar ? kernels::ActIsa::scalar : kernels::ActIsa::best);
 }
 
 void AntiAliasedActivation::forward_into(const Tensor& x, Tensor& out) const {

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "kernels/audio_ref.h"
+#include "kernels/snake.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/ops/filter_design.h"
 #include "meshnn/ops/padding.h"
@@ -60,6 +62,37 @@ TEST(AntiAliasedActivation, FusedMatchesFloat64Reference) {
       EXPECT_TRUE(close_rel_l2(m.act.forward(x), want, 2e-6, "fused " + tag(C, T)));
       EXPECT_TRUE(close_rel_l2(m.act.forward_scalar(x), want, 2e-6, "fused scalar " + tag(C, T)));
       EXPECT_TRUE(close_rel_l2(m.act.forward_unfused(x), want, 2e-6, "unfused " + tag(C, T)));
+    }
+}
+
+// The widest path (AVX-512F where the CPU has it) against the forced AVX2 one: bit-identical for
+// every channel-block width (full 16, masked tails) and for shard bounds past [0, n) (halo rows).
+TEST(AntiAliasedActivation, EveryIsaPathGivesTheSameBits) {
+  const CpuFeatures& f = cpu_features();
+  if (!(f.avx2 && f.fma)) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  uint64_t seed = 2500;
+  for (int64_t C : {1, 7, 8, 15, 16, 17, 24, 100})
+    for (int64_t n : {1, 3, 161, 400}) {
+      const Made m = make_act(C, seed += 2);
+      const int64_t halo = 6, rows = n + 2 * halo;
+      const Tensor x = test::random_normal({2, rows, C}, ++seed, 2.f);
+      const std::vector<float> taps = ops::kaiser_sinc_filter1d(0.25, 0.3, 12);
+      std::vector<float> alpha(C), inv(C);
+      for (int64_t c = 0; c < C; ++c) {
+        alpha[c] = static_cast<float>(m.alpha[c]);
+        inv[c] = static_cast<float>(m.inv[c]);
+      }
+      for (const auto& [lo, hi] : {std::pair<int64_t, int64_t>{0, n}, {-halo, n + halo}, {-2, n}}) {
+        Tensor wide({2, n, C}), narrow({2, n, C});
+        const float* x0 = x.data<float>() + halo * C;
+        for (auto [isa, out] :
+             {std::pair{kernels::ActIsa::best, &wide}, std::pair{kernels::ActIsa::avx2, &narrow}})
+          kernels::aa_snake_fused_f32(x0, rows * C, 2, C, lo, hi, n, taps.data(), taps.data(),
+                                      alpha.data(), inv.data(), out->data<float>(), n * C, isa);
+        EXPECT_EQ(std::memcmp(wide.data<float>(), narrow.data<float>(), wide.numel() * 4), 0)
+            << tag(C, n) << " lo " << lo << " hi " << hi
+            << (f.avx512f ? " (AVX-512F vs AVX2)" : " (AVX2 both)");
+      }
     }
 }
 
