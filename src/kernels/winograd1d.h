@@ -136,10 +136,14 @@ int64_t winograd_column_chunks(int64_t items, int64_t c_out, int threads);
 
 // The filter transform both Winograd kernels share: weights (C_out, C_in, K) f32 (PyTorch layout)
 // → u[((ξ·segs + s)·C_in + c)·C_out + o] = Σ_j g[ξ][j]·w[o][c][s·r + j] (j < r, s·r + j < K) for
-// ξ < alpha, summed in float64 and rounded once. g: alpha × r row-major. Parallel over input
-// channels (OpenMP), AVX2 doubles when the CPU has them; writes every value of u once.
+// ξ < alpha, summed in float64 and rounded once. g: alpha × r row-major. Parallel over blocks of
+// input channels (OpenMP); writes every value of u once. isa: best = AVX-512F doubles where the
+// CPU has them, else AVX2; every path does the same fma per value in the same order, so all give
+// the same bits (tests force avx2 and scalar).
+enum class TransformIsa { best, avx2, scalar };
 void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t segs,
-                       const float* weights, int64_t c_out, int64_t c_in, float* u);
+                       const float* weights, int64_t c_out, int64_t c_in, float* u,
+                       TransformIsa isa = TransformIsa::best);
 
 // Which tile a K-tap kernel uses by default (chosen by measured error, winograd1d_test.cc), per
 // GEMM precision.

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -326,6 +327,40 @@ TEST(PackedGemm, MatchesFloat64) {
             }
         }
     }
+  }
+}
+
+// The filter transform: every ISA path gives the same bits (same fma per value, same order), and
+// each value is the float64 sum rounded once. C_out not a multiple of 8 or 4 and C_in not a
+// multiple of the channel block, so every lane form and the last partial block run.
+TEST(Winograd1d, FilterTransformSameBitsOnEveryIsa) {
+  const WinogradMatrices wm = winograd_matrices(4, 4);
+  for (const auto& [co, ci, k] :
+       {std::tuple<int64_t, int64_t, int64_t>{77, 37, 7}, {8, 16, 11}, {3, 5, 3}, {130, 19, 4}}) {
+    const int64_t segs = (k + wm.r - 1) / wm.r;
+    const std::vector<float> w = uniform(static_cast<size_t>(co * ci * k), 40 + k);
+    const size_t n = static_cast<size_t>(wm.alpha * segs * ci * co);
+    std::vector<float> best(n, -1.f), avx2(n, -2.f), scalar(n, -3.f);
+    transform_filters(wm.g.data(), wm.alpha, wm.r, k, segs, w.data(), co, ci, best.data());
+    transform_filters(wm.g.data(), wm.alpha, wm.r, k, segs, w.data(), co, ci, avx2.data(),
+                      TransformIsa::avx2);
+    transform_filters(wm.g.data(), wm.alpha, wm.r, k, segs, w.data(), co, ci, scalar.data(),
+                      TransformIsa::scalar);
+    EXPECT_EQ(0, std::memcmp(best.data(), avx2.data(), n * sizeof(float))) << co << " " << ci;
+    EXPECT_EQ(0, std::memcmp(best.data(), scalar.data(), n * sizeof(float))) << co << " " << ci;
+    double worst = 0;
+    for (int xi = 0; xi < wm.alpha; ++xi)
+      for (int64_t s = 0; s < segs; ++s)
+        for (int64_t c = 0; c < ci; ++c)
+          for (int64_t o = 0; o < co; ++o) {
+            double want = 0;
+            for (int j = 0; j < wm.r && s * wm.r + j < k; ++j)
+              want += wm.g[xi * wm.r + j] * w[(o * ci + c) * k + s * wm.r + j];
+            const float got = best[((xi * segs + s) * ci + c) * co + o];
+            worst = std::max(worst, std::abs(got - want) / std::max(1.0, std::abs(want)));
+          }
+    EXPECT_LT(worst, 1.2e-7) << co << " " << ci << " "
+                             << k;  // one f32 rounding (plus 1 ulp of f64)
   }
 }
 
