@@ -1,5 +1,6 @@
 // Conv layers at real vocoder shapes (LTX-2.3 / BigVGAN-v2 16 kHz vocoder on 4 s of audio:
-// conv_pre T = 400 frames, then ×5, ×2, ×2, ×2, ×2, ×2 up to T = 64000 samples; BWE upsampler).
+// conv_pre T = 400 frames, then ×5, ×2, ×2, ×2, ×2, ×2 up to T = 64000 samples; BWE upsampler;
+// the MiniMax-H3 encoder's stages on 1 s).
 //
 // Case names are the shape keys that tools/bench/torch_conv_bench.py parses, so its --ours option
 // can join the two runs and print ratios:
@@ -138,6 +139,27 @@ const std::vector<std::string> kDeconvKeys = {
     "deconv_ci48_co24_k4_s2_T32000",   // ups.5
     "deconv_ci512_co256_k12_s6_T400",  // BWE ups.0
 };
+// MiniMax-H3 encoder on 1 s of mono 32 kHz audio: each stage's residual-unit k7 (d3) and k1 convs
+// at its width and rate, then its strided conv (k 2s, stride s).
+const std::vector<std::string> kH3EncoderKeys = {
+    "conv_ci64_co64_k7_s1_d3_T32000",    "conv_ci64_co64_k1_s1_d1_T32000",
+    "conv_ci64_co128_k4_s2_d1_T32000",   "conv_ci128_co128_k7_s1_d3_T16000",
+    "conv_ci128_co128_k1_s1_d1_T16000",  "conv_ci128_co256_k8_s4_d1_T16000",
+    "conv_ci256_co256_k7_s1_d3_T4000",   "conv_ci256_co256_k1_s1_d1_T4000",
+    "conv_ci256_co512_k8_s4_d1_T4000",   "conv_ci512_co512_k7_s1_d3_T1000",
+    "conv_ci512_co512_k1_s1_d1_T1000",   "conv_ci512_co1024_k10_s5_d1_T1000",
+    "conv_ci1024_co1024_k7_s1_d3_T200",  "conv_ci1024_co1024_k1_s1_d1_T200",
+    "conv_ci1024_co2048_k10_s5_d1_T200",
+};
+// MiniMax-H3 decoder's thin late bands on 1 s of mono 32 kHz audio (AMP convs: dilated, then d1).
+const std::vector<std::string> kH3DecoderKeys = {
+    "conv_ci32_co32_k3_s1_d1_T8000",  "conv_ci32_co32_k11_s1_d1_T8000",
+    "conv_ci32_co32_k11_s1_d5_T8000", "conv_ci16_co16_k3_s1_d1_T16000",
+    "conv_ci16_co16_k7_s1_d1_T16000", "conv_ci16_co16_k11_s1_d1_T16000",
+    "conv_ci16_co16_k7_s1_d3_T16000", "conv_ci8_co8_k3_s1_d1_T32000",
+    "conv_ci8_co8_k7_s1_d1_T32000",   "conv_ci8_co8_k11_s1_d1_T32000",
+    "conv_ci8_co8_k11_s1_d5_T32000",
+};
 // Odd channel counts for the alignment experiment (C = 24, 48, 96 at long T).
 const std::vector<std::string> kAlignKeys = {
     "conv_ci24_co24_k7_s1_d3_T64000", "conv_ci48_co48_k7_s1_d3_T32000",
@@ -164,6 +186,11 @@ int register_all() {
   for (const auto& k : kConvKeys) reg(k, "/fp32", Precision::fp32, false);
   for (const char* algo : {"direct", "winograd", "onednn"})
     for (const auto& k : kConvKeys) reg(k, std::string("/") + algo, Precision::fp32, false, algo);
+  for (const auto* keys : {&kH3EncoderKeys, &kH3DecoderKeys}) {
+    for (const auto& k : *keys) reg(k, "/fp32", Precision::fp32, false);
+    for (const char* algo : {"direct", "winograd", "onednn"})
+      for (const auto& k : *keys) reg(k, std::string("/") + algo, Precision::fp32, false, algo);
+  }
   for (const auto& k : kDeconvKeys) reg(k, "/fp32", Precision::fp32, false);
   for (const char* algo : {"polyphase", "onednn"})
     for (const auto& k : kDeconvKeys) reg(k, std::string("/") + algo, Precision::fp32, false, algo);
