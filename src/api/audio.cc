@@ -345,11 +345,12 @@ std::string bigvgan_folder_checkpoint(const std::string& dir) {
   return fs::is_regular_file(p) ? p.string() : "";
 }
 
-}  // namespace
-
+// Load order: after the diffusers-folder models (rank 10), before BigVGAN (a checkpoint with an
+// LTX config in its metadata is an LTX one even when it also holds generator tensors).
 AudioModelEntry ltx_audio_decoder_entry() {
   AudioModelEntry e;
   e.name = "ltx-audio-decoder";
+  e.rank = 20;
   e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
     if (!fs::is_regular_file(path)) return "not a checkpoint file";
     if (!o.config_path.empty()) return "a config file was given (LTX checkpoints carry theirs)";
@@ -367,9 +368,11 @@ AudioModelEntry ltx_audio_decoder_entry() {
   return e;
 }
 
+// Last: it takes any checkpoint with a config.json beside it or config metadata.
 AudioModelEntry nvidia_bigvgan_entry() {
   AudioModelEntry e;
   e.name = "nvidia-bigvgan";
+  e.rank = 30;
   e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
     if (fs::is_directory(path))
       return bigvgan_folder_checkpoint(path).empty()
@@ -393,6 +396,10 @@ AudioModelEntry nvidia_bigvgan_entry() {
   return e;
 }
 
+[[maybe_unused]] const bool ltx_registered = register_audio_model(ltx_audio_decoder_entry());
+[[maybe_unused]] const bool bigvgan_registered = register_audio_model(nvidia_bigvgan_entry());
+
+}  // namespace
 }  // namespace api
 
 }  // namespace meshnn

@@ -1,7 +1,10 @@
 // meshnn::AudioModel: the registry of audio models and the calls every model answers.
 #include "meshnn/audio_model.h"
 
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
+#include <tuple>
 
 #include "api/audio_model_registry.h"
 #include "meshnn/core/error.h"
@@ -9,15 +12,26 @@
 namespace meshnn {
 namespace {
 
-// Load order: a diffusers folder first (its config.json names the class), then a checkpoint
-// carrying an LTX config, then BigVGAN (a config.json beside it, or BigVGAN config metadata).
-const std::vector<api::AudioModelEntry>& registry() {
-  static const std::vector<api::AudioModelEntry> entries = {
-      api::minimax_h3_audio_entry(), api::ltx_audio_decoder_entry(), api::nvidia_bigvgan_entry()};
+// The entries in load order (rank, then name). A function-local static, so registrations from
+// other files' initialisers find it built whatever order the linker runs them in; only those
+// initialisers write it, before main(), and everything after reads it.
+std::vector<api::AudioModelEntry>& registry() {
+  static std::vector<api::AudioModelEntry> entries;
   return entries;
 }
 
 }  // namespace
+
+bool api::register_audio_model(AudioModelEntry entry) {
+  std::vector<AudioModelEntry>& r = registry();
+  for (const AudioModelEntry& e : r)
+    if (e.name == entry.name) throw std::logic_error("audio model registered twice: " + e.name);
+  const auto at = std::find_if(r.begin(), r.end(), [&](const AudioModelEntry& e) {
+    return std::tie(e.rank, e.name) > std::tie(entry.rank, entry.name);
+  });
+  r.insert(at, std::move(entry));
+  return true;
+}
 
 std::string AudioIoSpec::layout() const {
   std::ostringstream s;

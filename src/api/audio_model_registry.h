@@ -1,5 +1,6 @@
 // The model registry behind meshnn::AudioModel: each model the public API loads contributes one
-// entry (its name, how it recognises a path, how it loads), defined beside its typed API class.
+// entry (its name, its place in the load order, how it recognises a path, how it loads), defined
+// and registered beside its typed API class, so a new model adds no line here.
 #pragma once
 
 #include <functional>
@@ -27,6 +28,9 @@ namespace api {
 
 struct AudioModelEntry {
   std::string name;
+  // Place in load() order, lowest first: a path that several entries would take goes to the one
+  // that recognises it most specifically (a diffusers folder's class name before file metadata).
+  int rank = 0;
   // "" when `path` is this model's (it will load it), else why not, in a few words.
   std::function<std::string(const std::string& path, const AudioModelOptions&)> refusal;
   std::function<std::shared_ptr<const AudioModel::Impl>(const std::string& path,
@@ -34,10 +38,10 @@ struct AudioModelEntry {
       load;
 };
 
-// The entries, each defined in its model's API file; the registry lists them in load order.
-AudioModelEntry minimax_h3_audio_entry();
-AudioModelEntry ltx_audio_decoder_entry();
-AudioModelEntry nvidia_bigvgan_entry();
+// Adds an entry to the registry; each model's API file calls it from a namespace-scope initialiser
+// (`const bool registered = register_audio_model(...)`), so registration happens once, before
+// main(). Returns true. A name registered twice is a programming error (std::logic_error).
+bool register_audio_model(AudioModelEntry entry);
 
 }  // namespace api
 }  // namespace meshnn

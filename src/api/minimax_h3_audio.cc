@@ -399,11 +399,11 @@ struct MiniMaxH3Model final : AudioModel::Impl {
   }
 };
 
-}  // namespace
-
+// First in load order: a diffusers folder says what it is (its config.json names the class).
 AudioModelEntry minimax_h3_audio_entry() {
   AudioModelEntry e;
   e.name = "minimax-h3-audio-vae";
+  e.rank = 10;
   e.refusal = [](const std::string& path, const AudioModelOptions&) -> std::string {
     return MiniMaxH3AudioVae::is_folder(path)
                ? ""
@@ -416,6 +416,9 @@ AudioModelEntry minimax_h3_audio_entry() {
   return e;
 }
 
+[[maybe_unused]] const bool registered = register_audio_model(minimax_h3_audio_entry());
+
+}  // namespace
 }  // namespace api
 
 }  // namespace meshnn

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
+#include "api/audio_model_registry.h"
 #include "io/io_test_util.h"
 #include "meshnn/core/error.h"
 #include "support/fixtures.h"
@@ -29,6 +31,17 @@ TEST(AudioModel, RegistryListsEveryModelInLoadOrder) {
   EXPECT_EQ(
       AudioModel::registered(),
       (std::vector<std::string>{"minimax-h3-audio-vae", "ltx-audio-decoder", "nvidia-bigvgan"}));
+}
+
+// Each model registers itself from its own API file; registering a name again is refused and
+// leaves the registry (and so load()'s order) as it was.
+TEST(AudioModel, ANameRegisteredTwiceIsRefused) {
+  const std::vector<std::string> before = AudioModel::registered();
+  api::AudioModelEntry again;
+  again.name = "ltx-audio-decoder";
+  again.rank = -1;  // would come first if it were taken
+  EXPECT_THROW(api::register_audio_model(again), std::logic_error);
+  EXPECT_EQ(AudioModel::registered(), before);
 }
 
 TEST(AudioModel, LtxCheckpointRunsAsItsTypedDecoder) {
