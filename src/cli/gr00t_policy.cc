@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/int_option.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/gr00t.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
@@ -21,7 +22,7 @@ namespace {
 struct Args {
   std::string checkpoint, version, features, token_types, state, noise, out, mesh = "1x1";
   std::string backend = "local", precision = "fp32";
-  int embodiment = -1, steps = 0;
+  int embodiment = -1, steps = 0, threads = 0;
   uint64_t seed = 0;
   bool describe = false;
 };
@@ -32,6 +33,7 @@ void run(const Args& a) {
   LoadOptions lo;
   lo.mesh = a.mesh;
   lo.backend = parse_backend(a.backend);
+  lo.threads = a.threads;
   const Tensor types = io::load_npy(a.token_types);
   const Tensor feats = io::load_npy(a.features);
   const Tensor state = io::load_npy(a.state);
@@ -81,6 +83,8 @@ const Registrar reg("gr00t-policy", [](CLI::App& app) {
   cmd->add_option("--mesh", args->mesh, "mesh RxC: heads split over the axis of extent > 1");
   cmd->add_option("--backend", args->backend, "local | mpi");
   cmd->add_option("--precision", args->precision, "fp32 | bf16 (bf16 operands, f32 accumulation)");
+  add_int_option(cmd, "--threads", args->threads, 0, max_threads(),
+                 "OpenMP threads per device (0 = cores / devices)");
   cmd->add_flag("--describe", args->describe, "print the head's plan as JSON");
   cmd->callback([args] { run(*args); });
 });

@@ -1,5 +1,7 @@
 #include "dnnl/matmul.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -352,7 +354,11 @@ struct StridedPlan {
   dnnl::memory src_mem, wei_mem, dst_mem;
 };
 
-using StridedKey = std::tuple<int64_t, int64_t, int64_t, int64_t, std::vector<int64_t>, float>;
+// The thread budget is part of the key: a oneDNN primitive fixes its work split when it is
+// created, and on some ISAs (AVX2's gemm-based matmul) that split is over K, so a plan made under
+// 2 threads and reused under 1 sums in another order (seen: a 1-thread GR00T policy after a
+// 2-thread adapter in one process differed from a fresh process by 1 ulp).
+using StridedKey = std::tuple<int64_t, int64_t, int64_t, int64_t, std::vector<int64_t>, float, int>;
 
 StridedKey strided_key(const StridedMatmul& d) {
   std::vector<int64_t> s;
@@ -361,7 +367,7 @@ StridedKey strided_key(const StridedMatmul& d) {
     s.push_back(d.wei_strides[i]);
     s.push_back(d.dst_strides[i]);
   }
-  return {d.batch, d.M, d.K, d.N, std::move(s), d.scale};
+  return {d.batch, d.M, d.K, d.N, std::move(s), d.scale, omp_get_max_threads()};
 }
 
 StridedPlan& strided_plan(const StridedMatmul& d) {

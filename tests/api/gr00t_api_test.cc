@@ -123,6 +123,28 @@ TEST_P(Gr00tApi, AdapterLoadEqualsTheBuildingBlockBitForBit) {
   EXPECT_EQ(named.at("dit_encoder_hidden_states").shape(), fx.in("features").shape());
 }
 
+// A one-thread call gives the same bits whatever ran before it on its thread: here a two-thread
+// adapter of the same shapes first. Its cached matmul plans were once reused under one thread,
+// whose work split then differed on AVX2 (1 ulp off a fresh thread); the plan key now holds the
+// thread budget. The fresh call runs on a new thread: the plan caches are per thread.
+TEST_P(Gr00tApi, OneThreadCallIsTheSameAfterATwoThreadOne) {
+  const Version v = GetParam();
+  const Fixture head("gr00t_head_", v), adapter("gr00t_adapter_", v);
+  auto act = [&] {
+    const Policy pol = Policy::load(head.path, v, head.in("token_types"), {}, on_mesh("1x1"));
+    return pol.get_action(head.in("features"), Tensor(), head.in("state"), head.embodiment,
+                          head.in("noise"));
+  };
+  LoadOptions two = on_mesh("1x1");
+  two.threads = 2;
+  const Adapter ad = Adapter::load(adapter.path, v, adapter.in("token_types"), {}, two);
+  (void)ad.run(adapter.in("features"), Tensor(), adapter.in("state"), adapter.embodiment);
+  const Tensor after = act();
+  Tensor fresh;
+  std::thread([&] { fresh = act(); }).join();
+  EXPECT_TRUE(bit_equal(after, fresh));
+}
+
 INSTANTIATE_TEST_SUITE_P(Gr00t, Gr00tApi,
                          ::testing::Values(Version::n1_5, Version::n1_6, Version::n1_7),
                          [](const ::testing::TestParamInfo<Version>& i) { return tag(i.param); });

@@ -23,7 +23,7 @@ def cli_actions(tmp_path, version, mesh, emb, t, *flags):
     run_cli('gr00t-policy', '--checkpoint', fixture(f'gr00t_head_{version}.safetensors'),
             '--version', version.replace('_', '.'), '--features', tmp_path / 'features.npy',
             '--token-types', tmp_path / 'token_types.npy', '--state', tmp_path / 'state.npy',
-            '--embodiment', emb, '--mesh', mesh, '--out', out, *flags)
+            '--embodiment', emb, '--mesh', mesh, '--threads', 1, '--out', out, *flags)
     return np.load(out)
 
 
