@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "meshnn/core/cpu.h"
 #include "meshnn/io/safetensors.h"
 #include "models/ltx_audio_decoder.h"
 #include "support/fixtures.h"
@@ -19,6 +20,24 @@ namespace {
 bool bit_equal(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() &&
          std::memcmp(a.data<float>(), b.data<float>(), a.numel() * sizeof(float)) == 0;
+}
+
+// A decode against the stages composed by hand. Where bf16 runs natively (AVX512-BF16) they are
+// the same arithmetic, bit for bit. Where it is emulated, its layers run on oneDNN's f32 kernels,
+// whose summation order follows the shapes they see (decode() hands a stage the previous one's
+// padded rows, the composition exactly the real ones): a 1-ulp f32 difference then flips a bf16
+// rounding downstream, so the two agree only to bf16's own noise (measured on an AVX2 CPU: max
+// |Δ| 1e-3 - 5e-3 at peak 1, against 6e-3 - 2e-2 between bf16 and fp32). There the check is a
+// PSNR floor well above "wrong stage at the wrong precision" and below bf16's noise.
+::testing::AssertionResult same_decode(const Tensor& y, const Tensor& composed) {
+  if (cpu_features().avx512_bf16) {
+    if (bit_equal(y, composed)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "not bit-equal (native bf16)";
+  }
+  if (y.shape() != composed.shape()) return ::testing::AssertionFailure() << "shapes differ";
+  const test::CompareStats st = test::compare(y, composed);
+  if (st.psnr_db >= 40) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "emulated bf16: PSNR " << st.psnr_db << " dB < 40";
 }
 
 struct LtxStagePrecision : ::testing::Test {
@@ -63,7 +82,7 @@ TEST_F(LtxStagePrecision, UniformModelsEqualTheirComposedStages) {
   // The reference the per-stage tests rely on: decode() is its stages run one after the other.
   for (Precision p : {Precision::fp32, Precision::bf16}) {
     SCOPED_TRACE(precision_name(p));
-    EXPECT_TRUE(bit_equal(uniform(p).decode(io->at("input.latent")), composed({p, p, p})));
+    EXPECT_TRUE(same_decode(uniform(p).decode(io->at("input.latent")), composed({p, p, p})));
   }
 }
 
@@ -83,7 +102,7 @@ TEST_F(LtxStagePrecision, OnlyTheNamedStagesChange) {
     auto model = LtxAudioDecoder::load(*file, StagePrecision::parse(c.text));
     EXPECT_EQ(model->stage_precisions(), c.modes);
     const Tensor y = model->decode(io->at("input.latent"));
-    EXPECT_TRUE(bit_equal(y, composed(c.modes)));
+    EXPECT_TRUE(same_decode(y, composed(c.modes)));
     // And it is neither the fp32 nor the all-bf16 decode: the setting took effect, partially.
     EXPECT_FALSE(bit_equal(y, fp32));
     EXPECT_FALSE(bit_equal(y, bf16));
@@ -94,7 +113,7 @@ TEST_F(LtxStagePrecision, PresetIsItsSpelledOutForm) {
   const Tensor preset = decode(StagePrecision::parse("bf16-safe"));
   EXPECT_TRUE(bit_equal(preset, decode(StagePrecision::parse("vae=bf16,vocoder=bf16,bwe=fp32"))));
   EXPECT_TRUE(bit_equal(preset, decode(StagePrecision::parse("vocoder=bf16,vae=bf16"))));
-  EXPECT_TRUE(bit_equal(preset, composed({Precision::bf16, Precision::bf16, Precision::fp32})));
+  EXPECT_TRUE(same_decode(preset, composed({Precision::bf16, Precision::bf16, Precision::fp32})));
 }
 
 TEST(LtxStagePrecisionLtx2, NoBweStageAndThePresetWithoutIt) {
