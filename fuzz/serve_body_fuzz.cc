@@ -1,5 +1,5 @@
 // libFuzzer target: the request-body parsers of `meshnn serve` on arbitrary bytes: the one-shot
-// bodies (.npy latent / mel / MiniMax-H3 latents, mono and multi-channel WAV), the stream's binary
+// bodies (.npy inputs in each served layout, mono and multi-channel WAV), the stream's binary
 // frames and text control messages, and the header values (Accept, Content-Type, the stream query).
 // A meshnn::Error is the expected answer to bad input; a crash, a hang or any other exception is a
 // bug.
@@ -27,19 +27,24 @@ void expect_ok_or_error(F&& f) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshnn;
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  expect_ok_or_error([&] {
-    const Tensor t = serve::ltx_latent_from_npy(body);
-    if (t.rank() != 4 || t.dim(0) != 1) std::abort();
-  });
-  expect_ok_or_error([&] {
-    const Tensor t = serve::mel_from_npy(body);
-    if (t.rank() != 3 || t.dim(0) != 1) std::abort();
-  });
+  // The input layouts of the served models: a 4-D latent with one item, a free-batch mel and a
+  // free-batch latent.
+  for (const AudioIoSpec& spec : {AudioIoSpec{"latent", {1, 8, -1, 16}, 2, 25, 0},
+                                  AudioIoSpec{"mel", {-1, 100, -1}, 2, 93.75, 0},
+                                  AudioIoSpec{"latent", {-1, 32, -1}, 2, 40, 0}}) {
+    expect_ok_or_error([&] {
+      const Tensor t = serve::input_from_npy(body, spec);
+      if (t.rank() != static_cast<int64_t>(spec.shape.size())) std::abort();
+      for (size_t i = 0; i < spec.shape.size(); ++i) {
+        const int64_t d = t.dim(static_cast<int>(i));
+        if (spec.shape[i] >= 0 && static_cast<int>(i) != spec.time_axis && d != spec.shape[i])
+          std::abort();
+        if (d < 1 || (spec.shape[i] < 0 && static_cast<int>(i) != spec.time_axis && d > 64))
+          std::abort();
+      }
+    });
+  }
   expect_ok_or_error([&] { (void)serve::mono_wav_from_body(body, 24000); });
-  expect_ok_or_error([&] {
-    const Tensor t = serve::h3_latents_from_npy(body);
-    if (t.rank() != 3 || t.dim(0) < 1 || t.dim(0) > 64) std::abort();
-  });
   expect_ok_or_error([&] {
     const Tensor t = serve::batch_wav_from_body(body, 32000);
     if (t.rank() != 3 || t.dim(1) != 1 || t.dim(2) < 1) std::abort();

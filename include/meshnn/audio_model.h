@@ -45,11 +45,17 @@ class AudioModel {
   static std::vector<std::string> registered();
 
   std::string model() const;        // the registry name of the model
+  std::string variant() const;      // what the checkpoint is: "ltx-2.3", "ltx-2", "bigvgan", …
   std::string description() const;  // e.g. "LTX-2.3 audio decoder (mel-VAE → BigVGAN v2 → BWE)"
   const AudioIoSpec& input_spec() const;   // what run() takes (and encode() returns)
   const AudioIoSpec& output_spec() const;  // what run() returns (and encode() takes)
   bool has_encoder() const;
   bool can_stream() const;
+  // A vocoder that computes its own input from a wave (copy synthesis: BigVGAN's mel spectrogram).
+  bool has_wave_input() const;
+  // samples: (S,) mono f32 at output_spec().sample_rate → run()'s input (1, …, T) (InvalidArgument
+  // when the model has no such analysis).
+  Tensor input_from_wave(const Tensor& samples) const;
   // Output samples of run() on `frames` input frames.
   int64_t output_samples(int64_t frames) const;
 

@@ -293,6 +293,7 @@ struct LtxModel final : AudioModel::Impl {
   LtxAudioDecoder dec;
   explicit LtxModel(LtxAudioDecoder d) : dec(std::move(d)) {
     model = "ltx-audio-decoder";
+    variant = dec.version();
     const bool v23 = dec.version() == "ltx-2.3";
     description = v23 ? "LTX-2.3 audio decoder (mel-VAE → BigVGAN v2 → bandwidth extension)"
                       : "LTX-2 audio decoder (mel-VAE → HiFi-GAN)";
@@ -323,16 +324,23 @@ struct BigVganModel final : AudioModel::Impl {
   BigVganVocoder voc;
   explicit BigVganModel(BigVganVocoder v) : voc(std::move(v)) {
     model = "nvidia-bigvgan";
+    variant = "bigvgan";
     description = "NVIDIA BigVGAN vocoder (" + std::to_string(voc.num_mels()) + " mel bins, " +
                   std::to_string(voc.sample_rate()) + " Hz)";
     const int sr = voc.sample_rate();
     input = {"mel", {-1, voc.num_mels(), -1}, 2, static_cast<double>(sr) / voc.hop_length(), 0};
     output = {"wave", {-1, 1, -1}, 2, static_cast<double>(sr), sr};
     can_stream = true;
+    has_wave_input = true;
   }
   int64_t output_samples(int64_t frames) const override { return frames * voc.hop_length(); }
   Tensor run(const Tensor& mel, const RunOptions& options) const override {
     return voc.vocode(mel, options);
+  }
+  // Copy synthesis: (S,) → the log-mel (1, num_mels, ⌊S / hop⌋) vocode takes.
+  Tensor input_from_wave(const Tensor& samples) const override {
+    const Tensor m = voc.mel_spectrogram(samples);
+    return m.reshape({1, m.dim(0), m.dim(1)});
   }
   AudioStream stream(const StreamOptions& options) const override {
     return StreamingVocoder(voc, options);

@@ -55,6 +55,9 @@ Tensor AudioModel::Impl::encode(const Tensor&, const RunOptions&) const {
 AudioStream AudioModel::Impl::stream(const StreamOptions&) const {
   throw InvalidArgument(model + " does not stream");
 }
+Tensor AudioModel::Impl::input_from_wave(const Tensor&) const {
+  throw InvalidArgument(model + " does not compute its input from a wave");
+}
 
 AudioModel::AudioModel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
@@ -76,11 +79,16 @@ std::vector<std::string> AudioModel::registered() {
 }
 
 std::string AudioModel::model() const { return impl_->model; }
+std::string AudioModel::variant() const { return impl_->variant; }
 std::string AudioModel::description() const { return impl_->description; }
 const AudioIoSpec& AudioModel::input_spec() const { return impl_->input; }
 const AudioIoSpec& AudioModel::output_spec() const { return impl_->output; }
 bool AudioModel::has_encoder() const { return impl_->has_encoder; }
 bool AudioModel::can_stream() const { return impl_->can_stream; }
+bool AudioModel::has_wave_input() const { return impl_->has_wave_input; }
+Tensor AudioModel::input_from_wave(const Tensor& samples) const {
+  return impl_->input_from_wave(samples);
+}
 int64_t AudioModel::output_samples(int64_t frames) const { return impl_->output_samples(frames); }
 
 Tensor AudioModel::run(const Tensor& input, const RunOptions& options) const {

@@ -15,13 +15,14 @@ namespace meshnn {
 // A loaded model behind AudioModel: one subclass per registry entry.
 struct AudioModel::Impl {
   virtual ~Impl() = default;
-  std::string model, description;
+  std::string model, variant, description;
   AudioIoSpec input, output;
-  bool has_encoder = false, can_stream = false;
+  bool has_encoder = false, can_stream = false, has_wave_input = false;
   virtual int64_t output_samples(int64_t frames) const = 0;
   virtual Tensor run(const Tensor& input, const RunOptions& options) const = 0;
   virtual Tensor encode(const Tensor& wave, const RunOptions& options) const;  // throws
   virtual AudioStream stream(const StreamOptions& options) const;              // throws
+  virtual Tensor input_from_wave(const Tensor& samples) const;                 // throws
 };
 
 namespace api {

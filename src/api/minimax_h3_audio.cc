@@ -380,6 +380,7 @@ struct MiniMaxH3Model final : AudioModel::Impl {
   MiniMaxH3AudioVae vae;
   explicit MiniMaxH3Model(MiniMaxH3AudioVae v) : vae(std::move(v)) {
     model = "minimax-h3-audio-vae";
+    variant = "minimax-h3";
     description = "MiniMax-H3 audio VAE (32 latent channels ↔ 32 kHz, stereo as two items)";
     const int sr = vae.sample_rate();
     input = {"latent",

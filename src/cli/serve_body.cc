@@ -87,25 +87,33 @@ BodyType parse_content_type(std::string_view content_type) {
   return BodyType::unsupported;
 }
 
-Tensor ltx_latent_from_npy(std::string_view body) {
-  // The checks and messages of audio-decode --latent.
-  Tensor latent = float_input(io::load_npy_bytes(bytes(body), body.size(), kBody), kBody);
-  if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
-  MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, kBody,
-                  ": expected (1, 8, T, 16) or (8, T, 16), got ", shape_str(latent.shape()));
-  MESHNN_CHECK_AS(ShapeError, latent.dim(0) == 1, kBody, ": a batch of ", latent.dim(0),
-                  " latents; decode one latent per output file (batch 1)");
-  return latent;
-}
-
-Tensor mel_from_npy(std::string_view body) {
-  // The checks and messages of vocode --mel.
-  Tensor mel = float_input(io::load_npy_bytes(bytes(body), body.size(), kBody), kBody);
-  if (mel.rank() == 2) mel = mel.reshape({1, mel.dim(0), mel.dim(1)});
-  MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(0) == 1,
-                  "one mel (1, num_mels, frames) or (num_mels, frames) expected, got ",
-                  shape_str(mel.shape()));
-  return mel;
+Tensor input_from_npy(std::string_view body, const AudioIoSpec& spec) {
+  Tensor x = float_input(io::load_npy_bytes(bytes(body), body.size(), kBody), kBody);
+  const size_t rank = spec.shape.size();
+  if (x.rank() + 1 == static_cast<int64_t>(rank)) {
+    Shape with_batch{1};
+    for (int64_t d : x.shape()) with_batch.push_back(d);
+    x = x.reshape(with_batch);
+  }
+  bool fits = x.rank() == static_cast<int64_t>(rank);
+  for (size_t i = 0; fits && i < rank; ++i) {
+    const int64_t d = x.dim(static_cast<int>(i));
+    if (static_cast<int>(i) == spec.time_axis)
+      fits = d >= 1;
+    else if (spec.shape[i] >= 0)
+      fits = d == spec.shape[i];
+    else
+      fits = d >= 1 && d <= 64;  // a free batch axis: one output channel per item
+  }
+  if (!fits) {
+    // "(1, 8, T, 16)" → also "(8, T, 16)": the input without its batch axis.
+    const std::string layout = spec.layout();
+    const std::string unbatched = "(" + layout.substr(layout.find(", ") + 2);
+    throw ShapeError(detail::concat(kBody, ": expected ", spec.what, " ", layout, " or ", unbatched,
+                                    spec.shape[0] < 0 ? " (B ≤ 64)" : "", ", got ",
+                                    shape_str(x.shape())));
+  }
+  return x;
 }
 
 Tensor mono_wav_from_body(std::string_view body, int sample_rate) {
@@ -114,18 +122,8 @@ Tensor mono_wav_from_body(std::string_view body, int sample_rate) {
   MESHNN_CHECK(w.sample_rate == sample_rate, kBody, ": sample rate ", w.sample_rate,
                " Hz, the model expects ", sample_rate, " Hz (resample it first)");
   MESHNN_CHECK_AS(ShapeError, w.samples.dim(1) == 1, kBody, ": ", w.samples.dim(1),
-                  " channels; BigVGAN is mono (mix down first)");
+                  " channels; the model takes mono (mix down first)");
   return w.samples.reshape({w.samples.dim(0)});
-}
-
-Tensor h3_latents_from_npy(std::string_view body) {
-  // The checks and messages of audio-decode --latent with a MiniMax-H3 folder.
-  Tensor z = float_input(io::load_npy_bytes(bytes(body), body.size(), kBody), kBody);
-  if (z.rank() == 2) z = z.reshape({1, z.dim(0), z.dim(1)});
-  MESHNN_CHECK_AS(ShapeError, z.rank() == 3 && z.dim(0) >= 1 && z.dim(0) <= 64, kBody,
-                  ": expected (B, C, T) or (C, T) latents with B ≤ 64 channels, got ",
-                  shape_str(z.shape()));
-  return z;
 }
 
 Tensor batch_wav_from_body(std::string_view body, int sample_rate) {

@@ -1,10 +1,10 @@
 // The request-body side of `meshnn serve`, apart from the network code so that a fuzzer can drive
 // it: content negotiation (Content-Type, Accept, the stream's query string), the one-shot bodies
-// (.npy latent or mel, WAV for copy synthesis), the WebSocket stream's messages (binary float32
+// (.npy model input, WAV for copy synthesis), the WebSocket stream's messages (binary float32
 // frames, JSON control text), and the reply encodings (WAV, .npy, L16 / s16le / f32le PCM).
 //
 // Every parse applies the same checks with the same messages as the CLI (float_input, the shape
-// rules of audio-decode and vocode), naming the input "request body" where the CLI names a file.
+// the model declares), naming the input "request body" where the CLI names a file.
 // Bad input throws a meshnn::Error subclass (InvalidArgument, ShapeError, FormatError): the server
 // answers it with 400.
 #pragma once
@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "meshnn/audio_model.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/io/stream_io.h"
 #include "meshnn/io/wav.h"
@@ -32,15 +33,12 @@ const char* content_type_of(OutputFormat f);
 // Content-Type (parameters ignored, case-insensitive) → what the body holds.
 BodyType parse_content_type(std::string_view content_type);
 
-// .npy body → LTX latent (1, 8, T, 16) f32; (8, T, 16) is given its batch axis, as audio-decode.
-Tensor ltx_latent_from_npy(std::string_view body);
-// .npy body → mel (1, num_mels, T) f32; (num_mels, T) is given its batch axis, as vocode.
-Tensor mel_from_npy(std::string_view body);
+// .npy body → a model's input as its spec says: `spec.shape` with the time axis any length ≥ 1
+// and a free batch axis (B) 1 to 64 items; an input without the leading batch axis is given it
+// (batch 1). Values as float_input checks them (float32, finite), as the CLI reads an input file.
+Tensor input_from_npy(std::string_view body, const AudioIoSpec& spec);
 // WAV body → mono samples (T,) at `sample_rate`, as vocode --wav checks them.
 Tensor mono_wav_from_body(std::string_view body, int sample_rate);
-// .npy body → MiniMax-H3 latents (B, C, T) f32, B in [1, 64]; (C, T) is given its batch axis, as
-// audio-decode with an H3 folder (the channel count and finiteness are the model's checks).
-Tensor h3_latents_from_npy(std::string_view body);
 // WAV body → (B, 1, S) f32, one batch item per WAV channel, S ≥ 1, at `sample_rate`: as
 // audio-encode reads its --wav.
 Tensor batch_wav_from_body(std::string_view body, int sample_rate);
@@ -74,7 +72,7 @@ class PcmEncoder {
   std::unique_ptr<io::AudioSink> sink_;
 };
 
-// The reply body for a one-shot output (1, C, S) planar f32 (MiniMax-H3's (B, 1, S) is passed as
+// The reply body for a one-shot output (1, C, S) planar f32 (a batch's (B, 1, S) is passed as
 // (1, B, S): one channel per item, as audio-decode writes it):
 //   wav: the bytes `meshnn vocode` / `audio-decode --out` write (io::write_wav, float32), written
 //        through a file in `scratch_dir` named by `request_id` and removed;

@@ -329,10 +329,9 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
           if (self->token_->expired()) return;
           job(
               [&] {
-                // Pushed in groups of at most 32 frames (the CLI's default for mels; the stream's
-                // output does not depend on the cut), so a client that leaves mid-message frees the
-                // worker after one group.
-                const int64_t group = self->model_->kind() == ModelKind::ltx ? 8 : 32;
+                // Pushed in groups (the stream's output does not depend on the cut), so a client
+                // that leaves mid-message frees the worker after one group.
+                const int64_t group = self->model_->push_group();
                 std::string bytes;
                 int64_t samples = 0;
                 const auto t = Clock::now();
@@ -655,7 +654,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         return error(426, "upgrade_required",
                      "/stream is a WebSocket: connect with Upgrade: websocket");
       }
-      if (action == "vocode" && model->kind() != ModelKind::bigvgan)
+      if (action == "vocode" && !model->is_vocoder())
         return error(
             404, "not_found",
             "/vocode is for vocoders; '" + name + "' is " + model->kind_name() + ": use /decode");
@@ -728,14 +727,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (encode && type != BodyType::wav)
       return error(415, "unsupported_media_type",
                    "Content-Type must be audio/wav (the encoder takes a WAV)");
-    if (!encode && (type == BodyType::unsupported ||
-                    (type == BodyType::wav && model->kind() != ModelKind::bigvgan)))
+    if (!encode &&
+        (type == BodyType::unsupported || (type == BodyType::wav && !model->takes_wave())))
       return error(415, "unsupported_media_type",
-                   model->kind() == ModelKind::ltx
-                       ? "Content-Type must be application/x-npy (an .npy latent)"
-                   : model->kind() == ModelKind::minimax_h3
-                       ? "Content-Type must be application/x-npy (.npy latents)"
-                       : "Content-Type must be application/x-npy (an .npy mel) or audio/wav");
+                   model->takes_wave() ? "Content-Type must be application/x-npy or audio/wav"
+                                       : "Content-Type must be application/x-npy (an .npy input)");
     Tensor input;
     try {
       input = encode ? model->parse_encode_body(req.body()) : model->parse_body(req.body(), type);

@@ -1,49 +1,50 @@
-// The models `meshnn serve` loads (`--model NAME=PATH`), over the public API only: what each one
-// takes and gives, and the one-shot and streaming calls the workers make on it.
+// The models `meshnn serve` loads (`--model NAME=PATH`), over the public API only: any model the
+// registry of meshnn::AudioModel knows is served from what its specs say (what it takes and gives,
+// whether it encodes, streams or analyses a wave), so a new model needs no line here.
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "cli/serve_body.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/streaming.h"
 
 namespace meshnn::serve {
 
-enum class ModelKind { ltx, bigvgan, minimax_h3 };
-
 class ServedModel {
  public:
-  // spec "NAME=PATH": PATH a checkpoint file or a model folder (config.json beside a
-  // .safetensors, as BigVGAN.from_pretrained takes it; or a MiniMax-H3 audio VAE diffusers folder,
-  // whose config.json names AutoencoderKLMiniMaxH3Audio). The kind is the loader that accepts the
-  // file: LtxAudioDecoder (a file with its audio config) unless a config.json is beside it, else
-  // BigVganVocoder. Loads the weights (once per process).
+  // spec "NAME=PATH": PATH whatever AudioModel::load takes (a checkpoint file or a model folder).
+  // Loads the weights (once per process).
   static std::shared_ptr<const ServedModel> load(const std::string& spec,
                                                  const StagePrecision& precision);
 
   const std::string& name() const { return name_; }
-  ModelKind kind() const { return kind_; }
-  std::string kind_name() const;  // "ltx-2.3" | "ltx-2" | "bigvgan" | "minimax-h3"
-  int sample_rate() const { return sample_rate_; }
-  // Output channels (MiniMax-H3: one per latent batch item, so per request; 1 here).
-  int channels() const { return kind_ == ModelKind::ltx ? 2 : 1; }
-  bool has_encoder() const { return kind_ == ModelKind::minimax_h3; }
-  bool has_stream() const { return kind_ != ModelKind::minimax_h3; }
-  int64_t frame_size() const;        // float32 values per stream frame (128 or num_mels)
+  std::string kind_name() const { return model_.variant(); }  // "ltx-2.3" | "bigvgan" | …
+  int sample_rate() const { return model_.output_spec().sample_rate; }
+  // Output channels of one input item (a batch of B items gives B · channels(), one per item).
+  int channels() const { return static_cast<int>(model_.output_spec().shape[1]); }
+  bool has_encoder() const { return model_.has_encoder(); }
+  bool has_stream() const { return model_.can_stream(); }
+  // A vocoder (its input is a mel): it answers /vocode as well as /decode.
+  bool is_vocoder() const { return model_.input_spec().what == "mel"; }
+  // It takes a mono WAV body too (copy synthesis: the model computes its input from it).
+  bool takes_wave() const { return model_.has_wave_input(); }
+  int64_t frame_size() const;        // float32 values per stream frame (the input's fixed dims)
   double frames_per_second() const;  // input frames per second of output
+  // Stream frames pushed at a time: ~1/3 s of audio (8 LTX latent frames, ~32 mels), so a client
+  // that leaves mid-message frees the worker soon; the output does not depend on the cut.
+  int64_t push_group() const;
   // The JSON entry of GET /v1/models.
   std::string info_json() const;
 
-  // A one-shot body → the model input, checked as the CLI checks it (400 on error). A WAV body
-  // (BigVGAN copy synthesis) is kept as samples; its mel is computed by run() on the worker.
+  // A one-shot body → the model input, checked as the CLI checks it (400 on error): an .npy in
+  // the input spec's layout, or a mono WAV (takes_wave()) kept as samples (T,) for run().
   Tensor parse_body(std::string_view body, BodyType type) const;
   // Output seconds the input will give (for --max-audio-seconds).
   double output_seconds(const Tensor& input) const;
-  // The CLI's call for this input → (1, C, S) planar f32: audio-decode's (one shot up to 10 s,
-  // chunks above, mesh auto; MiniMax-H3: (B, 1, S) as (1, B, S)) or vocode's (mesh 1x1).
+  // AudioModel::run on mesh auto (the CLI's call: for LTX one shot up to 10 s, chunks above) →
+  // (1, C, S) planar f32 (a batch's (B, 1, S) as (1, B, S): one channel per item).
   // threads: OpenMP threads of the call.
   Tensor run(const Tensor& input, int threads, const ProgressFn& progress) const;
   // --backend mpi (serve_mpi.h): one shot on run's mesh and backend, every rank calling it with the
@@ -51,26 +52,26 @@ class ServedModel {
   // input as parse_body gives it → (1, C, S) planar f32 on every rank.
   Tensor run_on_mesh(const Tensor& input, const RunOptions& run) const;
 
-  // /encode (MiniMax-H3): a WAV body → (B, 1, S) samples, checked as audio-encode checks them.
+  // /encode: a WAV body → (B, 1, S) samples, checked as audio-encode checks them.
   Tensor parse_encode_body(std::string_view body) const;
-  // audio-encode's call: (B, 1, S) → the posterior mode (B, C, ⌈S / hop⌉) f32.
+  // audio-encode's call: (B, 1, S) → the model's input layout, e.g. (B, C, ⌈S / hop⌉) f32.
   Tensor encode(const Tensor& wave, int threads) const;
 
   // A stream over the shared weights, on one device (mesh 1x1), as `--stream` opens it.
-  // (shared_ptr: it deletes the concrete stream type; AudioStream's destructor is not virtual.)
   std::shared_ptr<AudioStream> open_stream(int threads) const;
   // (n, frame_size) frames → the stream's input layout.
   Tensor frames_to_input(const Tensor& frames) const;
   // Output seconds of n input frames (the stream's long-run rate).
   double stream_seconds(int64_t frames) const;
 
+  explicit ServedModel(AudioModel model) : model_(std::move(model)) {}
+
  private:
+  // (B, C, S) from the model → (1, B · C, S) with C = 1 when B > 1.
+  Tensor as_planar(Tensor y) const;
+
   std::string name_, path_, precision_;
-  ModelKind kind_ = ModelKind::bigvgan;
-  int sample_rate_ = 0;
-  std::optional<LtxAudioDecoder> ltx_;
-  std::optional<BigVganVocoder> bigvgan_;
-  std::optional<MiniMaxH3AudioVae> h3_;
+  AudioModel model_;
 };
 
 }  // namespace meshnn::serve
