@@ -120,8 +120,8 @@ const Registrar reg("serve", [](CLI::App& app) {
   auto* cmd =
       app.add_subcommand("serve", "Serve the decoders over HTTP and WebSocket (docs/serve.md)");
   cmd->add_option("--model", a->models,
-                  "NAME=PATH, repeatable: a checkpoint (.safetensors) or a BigVGAN folder "
-                  "(config.json beside the weights); LTX or BigVGAN from the checkpoint")
+                  "NAME=PATH, repeatable: anything the model registry loads (a checkpoint, a "
+                  "BigVGAN folder, a MiniMax-H3 diffusers folder); the model is found from it")
       ->required();
   cmd->add_option("--host", a->cfg.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", a->cfg.port, "port (0 = any free port, printed at start)")
