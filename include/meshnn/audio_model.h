@@ -34,6 +34,33 @@ struct AudioModelOptions {
   StagePrecision precision;   // a mode for every stage, a preset or stage=mode pairs
   std::string config_path;    // a config.json for a checkpoint without one ("" = find it)
   bool allow_unused = false;  // LTX: accept a checkpoint with extra tensors beside the audio ones
+  // Load only what encode() needs (a VAE's encoder, about half its weights); run() and stream()
+  // then refuse. A model without an encoder is refused before its weights are read.
+  bool encoder_only = false;
+};
+
+// A stream into a model's encoder: samples pushed a few at a time, latent frames out as soon as
+// they are final; the pushes and the flush concatenated equal encode() to f32 rounding however
+// the input is cut. One thread uses a stream at a time.
+class AudioEncodeStream {
+ public:
+  // wave: (B, 1, n), n ≥ 0 (B fixed until flush) → the frames (B, C, m) that became final;
+  // log_std, when given, receives their posterior log std (same shape).
+  Tensor push(const Tensor& wave, Tensor* log_std = nullptr);
+  // End of the input → the last frames (the partial hop zero-padded, as encode() pads).
+  Tensor flush(Tensor* log_std = nullptr);
+  bool returns_output() const;        // false on MPI ranks that do not hold the output
+  int64_t lookahead_samples() const;  // samples past a frame's own hop it waits for
+  double lookahead_ms() const;
+
+  struct Impl;
+  explicit AudioEncodeStream(std::unique_ptr<Impl> impl);
+  ~AudioEncodeStream();
+  AudioEncodeStream(AudioEncodeStream&&) noexcept;
+  AudioEncodeStream& operator=(AudioEncodeStream&&) noexcept;
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 class AudioModel {
@@ -63,8 +90,18 @@ class AudioModel {
   // decoder with mesh "auto": chunked with bounded memory above LtxAudioDecoder::auto_chunk_above
   // latent frames, as audio-decode does).
   Tensor run(const Tensor& input, const RunOptions& options = {}) const;
-  // wave: output_spec() → input_spec(): the model's encoder (InvalidArgument when it has none).
-  Tensor encode(const Tensor& wave, const RunOptions& options = {}) const;
+  // wave: output_spec() → input_spec(): the model's encoder (InvalidArgument when it has none);
+  // log_std, when given, receives the posterior's log std (same shape as the result).
+  Tensor encode(const Tensor& wave, const RunOptions& options = {},
+                Tensor* log_std = nullptr) const;
+  // An encode stream over the shared weights (InvalidArgument when the model has no encoder).
+  AudioEncodeStream encode_stream(const RunOptions& options = {}) const;
+  // A latent model's per-channel statistics (MiniMax-H3: the pipeline's latents_mean /
+  // latents_std): normalize_latents(z) = (z − mean) / std, denormalize_latents its inverse, on
+  // (B, C, T). InvalidArgument for a model without them.
+  bool has_latent_statistics() const;
+  Tensor normalize_latents(const Tensor& z) const;
+  Tensor denormalize_latents(const Tensor& z) const;
   // A stream over the shared weights (InvalidArgument when the model cannot stream).
   AudioStream stream(const StreamOptions& options = {}) const;
 

@@ -49,8 +49,14 @@ std::string AudioIoSpec::layout() const {
   return s.str();
 }
 
-Tensor AudioModel::Impl::encode(const Tensor&, const RunOptions&) const {
+Tensor AudioModel::Impl::encode(const Tensor&, const RunOptions&, Tensor*) const {
   throw InvalidArgument(model + " has no encoder");
+}
+AudioEncodeStream AudioModel::Impl::encode_stream(const RunOptions&) const {
+  throw InvalidArgument(model + " has no encoder");
+}
+Tensor AudioModel::Impl::normalize_latents(const Tensor&, bool) const {
+  throw InvalidArgument(model + " has no latent statistics");
 }
 AudioStream AudioModel::Impl::stream(const StreamOptions&) const {
   throw InvalidArgument(model + " does not stream");
@@ -65,7 +71,11 @@ AudioModel AudioModel::load(const std::string& path, const AudioModelOptions& op
   std::string why;
   for (const api::AudioModelEntry& e : registry()) {
     const std::string refusal = e.refusal(path, options);
-    if (refusal.empty()) return AudioModel(e.load(path, options));
+    if (refusal.empty()) {
+      MESHNN_CHECK_AS(InvalidArgument, e.has_encoder || !options.encoder_only, path, ": ", e.name,
+                      " has no encoder");
+      return AudioModel(e.load(path, options));
+    }
     why += detail::concat("\n  ", e.name, ": ", refusal);
   }
   throw InvalidArgument(
@@ -94,9 +104,31 @@ int64_t AudioModel::output_samples(int64_t frames) const { return impl_->output_
 Tensor AudioModel::run(const Tensor& input, const RunOptions& options) const {
   return impl_->run(input, options);
 }
-Tensor AudioModel::encode(const Tensor& wave, const RunOptions& options) const {
-  return impl_->encode(wave, options);
+Tensor AudioModel::encode(const Tensor& wave, const RunOptions& options, Tensor* log_std) const {
+  return impl_->encode(wave, options, log_std);
 }
+AudioEncodeStream AudioModel::encode_stream(const RunOptions& options) const {
+  return impl_->encode_stream(options);
+}
+bool AudioModel::has_latent_statistics() const { return impl_->has_latent_statistics; }
+Tensor AudioModel::normalize_latents(const Tensor& z) const {
+  return impl_->normalize_latents(z, false);
+}
+Tensor AudioModel::denormalize_latents(const Tensor& z) const {
+  return impl_->normalize_latents(z, true);
+}
+
+AudioEncodeStream::AudioEncodeStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AudioEncodeStream::~AudioEncodeStream() = default;
+AudioEncodeStream::AudioEncodeStream(AudioEncodeStream&&) noexcept = default;
+AudioEncodeStream& AudioEncodeStream::operator=(AudioEncodeStream&&) noexcept = default;
+Tensor AudioEncodeStream::push(const Tensor& wave, Tensor* log_std) {
+  return impl_->push(wave, log_std);
+}
+Tensor AudioEncodeStream::flush(Tensor* log_std) { return impl_->flush(log_std); }
+bool AudioEncodeStream::returns_output() const { return impl_->returns_output(); }
+int64_t AudioEncodeStream::lookahead_samples() const { return impl_->lookahead_samples(); }
+double AudioEncodeStream::lookahead_ms() const { return impl_->lookahead_ms(); }
 AudioStream AudioModel::stream(const StreamOptions& options) const {
   return impl_->stream(options);
 }

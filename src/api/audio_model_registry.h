@@ -18,17 +18,32 @@ struct AudioModel::Impl {
   std::string model, variant, description;
   AudioIoSpec input, output;
   bool has_encoder = false, can_stream = false, has_wave_input = false;
+  bool has_latent_statistics = false;
   virtual int64_t output_samples(int64_t frames) const = 0;
   virtual Tensor run(const Tensor& input, const RunOptions& options) const = 0;
-  virtual Tensor encode(const Tensor& wave, const RunOptions& options) const;  // throws
-  virtual AudioStream stream(const StreamOptions& options) const;              // throws
-  virtual Tensor input_from_wave(const Tensor& samples) const;                 // throws
+  virtual Tensor encode(const Tensor& wave, const RunOptions& options,
+                        Tensor* log_std) const;                              // throws
+  virtual AudioEncodeStream encode_stream(const RunOptions& options) const;  // throws
+  virtual Tensor normalize_latents(const Tensor& z, bool inverse) const;     // throws
+  virtual AudioStream stream(const StreamOptions& options) const;            // throws
+  virtual Tensor input_from_wave(const Tensor& samples) const;               // throws
+};
+
+// An encode stream behind AudioEncodeStream: one subclass per model with an encoder.
+struct AudioEncodeStream::Impl {
+  virtual ~Impl() = default;
+  virtual Tensor push(const Tensor& wave, Tensor* log_std) = 0;
+  virtual Tensor flush(Tensor* log_std) = 0;
+  virtual bool returns_output() const = 0;
+  virtual int64_t lookahead_samples() const = 0;
+  virtual double lookahead_ms() const = 0;
 };
 
 namespace api {
 
 struct AudioModelEntry {
   std::string name;
+  bool has_encoder = false;  // (for AudioModelOptions::encoder_only, checked before loading)
   // Place in load() order, lowest first: a path that several entries would take goes to the one
   // that recognises it most specifically (a diffusers folder's class name before file metadata).
   int rank = 0;

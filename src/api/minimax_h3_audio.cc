@@ -390,13 +390,29 @@ struct MiniMaxH3Model final : AudioModel::Impl {
              0};
     output = {"wave", {-1, 1, -1}, 2, static_cast<double>(sr), sr};
     has_encoder = true;
+    has_latent_statistics = true;
   }
   int64_t output_samples(int64_t frames) const override { return frames * vae.hop_length(); }
   Tensor run(const Tensor& latents, const RunOptions& options) const override {
     return vae.decode(latents, options);
   }
-  Tensor encode(const Tensor& wave, const RunOptions& options) const override {
-    return vae.encode(wave, nullptr, options);
+  Tensor encode(const Tensor& wave, const RunOptions& options, Tensor* log_std) const override {
+    return vae.encode(wave, log_std, options);
+  }
+  AudioEncodeStream encode_stream(const RunOptions& options) const override {
+    struct Stream final : AudioEncodeStream::Impl {
+      MiniMaxH3AudioVae::EncodeStream st;
+      explicit Stream(MiniMaxH3AudioVae::EncodeStream s) : st(std::move(s)) {}
+      Tensor push(const Tensor& wave, Tensor* log_std) override { return st.push(wave, log_std); }
+      Tensor flush(Tensor* log_std) override { return st.flush(log_std); }
+      bool returns_output() const override { return st.returns_output(); }
+      int64_t lookahead_samples() const override { return st.lookahead_samples(); }
+      double lookahead_ms() const override { return st.lookahead_ms(); }
+    };
+    return AudioEncodeStream(std::make_unique<Stream>(vae.encode_stream(options)));
+  }
+  Tensor normalize_latents(const Tensor& z, bool inverse) const override {
+    return inverse ? vae.denormalize(z) : vae.normalize(z);
   }
 };
 
@@ -405,14 +421,16 @@ AudioModelEntry minimax_h3_audio_entry() {
   AudioModelEntry e;
   e.name = "minimax-h3-audio-vae";
   e.rank = 10;
+  e.has_encoder = true;
   e.refusal = [](const std::string& path, const AudioModelOptions&) -> std::string {
     return MiniMaxH3AudioVae::is_folder(path)
                ? ""
                : "not a folder whose config.json names AutoencoderKLMiniMaxH3Audio";
   };
   e.load = [](const std::string& path, const AudioModelOptions& o) {
-    return std::make_shared<const MiniMaxH3Model>(
-        MiniMaxH3AudioVae::load(path, o.precision.uniform("the MiniMax-H3 audio VAE")));
+    return std::make_shared<const MiniMaxH3Model>(MiniMaxH3AudioVae::load(
+        path, o.precision.uniform("the MiniMax-H3 audio VAE"),
+        o.encoder_only ? MiniMaxH3AudioVae::Parts::encoder : MiniMaxH3AudioVae::Parts::both));
   };
   return e;
 }

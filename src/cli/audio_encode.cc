@@ -1,11 +1,12 @@
-// meshnn audio-encode: a 32 kHz WAV + MiniMax-H3 audio VAE folder → latents .npy (B, 32, T), one
-// batch item per WAV channel, T = ⌈samples / 800⌉ (zero right-pad, never a crop).
+// meshnn audio-encode: a WAV + any registered model with an encoder (today the MiniMax-H3 audio
+// VAE: 32 kHz → (B, 32, T), T = ⌈samples / 800⌉, zero right-pad, never a crop) → latents .npy,
+// one batch item per WAV channel. The model is found by meshnn::AudioModel::load.
 #include <cstdio>
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "cli/int_option.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -25,9 +26,9 @@ struct Args {
 // --stream: the wave pushed --push-samples at a time through an encode stream; the frames that
 // come out are gathered (the .npy needs its length up front) and written at the end. Returns
 // the mean (B, C, T) and fills *log_std.
-Tensor encode_streamed(const MiniMaxH3AudioVae& vae, const Tensor& wave, const RunOptions& run,
+Tensor encode_streamed(const AudioModel& model, const Tensor& wave, const RunOptions& run,
                        int64_t push, Tensor* log_std, bool quiet) {
-  MiniMaxH3AudioVae::EncodeStream st = vae.encode_stream(run);
+  AudioEncodeStream st = model.encode_stream(run);
   const int64_t B = wave.dim(0), S = wave.dim(2);
   std::vector<Tensor> means, logs;
   double first_s = -1;
@@ -51,16 +52,13 @@ Tensor encode_streamed(const MiniMaxH3AudioVae& vae, const Tensor& wave, const R
         "%.2f s\n",
         static_cast<long long>(push), static_cast<long long>(st.lookahead_samples()),
         st.lookahead_ms(), first_s);
-  if (!st.returns_output()) return Tensor::empty({B, vae.latent_channels(), 0});
+  if (!st.returns_output()) return Tensor::empty({B, model.input_spec().shape[1], 0});
   *log_std = concat(logs, 2);
   return concat(means, 2);
 }
 
 void run(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
-  MESHNN_CHECK_AS(InvalidArgument, MiniMaxH3AudioVae::is_folder(a.checkpoint), "'", a.checkpoint,
-                  "' is not a MiniMax-H3 audio VAE folder (config.json with _class_name "
-                  "AutoencoderKLMiniMaxH3Audio + diffusion_pytorch_model.safetensors)");
   io::check_output_path(a.out, {a.wav});
   if (!a.log_std.empty()) {
     io::check_output_path(a.log_std, {a.wav});
@@ -78,23 +76,25 @@ void run(const Args& a) {
   for (int64_t t = 0; t < S; ++t)
     for (int64_t b = 0; b < B; ++b) dst[b * S + t] = src[t * B + b];
   const auto t_load = std::chrono::steady_clock::now();
-  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(
-      a.checkpoint, StagePrecision::parse(a.precision).uniform("the MiniMax-H3 audio VAE"),
-      MiniMaxH3AudioVae::Parts::encoder);
+  AudioModelOptions options;
+  options.precision = StagePrecision::parse(a.precision);
+  options.encoder_only = true;
+  const AudioModel model = AudioModel::load(a.checkpoint, options);
   const double load_s = seconds_since(t_load);
-  MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == vae.sample_rate(), a.wav, ": ", in.sample_rate,
-                  " Hz; the model takes ", vae.sample_rate(), " Hz (resample first)");
+  const int sample_rate = model.output_spec().sample_rate;
+  MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == sample_rate, a.wav, ": ", in.sample_rate,
+                  " Hz; the model takes ", sample_rate, " Hz (resample first)");
   RunOptions run;
   run.mesh = a.mesh;
   run.backend = parse_backend(a.backend);
   run.threads = a.threads;
   Tensor log_std;
   const auto t1 = std::chrono::steady_clock::now();
-  Tensor mean = a.stream ? encode_streamed(vae, wave, run, a.push_samples ? a.push_samples : 8000,
+  Tensor mean = a.stream ? encode_streamed(model, wave, run, a.push_samples ? a.push_samples : 8000,
                                            &log_std, a.quiet)
-                         : vae.encode(wave, a.log_std.empty() ? nullptr : &log_std, run);
+                         : model.encode(wave, run, a.log_std.empty() ? nullptr : &log_std);
   const double secs = seconds_since(t1);
-  if (a.normalize) mean = vae.normalize(mean);
+  if (a.normalize) mean = model.normalize_latents(mean);
   // One shot: every MPI rank holds the whole result; streamed: the last pipeline rank.
   if (a.stream ? mean.dim(2) > 0 : process_rank(run.backend) == 0) {
     io::save_npy(a.out, mean);
@@ -104,7 +104,7 @@ void run(const Args& a) {
           "wrote %s: latents %s%s; load %.2f s, encode %.2f s (real-time factor %.3f), total "
           "%.2f s\n",
           a.out.c_str(), shape_str(mean.shape()).c_str(), a.normalize ? " (normalised)" : "",
-          load_s, secs, secs / (static_cast<double>(S) / vae.sample_rate()), seconds_since(t0));
+          load_s, secs, secs / (static_cast<double>(S) / sample_rate), seconds_since(t0));
   }
   if (run.backend == Backend::mpi) finalize_backends();
 }
@@ -113,15 +113,16 @@ const Registrar reg("audio-encode", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "audio-encode",
-      "Encode a 32 kHz WAV to MiniMax-H3 audio latents (.npy, one item per channel)");
+      "Encode a WAV to a model's latents (.npy, one item per channel), e.g. MiniMax-H3's");
   cmd->add_option("--checkpoint", args->checkpoint,
-                  "MiniMax-H3 audio VAE folder (config.json + diffusion_pytorch_model.safetensors)")
+                  "a model with an encoder: a MiniMax-H3 audio VAE folder (config.json + "
+                  "diffusion_pytorch_model.safetensors)")
       ->required()
       ->check(CLI::ExistingPath);  // a file is refused by the loader, naming what it expects
-  cmd->add_option("--wav", args->wav, "input .wav at the model's rate (32 kHz); stereo = 2 items")
+  cmd->add_option("--wav", args->wav, "input .wav at the model's rate; stereo = 2 items")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", args->out, "output .npy: the posterior mode (B, 32, ⌈samples/800⌉)")
+  cmd->add_option("--out", args->out, "output .npy: the posterior mode (B, C, ⌈samples / hop⌉)")
       ->required();
   cmd->add_option("--log-std", args->log_std, "also write the posterior log std (.npy)");
   cmd->add_flag("--normalize", args->normalize,
@@ -141,7 +142,7 @@ const Registrar reg("audio-encode", [](CLI::App& app) {
                 "encode as a stream: samples pushed --push-samples at a time, frames out as they "
                 "become final (equal to one shot to f32 rounding); --mesh 1xN = a pipeline");
   add_int_option(cmd, "--push-samples", args->push_samples, int64_t{1}, int64_t{1} << 24,
-                 "samples per push with --stream (default 8000 = 0.25 s)");
+                 "samples per push with --stream (default 8000)");
   cmd->add_flag("--quiet", args->quiet, "no summary output");
   cmd->callback([args] { run(*args); });
 });

@@ -105,6 +105,47 @@ TEST(AudioModel, MiniMaxH3FolderDecodesAndEncodesAsItsTypedVae) {
   }
 }
 
+// The encoder side through the registry: the log std, the latent statistics, an encode stream
+// (any cut equals one shot), and an encoder-only load; a model without an encoder refuses
+// encoder_only before reading its weights.
+TEST(AudioModel, EncoderCallsEqualTheTypedVae) {
+  const std::string dir = test::fixture_path("minimax_h3_tiny");
+  AudioModelOptions enc_only;
+  enc_only.encoder_only = true;
+  const AudioModel m = AudioModel::load(dir, enc_only);
+  EXPECT_THROW(m.run(test::random_normal({1, 8, 3}, 1), one_device()), InvalidArgument);
+  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(dir);
+  const Tensor wave = test::random_uniform({2, 1, 1234}, 407, -0.5f, 0.5f);
+  Tensor ls, ls_typed;
+  const Tensor z = m.encode(wave, one_device(), &ls);
+  EXPECT_TRUE(same_bytes(z, vae.encode(wave, &ls_typed, one_device())));
+  EXPECT_TRUE(same_bytes(ls, ls_typed));
+  ASSERT_TRUE(m.has_latent_statistics());
+  EXPECT_TRUE(same_bytes(m.normalize_latents(z), vae.normalize(z)));
+  EXPECT_TRUE(same_bytes(m.denormalize_latents(z), vae.denormalize(z)));
+  AudioEncodeStream st = m.encode_stream(one_device());
+  EXPECT_GT(st.lookahead_samples(), 0);
+  std::vector<Tensor> parts, logs;
+  for (int64_t at = 0; at < wave.dim(2); at += 300) {
+    Tensor l;
+    parts.push_back(
+        st.push(wave.narrow(2, at, std::min<int64_t>(300, wave.dim(2) - at)).clone(), &l));
+    logs.push_back(l);
+  }
+  Tensor l;
+  parts.push_back(st.flush(&l));
+  logs.push_back(l);
+  EXPECT_TRUE(test::close_rel_l2(concat(parts, 2), z, 1e-6));
+  EXPECT_TRUE(test::close_rel_l2(concat(logs, 2), ls, 1e-6));
+
+  const AudioModel ltx = AudioModel::load(test::fixture_path("ltx23_small.safetensors"));
+  EXPECT_FALSE(ltx.has_latent_statistics());
+  EXPECT_THROW(ltx.normalize_latents(z), InvalidArgument);
+  EXPECT_THROW(ltx.encode_stream(), InvalidArgument);
+  EXPECT_THROW(AudioModel::load(test::fixture_path("ltx23_small.safetensors"), enc_only),
+               InvalidArgument);
+}
+
 TEST(AudioModel, AnUnknownFileSaysWhyEachModelRefusedIt) {
   const std::string dir = test::scratch_dir();
   const std::string junk = (std::filesystem::path(dir) / "junk.bin").string();
