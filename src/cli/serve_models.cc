@@ -1,5 +1,7 @@
 #include "cli/serve_models.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
