@@ -87,6 +87,12 @@ BodyType parse_content_type(std::string_view content_type) {
   return BodyType::unsupported;
 }
 
+std::string accepted_layouts(const AudioIoSpec& spec) {
+  // "(1, 8, T, 16)" → also "(8, T, 16)": the input without its batch axis.
+  const std::string layout = spec.layout();
+  return layout + " or (" + layout.substr(layout.find(", ") + 2);
+}
+
 Tensor input_from_npy(std::string_view body, const AudioIoSpec& spec) {
   Tensor x = float_input(io::load_npy_bytes(bytes(body), body.size(), kBody), kBody);
   const size_t rank = spec.shape.size();
@@ -103,16 +109,13 @@ Tensor input_from_npy(std::string_view body, const AudioIoSpec& spec) {
     else if (spec.shape[i] >= 0)
       fits = d == spec.shape[i];
     else
-      fits = d >= 1 && d <= 64;  // a free batch axis: one output channel per item
+      fits = d >= 1 && d <= kMaxBatchItems;  // a free batch axis: one output channel per item
   }
-  if (!fits) {
-    // "(1, 8, T, 16)" → also "(8, T, 16)": the input without its batch axis.
-    const std::string layout = spec.layout();
-    const std::string unbatched = "(" + layout.substr(layout.find(", ") + 2);
-    throw ShapeError(detail::concat(kBody, ": expected ", spec.what, " ", layout, " or ", unbatched,
-                                    spec.shape[0] < 0 ? " (B ≤ 64)" : "", ", got ",
-                                    shape_str(x.shape())));
-  }
+  if (!fits)
+    throw ShapeError(detail::concat(
+        kBody, ": expected ", spec.what, " ", accepted_layouts(spec),
+        spec.shape[0] < 0 ? detail::concat(" (B ≤ ", kMaxBatchItems, ")") : std::string(), ", got ",
+        shape_str(x.shape())));
   return x;
 }
 

@@ -33,6 +33,10 @@ const char* content_type_of(OutputFormat f);
 // Content-Type (parameters ignored, case-insensitive) → what the body holds.
 BodyType parse_content_type(std::string_view content_type);
 
+// The most items a request's free batch axis (B) may carry: one output channel each.
+constexpr int64_t kMaxBatchItems = 64;
+// The layouts input_from_npy accepts, e.g. "(1, 8, T, 16) or (8, T, 16)".
+std::string accepted_layouts(const AudioIoSpec& spec);
 // .npy body → a model's input as its spec says: `spec.shape` with the time axis any length ≥ 1
 // and a free batch axis (B) 1 to 64 items; an input without the leading batch axis is given it
 // (batch 1). Values as float_input checks them (float32, finite), as the CLI reads an input file.

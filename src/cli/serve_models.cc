@@ -69,19 +69,21 @@ std::string ServedModel::info_json() const {
   if (has_encoder()) endpoints.push_back("encode");
   if (has_stream()) endpoints.push_back("stream");
   j["endpoints"] = endpoints;
-  const std::string layout = in.layout();
   j["input"] = {{"what", in.what},
-                {"layout", layout + " or (" + layout.substr(layout.find(", ") + 2) +
-                               (in.shape[0] < 0 ? ", B ≤ 64 (one output channel each)" : "") +
+                {"layout", accepted_layouts(in) +
+                               (in.shape[0] < 0 ? detail::concat(", B ≤ ", kMaxBatchItems,
+                                                                 " (one output channel each)")
+                                                : "") +
                                (takes_wave() ? "; or a mono WAV" : "")},
                 {in.what == "mel" ? "num_mels" : "latent_channels", in.shape[1]},
                 {"frame_size", frame_size()},
                 {"frames_per_second", frames_per_second()}};
   if (has_encoder()) {
     const int64_t hop = model_.output_samples(1);
-    j["encode"] = {{"input", "WAV at sample_rate, one batch item per channel"},
-                   {"output", "application/x-npy " + layout + " float32, T = ceil(samples / hop)"},
-                   {"hop_length", hop}};
+    j["encode"] = {
+        {"input", "WAV at sample_rate, one batch item per channel"},
+        {"output", "application/x-npy " + in.layout() + " float32, T = ceil(samples / hop)"},
+        {"hop_length", hop}};
   }
   j["output"] = {{"sample_rate", sample_rate()}, {"channels", channels()}};
   if (in.shape[0] < 0) j["output"]["channels_per_batch_item"] = true;
