@@ -2,7 +2,6 @@
 #include "meshnn/audio_model.h"
 
 #include <algorithm>
-#include <sstream>
 #include <stdexcept>
 #include <tuple>
 
@@ -31,22 +30,6 @@ bool api::register_audio_model(AudioModelEntry entry) {
   });
   r.insert(at, std::move(entry));
   return true;
-}
-
-std::string AudioIoSpec::layout() const {
-  std::ostringstream s;
-  s << '(';
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s << ", ";
-    if (static_cast<int>(i) == time_axis)
-      s << 'T';
-    else if (shape[i] < 0)
-      s << 'B';
-    else
-      s << shape[i];
-  }
-  s << ')';
-  return s.str();
 }
 
 Tensor AudioModel::Impl::encode(const Tensor&, const RunOptions&, Tensor*) const {
