@@ -127,6 +127,10 @@ class BigVganVocoder {
   std::shared_ptr<Impl> impl_;
 };
 
+namespace api {
+struct MiniMaxH3Access;  // the AudioModel registry entry of this model
+}
+
 // MiniMax-H3 audio VAE (diffusers `AutoencoderKLMiniMaxH3Audio`, 32 kHz mono per batch item;
 // stereo is two batch items, item 0 = left). Neither direction applies latents_mean/latents_std,
 // as diffusers' decode/encode do not; normalize()/denormalize() are the pipeline's affine.
@@ -252,6 +256,7 @@ class MiniMaxH3AudioVae {
   struct Impl;
 
  private:
+  friend struct api::MiniMaxH3Access;  // the registry entry reads impl_ (streams, loaded halves)
   explicit MiniMaxH3AudioVae(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };

@@ -37,6 +37,9 @@ struct AudioModelOptions {
   // Load only what encode() needs (a VAE's encoder, about half its weights); run() and stream()
   // then refuse. A model without an encoder is refused before its weights are read.
   bool encoder_only = false;
+  // Load only what run() and stream() need (a VAE's decoder); encode() then refuses. A model
+  // that only decodes loads the same either way.
+  bool decoder_only = false;
 };
 
 // A stream into a model's encoder: samples pushed a few at a time, latent frames out as soon as
@@ -70,6 +73,9 @@ class AudioModel {
   static AudioModel load(const std::string& path, const AudioModelOptions& options = {});
   // The registered models, in the order load() asks them, e.g. "ltx-audio-decoder".
   static std::vector<std::string> registered();
+  // The registry name of the model load() would take `path` for, from its files' headers (no
+  // weights read); the InvalidArgument of load() when none would.
+  static std::string identify(const std::string& path, const AudioModelOptions& options = {});
 
   std::string model() const;        // the registry name of the model
   std::string variant() const;      // what the checkpoint is: "ltx-2.3", "ltx-2", "bigvgan", …

@@ -50,19 +50,33 @@ Tensor AudioModel::Impl::input_from_wave(const Tensor&) const {
 
 AudioModel::AudioModel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
-AudioModel AudioModel::load(const std::string& path, const AudioModelOptions& options) {
+namespace {
+
+// The first entry (in load order) that takes `path`, else InvalidArgument with each one's reason.
+const api::AudioModelEntry& entry_for(const std::string& path, const AudioModelOptions& options) {
   std::string why;
   for (const api::AudioModelEntry& e : registry()) {
     const std::string refusal = e.refusal(path, options);
-    if (refusal.empty()) {
-      MESHNN_CHECK_AS(InvalidArgument, e.has_encoder || !options.encoder_only, path, ": ", e.name,
-                      " has no encoder");
-      return AudioModel(e.load(path, options));
-    }
+    if (refusal.empty()) return e;
     why += detail::concat("\n  ", e.name, ": ", refusal);
   }
   throw InvalidArgument(
       detail::concat(path, ": not a model meshnn knows (each registered model says why):", why));
+}
+
+}  // namespace
+
+AudioModel AudioModel::load(const std::string& path, const AudioModelOptions& options) {
+  MESHNN_CHECK_AS(InvalidArgument, !(options.encoder_only && options.decoder_only),
+                  "encoder_only and decoder_only together leave nothing to load");
+  const api::AudioModelEntry& e = entry_for(path, options);
+  MESHNN_CHECK_AS(InvalidArgument, e.has_encoder || !options.encoder_only, path, ": ", e.name,
+                  " has no encoder");
+  return AudioModel(e.load(path, options));
+}
+
+std::string AudioModel::identify(const std::string& path, const AudioModelOptions& options) {
+  return entry_for(path, options).name;
 }
 
 std::vector<std::string> AudioModel::registered() {

@@ -1,11 +1,13 @@
 // The public MiniMax-H3 audio VAE (meshnn/audio.h) over models/minimax_h3: the loaded weights
 // shared by every call, graphs pooled per direction (one per device per call, warm on reuse), the
-// mesh split of models/minimax_h3/mesh.h, and the streaming decode on a stream engine.
+// mesh split of models/minimax_h3/mesh.h, the streaming decode as every model's AudioStream and
+// the streaming encode on a stream engine.
 #include <cmath>
 #include <mutex>
 #include <random>
 
 #include "api/audio_model_registry.h"
+#include "api/audio_stream_spec.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/exclusive.h"
@@ -161,21 +163,41 @@ Tensor MiniMaxH3AudioVae::normalize(const Tensor& z) const { return impl_->model
 
 // ---- DecodeStream ---------------------------------------------------------------------------
 
+namespace {
+
+// The options of a stream from a call's: "auto" is one device (1x1).
+StreamOptions stream_options(const RunOptions& run) {
+  StreamOptions o;
+  o.mesh = run.mesh == "auto" ? "1x1" : run.mesh;
+  o.backend = run.backend;
+  o.threads = run.threads;
+  return o;
+}
+
+// The decoder as every model's stream is made (api/audio_stream_spec.h): latents (B, C, n) in,
+// (B, 1, m) samples out; a pipeline calibrated on pushes of 8 frames unless told otherwise.
+AudioStream decoder_stream(const h3::Model& m, const StreamOptions& o) {
+  MESHNN_CHECK_AS(InvalidArgument, m.has_decoder(), "minimax_h3: the decoder was not loaded");
+  const int64_t C = m.config().latent_channels;
+  api::StreamSpec s;
+  s.graph = [&m] { return m.decode_stream(); };
+  s.to_rows = [C](const Tensor& z) {
+    api::check_stream_frames(z, {-1, C, -1}, "latent frames (B, C, n)");
+    return models::mel_rows(z);  // (B, C, n) → rows (B, n, C)
+  };
+  s.calibration = {1, api::push_frames_or(o, 8), C};
+  s.lo = -2.f, s.hi = 2.f;
+  s.sample_rate = m.config().sampling_rate;
+  s.channels = 1;
+  s.samples_per_frame = m.hop();
+  return api::make_audio_stream(s, o);
+}
+
+}  // namespace
+
 struct MiniMaxH3AudioVae::DecodeStream::Impl {
   std::shared_ptr<const MiniMaxH3AudioVae::Impl> vae;  // keeps the weights alive
-  std::unique_ptr<streaming::StreamEngine> engine;
-  int64_t channels = 0, hop = 0, lookahead = 0;
-  int sample_rate = 0;
-  int64_t frames = 0, samples = 0, batch = 1;
-  std::string mesh;
-  ExclusiveUse use;  // one call at a time, as AudioStream (a second concurrent call: InUseError)
-
-  // Output rows (B, m, 1) → (B, 1, m); (B, 1, 0) when nothing became final.
-  Tensor out(const Tensor& rows) {
-    if (!rows.defined() || rows.dim(1) == 0) return Tensor::empty({batch, 1, 0});
-    samples += rows.dim(1);
-    return rows.reshape({rows.dim(0), 1, rows.dim(1)});
-  }
+  AudioStream stream;
 };
 
 MiniMaxH3AudioVae::DecodeStream::DecodeStream(std::unique_ptr<Impl> impl)
@@ -186,47 +208,34 @@ MiniMaxH3AudioVae::DecodeStream& MiniMaxH3AudioVae::DecodeStream::operator=(
     DecodeStream&&) noexcept = default;
 
 Tensor MiniMaxH3AudioVae::DecodeStream::push(const Tensor& latents) {
-  Impl& s = *impl_;
-  const ExclusiveUse::Claim claim(s.use, "this stream");
-  MESHNN_CHECK_AS(ShapeError, latents.defined() && latents.dtype() == DType::f32,
-                  "latent frames: expected float32, got ",
-                  latents.defined() ? dtype_name(latents.dtype()) : "no tensor");
-  MESHNN_CHECK_AS(
-      ShapeError, latents.rank() == 3 && latents.dim(0) >= 1 && latents.dim(1) == s.channels,
-      "latent frames: expected (B, ", s.channels, ", n), got ", shape_str(latents.shape()));
-  MESHNN_CHECK_AS(ShapeError, s.frames == 0 || latents.dim(0) == s.batch,
-                  "latent frames: the batch changed from ", s.batch, " to ", latents.dim(0),
-                  " within a stream (flush or reset first)");
-  check_finite(latents, "latent frames");
-  s.batch = latents.dim(0);
-  s.frames += latents.dim(2);
-  return s.out(s.engine->push(models::mel_rows(latents)));  // rows (B, n, C)
+  return impl_->stream.push(latents);
 }
-
-Tensor MiniMaxH3AudioVae::DecodeStream::flush() {
-  const ExclusiveUse::Claim claim(impl_->use, "this stream");
-  Tensor y = impl_->out(impl_->engine->flush());
-  impl_->frames = impl_->samples = 0;
-  return y;
+Tensor MiniMaxH3AudioVae::DecodeStream::flush() { return impl_->stream.flush(); }
+void MiniMaxH3AudioVae::DecodeStream::reset() { impl_->stream.reset(); }
+int MiniMaxH3AudioVae::DecodeStream::sample_rate() const { return impl_->stream.sample_rate(); }
+int64_t MiniMaxH3AudioVae::DecodeStream::samples_per_frame() const {
+  return impl_->stream.samples_per_frame();
 }
-
-void MiniMaxH3AudioVae::DecodeStream::reset() {
-  const ExclusiveUse::Claim claim(impl_->use, "this stream");
-  impl_->engine->reset();
-  impl_->frames = impl_->samples = 0;
+int64_t MiniMaxH3AudioVae::DecodeStream::lookahead_frames() const {
+  return impl_->stream.lookahead_frames();
 }
-
-int MiniMaxH3AudioVae::DecodeStream::sample_rate() const { return impl_->sample_rate; }
-int64_t MiniMaxH3AudioVae::DecodeStream::samples_per_frame() const { return impl_->hop; }
-int64_t MiniMaxH3AudioVae::DecodeStream::lookahead_frames() const { return impl_->lookahead; }
 double MiniMaxH3AudioVae::DecodeStream::lookahead_ms() const {
-  return 1e3 * static_cast<double>(impl_->lookahead * impl_->hop) / impl_->sample_rate;
+  return impl_->stream.lookahead_ms();
 }
-int64_t MiniMaxH3AudioVae::DecodeStream::frames_pushed() const { return impl_->frames; }
-int64_t MiniMaxH3AudioVae::DecodeStream::samples_returned() const { return impl_->samples; }
-std::string MiniMaxH3AudioVae::DecodeStream::mesh() const { return impl_->mesh; }
+int64_t MiniMaxH3AudioVae::DecodeStream::frames_pushed() const {
+  return impl_->stream.frames_pushed();
+}
+int64_t MiniMaxH3AudioVae::DecodeStream::samples_returned() const {
+  return impl_->stream.samples_returned();
+}
+std::string MiniMaxH3AudioVae::DecodeStream::mesh() const { return impl_->stream.mesh(); }
 bool MiniMaxH3AudioVae::DecodeStream::returns_output() const {
-  return impl_->engine->returns_output();
+  return impl_->stream.returns_output();
+}
+
+MiniMaxH3AudioVae::DecodeStream MiniMaxH3AudioVae::decode_stream(const RunOptions& run) const {
+  return DecodeStream(std::make_unique<DecodeStream::Impl>(
+      DecodeStream::Impl{impl_, decoder_stream(*impl_->model, stream_options(run))}));
 }
 
 namespace {
@@ -244,40 +253,19 @@ MeshConfig stream_mesh(const RunOptions& run) {
 }
 
 // One device on the calling thread, or a pipeline whose cuts are calibrated on pushes of
-// `cal_rows` rows of `width` values like the stream's own input (normal, or uniform in [-0.5,
-// 0.5] for a waveform).
+// `cal_rows` samples like the stream's own input (uniform in [-0.5, 0.5]).
 std::unique_ptr<streaming::StreamEngine> stream_engine(graph::NodePtr g, const MeshConfig& mc,
-                                                       int64_t cal_rows, int64_t width, bool wave) {
+                                                       int64_t cal_rows) {
   if (mc.cols == 1 && mc.backend == Backend::local)
     return streaming::single_device_engine(std::move(g), mc.threads_per_device);
   std::mt19937 rng(1234);
-  std::normal_distribution<float> n(0.f, 1.f);
   std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  Tensor cal = Tensor::empty({1, cal_rows, width});
-  for (int64_t i = 0; i < cal.numel(); ++i) cal.data<float>()[i] = wave ? u(rng) : n(rng);
+  Tensor cal = Tensor::empty({1, cal_rows, 1});
+  for (int64_t i = 0; i < cal.numel(); ++i) cal.data<float>()[i] = u(rng);
   return streaming::pipeline_engine(std::move(g), mc, cal);
 }
 
 }  // namespace
-
-MiniMaxH3AudioVae::DecodeStream MiniMaxH3AudioVae::decode_stream(const RunOptions& run) const {
-  const h3::Model& m = *impl_->model;
-  MESHNN_CHECK_AS(InvalidArgument, m.has_decoder(), "minimax_h3: the decoder was not loaded");
-  const MeshConfig mc = stream_mesh(run);
-  auto s = std::make_unique<DecodeStream::Impl>();
-  s->vae = impl_;
-  s->channels = m.config().latent_channels;
-  s->hop = m.hop();
-  s->sample_rate = m.config().sampling_rate;
-  s->mesh = detail::concat(mc.rows, "x", mc.cols);
-  // A pipeline cuts between the blocks of a stage: the layout that serialises them.
-  graph::NodePtr g = mc.cols > 1 ? graph::pipeline_layout(m.decode_stream()) : m.decode_stream();
-  // Frames a sample waits for beyond its own: the graph's right reach, whole frames.
-  s->lookahead = g->reach().right.ceil();
-  // The pipeline's cost calibration: 8 latent frames (one typical push).
-  s->engine = stream_engine(std::move(g), mc, 8, s->channels, false);
-  return DecodeStream(std::move(s));
-}
 
 // ---- EncodeStream ---------------------------------------------------------------------------
 
@@ -367,13 +355,18 @@ MiniMaxH3AudioVae::EncodeStream MiniMaxH3AudioVae::encode_stream(const RunOption
   graph::NodePtr g = m.encode_stream();
   s->lookahead = g->reach().right.ceil();
   // Calibrated on 8 hops of samples per push.
-  s->engine = stream_engine(std::move(g), mc, 8 * s->hop, 1, true);
+  s->engine = stream_engine(std::move(g), mc, 8 * s->hop);
   return EncodeStream(std::move(s));
 }
 
 // ---- registry entry --------------------------------------------------------------------------
 
 namespace api {
+
+struct MiniMaxH3Access {
+  static const h3::Model& model(const MiniMaxH3AudioVae& vae) { return *vae.impl_->model; }
+};
+
 namespace {
 
 struct MiniMaxH3Model final : AudioModel::Impl {
@@ -389,7 +382,9 @@ struct MiniMaxH3Model final : AudioModel::Impl {
              static_cast<double>(sr) / vae.hop_length(),
              0};
     output = {"wave", {-1, 1, -1}, 2, static_cast<double>(sr), sr};
-    has_encoder = true;
+    // What was loaded (AudioModelOptions::encoder_only / decoder_only load one half).
+    has_encoder = MiniMaxH3Access::model(vae).has_encoder();
+    can_stream = MiniMaxH3Access::model(vae).has_decoder();
     has_latent_statistics = true;
   }
   int64_t output_samples(int64_t frames) const override { return frames * vae.hop_length(); }
@@ -414,6 +409,10 @@ struct MiniMaxH3Model final : AudioModel::Impl {
   Tensor normalize_latents(const Tensor& z, bool inverse) const override {
     return inverse ? vae.denormalize(z) : vae.normalize(z);
   }
+  // The decoder's stream: latents (B, C, n) → (B, 1, m), as decode_stream().
+  AudioStream stream(const StreamOptions& options) const override {
+    return decoder_stream(MiniMaxH3Access::model(vae), options);
+  }
 };
 
 // First in load order: a diffusers folder says what it is (its config.json names the class).
@@ -428,9 +427,11 @@ AudioModelEntry minimax_h3_audio_entry() {
                : "not a folder whose config.json names AutoencoderKLMiniMaxH3Audio";
   };
   e.load = [](const std::string& path, const AudioModelOptions& o) {
-    return std::make_shared<const MiniMaxH3Model>(MiniMaxH3AudioVae::load(
-        path, o.precision.uniform("the MiniMax-H3 audio VAE"),
-        o.encoder_only ? MiniMaxH3AudioVae::Parts::encoder : MiniMaxH3AudioVae::Parts::both));
+    return std::make_shared<const MiniMaxH3Model>(
+        MiniMaxH3AudioVae::load(path, o.precision.uniform("the MiniMax-H3 audio VAE"),
+                                o.encoder_only   ? MiniMaxH3AudioVae::Parts::encoder
+                                : o.decoder_only ? MiniMaxH3AudioVae::Parts::decoder
+                                                 : MiniMaxH3AudioVae::Parts::both));
   };
   return e;
 }

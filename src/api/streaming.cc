@@ -7,6 +7,7 @@
 #include <random>
 
 #include "api/audio_impl.h"
+#include "api/audio_stream_spec.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
 #include "streaming/stream_engine.h"
@@ -26,6 +27,9 @@ struct AudioStream::Impl {
 
   Tensor push(const Tensor& frames_in) {
     const Tensor rows = to_rows(frames_in);
+    // A stream holds one input's history per item: its batch is fixed until flush / reset.
+    MESHNN_CHECK_AS(ShapeError, frames == 0 || rows.dim(0) == batch, "the batch changed from ",
+                    batch, " to ", rows.dim(0), " within a stream (flush or reset first)");
     frames += rows.dim(1);
     batch = rows.dim(0);
     return out(engine->push(rows));
@@ -51,13 +55,6 @@ namespace {
 
 using graph::NodePtr;
 
-// Frames of a typical push: the option, else `fallback`.
-int64_t push_or(const StreamOptions& o, int64_t fallback) {
-  MESHNN_CHECK_AS(InvalidArgument, o.push_frames >= 0, "push_frames must be ≥ 0, got ",
-                  o.push_frames);
-  return o.push_frames > 0 ? o.push_frames : fallback;
-}
-
 // Random rows of the stream's row shape: the pipeline's cost calibration input.
 Tensor calibration_rows(Shape shape, float lo, float hi) {
   std::mt19937 rng(1234);
@@ -67,17 +64,8 @@ Tensor calibration_rows(Shape shape, float lo, float hi) {
   return t;
 }
 
-// What a model contributes to its stream; make_stream builds the rest.
-struct StreamSpec {
-  std::function<NodePtr()> graph;                // the model's graph
-  std::function<Tensor(const Tensor&)> to_rows;  // checked public frames → rows
-  Shape calibration;                             // the row shape of a typical push
-  float lo = 0, hi = 0;                          // calibration values' range
-  int sample_rate = 0;
-  int64_t channels = 0, samples_per_frame = 0;
-};
-
-std::unique_ptr<AudioStream::Impl> make_stream(const StreamSpec& spec, const StreamOptions& o) {
+std::unique_ptr<AudioStream::Impl> make_stream(const api::StreamSpec& spec,
+                                               const StreamOptions& o) {
   check_thread_count(o.threads, "threads per device");
   MeshConfig mc = parse_mesh(o.mesh);
   MESHNN_CHECK_AS(InvalidArgument, mc.rows == 1,
@@ -103,8 +91,17 @@ std::unique_ptr<AudioStream::Impl> make_stream(const StreamSpec& spec, const Str
   return impl;
 }
 
-// f32, rank 3 or 4 with the given fixed dims (−1: any), finite.
-void check_frames(const Tensor& t, const Shape& want, const char* what) {
+}  // namespace
+
+namespace api {
+
+int64_t push_frames_or(const StreamOptions& o, int64_t fallback) {
+  MESHNN_CHECK_AS(InvalidArgument, o.push_frames >= 0, "push_frames must be ≥ 0, got ",
+                  o.push_frames);
+  return o.push_frames > 0 ? o.push_frames : fallback;
+}
+
+void check_stream_frames(const Tensor& t, const Shape& want, const char* what) {
   MESHNN_CHECK_AS(ShapeError, t.defined() && t.dtype() == DType::f32, what,
                   ": expected float32, got ", t.defined() ? dtype_name(t.dtype()) : "no tensor");
   bool ok = t.rank() == static_cast<int>(want.size());
@@ -114,9 +111,15 @@ void check_frames(const Tensor& t, const Shape& want, const char* what) {
   check_finite(t, what);
 }
 
-}  // namespace
+AudioStream make_audio_stream(const StreamSpec& spec, const StreamOptions& options) {
+  // AudioStream's constructor is for its subclasses: this one adds nothing to it.
+  struct Made : AudioStream {
+    explicit Made(std::unique_ptr<Impl> impl) : AudioStream(std::move(impl)) {}
+  };
+  return Made(make_stream(spec, options));
+}
 
-// ---- StreamingVocoder ------------------------------------------------------------------------
+}  // namespace api
 
 // ---- AudioStream ----------------------------------------------------------------------------
 
@@ -151,15 +154,15 @@ bool AudioStream::returns_output() const { return impl_->engine->returns_output(
 
 namespace {
 
-StreamSpec bigvgan_spec(const models::BigVgan& m, const StreamOptions& o) {
+api::StreamSpec bigvgan_spec(const models::BigVgan& m, const StreamOptions& o) {
   const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
-  StreamSpec s;
+  api::StreamSpec s;
   s.graph = [&m] { return m.graph(); };
   s.to_rows = [M](const Tensor& mel) {
-    check_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
+    api::check_stream_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
     return models::mel_rows(mel);
   };
-  s.calibration = {1, push_or(o, 32), M};
+  s.calibration = {1, api::push_frames_or(o, 32), M};
   s.lo = -8.f, s.hi = 1.f;
   s.sample_rate = m.config().generator.sampling_rate;
   s.channels = 1;
@@ -167,18 +170,18 @@ StreamSpec bigvgan_spec(const models::BigVgan& m, const StreamOptions& o) {
   return s;
 }
 
-StreamSpec ltx_vocoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
+api::StreamSpec ltx_vocoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
   // Output samples per mel frame (a latent frame after the first makes 4 mel frames).
   const int64_t per_frame = (m.output_samples(2) - m.output_samples(1)) / 4;
   const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
-  StreamSpec s;
+  api::StreamSpec s;
   s.graph = [&m] { return m.vocoder_graph(); };
   s.to_rows = [C, F](const Tensor& mel) {
-    check_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
+    api::check_stream_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
     // (B, C, n, F) → (B, n, F, C) → (B, n, C·F) with channel c·F + f, as the mel-VAE's output.
     return models::LtxAudioDecoder::pack_mel(models::latent_to_channels_last(mel));
   };
-  s.calibration = {1, push_or(o, 32), C * F};
+  s.calibration = {1, api::push_frames_or(o, 32), C * F};
   s.lo = -6.f, s.hi = 1.f;
   s.sample_rate = m.sample_rate();
   s.channels = 2;
@@ -186,15 +189,15 @@ StreamSpec ltx_vocoder_spec(const models::LtxAudioDecoder& m, const StreamOption
   return s;
 }
 
-StreamSpec ltx_decoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
+api::StreamSpec ltx_decoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
   const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
-  StreamSpec s;
+  api::StreamSpec s;
   s.graph = [&m] { return m.graph(); };
   s.to_rows = [Z, F](const Tensor& latent) {
-    check_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");
+    api::check_stream_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");
     return models::latent_to_channels_last(latent);
   };
-  s.calibration = {1, push_or(o, 8), F, Z};
+  s.calibration = {1, api::push_frames_or(o, 8), F, Z};
   s.lo = -2.f, s.hi = 2.f;
   s.sample_rate = m.sample_rate();
   s.channels = 2;

@@ -1,6 +1,6 @@
-// meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav; a
-// MiniMax-H3 audio VAE folder as --checkpoint: latents (B, 32, T) → 32 kHz, one channel per item
-// (one shot on any mesh, or --stream).
+// meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav;
+// any other latent decoder the AudioModel registry knows (a MiniMax-H3 audio VAE folder: latents
+// (B, 32, T) → 32 kHz) → one WAV channel per batch item (one shot on any mesh, or --stream).
 #include <cstdio>
 
 #include "cli/audio_common.h"
@@ -9,6 +9,7 @@
 #include "cli/preflight.h"
 #include "cli/stream_cli.h"
 #include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
@@ -41,19 +42,18 @@ void check_mpi_stream(const Args& a) {
                   world, " (mpiexec -n ", mc.rows * mc.cols, ")");
 }
 
-// MiniMax-H3 --stream: latent frames (B·C values each: the (B, C, T) .npy read along T, or raw
-// frames of 2·C for stereo) pushed as they are read; one WAV channel per batch item.
-void run_minimax_h3_stream(const Args& a) {
+// A model of the registry other than LTX that decodes latents (B, C, T) (today the MiniMax-H3
+// audio VAE: 32 kHz, one output channel per batch item). Its --stream: frames of B·C values (the
+// .npy read along T, or raw frames), item-major.
+void run_latent_model_stream(const Args& a, const AudioModel& model) {
   const Backend backend = parse_backend(a.backend);
-  if (backend == Backend::mpi) check_mpi_stream(a);
-  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(a.checkpoint, parse_precision(a.precision),
-                                                        MiniMaxH3AudioVae::Parts::decoder);
-  RunOptions o;
+  StreamOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.backend = backend;
   o.threads = a.threads;
-  MiniMaxH3AudioVae::DecodeStream stream = vae.decode_stream(o);
-  const int64_t C = vae.latent_channels();
+  o.push_frames = a.st.push_frames;
+  AudioStream stream = model.stream(o);
+  const int64_t C = model.input_spec().shape[1];
   auto source = open_stream_source(a.st.frames_from, a.latent, 2 * C, [](const std::string& p) {
     return io::open_npy_frames(p, -1);  // (B, C, T) or (C, T): frame t = z[…, t], item-major
   });
@@ -62,69 +62,79 @@ void run_minimax_h3_stream(const Args& a) {
                   " values; expected B·", C, " (B ≤ 64 items)");
   const int64_t B = source->frame_size() / C;
   const bool denorm = a.latents_normalized;
-  StreamRun r;
-  r.to_input = [B, C, denorm, &vae](const Tensor& f) {  // (n, B·C) → (B, C, n)
-    const int64_t n = f.dim(0);
-    Tensor z = Tensor::empty({B, C, n});
-    const float* src = f.data<float>();
-    float* dst = z.data<float>();
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t i = 0; i < B * C; ++i) dst[i * n + t] = src[t * B * C + i];
-    return denorm ? vae.denormalize(z) : z;
-  };
-  r.push = [&stream](const Tensor& z) {
-    const Tensor y = stream.push(z);  // (B, 1, m) → one channel per item
-    return y.reshape({1, y.dim(0), y.dim(2)});
+  StreamRun r = stream_run(
+      stream, static_cast<int>(B),
+      [B, C, denorm, &model](const Tensor& f) {  // (n, B·C) → (B, C, n)
+        const int64_t n = f.dim(0);
+        Tensor z = Tensor::empty({B, C, n});
+        const float* src = f.data<float>();
+        float* dst = z.data<float>();
+        for (int64_t t = 0; t < n; ++t)
+          for (int64_t i = 0; i < B * C; ++i) dst[i * n + t] = src[t * B * C + i];
+        return denorm ? model.denormalize_latents(z) : z;
+      },
+      a.quiet);
+  // (B, 1, m) → one WAV channel per item.
+  r.push = [&stream, B](const Tensor& z) {
+    const Tensor y = stream.push(z);
+    return y.reshape({1, B, y.dim(2)});
   };
   r.flush = [&stream, B] {
     const Tensor y = stream.flush();
     return y.reshape({1, B, y.dim(2)});
   };
-  r.sample_rate = stream.sample_rate();
-  r.channels = static_cast<int>(B);
-  r.lookahead_frames = stream.lookahead_frames();
-  r.lookahead_ms = stream.lookahead_ms();
-  r.writes_output = stream.returns_output();
-  r.quiet = a.quiet;
   run_stream(r, *source, a.st.push_frames, a.out);
   if (backend == Backend::mpi) finalize_backends();
 }
 
-// MiniMax-H3: latents (B, C, T) or (C, T) → WAV with one channel per batch item (stereo = 2).
-void run_minimax_h3(const Args& a) {
+void run_latent_model(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given, "--chunk-frames is for the LTX decoders");
-  if (a.st.stream) return run_minimax_h3_stream(a);
-  check_not_streaming_options(a.st, a.out);
-  MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(), "--latent is required");
+  if (!a.st.stream) {
+    check_not_streaming_options(a.st, a.out);
+    MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(), "--latent is required");
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  io::check_output_path(a.out, {a.latent});
   RunOptions run;
   run.mesh = a.mesh;
   run.backend = parse_backend(a.backend);
   run.threads = a.threads;
-  Tensor z = float_input(io::load_npy(a.latent), a.latent);
-  if (z.rank() == 2) z = z.reshape({1, z.dim(0), z.dim(1)});
-  MESHNN_CHECK_AS(ShapeError, z.rank() == 3 && z.dim(0) >= 1 && z.dim(0) <= 64, a.latent,
-                  ": expected (B, C, T) or (C, T) latents with B ≤ 64 channels, got ",
-                  shape_str(z.shape()));
+  Tensor z;
+  if (a.st.stream && run.backend == Backend::mpi) check_mpi_stream(a);
+  if (!a.st.stream) {
+    io::check_output_path(a.out, {a.latent});
+    z = float_input(io::load_npy(a.latent), a.latent);
+    if (z.rank() == 2) z = z.reshape({1, z.dim(0), z.dim(1)});
+    MESHNN_CHECK_AS(ShapeError, z.rank() == 3 && z.dim(0) >= 1 && z.dim(0) <= 64, a.latent,
+                    ": expected (B, C, T) or (C, T) latents with B ≤ 64 channels, got ",
+                    shape_str(z.shape()));
+  }
   const auto t_load = std::chrono::steady_clock::now();
-  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(
-      a.checkpoint, StagePrecision::parse(a.precision).uniform("the MiniMax-H3 audio VAE"),
-      MiniMaxH3AudioVae::Parts::decoder);
+  AudioModelOptions options;
+  options.precision = StagePrecision::parse(a.precision);
+  options.decoder_only = true;
+  const AudioModel model = AudioModel::load(a.checkpoint, options);
   const double load_s = seconds_since(t_load);
-  if (a.latents_normalized) z = vae.denormalize(z);
+  const AudioIoSpec& in = model.input_spec();
+  MESHNN_CHECK_AS(InvalidArgument, in.what == "latent" && in.shape.size() == 3, a.checkpoint,
+                  " is the ", model.description(), ": it takes ", in.what, " ", in.layout(),
+                  in.what == "mel" ? ", not latents; use `meshnn vocode`" : ", not latents");
+  MESHNN_CHECK_AS(InvalidArgument, !a.latents_normalized || model.has_latent_statistics(),
+                  "--latents-normalized: the ", model.description(), " has no latent statistics");
+  if (a.st.stream) return run_latent_model_stream(a, model);
+  if (a.latents_normalized) z = model.denormalize_latents(z);
   const auto t1 = std::chrono::steady_clock::now();
-  const Tensor wave = vae.decode(z, run);  // (B, 1, S)
+  const Tensor wave = model.run(z, run);  // (B, 1, S)
   const double secs = seconds_since(t1);
   const int64_t B = wave.dim(0), S = wave.dim(2);
+  const int sample_rate = model.output_spec().sample_rate;
   if (process_rank(run.backend) == 0) {
-    io::write_wav(a.out, interleave_for_wav(wave.reshape({1, B, S})), vae.sample_rate());
-    const double audio_s = static_cast<double>(S) / vae.sample_rate();
+    io::write_wav(a.out, interleave_for_wav(wave.reshape({1, B, S})), sample_rate);
+    const double audio_s = static_cast<double>(S) / sample_rate;
     if (!a.quiet)
       std::printf(
           "wrote %s: %.2f s of %d Hz audio, %lld channel(s); load %.2f s, decode %.2f s "
           "(real-time factor %.3f), total %.2f s\n",
-          a.out.c_str(), audio_s, vae.sample_rate(), static_cast<long long>(B), load_s, secs,
+          a.out.c_str(), audio_s, sample_rate, static_cast<long long>(B), load_s, secs,
           secs / audio_s, seconds_since(t0));
   }
   if (run.backend == Backend::mpi) finalize_backends();
@@ -153,10 +163,21 @@ void run_stream_mode(const Args& a) {
   if (backend == Backend::mpi) finalize_backends();
 }
 
+// The LTX checkpoints keep their own path (chunked decode, checks before the weights are read);
+// any other model the registry identifies goes through meshnn::AudioModel.
+bool is_other_registered_model(const std::string& path) {
+  try {
+    return AudioModel::identify(path) != "ltx-audio-decoder";
+  } catch (const InvalidArgument&) {
+    return false;  // the LTX loader says what is wrong with it
+  }
+}
+
 void run(const Args& a) {
-  if (MiniMaxH3AudioVae::is_folder(a.checkpoint)) return run_minimax_h3(a);
+  if (is_other_registered_model(a.checkpoint)) return run_latent_model(a);
   MESHNN_CHECK_AS(InvalidArgument, !a.latents_normalized,
-                  "--latents-normalized is for the MiniMax-H3 audio VAE");
+                  "--latents-normalized is for models with latent statistics (the LTX decoders "
+                  "have none)");
   if (a.st.stream) return run_stream_mode(a);
   check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(),

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "api/audio_model_registry.h"
@@ -100,9 +101,52 @@ TEST(AudioModel, MiniMaxH3FolderDecodesAndEncodesAsItsTypedVae) {
   EXPECT_TRUE(same_bytes(wave, vae.decode(z, one_device())));
   EXPECT_EQ(wave.dim(2), m.output_samples(5));
   EXPECT_TRUE(same_bytes(m.encode(wave, one_device()), vae.encode(wave, nullptr, one_device())));
-  if (!m.can_stream()) {
-    EXPECT_THROW(m.stream(), InvalidArgument);
+  EXPECT_EQ(AudioModel::identify(dir), "minimax-h3-audio-vae");
+}
+
+// The decoder's stream through the registry: the typed decode_stream's samples for the same cuts,
+// equal to one shot; the batch is fixed until flush; the stream outlives the model it came from.
+TEST(AudioModel, MiniMaxH3StreamsAsItsTypedDecodeStream) {
+  const std::string dir = test::fixture_path("minimax_h3_tiny");
+  AudioModelOptions dec_only;
+  dec_only.decoder_only = true;
+  std::optional<AudioModel> m = AudioModel::load(dir, dec_only);
+  ASSERT_TRUE(m->can_stream());
+  EXPECT_FALSE(m->has_encoder());
+  const MiniMaxH3AudioVae vae = MiniMaxH3AudioVae::load(dir);
+  const Tensor z = test::random_normal({2, vae.latent_channels(), 9}, 408, 0.7f);
+  const Tensor one = vae.decode(z, one_device());
+  StreamOptions so;
+  so.threads = 1;
+  AudioStream s = m->stream(so);
+  MiniMaxH3AudioVae::DecodeStream typed = vae.decode_stream(one_device());
+  EXPECT_EQ(s.lookahead_frames(), typed.lookahead_frames());
+  EXPECT_EQ(s.samples_per_frame(), vae.hop_length());
+  m.reset();  // the stream keeps what it needs
+  std::vector<Tensor> got, want;
+  for (const auto& [at, n] : {std::pair<int64_t, int64_t>{0, 2}, {2, 1}, {3, 6}}) {
+    got.push_back(s.push(z.narrow(2, at, n).clone()));
+    want.push_back(typed.push(z.narrow(2, at, n).clone()));
+    EXPECT_TRUE(same_bytes(got.back(), want.back()));
   }
+  EXPECT_THROW(s.push(test::random_normal({1, vae.latent_channels(), 2}, 409)), ShapeError);
+  got.push_back(s.flush());
+  want.push_back(typed.flush());
+  EXPECT_TRUE(same_bytes(got.back(), want.back()));
+  EXPECT_TRUE(test::close_rel_l2(concat(got, 2), one, 1e-6, "registry stream vs decode"));
+  // After the flush a new input may have another batch.
+  EXPECT_EQ(s.push(test::random_normal({1, vae.latent_channels(), 3}, 410)).dim(0), 1);
+}
+
+// identify() answers from the files' headers; encoder_only with decoder_only is refused.
+TEST(AudioModel, IdentifyNamesTheModelWithoutLoadingIt) {
+  EXPECT_EQ(AudioModel::identify(test::fixture_path("ltx23_small.safetensors")),
+            "ltx-audio-decoder");
+  EXPECT_EQ(AudioModel::identify(test::fixture_path("bigvgan_v2_24k_small.safetensors")),
+            "nvidia-bigvgan");
+  AudioModelOptions both;
+  both.encoder_only = both.decoder_only = true;
+  EXPECT_THROW(AudioModel::load(test::fixture_path("minimax_h3_tiny"), both), InvalidArgument);
 }
 
 // The encoder side through the registry: the log std, the latent statistics, an encode stream
@@ -159,6 +203,7 @@ TEST(AudioModel, AnUnknownFileSaysWhyEachModelRefusedIt) {
       EXPECT_NE(msg.find(name + ": "), std::string::npos) << msg;
   }
   EXPECT_THROW(AudioModel::load(dir + "/missing.safetensors"), InvalidArgument);
+  EXPECT_THROW(AudioModel::identify(junk), InvalidArgument);  // the same reasons, nothing loaded
 }
 
 }  // namespace

@@ -709,7 +709,7 @@ def test_minimax_h3_decode_encode_equal_cli(tmp_path, rng):
     try:
         models = {m['name']: m for m in requests.get(f'{s.url}/v1/models').json()['models']}
         h3 = models['h3']
-        assert h3['kind'] == 'minimax-h3' and h3['endpoints'] == ['decode', 'encode']
+        assert h3['kind'] == 'minimax-h3' and h3['endpoints'] == ['decode', 'encode', 'stream']
         assert h3['output']['sample_rate'] == 32000 and h3['input']['latent_channels'] == 8
         # /decode: (B, C, T) latents → a WAV with B channels, the CLI's bytes.
         z = rng.standard_normal((2, 8, 13)).astype(np.float32)
@@ -742,6 +742,10 @@ def test_minimax_h3_decode_encode_equal_cli(tmp_path, rng):
         assert post(s, 'h3', b'RIFF', ctype='audio/wav').status_code == 415
         assert post(s, 'h3', npy_bytes(z), action='vocode').status_code == 404
         assert post(s, 'voc', npy_bytes(z), action='encode').status_code == 404
-        assert requests.get(f'{s.url}/v1/models/h3/stream').status_code == 404
+        # The decoder streams one item (frames of C values), equal to its one-shot decode.
+        one_z0 = np.load(io.BytesIO(one.content))
+        pcm, done = asyncio.run(stream(f'{s.ws}/v1/models/h3/stream', z[0].T, [1, 5, 6]))
+        assert done['type'] == 'done' and done['samples'] == one_z0.shape[1]
+        np.testing.assert_allclose(np.frombuffer(pcm, np.float32)[None], one_z0, rtol=0, atol=1e-5)
     finally:
         assert s.stop() == 0

@@ -1,0 +1,34 @@
+// What a model contributes to its meshnn::AudioStream (its graph, how a checked push becomes graph
+// rows, the output's rate and channels); make_audio_stream builds the rest (the engine on one
+// device or a pipeline, the look-ahead from the graph's reach, the batch and thread rules). Every
+// model's stream is made this way, so a new model's stream adds no line to streaming.cc.
+#pragma once
+
+#include <functional>
+
+#include "graph/graph.h"
+#include "meshnn/core/tensor.h"
+#include "meshnn/streaming.h"
+
+namespace meshnn::api {
+
+struct StreamSpec {
+  std::function<graph::NodePtr()> graph;         // the model's stream graph
+  std::function<Tensor(const Tensor&)> to_rows;  // public frames → checked rows (B, n, …)
+  Shape calibration;                             // the row shape of a typical push
+  float lo = 0, hi = 0;                          // the calibration values' range (uniform)
+  int sample_rate = 0;
+  int64_t channels = 0, samples_per_frame = 0;  // output (B, channels, m)
+};
+
+// The stream of `spec` on options' mesh ("1x1" or a 1xN pipeline), backend and threads.
+AudioStream make_audio_stream(const StreamSpec& spec, const StreamOptions& options);
+
+// f32 frames of rank want.size() with the given fixed dims (−1: any), finite; ShapeError
+// naming `what` otherwise.
+void check_stream_frames(const Tensor& t, const Shape& want, const char* what);
+
+// Frames of a typical push: options.push_frames, else `fallback`.
+int64_t push_frames_or(const StreamOptions& options, int64_t fallback);
+
+}  // namespace meshnn::api
