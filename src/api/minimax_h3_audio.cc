@@ -195,8 +195,9 @@ AudioStream decoder_stream(const h3::Model& m, const StreamOptions& o) {
 
 }  // namespace
 
+// The stream's graph holds the layers it runs (they share the model's weights), so it needs no
+// handle on the model.
 struct MiniMaxH3AudioVae::DecodeStream::Impl {
-  std::shared_ptr<const MiniMaxH3AudioVae::Impl> vae;  // keeps the weights alive
   AudioStream stream;
 };
 
@@ -235,7 +236,7 @@ bool MiniMaxH3AudioVae::DecodeStream::returns_output() const {
 
 MiniMaxH3AudioVae::DecodeStream MiniMaxH3AudioVae::decode_stream(const RunOptions& run) const {
   return DecodeStream(std::make_unique<DecodeStream::Impl>(
-      DecodeStream::Impl{impl_, decoder_stream(*impl_->model, stream_options(run))}));
+      DecodeStream::Impl{decoder_stream(*impl_->model, stream_options(run))}));
 }
 
 namespace {

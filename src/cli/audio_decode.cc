@@ -13,6 +13,7 @@
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
+#include "meshnn/io/stream_io.h"
 #include "meshnn/io/wav.h"
 #include "meshnn/streaming.h"
 
@@ -64,13 +65,9 @@ void run_latent_model_stream(const Args& a, const AudioModel& model) {
   const bool denorm = a.latents_normalized;
   StreamRun r = stream_run(
       stream, static_cast<int>(B),
-      [B, C, denorm, &model](const Tensor& f) {  // (n, B·C) → (B, C, n)
-        const int64_t n = f.dim(0);
-        Tensor z = Tensor::empty({B, C, n});
-        const float* src = f.data<float>();
-        float* dst = z.data<float>();
-        for (int64_t t = 0; t < n; ++t)
-          for (int64_t i = 0; i < B * C; ++i) dst[i * n + t] = src[t * B * C + i];
+      [B, C, denorm, &model](const Tensor& f) {
+        // (n, B·C) item-major → (1, B·C, n), which holds (B, C, n) in the same order.
+        const Tensor z = io::frames_to_mel(f).reshape({B, C, f.dim(0)});
         return denorm ? model.denormalize_latents(z) : z;
       },
       a.quiet);
@@ -89,18 +86,17 @@ void run_latent_model_stream(const Args& a, const AudioModel& model) {
 
 void run_latent_model(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given, "--chunk-frames is for the LTX decoders");
-  if (!a.st.stream) {
-    check_not_streaming_options(a.st, a.out);
-    MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(), "--latent is required");
-  }
   const auto t0 = std::chrono::steady_clock::now();
   RunOptions run;
   run.mesh = a.mesh;
   run.backend = parse_backend(a.backend);
   run.threads = a.threads;
   Tensor z;
-  if (a.st.stream && run.backend == Backend::mpi) check_mpi_stream(a);
-  if (!a.st.stream) {
+  if (a.st.stream) {
+    if (run.backend == Backend::mpi) check_mpi_stream(a);
+  } else {
+    check_not_streaming_options(a.st, a.out);
+    MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(), "--latent is required");
     io::check_output_path(a.out, {a.latent});
     z = float_input(io::load_npy(a.latent), a.latent);
     if (z.rank() == 2) z = z.reshape({1, z.dim(0), z.dim(1)});
