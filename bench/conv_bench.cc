@@ -188,7 +188,7 @@ int register_all() {
     for (const auto& k : kConvKeys) reg(k, std::string("/") + algo, Precision::fp32, false, algo);
   for (const auto* keys : {&kH3EncoderKeys, &kH3DecoderKeys}) {
     for (const auto& k : *keys) reg(k, "/fp32", Precision::fp32, false);
-    for (const char* algo : {"direct", "winograd", "onednn"})
+    for (const char* algo : {"direct", "winograd", "gemm", "onednn"})
       for (const auto& k : *keys) reg(k, std::string("/") + algo, Precision::fp32, false, algo);
   }
   for (const auto& k : kDeconvKeys) reg(k, "/fp32", Precision::fp32, false);

@@ -6,6 +6,7 @@
 
 #include "core/env.h"
 #include "kernels/conv1d_direct.h"
+#include "kernels/strided_gemm_conv1d.h"
 #include "kernels/winograd1d.h"
 #include "kernels/winograd2d.h"
 #include "meshnn/core/error.h"
@@ -68,6 +69,30 @@ class WinogradAlgorithm final : public Conv1dAlgorithm {
   kernels::Winograd1d wg_;
 };
 
+// Strided layers (stride ≥ 2) and 2-tap stride-1 ones (the polyphase phase convs of the k 2s
+// upsamplers), dilation 1, with both channel counts from here run as GEMMs over space-to-depth
+// rows: the MiniMax-H3 encoder's k 2s downsamplers (128-1024 channels) went from oneDNN's 37-94
+// GFLOP/s to the sgemm rate (docs/benchmarks.md); thinner ones keep the direct kernel.
+constexpr int64_t kGemmMinChannels = 48;
+
+class StridedGemmAlgorithm final : public Conv1dAlgorithm {
+ public:
+  StridedGemmAlgorithm(const Conv1dGeometry& g, const float* w, const float* b)
+      : w_(kernels::pack_strided_gemm_conv1d(w, b, g.c_out, g.c_in, g.k, g.stride)) {}
+  Conv1dAlgo kind() const override { return Conv1dAlgo::gemm; }
+  std::string name() const override { return "gemm:s" + std::to_string(w_.stride) + ":sgemm"; }
+  void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+           bool accumulate) const override {
+    ProfileScope prof("conv1d.gemm");
+    for (int64_t b = 0; b < B; ++b)
+      kernels::strided_gemm_conv1d(w_, x + b * T * w_.c_in, T, pad_l, y + b * T_out * w_.c_out,
+                                   T_out, accumulate);
+  }
+
+ private:
+  kernels::StridedGemmWeights w_;
+};
+
 // Winograd F(2×2, 3×3) for Conv2d when both channel counts reach this (measured against oneDNN
 // with bench/conv_bench.cc conv2d cases, docs/benchmarks.md).
 constexpr int64_t kWinograd2dMinChannels = 64;
@@ -100,6 +125,7 @@ bool winograd2d_fits(const Conv2dGeometry& g) {
 bool direct_fits(const Conv1dGeometry& g) {
   return std::max(g.c_in, g.c_out) <= kDirectMaxChannels && kernels::direct_conv1d_available();
 }
+bool gemm_fits(const Conv1dGeometry& g) { return g.dilation == 1 && (g.stride >= 2 || g.k == 2); }
 bool winograd_fits(const Conv1dGeometry& g) {
   return g.stride == 1 && g.k >= 3 && kernels::winograd1d_available();  // K < 3: nothing to save
 }
@@ -112,10 +138,11 @@ Conv1dAlgo conv_algo_override() {
     if (v == "auto") return Conv1dAlgo::automatic;
     if (v == "direct") return Conv1dAlgo::direct;
     if (v == "winograd") return Conv1dAlgo::winograd;
+    if (v == "gemm") return Conv1dAlgo::gemm;
     if (v == "fft") return Conv1dAlgo::fft;
     if (v == "onednn") return Conv1dAlgo::onednn;
     throw InvalidArgument("MESHNN_CONV_ALGO=" + v +
-                          ": expected auto, direct, winograd, fft or onednn");
+                          ": expected auto, direct, winograd, gemm, fft or onednn");
   }
   // The switch this one replaced: MESHNN_CONV_DIRECT=0 kept every conv on oneDNN.
   if (env_value(EnvSwitch::conv_direct) == "0") return Conv1dAlgo::onednn;
@@ -130,6 +157,8 @@ const char* to_string(Conv1dAlgo a) {
       return "direct";
     case Conv1dAlgo::winograd:
       return "winograd";
+    case Conv1dAlgo::gemm:
+      return "gemm";
     case Conv1dAlgo::fft:
       return "fft";
     case Conv1dAlgo::onednn:
@@ -141,6 +170,9 @@ const char* to_string(Conv1dAlgo a) {
 Conv1dAlgo choose_conv1d(const Conv1dGeometry& g) {
   const Conv1dAlgo o = conv_algo_override();
   if (o == Conv1dAlgo::onednn) return Conv1dAlgo::onednn;
+  if (gemm_fits(g) && (o == Conv1dAlgo::gemm || (o == Conv1dAlgo::automatic &&
+                                                 std::min(g.c_in, g.c_out) >= kGemmMinChannels)))
+    return Conv1dAlgo::gemm;
   // fft is not built yet: it resolves like winograd (the fast-algorithm request).
   const bool fast =
       o == Conv1dAlgo::winograd || o == Conv1dAlgo::fft ||
@@ -191,6 +223,9 @@ std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Co
       // The direct kernel is f32 only: a bf16 layer chosen "direct" runs on oneDNN's bf16 conv.
       if (!kernels::direct_conv1d_available() || precision != Precision::fp32) return nullptr;
       return std::make_unique<DirectAlgorithm>(g, weights, bias);
+    case Conv1dAlgo::gemm:
+      if (!gemm_fits(g) || precision != Precision::fp32) return nullptr;
+      return std::make_unique<StridedGemmAlgorithm>(g, weights, bias);
     case Conv1dAlgo::winograd:
     case Conv1dAlgo::fft:
       if (!winograd_fits(g)) return nullptr;

@@ -7,10 +7,12 @@
 //   winograd  kernels/winograd1d: Toom-Cook F(m, r) tiles, GEMMs per transform point;
 //             kernels/winograd2d: F(2×2, 3×3) for 3×3 Conv2d
 //   onednn    the engine's oneDNN primitive (nullptr from make_conv1d_algorithm)
+//   gemm      kernels/strided_gemm_conv1d: a strided conv as ceil(K / s) GEMMs over s·C_in
+//             space-to-depth channels read in place (wide strided layers, wide 2-tap ones)
 //   fft       reserved (not implemented: resolves like "winograd")
 //
-// MESHNN_CONV_ALGO=auto|direct|winograd|fft|onednn overrides the choice for A/B runs; it is read
-// here only, at each layer's construction (so one process can build layers under different
+// MESHNN_CONV_ALGO=auto|direct|winograd|gemm|fft|onednn overrides the choice for A/B runs; it is
+// read here only, at each layer's construction (so one process can build layers under different
 // settings). "direct" is the path without fast algorithms: our direct kernel where it wins and
 // oneDNN's direct convolution elsewhere (the behaviour before Winograd). The old
 // MESHNN_CONV_DIRECT=0 still means "onednn".
@@ -25,7 +27,7 @@
 
 namespace meshnn::conv {
 
-enum class Conv1dAlgo { automatic, direct, winograd, fft, onednn };
+enum class Conv1dAlgo { automatic, direct, winograd, gemm, fft, onednn };
 
 // The override from the environment (automatic when unset); InvalidArgument on an unknown value.
 Conv1dAlgo conv_algo_override();

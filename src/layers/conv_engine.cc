@@ -62,11 +62,11 @@ Conv1dGeometry polyphase_geometry(const ConvSpec& spec) {
 }
 
 // The algorithm running the polyphase conv, or onednn to keep oneDNN's deconvolution. Polyphase
-// only where the phase conv lands on one of our kernels (Winograd for M ≥ 3 wide layers, the
-// direct kernel for thin ones): measured 1.4-2.9× faster than oneDNN's deconv there
-// (bench/conv_bench.cc deconv /polyphase vs /onednn, docs/benchmarks.md "Issue 22 (wave 6):
-// polyphase ConvTranspose1d"). Wide M ≤ 2 layers (kernel 4 stride 2 at 768 channels, kernel 12
-// stride 6) would run the phase conv on oneDNN's conv, which is not ahead of its deconv, so they
+// only where the phase conv lands on one of our kernels (Winograd for M ≥ 3 wide layers, a GEMM
+// per tap for wide M = 2 ones, the direct kernel for thin ones): measured 1.4-2.9× faster than
+// oneDNN's deconv for Winograd and direct (bench/conv_bench.cc deconv /polyphase vs /onednn,
+// docs/benchmarks.md "Issue 22 (wave 6): polyphase ConvTranspose1d"). Wide M = 1 layers (kernel ≤
+// stride) would run the phase conv on oneDNN's conv, which is not ahead of its deconv, so they
 // keep the deconv primitive.
 Conv1dAlgo polyphase_choice(const ConvSpec& spec) {
   if (spec.kind != ConvKind::deconv || spec.spatial != 1 || spec.dilation[0] != 1 ||
@@ -76,7 +76,9 @@ Conv1dAlgo polyphase_choice(const ConvSpec& spec) {
   if (o == DeconvAlgo::onednn) return Conv1dAlgo::onednn;
   const Conv1dAlgo a = choose_conv1d(polyphase_geometry(spec));
   if (o == DeconvAlgo::polyphase) return a;
-  return a == Conv1dAlgo::winograd || a == Conv1dAlgo::direct ? a : Conv1dAlgo::onednn;
+  return a == Conv1dAlgo::winograd || a == Conv1dAlgo::direct || a == Conv1dAlgo::gemm
+             ? a
+             : Conv1dAlgo::onednn;
 }
 
 // torch ConvTranspose1d weights (C_in, C_out, K) → the phase conv's (s·C_out, C_in, M) weights

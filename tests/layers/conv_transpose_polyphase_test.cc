@@ -2,7 +2,8 @@
 // channels-last interleave, edge crop) against the float64 direct definition, over kernels that
 // are and are not multiples of the stride (K < s too), paddings, output paddings and the model
 // shapes (LTX-2.3 vocoder 5,2,2,2,2,2 with k 11 / 4, BWE k 12 s 6, BigVGAN v2 2s kernels); on
-// both our kernels (Winograd, direct) and with the oneDNN deconvolution fallback forced.
+// our kernels (Winograd, direct, the per-tap GEMM for 2-tap phases) and with the oneDNN
+// deconvolution fallback forced.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,7 +63,7 @@ TEST_P(PolyphaseDeconv, MatchesFloat64InEveryForm) {
   const Tensor w = random_normal({c.ci, c.co, c.k}, seed, 0.2f);
   const Tensor b = random_normal({c.co}, seed + 1);
   const int64_t P = c.padding.value_or((c.k - c.s) / 2);
-  for (const char* conv : {"winograd", "direct"}) {
+  for (const char* conv : {"winograd", "direct", "gemm"}) {
     ConvTranspose1d up = make_layer(c, "polyphase", conv, seed);
     const std::string impl = up.impl_info({c.b, c.t, c.ci});
     const bool winograd_fits = (c.k + c.s - 1) / c.s >= 3;
@@ -70,6 +71,8 @@ TEST_P(PolyphaseDeconv, MatchesFloat64InEveryForm) {
       EXPECT_EQ(impl.rfind("polyphase:winograd", 0), 0u) << impl;
     } else if (std::string(conv) == "direct" && std::max(c.ci, c.s * c.co) <= 192) {
       EXPECT_EQ(impl.rfind("polyphase:direct", 0), 0u) << impl;
+    } else if (std::string(conv) == "gemm" && (c.k + c.s - 1) / c.s == 2) {
+      EXPECT_EQ(impl.rfind("polyphase:gemm", 0), 0u) << impl;
     }
     const Tensor x = random_uniform({c.b, c.t, c.ci}, seed + 2);
     int64_t To = 0;

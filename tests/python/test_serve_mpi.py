@@ -50,8 +50,9 @@ class MpiServer:
         port_file = os.path.join(self.dir, 'port')
         self.log_path = os.path.join(self.dir, 'stderr.log')
         self.log = open(self.log_path, 'w')
+        # TMPDIR: rank 0's scratch folder inside ours (a SIGKILLed rank cannot remove its own).
         env = dict(os.environ, OMPI_MCA_btl='^ofi,openib', OMPI_MCA_mtl='^ofi,psm',
-                   MESHNN_COMM_TIMEOUT=str(comm_timeout))
+                   MESHNN_COMM_TIMEOUT=str(comm_timeout), TMPDIR=self.dir)
         cmd = [mpiexec, '--allow-run-as-root', '--oversubscribe', '-np', '2', cli, 'serve',
                '--backend', 'mpi', '--mesh', '1x2', '--host', '127.0.0.1', '--port', '0',
                '--port-file', port_file, '--threads-per-worker', '1', '--model', f'voc={VOC}',

@@ -1,0 +1,83 @@
+#include "kernels/strided_gemm_conv1d.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "meshnn/core/error.h"
+
+namespace meshnn::kernels {
+
+StridedGemmWeights pack_strided_gemm_conv1d(const float* weights, const float* bias, int64_t c_out,
+                                            int64_t c_in, int64_t k, int64_t stride) {
+  MESHNN_CHECK(stride >= 1 && k >= 1 && c_in >= 1 && c_out >= 1, "strided gemm conv1d: stride ",
+               stride, " kernel ", k);
+  StridedGemmWeights p;
+  p.c_in = c_in;
+  p.c_out = c_out;
+  p.k = k;
+  p.stride = stride;
+  p.blocks = (k + stride - 1) / stride;
+  const int64_t rows = stride * c_in;  // K of one block's GEMM
+  p.w.assign(static_cast<size_t>(p.blocks * rows * c_out), 0.f);
+  for (int64_t co = 0; co < c_out; ++co)
+    for (int64_t ci = 0; ci < c_in; ++ci)
+      for (int64_t tap = 0; tap < k; ++tap) {
+        const int64_t j = tap / stride, r = tap % stride;
+        p.w[static_cast<size_t>((j * rows + r * c_in + ci) * c_out + co)] =
+            weights[(co * c_in + ci) * k + tap];
+      }
+  p.bias.assign(static_cast<size_t>(c_out), 0.f);
+  if (bias) std::copy(bias, bias + c_out, p.bias.begin());
+  return p;
+}
+
+namespace {
+
+// y[0 .. M) += Σ_j a[j·s·C_in ...] · W_j; a's row u starts s·C_in floats after row u − 1.
+void accumulate_blocks(const StridedGemmWeights& w, const float* a, int64_t M, float* y) {
+  const int64_t lda = w.stride * w.c_in;
+  for (int64_t j = 0; j < w.blocks; ++j) {
+    const dnnl_status_t st = dnnl_sgemm('N', 'N', M, w.c_out, lda, 1.f, a + j * lda, lda,
+                                        w.w.data() + j * lda * w.c_out, w.c_out, 1.f, y, w.c_out);
+    MESHNN_CHECK_AS(BackendError, st == dnnl_success, "strided gemm conv1d: dnnl_sgemm M=", M,
+                    " K=", lda, " N=", w.c_out, " failed (status ", static_cast<int>(st), ")");
+  }
+}
+
+}  // namespace
+
+void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t T, int64_t pad_l,
+                         float* y, int64_t T_out, bool accumulate) {
+  if (T_out <= 0) return;
+  const int64_t s = w.stride, ci = w.c_in, co = w.c_out, span = w.blocks * s;
+  // y starts as the bias (or the caller's values plus the bias); every GEMM adds to it.
+  for (int64_t t = 0; t < T_out; ++t) {
+    float* row = y + t * co;
+    if (accumulate)
+      for (int64_t o = 0; o < co; ++o) row[o] += w.bias[static_cast<size_t>(o)];
+    else
+      std::memcpy(row, w.bias.data(), static_cast<size_t>(co) * sizeof(float));
+  }
+  // Output row t reads input rows [s·t − pad_l, s·t − pad_l + span): in place for t in [t0, t1).
+  const int64_t t0 = std::min(T_out, pad_l <= 0 ? 0 : (pad_l + s - 1) / s);
+  const int64_t last = T + pad_l - span;  // s·t ≤ last for the rows that end inside the input
+  const int64_t t1 = std::clamp<int64_t>(last < 0 ? 0 : last / s + 1, t0, T_out);
+  if (t1 > t0) accumulate_blocks(w, x + (s * t0 - pad_l) * ci, t1 - t0, y + t0 * co);
+  // Edge rows: their input window copied with the zero rows filled in.
+  static thread_local std::vector<float> edge;
+  for (const auto& [e0, e1] : {std::pair{int64_t{0}, t0}, std::pair{t1, T_out}}) {
+    if (e1 <= e0) continue;
+    const int64_t first = s * e0 - pad_l, rows = s * (e1 - e0 - 1) + span;
+    edge.assign(static_cast<size_t>(rows * ci), 0.f);
+    const int64_t lo = std::max<int64_t>(first, 0), hi = std::min(first + rows, T);
+    if (hi > lo)
+      std::memcpy(edge.data() + (lo - first) * ci, x + lo * ci,
+                  static_cast<size_t>((hi - lo) * ci) * sizeof(float));
+    accumulate_blocks(w, edge.data(), e1 - e0, y + e0 * co);
+  }
+}
+
+}  // namespace meshnn::kernels

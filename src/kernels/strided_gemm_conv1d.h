@@ -1,0 +1,41 @@
+// A strided 1-D convolution (stride s ≥ 2, or a 2-tap stride-1 one; dilation 1) as dense GEMMs on
+// the input rows in place.
+//
+// Why: channels-last, the s input rows s·u .. s·u + s − 1 are s·C_in contiguous floats, so a conv
+// with stride s is a stride-1 conv of kernel J = ceil(K / s) over s·C_in "space-to-depth"
+// channels that needs no copy:
+//   y[t] = b + Σ_{j<J} x[s·(t + j) − pad_l .. + s) · W_j,  W_j[r·C_in + ci][co] = w[co][ci][j·s +
+//   r]
+// (zero where j·s + r ≥ K): J GEMMs of M = T_out, K = s·C_in, N = C_out with leading dimension
+// s·C_in. oneDNN 2.6's strided direct convolution ran the MiniMax-H3 encoder's downsamplers
+// (k 2s, stride s, 128-1024 channels) at 37-94 GFLOP/s on 2 AVX2 threads and re-ordered the
+// weights on every call; the GEMMs run at the machine's sgemm rate (docs/benchmarks.md). The same
+// form at s = 1 is a GEMM per tap: it runs the 2-tap phase convs of the polyphase ConvTranspose1d
+// (kernel 2·stride upsamplers of BigVGAN v2, LTX and MiniMax-H3), which Winograd cannot.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace meshnn::kernels {
+
+// The filters as J blocks of (s·C_in) × C_out row-major, packed once at load; bias (C_out), zeros
+// when the layer has none.
+struct StridedGemmWeights {
+  int64_t c_in = 0, c_out = 0, k = 0, stride = 1, blocks = 1;
+  std::vector<float> w;
+  std::vector<float> bias;
+};
+
+// weights: PyTorch Conv1d (C_out, C_in, K) f32; bias: C_out values or nullptr; stride ≥ 1.
+StridedGemmWeights pack_strided_gemm_conv1d(const float* weights, const float* bias, int64_t c_out,
+                                            int64_t c_in, int64_t k, int64_t stride);
+
+// One batch row: x (T, C_in) → y (T_out, C_out); output row t reads input rows t·stride + j − pad_l
+// for j < K, rows outside [0, T) being zeros. y = conv + bias, or y += conv + bias when
+// accumulate. Interior rows are read in place; the few edge rows that reach past the input go
+// through a zero-padded thread-local copy. Thread-safe; dnnl_sgemm parallelises (OpenMP).
+void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t T, int64_t pad_l,
+                         float* y, int64_t T_out, bool accumulate);
+
+}  // namespace meshnn::kernels
