@@ -70,11 +70,10 @@ class WinogradAlgorithm final : public Conv1dAlgorithm {
 };
 
 // Strided layers (stride ≥ 2) and 2-tap stride-1 ones (the polyphase phase convs of the k 2s
-// upsamplers), dilation 1, with both channel counts from here run as GEMMs over space-to-depth
-// rows: the MiniMax-H3 encoder's k 2s downsamplers (128-1024 channels) went from oneDNN's 37-94
-// GFLOP/s to the sgemm rate (docs/benchmarks.md); thinner ones keep the direct kernel.
-constexpr int64_t kGemmMinChannels = 48;
-
+// upsamplers), dilation 1, too wide for the direct kernel run as GEMMs over space-to-depth rows:
+// the MiniMax-H3 encoder's k 2s downsamplers (128-1024 channels) went from oneDNN's 37-94 GFLOP/s
+// to 74-105 in steady state (docs/benchmarks.md); where the direct kernel fits it stays ahead
+// (64 → 128, k 4 s 2: 118 vs 103 GFLOP/s).
 class StridedGemmAlgorithm final : public Conv1dAlgorithm {
  public:
   StridedGemmAlgorithm(const Conv1dGeometry& g, const float* w, const float* b)
@@ -170,8 +169,7 @@ const char* to_string(Conv1dAlgo a) {
 Conv1dAlgo choose_conv1d(const Conv1dGeometry& g) {
   const Conv1dAlgo o = conv_algo_override();
   if (o == Conv1dAlgo::onednn) return Conv1dAlgo::onednn;
-  if (gemm_fits(g) && (o == Conv1dAlgo::gemm || (o == Conv1dAlgo::automatic &&
-                                                 std::min(g.c_in, g.c_out) >= kGemmMinChannels)))
+  if (gemm_fits(g) && (o == Conv1dAlgo::gemm || (o == Conv1dAlgo::automatic && !direct_fits(g))))
     return Conv1dAlgo::gemm;
   // fft is not built yet: it resolves like winograd (the fast-algorithm request).
   const bool fast =

@@ -2,8 +2,8 @@
 // layers/conv_algorithm) against the float64 direct definition: the MiniMax-H3 encoder's k 2s
 // downsamplers, kernels that are not multiples of the stride (K < s too), inputs so short that
 // every output row is an edge row, no bias, 2 taps at stride 1 (the polyphase phase convs);
-// one-shot, padded (the time-shard form) and accumulate; and the choice: default for wide strided
-// layers, forced by MESHNN_CONV_ALGO=gemm, never for dilated ones.
+// one-shot, padded (the time-shard form) and accumulate; and the choice: default for strided layers
+// too wide for the direct kernel, forced by MESHNN_CONV_ALGO=gemm, never for dilated ones.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -97,7 +97,8 @@ TEST(StridedGemmConvChoice, WideStridedByDefaultForcedByOverrideNeverDilated) {
   unsetenv("MESHNN_CONV_ALGO");
   EXPECT_EQ(conv::choose_conv1d({128, 256, 8, 4, 1}), conv::Conv1dAlgo::gemm);
   EXPECT_EQ(conv::choose_conv1d({1024, 2048, 10, 5, 1}), conv::Conv1dAlgo::gemm);
-  EXPECT_EQ(conv::choose_conv1d({16, 32, 4, 2, 1}), conv::Conv1dAlgo::direct);  // thin
+  EXPECT_EQ(conv::choose_conv1d({16, 32, 4, 2, 1}), conv::Conv1dAlgo::direct);   // thin
+  EXPECT_EQ(conv::choose_conv1d({64, 128, 4, 2, 1}), conv::Conv1dAlgo::direct);  // ahead there
   EXPECT_EQ(conv::choose_conv1d({128, 128, 7, 1, 1}), conv::Conv1dAlgo::winograd);
   EXPECT_EQ(conv::choose_conv1d({768, 1536, 2, 1, 1}), conv::Conv1dAlgo::gemm);  // 2-tap phases
   EXPECT_NE(conv::choose_conv1d({768, 768, 1, 1, 1}), conv::Conv1dAlgo::gemm);   // k 1: oneDNN

@@ -1,8 +1,9 @@
 #!/bin/bash
 # MiniMax-H3 audio VAE: meshnn against the tools/ PyTorch reference, both directions, in one
 # invocation (rounds alternate the two so load drift hits both). Prints per run: wall seconds of
-# the whole meshnn process (load included) and of the PyTorch call alone, process CPU seconds,
-# peak RSS; then the accuracy of meshnn's last outputs against PyTorch's.
+# the whole process (load included), process CPU seconds, peak RSS, and the call alone (meshnn's
+# summary line, the PyTorch script's JSON); then the accuracy of meshnn's last outputs against
+# PyTorch's.
 #
 #   tools/bench/h3_vs_torch.sh FOLDER LATENT.npy WAVE.npy WAVE.wav [ROUNDS] [THREADS]
 # WAVE.npy (B, 1, L) and WAVE.wav (one channel per item) must hold the same 16-bit values.
@@ -19,17 +20,23 @@ timed() {  # label, command... → "label wall_s cpu_s peak_mb"
   printf '%-34s wall %7.2f s  cpu %7.2f s  peak %6d MB\n' "$label" "$wall" \
     "$(echo "$user + $sys" | bc)" $((rss / 1024))
 }
+call() {  # meshnn's own timing of the call, from its summary line
+  printf '  meshnn call: %s\n' "$(grep -oE '(load|decode|encode) [0-9.]+ s' "$out/log" | tr '\n' ' ')"
+}
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$rounds"); do
   timed "meshnn decode (process)" "$meshnn" audio-decode --checkpoint "$folder" \
     --latent "$latent" --out "$out/y.wav" --threads "$threads"
+  call
   timed "meshnn decode (process, 1x2)" "$meshnn" audio-decode --checkpoint "$folder" \
     --latent "$latent" --out "$out/y12.wav" --threads 1 --mesh 1x2
+  call
   timed "torch decode (process)" /usr/bin/python3 "$here/torch_minimax_h3_bench.py" decode \
     "$folder" "$latent" --threads "$threads" --out "$out/y_ref.npy"
   grep '^{' "$out/log"
   timed "meshnn encode (process)" "$meshnn" audio-encode --checkpoint "$folder" \
     --wav "$wave_wav" --out "$out/z.npy" --threads "$threads"
+  call
   timed "torch encode (process)" /usr/bin/python3 "$here/torch_minimax_h3_bench.py" encode \
     "$folder" "$wave_npy" --threads "$threads" --out "$out/z_ref.npy"
   grep '^{' "$out/log"
