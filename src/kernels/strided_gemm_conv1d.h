@@ -4,14 +4,14 @@
 // Why: channels-last, the s input rows s·u .. s·u + s − 1 are s·C_in contiguous floats, so a conv
 // with stride s is a stride-1 conv of kernel J = ceil(K / s) over s·C_in "space-to-depth"
 // channels that needs no copy:
-//   y[t] = b + Σ_{j<J} x[s·(t + j) − pad_l .. + s) · W_j,  W_j[r·C_in + ci][co] = w[co][ci][j·s +
-//   r]
-// (zero where j·s + r ≥ K): J GEMMs of M = T_out, K = s·C_in, N = C_out with leading dimension
-// s·C_in. oneDNN 2.6's strided direct convolution ran the MiniMax-H3 encoder's downsamplers
-// (k 2s, stride s, 128-1024 channels) at 37-94 GFLOP/s on 2 AVX2 threads and re-ordered the
-// weights on every call; the GEMMs run at the machine's sgemm rate (docs/benchmarks.md). The same
-// form at s = 1 is a GEMM per tap: it runs the 2-tap phase convs of the polyphase ConvTranspose1d
-// (kernel 2·stride upsamplers of BigVGAN v2, LTX and MiniMax-H3), which Winograd cannot.
+//   y[t] = b + Σ_{j<J} x[s·(t + j) − pad_l .. + s) · W_j
+//   W_j[r·C_in + ci][co] = w[co][ci][j·s + r]   (zero where j·s + r ≥ K)
+// so J GEMMs of M = T_out, K = s·C_in, N = C_out with leading dimension s·C_in. oneDNN 2.6's
+// strided direct convolution ran the MiniMax-H3 encoder's downsamplers (k 2s, stride s, 128-1024
+// channels) at 37-94 GFLOP/s on 2 AVX2 threads and re-ordered the weights on every call; the GEMMs
+// reach 74-117 (docs/benchmarks.md). The same form at s = 1 is a GEMM per tap:
+// it runs the 2-tap phase convs of the polyphase ConvTranspose1d (kernel 2·stride upsamplers of
+// BigVGAN v2, LTX and MiniMax-H3), which Winograd cannot.
 #pragma once
 
 #include <cstdint>
