@@ -17,7 +17,6 @@ StridedGemmWeights pack_strided_gemm_conv1d(const float* weights, const float* b
   StridedGemmWeights p;
   p.c_in = c_in;
   p.c_out = c_out;
-  p.k = k;
   p.stride = stride;
   p.blocks = (k + stride - 1) / stride;
   const int64_t rows = stride * c_in;  // K of one block's GEMM

@@ -22,7 +22,7 @@ namespace meshnn::kernels {
 // The filters as J blocks of (s·C_in) × C_out row-major, packed once at load; bias (C_out), zeros
 // when the layer has none.
 struct StridedGemmWeights {
-  int64_t c_in = 0, c_out = 0, k = 0, stride = 1, blocks = 1;
+  int64_t c_in = 0, c_out = 0, stride = 1, blocks = 1;  // blocks = ceil(K / stride)
   std::vector<float> w;
   std::vector<float> bias;
 };
