@@ -19,7 +19,13 @@ namespace meshnn::kernels {
 namespace {
 
 constexpr int kNr = 32;  // columns per panel: two zmm
-constexpr int kMr = 12;  // rows per micro-tile: 24 accumulators of the 32 zmm
+constexpr int kMr = 12;  // AVX-512 rows per micro-tile: 24 accumulators of the 32 zmm
+// AVX2: 6 rows × one 16-column half of a panel, 12 accumulators of the 16 ymm (2 hold B, 1 the
+// broadcast). Same packed layouts, same order of operations per value: the same bits.
+constexpr int kMrAvx2 = 6;
+constexpr int kNcAvx2 = 16;
+// Packed A up to this size is packed whole (see blocked_gemm).
+constexpr int64_t kWholeABytes = 128 * 1024;
 // K chunk: one panel's chunk (f32 256 × 32 × 4 B, bf16 512 × 32 × 2 B) = 32 KiB, within L1.
 constexpr int64_t kKcF32 = 256;
 constexpr int64_t kKcBf16 = 512;
@@ -34,16 +40,20 @@ inline __mmask16 col_mask(int valid) {
 // fresh accumulators and then added to C: chains of kc terms rather than one chain over all of K
 // (deep Winograd GEMMs, K = S·C_in up to 3·1536, stay at the f32 contract of the direct loop).
 template <int MR>
-__attribute__((target("avx512f"))) void micro_f32(int64_t kc, const float* a, int64_t lda,
+__attribute__((target("avx512f"))) void micro_f32(int64_t kc, const float* a, int64_t ldb,
                                                   const float* b, float* c, int64_t ldc, int valid,
-                                                  bool load_c) {
-  (void)lda;  // a: packed [k][MR]
+                                                  bool load_c, const float* pf) {
+  // a: packed [k][MR]; b: rows ldb apart (kNr in a packed panel)
   const __mmask16 m0 = col_mask(valid), m1 = col_mask(valid - 16);
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
   for (int64_t k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_load_ps(b + k * kNr), b1 = _mm512_load_ps(b + k * kNr + 16);
+    if (pf) {
+      _mm_prefetch(reinterpret_cast<const char*>(pf + k * ldb), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(pf + k * ldb + 16), _MM_HINT_T0);
+    }
+    const __m512 b0 = _mm512_loadu_ps(b + k * ldb), b1 = _mm512_loadu_ps(b + k * ldb + 16);
 #pragma GCC unroll 12
     for (int i = 0; i < MR; ++i) {
       const __m512 av = _mm512_set1_ps(a[k * MR + i]);
@@ -62,14 +72,59 @@ __attribute__((target("avx512f"))) void micro_f32(int64_t kc, const float* a, in
   }
 }
 
+inline __attribute__((target("avx2,fma"))) __m256i lane_mask8(int valid) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// C (MR × 16, `valid` columns) (+)= A (MR × kc) · one 16-column half of a panel chunk (b points at
+// the half, rows ldb apart); a packed [k][MR]. The chunk's sums as in micro_f32.
+template <int MR>
+__attribute__((target("avx2,fma"))) void micro_f32_avx2(int64_t kc, const float* a, int64_t ldb,
+                                                        const float* b, float* c, int64_t ldc,
+                                                        int valid, bool load_c, const float* pf) {
+  const __m256i m0 = lane_mask8(valid), m1 = lane_mask8(valid - 8);
+  __m256 acc0[MR], acc1[MR];
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    if (pf) _mm_prefetch(reinterpret_cast<const char*>(pf + k * ldb), _MM_HINT_T0);
+    const __m256 b0 = _mm256_loadu_ps(b + k * ldb), b1 = _mm256_loadu_ps(b + k * ldb + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      const __m256 av = _mm256_broadcast_ss(a + k * MR + i);
+      acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; ++i) {
+    float* ci = c + i * ldc;
+    if (valid >= 16) {
+      if (load_c) {
+        acc0[i] = _mm256_add_ps(acc0[i], _mm256_loadu_ps(ci));
+        acc1[i] = _mm256_add_ps(acc1[i], _mm256_loadu_ps(ci + 8));
+      }
+      _mm256_storeu_ps(ci, acc0[i]);
+      _mm256_storeu_ps(ci + 8, acc1[i]);
+      continue;
+    }
+    if (load_c) {
+      acc0[i] = _mm256_add_ps(acc0[i], _mm256_maskload_ps(ci, m0));
+      acc1[i] = _mm256_add_ps(acc1[i], _mm256_maskload_ps(ci + 8, m1));
+    }
+    _mm256_maskstore_ps(ci, m0, acc0[i]);
+    _mm256_maskstore_ps(ci + 8, m1, acc1[i]);
+  }
+}
+
 // bf16: a holds the packed bf16 pairs [pair][MR][2] of kc (even) values per row, the pad of an odd
 // K zero (B's pad row is zero too); b: the panel's chunk, [pair][2 halves][16][2].
 template <int MR>
 __attribute__((target("avx512f,avx512bf16"))) void micro_bf16(int64_t kc, const uint16_t* a,
-                                                              int64_t lda, const uint16_t* b,
+                                                              int64_t ldb, const uint16_t* b,
                                                               float* c, int64_t ldc, int valid,
-                                                              bool load_c) {
-  (void)lda;  // a: packed [pair][MR][2]
+                                                              bool load_c, const uint16_t* pf) {
+  (void)ldb, (void)pf;  // a: packed [pair][MR][2]; b: a packed panel's chunk
   const __mmask16 m0 = col_mask(valid), m1 = col_mask(valid - 16);
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 12
@@ -98,19 +153,25 @@ __attribute__((target("avx512f,avx512bf16"))) void micro_bf16(int64_t kc, const 
   }
 }
 
-using MicroF32 = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int, bool);
+using MicroF32 = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int, bool,
+                          const float*);
 using MicroBf16 = void (*)(int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, int,
-                           bool);
+                           bool, const uint16_t*);
 
 template <int... I>
 constexpr std::array<MicroF32, sizeof...(I)> f32_table(std::integer_sequence<int, I...>) {
   return {&micro_f32<I + 1>...};
 }
 template <int... I>
+constexpr std::array<MicroF32, sizeof...(I)> f32_avx2_table(std::integer_sequence<int, I...>) {
+  return {&micro_f32_avx2<I + 1>...};
+}
+template <int... I>
 constexpr std::array<MicroBf16, sizeof...(I)> bf16_table(std::integer_sequence<int, I...>) {
   return {&micro_bf16<I + 1>...};
 }
 constexpr auto kF32 = f32_table(std::make_integer_sequence<int, kMr>{});
+constexpr auto kF32Avx2 = f32_avx2_table(std::make_integer_sequence<int, kMrAvx2>{});
 constexpr auto kBf16 = bf16_table(std::make_integer_sequence<int, kMr>{});
 
 }  // namespace
@@ -128,6 +189,9 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
   void* p = std::aligned_alloc(64, (bytes_ + 63) / 64 * 64);
   if (p == nullptr) throw std::bad_alloc();
   p_.reset(p);
+  data_ = p;
+  row_stride_ = kNr;
+  panel_stride_ = kp * kNr;
 #pragma omp parallel for schedule(static)
   for (int64_t pn = 0; pn < panels; ++pn) {
     const int64_t c0 = pn * kNr;
@@ -147,77 +211,148 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
   }
 }
 
-// A's rows i0 .. i0 + mr, k0 .. k0 + kc → dst [k][mr] (f32) or [pair][mr][2] (bf16, an odd last k
-// paired with zero): the micro-kernel broadcasts from one contiguous stream instead of mr rows.
-void pack_a_f32(const float* a, int64_t lda, int mr, int64_t kc, float* dst) {
-  for (int i = 0; i < mr; ++i) {
-    const float* row = a + i * lda;
-    for (int64_t k = 0; k < kc; ++k) dst[k * mr + i] = row[k];
-  }
+PackedMatrix PackedMatrix::row_major_view(const float* b, int64_t K, int64_t N, int64_t ldb) {
+  MESHNN_CHECK_AS(InvalidArgument, K > 0 && N > 0 && ldb >= N, "packed gemm: bad B view ", K, " x ",
+                  N, " (ld ", ldb, ")");
+  PackedMatrix v;
+  v.k_ = K, v.n_ = N, v.type_ = GemmType::f32;
+  v.data_ = b;
+  v.row_stride_ = ldb;
+  v.panel_stride_ = kNr;
+  return v;
 }
-void pack_a_bf16(const uint16_t* a, int64_t lda, int mr, int64_t kc, uint16_t* dst) {
+
+namespace {
+
+// A's rows (row[i] + k0 .. + kc for i < mr) → dst [k][mr] (f32) or [pair][mr][2] (bf16, an odd
+// last k paired with zero): the micro-kernel broadcasts from one contiguous stream instead of mr
+// rows.
+void pack_a_f32(const float* const* row, int64_t k0, int mr, int64_t kc, float* dst) {
+  for (int i = 0; i < mr; ++i)
+    for (int64_t k = 0; k < kc; ++k) dst[k * mr + i] = row[i][k0 + k];
+}
+void pack_a_bf16(const uint16_t* const* row, int64_t k0, int mr, int64_t kc, uint16_t* dst) {
   const int64_t pairs = (kc + 1) / 2;
   for (int i = 0; i < mr; ++i) {
-    const uint16_t* row = a + i * lda;
+    const uint16_t* r = row[i] + k0;
     for (int64_t p = 0; p < pairs; ++p) {
-      dst[(p * mr + i) * 2] = row[2 * p];
-      dst[(p * mr + i) * 2 + 1] = 2 * p + 1 < kc ? row[2 * p + 1] : uint16_t{0};
+      dst[(p * mr + i) * 2] = r[2 * p];
+      dst[(p * mr + i) * 2 + 1] = 2 * p + 1 < kc ? r[2 * p + 1] : uint16_t{0};
     }
   }
 }
 
-// The blocked loop for one operand type T: per K chunk of Kc, A's chunk packed once (all M rows,
-// in groups of kMr), then every panel of columns [n0, n1) against it, so a panel's chunk stays in
-// L1 over the row groups. Pad: K is padded to a multiple of it in the packed layouts (2 for the
-// bf16 pairs of vdpbf16ps, 1 for f32).
-template <class T, int64_t Kc, int64_t Pad, class PackA, class Kernels>
-void blocked_gemm(const T* A, int64_t lda, const T* B, int64_t M, int64_t K, float* c, int64_t ldc,
+// The blocked loop for one operand type T and micro-kernel shape (Mr rows × Nc columns, Nc = kNr
+// or a half of it): per K chunk of Kc, A's chunk packed once (all M rows, in groups of Mr), then
+// every panel of columns [n0, n1) against it, so a panel's chunk stays in L1 over the row groups.
+// Pad: K is padded to a multiple of it in the packed layouts (2 for the bf16 pairs of vdpbf16ps,
+// 1 for f32). row[i]: where A's row i starts.
+template <class T, int64_t Kc, int64_t Pad, int Mr, int Nc, class PackA, class Kernels>
+void blocked_gemm(const T* const* row, const PackedMatrix& b, int64_t M, float* c, int64_t ldc,
                   int64_t n0, int64_t n1, bool accumulate, PackA pack_a, const Kernels& kernels) {
+  const T* B = static_cast<const T*>(b.data());
+  const int64_t K = b.k(), ldb = b.row_stride(), pstride = b.panel_stride();
+  // A view's last columns: the kernel reads Nc columns, past the matrix's end on its last row, so a
+  // ragged panel of a view is copied into a zero-padded chunk (packed panels are padded already).
+  const bool view = b.is_view();
+  static thread_local std::vector<T> edge;
   auto padded = [](int64_t k) { return (k + Pad - 1) / Pad * Pad; };
   static thread_local std::vector<uint32_t> abuf;
-  const int64_t groups = (M + kMr - 1) / kMr, kp = padded(K);
-  const size_t words = static_cast<size_t>(groups * kMr * Kc) * sizeof(T) / sizeof(uint32_t);
+  // Rows in groups of at most Mr, balanced (8 rows: 4 + 4, not 6 + 2: a thin group runs at its
+  // FMA latency, not its throughput).
+  const int64_t groups = (M + Mr - 1) / Mr, per = (M + groups - 1) / groups;
+  const int64_t chunks = (K + Kc - 1) / Kc;
+  // Few rows (streaming pushes): all of A packed up front (small), then panel by panel through
+  // every K chunk, so B streams from memory in one sequential run per panel. Many rows: A is
+  // packed one K chunk at a time and every panel visits that chunk (A's chunk stays in cache).
+  const bool whole_a = groups * Mr * chunks * Kc * int64_t{sizeof(T)} <= kWholeABytes;
+  const int64_t a_chunks = whole_a ? chunks : 1;
+  const size_t words =
+      static_cast<size_t>(a_chunks * groups * Mr * Kc) * sizeof(T) / sizeof(uint32_t);
   if (abuf.size() < words) abuf.resize(words);
   T* ap = reinterpret_cast<T*>(abuf.data());
-  for (int64_t k0 = 0; k0 < K; k0 += Kc) {
-    const int64_t kc = std::min(Kc, K - k0), kcp = padded(kc);
-    const bool load_c = accumulate || k0 > 0;
+  auto pack_chunk = [&](int64_t ci, T* dst) {
+    const int64_t k0 = ci * Kc, kc = std::min(Kc, K - k0), kcp = padded(kc);
     for (int64_t g = 0; g < groups; ++g) {
-      const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
-      pack_a(A + g * kMr * lda + k0, lda, mr, kc, ap + g * kMr * kcp);
+      const int mr = static_cast<int>(std::min(per, M - g * per));
+      pack_a(row + g * per, k0, mr, kc, dst + g * Mr * kcp);
     }
-    for (int64_t c0 = n0; c0 < n1; c0 += kNr) {
-      const T* bp = B + (c0 / kNr) * kp * kNr + k0 * kNr;
-      const int valid = static_cast<int>(std::min<int64_t>(kNr, n1 - c0));
-      for (int64_t g = 0; g < groups; ++g) {
-        const int mr = static_cast<int>(std::min<int64_t>(kMr, M - g * kMr));
-        kernels[mr - 1](kcp, ap + g * kMr * kcp, mr, bp, c + g * kMr * ldc + c0, ldc, valid,
-                        load_c);
+  };
+  auto b_at = [&](int64_t ci, int64_t c0) {
+    return B + (c0 / kNr) * pstride + ci * Kc * ldb + c0 % kNr;
+  };
+  // pf: where the next call reads B. At few rows B streams from memory and the first row group
+  // is its only reader (the others find it in L1), so that group fetches the next call's part
+  // of B while it computes: the memory stays busy through the other groups' passes. (A prefetch
+  // never faults: one that reaches past B, or past a shorter last chunk, only wastes a line.)
+  auto run_chunk = [&](int64_t ci, const T* a_chunk, int64_t c0, const T* pf) {
+    const int64_t k0 = ci * Kc, kc = std::min(Kc, K - k0), kcp = padded(kc);
+    const T* bp = b_at(ci, c0);
+    const int valid = static_cast<int>(std::min<int64_t>(Nc, n1 - c0));
+    int64_t bld = ldb;
+    if (view && c0 + Nc > b.n()) {
+      const int64_t have = b.n() - c0;
+      edge.assign(static_cast<size_t>(kc * kNr), T{});
+      for (int64_t k = 0; k < kc; ++k)
+        std::copy(bp + k * ldb, bp + k * ldb + have, edge.data() + k * kNr);
+      bp = edge.data(), bld = kNr;
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      const int mr = static_cast<int>(std::min(per, M - g * per));
+      kernels[mr - 1](kcp, a_chunk + g * Mr * kcp, bld, bp, c + g * per * ldc + c0, ldc, valid,
+                      accumulate || k0 > 0, g == 0 ? pf : nullptr);
+    }
+  };
+  const int64_t chunk_elems = groups * Mr * Kc;
+  if (whole_a) {
+    for (int64_t ci = 0; ci < chunks; ++ci) pack_chunk(ci, ap + ci * chunk_elems);
+    for (int64_t c0 = n0; c0 < n1; c0 += Nc)
+      for (int64_t ci = 0; ci < chunks; ++ci) {
+        const bool last = ci + 1 == chunks;
+        const T* pf = last ? (c0 + Nc < n1 ? b_at(0, c0 + Nc) : nullptr) : b_at(ci + 1, c0);
+        run_chunk(ci, ap + ci * chunk_elems, c0, pf);
       }
-    }
+    return;
+  }
+  for (int64_t ci = 0; ci < chunks; ++ci) {
+    pack_chunk(ci, ap);
+    for (int64_t c0 = n0; c0 < n1; c0 += Nc) run_chunk(ci, ap, c0, nullptr);
   }
 }
 
+}  // namespace
+
 void packed_gemm(const PackedMatrix& b, int64_t M, const void* a, int64_t lda, float* c,
-                 int64_t ldc, int64_t n0, int64_t n1, bool accumulate) {
-  const int64_t K = b.k();
+                 int64_t ldc, int64_t n0, int64_t n1, bool accumulate, const int64_t* a_rows,
+                 GemmIsa isa) {
   MESHNN_CHECK(n0 % kNr == 0 && n0 >= 0 && n1 <= b.n() && n0 <= n1, "packed gemm: columns [", n0,
                ", ", n1, ") of ", b.n());
   MESHNN_CHECK(packed_gemm_available(b.type()), "packed gemm: this CPU lacks the ISA");
   if (M <= 0 || n0 == n1) return;
-  if (b.type() == GemmType::f32)
-    blocked_gemm<float, kKcF32, 1>(static_cast<const float*>(a), lda,
-                                   static_cast<const float*>(b.data()), M, K, c, ldc, n0, n1,
-                                   accumulate, pack_a_f32, kF32);
+  const size_t elt = b.type() == GemmType::f32 ? 4 : 2;
+  static thread_local std::vector<const void*> rows;
+  rows.resize(static_cast<size_t>(M));
+  for (int64_t i = 0; i < M; ++i)
+    rows[static_cast<size_t>(i)] =
+        static_cast<const char*>(a) + (a_rows ? a_rows[i] : i * lda) * static_cast<int64_t>(elt);
+  if (b.type() == GemmType::bf16) {
+    blocked_gemm<uint16_t, kKcBf16, 2, kMr, kNr>(
+        reinterpret_cast<const uint16_t* const*>(rows.data()), b, M, c, ldc, n0, n1, accumulate,
+        pack_a_bf16, kBf16);
+    return;
+  }
+  const auto* fr = reinterpret_cast<const float* const*>(rows.data());
+  if (isa == GemmIsa::best && cpu_features().avx512f)
+    blocked_gemm<float, kKcF32, 1, kMr, kNr>(fr, b, M, c, ldc, n0, n1, accumulate, pack_a_f32,
+                                             kF32);
   else
-    blocked_gemm<uint16_t, kKcBf16, 2>(static_cast<const uint16_t*>(a), lda,
-                                       static_cast<const uint16_t*>(b.data()), M, K, c, ldc, n0, n1,
-                                       accumulate, pack_a_bf16, kBf16);
+    blocked_gemm<float, kKcF32, 1, kMrAvx2, kNcAvx2>(fr, b, M, c, ldc, n0, n1, accumulate,
+                                                     pack_a_f32, kF32Avx2);
 }
 
 bool packed_gemm_available(GemmType t) {
   const CpuFeatures& f = cpu_features();
-  return t == GemmType::f32 ? f.avx512f : f.avx512_bf16;
+  return t == GemmType::f32 ? (f.avx2 && f.fma) || f.avx512f : f.avx512_bf16;
 }
 
 namespace {

@@ -8,11 +8,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <mutex>
 #include <new>
-#include <unordered_map>
 
-#include "dnnl/matmul.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/tensor.h"
@@ -222,16 +219,6 @@ bool winograd1d_available() {
   return f.avx2 && f.fma;
 }
 
-// The short-input f32 GEMMs (see WinogradIsa): lp[ξ] multiplies (rows × S·C_in) by the
-// (S·C_in × C_out) transformed filters of point ξ in u_. Originals here; each thread runs its own
-// forks (LinearPrimitive keeps per-M plans and is not re-entrant), kept in a thread-local map by
-// id and dropped once the layer is gone.
-struct Winograd1d::Prepacked {
-  std::once_flag built;
-  uint64_t id = 0;
-  std::vector<std::unique_ptr<dnnl_glue::LinearPrimitive>> lp;
-};
-
 Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
                        int64_t k, int64_t dilation, WinogradTile tile, WinogradPrecision precision,
                        WinogradIsa isa)
@@ -273,21 +260,19 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   }
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
-  prepack_ok_ = !bf16 && isa == WinogradIsa::automatic && c_out >= kPrepackedMinCols;
-  if (prepack_ok_) {
-    static std::atomic<uint64_t> next_id{1};
-    pp_ = std::make_shared<Prepacked>();
-    pp_->id = next_id.fetch_add(1, std::memory_order_relaxed);
-  }
+  // The short path reads u_ in place: per transform point a view of its (S·C_in) × C_out rows.
+  if (!bf16 && isa == WinogradIsa::automatic && c_out >= kShortMinCols &&
+      packed_gemm_available(GemmType::f32))
+    for (int xi = 0; xi < a; ++xi)
+      short_b_.push_back(PackedMatrix::row_major_view(u_.data() + xi * segs_ * c_in * c_out,
+                                                      segs_ * c_in, c_out, c_out));
 }
 
-bool Winograd1d::uses_prepacked(int64_t T_out) const {
-  if (!prepack_ok_) return false;
-  // One item per block on this path (no column chunks): a single short block would leave all but
-  // one thread idle, which only pays at the fewest rows.
+bool Winograd1d::uses_short_path(int64_t T_out) const {
+  if (short_b_.empty() || T_out <= 0) return false;
+  // The input tiles of every phase, stacked: d·(n_t + S − 1) rows of transformed inputs.
   const int64_t n_t = ((T_out + d_ - 1) / d_ + tile_.m - 1) / tile_.m;
-  return n_t <= kPrepackedMaxTiles &&
-         (d_ >= omp_get_max_threads() || n_t <= kPrepackedOneBlockTiles);
+  return d_ * (n_t + segs_ - 1) <= (d_ == 1 ? kShortMaxRowsUndilated : kShortMaxRows);
 }
 
 double Winograd1d::flop_ratio() const {
@@ -329,26 +314,16 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   // filter per call: 32 rows were up to 1.5× slower than 64 there).
   const int64_t per_tile = int64_t{a} * (Ci + Co) * int64_t{sizeof(float)};
   const int64_t nb = std::clamp<int64_t>(kBlockBytes / per_tile, 64, 256);
-  const int64_t blocks_per_phase = (n_t + nb - 1) / nb;
-  const int64_t n_blocks = d * blocks_per_phase;
-  const bool pre = uses_prepacked(T_out);
-  if (pre)
-    std::call_once(pp_->built, [&] {
-      // Views of u_ (S·C_in × C_out per transform point, dense); oneDNN packs each on the first
-      // plan, once for all forks.
-      for (int xi = 0; xi < a; ++xi) {
-        auto lp = std::make_unique<dnnl_glue::LinearPrimitive>(
-            Tensor::view(const_cast<float*>(u_.data()) + xi * S * Ci * Co, {S * Ci, Co},
-                         DType::f32),
-            dnnl_glue::LinearPrimitive::WeightLayout::in_out, Tensor(), dnnl_glue::PostOp::none,
-            Precision::fp32);
-        lp->set_packed_f32(true);
-        pp_->lp.push_back(std::move(lp));
-      }
-    });
-  // Whole rows per item on the pre-packed path: cut into column chunks its GEMMs lost their
-  // advantage (192-384 columns: level with dnnl_sgemm, docs/benchmarks.md).
-  const int64_t chunks = pre ? 1 : winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
+  // Short inputs (streaming pushes, see WinogradIsa): the tiles of all d phases stacked in one
+  // block, so each transform point's filters are read once per call rather than once per phase,
+  // its columns split over the threads (each reads its part of the filters once).
+  const bool short_in = uses_short_path(T_out);
+  static_assert(kShortMaxRows <= 64, "the short path's stacked block must fit one block buffer");
+  const std::vector<PackedMatrix>& pk = short_in ? short_b_ : pk_;
+  const int64_t blocks_per_phase = short_in ? 1 : (n_t + nb - 1) / nb;
+  const int64_t n_blocks = short_in ? 1 : d * blocks_per_phase;
+  const int64_t chunks = short_in ? std::min<int64_t>(omp_get_max_threads(), (Co + 31) / 32)
+                                  : winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
   const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
   const int64_t n_items = n_blocks * chunks;
   const int64_t vrows = nb + S - 1;
@@ -360,6 +335,7 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   {
     static thread_local std::vector<float> buf;
     static thread_local std::vector<uint16_t> buf16;
+    static thread_local std::vector<int64_t> a_rows;
     // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products; native bf16: the
     // transformed inputs as bf16 bits in buf16 ([ξ][tile][C_in] too).
     const int64_t vstride = vrows * Ci, mstride = nb * Co;
@@ -370,31 +346,36 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
     float* v = buf.data();
     float* mo = v + a * vstride;
     int64_t have = -1;  // the block whose transformed inputs are in v
-    // This thread's forks of the pre-packed primitives (weights shared, plans its own); entries of
-    // layers that are gone are dropped here, which frees their packed weights.
-    struct Forks {
-      std::weak_ptr<Prepacked> owner;
-      std::vector<std::unique_ptr<dnnl_glue::LinearPrimitive>> lp;
-    };
-    static thread_local std::unordered_map<uint64_t, Forks> forks;
-    std::vector<std::unique_ptr<dnnl_glue::LinearPrimitive>>* my = nullptr;
-    if (pre) {
-      for (auto it = forks.begin(); it != forks.end();)
-        it = it->second.owner.expired() ? forks.erase(it) : std::next(it);
-      Forks& f = forks[pp_->id];
-      if (f.lp.empty()) {
-        f.owner = pp_;
-        for (const auto& p : pp_->lp) f.lp.push_back(p->fork());
-      }
-      my = &f.lp;
-    }
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < n_items; ++item) {
       const int64_t blk = item / chunks, ch = item % chunks;
-      const int64_t p = blk / blocks_per_phase, i0 = (blk % blocks_per_phase) * nb;
-      const int64_t n = std::min(nb, n_t - i0);
       const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
       if (o0 >= o1) continue;
+      if (short_in) {
+        // Phase p's n_t + S − 1 input tiles at rows p·(n_t + S − 1) of v; output tile (p, i)
+        // reads rows from p·(n_t + S − 1) + i on (a_rows) and writes product row p·n_t + i.
+        const int64_t in_rows = n_t + S - 1;
+        if (have != blk) {
+          for (int64_t p = 0; p < d; ++p)
+            for (int64_t j = 0; j < in_rows; ++j)
+              in_fn(bt_.data(), x, T, p + d * j * m - pad_l, d, Ci, v + (p * in_rows + j) * Ci,
+                    vstride);
+          a_rows.resize(static_cast<size_t>(d * n_t));
+          for (int64_t p = 0; p < d; ++p)
+            for (int64_t i = 0; i < n_t; ++i) a_rows[p * n_t + i] = (p * in_rows + i) * Ci;
+          have = blk;
+        }
+        for (int xi = 0; xi < a; ++xi)
+          packed_gemm(pk[static_cast<size_t>(xi)], d * n_t, v + xi * vstride, Ci, mo + xi * mstride,
+                      Co, o0, o1, false, a_rows.data());
+        for (int64_t p = 0; p < d; ++p)
+          for (int64_t i = 0; i < n_t; ++i)
+            out_fn(at_.data(), m, mo + (p * n_t + i) * Co + o0, mstride, bias_.data() + o0, o1 - o0,
+                   y + o0, Co, p + d * i * m, d, T_out, accumulate);
+        continue;
+      }
+      const int64_t p = blk / blocks_per_phase, i0 = (blk % blocks_per_phase) * nb;
+      const int64_t n = std::min(nb, n_t - i0);
       const int64_t rows = n + S - 1;
       if (have != blk) {
         for (int64_t j = 0; j < rows; ++j)
@@ -409,21 +390,11 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
         have = blk;
       }
       for (int xi = 0; xi < a; ++xi) {
-        if (pre) {
-          // The S segments stacked along K: rows C_in apart, S·C_in long (read overlapping).
-          try {
-            (*my)[static_cast<size_t>(xi)]->run(v + xi * vstride, n, Ci, mo + xi * mstride, Co,
-                                                false);
-          } catch (const std::exception&) {
-            failed.store(-1, std::memory_order_relaxed);
-          }
-          continue;
-        }
         if (packed_) {
+          // The S segments stacked along K: rows C_in apart, S·C_in long (read overlapping).
           const void* av = native_bf16_ ? static_cast<const void*>(buf16.data() + xi * vstride)
                                         : static_cast<const void*>(v + xi * vstride);
-          packed_gemm(pk_[static_cast<size_t>(xi)], n, av, Ci, mo + xi * mstride, Co, o0, o1,
-                      false);
+          packed_gemm(pk[static_cast<size_t>(xi)], n, av, Ci, mo + xi * mstride, Co, o0, o1, false);
           continue;
         }
         for (int64_t s = 0; s < S; ++s) {
@@ -439,9 +410,8 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
                p + d * (i0 + j) * m, d, T_out, accumulate);
     }
   }
-  MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN ",
-                  pre ? "matmul" : "sgemm", " K=", Ci, " N=", Co, " failed (status ", failed.load(),
-                  ")");
+  MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN sgemm K=", Ci,
+                  " N=", Co, " failed (status ", failed.load(), ")");
 }
 
 }  // namespace meshnn::kernels

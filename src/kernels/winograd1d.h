@@ -22,10 +22,6 @@
 
 #include "kernels/packed_gemm.h"
 
-namespace meshnn::dnnl_glue {
-class LinearPrimitive;
-}
-
 namespace meshnn::kernels {
 
 struct WinogradTile {
@@ -69,17 +65,21 @@ enum class WinogradPrecision { f32, bf16 };
 // Which GEMM runs them. automatic: bf16 on a CPU with AVX512-BF16 runs our packed GEMM (filters
 // rounded and packed once per transform point at load, kernels/packed_gemm.h, `vdpbf16ps`); f32,
 // and bf16 elsewhere (the bf16-rounded operands in f32: exact emulation), run `dnnl_sgemm` on the
-// unpacked filters (our packed f32 GEMM measured slower than it, docs/benchmarks.md). avx2: the
-// emulation path even where AVX512-BF16 exists, so that a test runs it on this machine.
-// f32 with automatic, on wide layers (C_out >= kPrepackedMinCols) and short inputs (every phase
-// one block of <= kPrepackedMaxTiles tiles: streaming pushes) with a block per thread (dilation
-// >= threads) or <= kPrepackedOneBlockTiles tiles, runs oneDNN's matmul primitive on the filters
-// packed once instead (dnnl_sgemm re-packs the filter matrix on every call; d3 / d5 up to 2x
-// faster, d1 level, at 768 channels, docs/benchmarks.md); avx2 keeps dnnl_sgemm there.
+// unpacked filters (our packed f32 GEMM measured slower than it on long inputs,
+// docs/benchmarks.md). avx2: the emulation path even where AVX512-BF16 exists, so that a test
+// runs it on this machine, and never the short path below.
+// Short path (f32, automatic, C_out >= kShortMinCols, the input tiles of all dilation phases
+// together at most kShortMaxRows, kShortMaxRowsUndilated at dilation 1: streaming pushes): the
+// tiles of every phase stacked into one GEMM per transform point, our f32 GEMM reading the
+// transformed filters in place (a row-major view, kernels/packed_gemm.h), the columns split over
+// the threads. At few rows a GEMM is bound by reading its filters; this reads each filter value
+// once per call, where per-phase GEMMs read it d times and `dnnl_sgemm` re-packs it each time
+// (docs/benchmarks.md).
 enum class WinogradIsa { automatic, avx2 };
-constexpr int64_t kPrepackedMinCols = 512;
-constexpr int64_t kPrepackedMaxTiles = 32;
-constexpr int64_t kPrepackedOneBlockTiles = 8;
+constexpr int64_t kShortMinCols = 256;
+constexpr int64_t kShortMaxRows = 64;
+// Undilated layers (one phase, nothing to stack) gain only up to about this many rows.
+constexpr int64_t kShortMaxRowsUndilated = 16;
 
 class Winograd1d {
  public:
@@ -106,11 +106,10 @@ class Winograd1d {
   int64_t c_out() const { return c_out_; }
   WinogradPrecision precision() const { return precision_; }
   // "packed-bf16" (native vdpbf16ps), "sgemm" or "sgemm-bf16emu": the GEMM path this instance
-  // runs ("sgemm" includes the pre-packed matmul of short inputs, see WinogradIsa).
+  // runs ("sgemm" includes the packed short path, see WinogradIsa).
   const char* gemm_label() const;
-  // True when a run over T_out output rows takes the pre-packed oneDNN matmul (f32), on the
-  // current OpenMP thread count.
-  bool uses_prepacked(int64_t T_out) const;
+  // True when a run over T_out output rows takes the short path (see WinogradIsa).
+  bool uses_short_path(int64_t T_out) const;
 
  private:
   int64_t c_in_, c_out_, k_, d_, segs_;
@@ -122,11 +121,8 @@ class Winograd1d {
   WeightBuffer u_;                // sgemm path: transformed filters [ξ][s][C_in][C_out]
   std::vector<PackedMatrix> pk_;  // packed path: per ξ, the (S·C_in) × C_out filter matrix
   std::vector<float> bias_;       // C_out (zeros when none)
-  // f32 short-input path: per transform point a LinearPrimitive on u_, built (and packed) on the
-  // first short call, so a layer only ever run on long inputs holds no packed copy.
-  struct Prepacked;
-  bool prepack_ok_ = false;
-  std::shared_ptr<Prepacked> pp_;
+  // f32 short path: per transform point a view of u_'s filter matrix; empty where the path is off.
+  std::vector<PackedMatrix> short_b_;
 };
 
 // How many column chunks a call splits each block's GEMMs into so that `items` blocks keep

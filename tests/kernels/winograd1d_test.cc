@@ -159,11 +159,12 @@ TEST(Winograd1d, Avx2PathWithinContract) {
   }
 }
 
-// f32 short inputs on wide layers (streaming pushes) run the pre-packed oneDNN matmul: one
-// instance over several lengths (a plan per row count, odd and tiny ones), with and without
-// bias, accumulate, every kernel size and dilation of the 768-channel BigVGAN stage, against
-// float64; a long input on the same instance takes dnnl_sgemm again.
-TEST(Winograd1d, PrepackedShortInputsWithinContract) {
+// f32 short inputs on wide layers (streaming pushes) take the short path (all dilation phases
+// stacked into one packed GEMM per transform point, columns split over the threads): one instance
+// over several lengths (odd and tiny ones, T not a multiple of d, phases with fewer rows), with and
+// without bias, accumulate, every kernel size of the BigVGAN blocks and dilations 1 to 5, against
+// float64 within the contract; a long input on the same instance takes dnnl_sgemm again.
+TEST(Winograd1d, ShortPathWithinContract) {
   if (!winograd1d_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   struct Layer {
     int64_t ci, co, k, dil;
@@ -171,7 +172,8 @@ TEST(Winograd1d, PrepackedShortInputsWithinContract) {
   };
   uint64_t seed = 900;
   for (const Layer& L :
-       {Layer{96, 768, 7, 1, true}, Layer{64, 520, 11, 5, false}, Layer{40, 512, 3, 3, true}}) {
+       {Layer{96, 768, 7, 1, true}, Layer{64, 520, 11, 5, false}, Layer{40, 512, 3, 3, true},
+        Layer{24, 300, 7, 2, true}, Layer{33, 256, 11, 4, false}}) {
     const WinogradTile tile = default_winograd_tile(L.k);
     const float ws = 1.f / std::sqrt(static_cast<float>(L.ci * L.k));
     const std::vector<float> w = uniform(static_cast<size_t>(L.co * L.ci * L.k), seed++, ws);
@@ -188,10 +190,11 @@ TEST(Winograd1d, PrepackedShortInputsWithinContract) {
         const std::vector<float> y0 = uniform(static_cast<size_t>(T_out * L.co), seed++);
         std::vector<float> got = y0, want = y0;
         const int64_t n_t = ((T + L.dil - 1) / L.dil + tile.m - 1) / tile.m;
-        const bool short_in = n_t <= kPrepackedMaxTiles &&
-                              (L.dil >= omp_get_max_threads() || n_t <= kPrepackedOneBlockTiles);
-        EXPECT_EQ(wg.uses_prepacked(T_out), short_in) << "T=" << T << " d=" << L.dil;
-        EXPECT_FALSE(sg.uses_prepacked(T_out));
+        const int64_t segs = (L.k + tile.r - 1) / tile.r;
+        const bool short_in =
+            L.dil * (n_t + segs - 1) <= (L.dil == 1 ? kShortMaxRowsUndilated : kShortMaxRows);
+        EXPECT_EQ(wg.uses_short_path(T_out), short_in) << "T=" << T << " d=" << L.dil;
+        EXPECT_FALSE(sg.uses_short_path(T_out));
         wg.run(x.data(), T, pad, got.data(), T_out, acc);
         direct_conv1d_reference(w.data(), L.bias ? b.data() : nullptr, L.co, L.ci, L.k, 1, L.dil,
                                 x.data(), T, pad, want.data(), T_out, acc);
@@ -209,12 +212,12 @@ TEST(Winograd1d, PrepackedShortInputsWithinContract) {
   // Narrow layers and bf16 never take it.
   const std::vector<float> w = uniform(size_t{64} * 64 * 7, 5, 0.05f);
   EXPECT_FALSE(
-      Winograd1d(w.data(), nullptr, 64, 64, 7, 1, default_winograd_tile(7)).uses_prepacked(16));
+      Winograd1d(w.data(), nullptr, 64, 64, 7, 1, default_winograd_tile(7)).uses_short_path(16));
   const std::vector<float> wb = uniform(size_t{512} * 8 * 7, 6, 0.05f);
   EXPECT_FALSE(Winograd1d(wb.data(), nullptr, 512, 8, 7, 1,
                           default_winograd_tile(7, WinogradPrecision::bf16),
                           WinogradPrecision::bf16)
-                   .uses_prepacked(16));
+                   .uses_short_path(16));
 }
 
 // bf16 GEMM operands: the transformed input V = Bᵀx and filter U = G·w are each rounded to bf16
@@ -243,7 +246,7 @@ double bf16_kappa(WinogradTile t) {
 TEST(Winograd1d, Bf16WithinDerivedBound) {
   if (!winograd1d_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   std::vector<WinogradIsa> isas{WinogradIsa::avx2};
-  if (packed_gemm_available(GemmType::f32)) isas.push_back(WinogradIsa::automatic);
+  if (packed_gemm_available(GemmType::bf16)) isas.push_back(WinogradIsa::automatic);
   uint64_t seed = 500;
   for (const Case& c :
        {Case{768, 768, 7, 3, 95, 9, 9}, Case{384, 384, 3, 5, 61, 5, 5},
@@ -284,50 +287,92 @@ TEST(Winograd1d, Bf16NativeMatchesEmulation) {
   EXPECT_LT(std::sqrt(num / den), 1e-5);
 }
 
+// Every micro-kernel (f32 AVX-512 and AVX2, bf16) on packed B and on f32 row-major views of B
+// (row stride past N, ragged last panel), row counts around their blockings (6, 12), K across
+// chunks (256 f32, 512 bf16), a column range, accumulate, and rows gathered out of order (a_rows),
+// against float64.
 TEST(PackedGemm, MatchesFloat64) {
-  for (GemmType type : {GemmType::f32, GemmType::bf16}) {
+  struct Path {
+    GemmType type;
+    GemmIsa isa;
+    bool view;
+  };
+  for (const Path path :
+       {Path{GemmType::f32, GemmIsa::best, false}, Path{GemmType::f32, GemmIsa::avx2, false},
+        Path{GemmType::f32, GemmIsa::best, true}, Path{GemmType::f32, GemmIsa::avx2, true},
+        Path{GemmType::bf16, GemmIsa::best, false}}) {
+    const GemmType type = path.type;
     if (!packed_gemm_available(type)) continue;
     for (auto [M, K, N] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
                            {13, 37, 40},
                            {25, 515, 96},
                            {12, 1024, 33},
-                           {7, 3, 70}}) {
-      const std::vector<float> a = uniform(M * K, 71 + K), bm = uniform(K * N, 72 + N);
-      const std::vector<float> c0 = uniform(M * N, 73);
-      const PackedMatrix pb(bm.data(), K, N, N, type);
-      std::vector<uint16_t> a16(a.size());
-      convert_to_bf16(a.data(), int64_t(a.size()), a16.data());
-      for (bool acc : {false, true})
-        for (int64_t n0 : {int64_t{0}, int64_t{32}}) {
-          if (n0 >= N) continue;
-          std::vector<float> c = c0;
-          packed_gemm(pb, M,
-                      type == GemmType::f32 ? static_cast<const void*>(a.data()) : a16.data(), K,
-                      c.data(), N, n0, N, acc);
-          for (int64_t i = 0; i < M; ++i)
-            for (int64_t j = 0; j < N; ++j) {
-              const float got = c[i * N + j];
-              if (j < n0) {
-                EXPECT_EQ(got, c0[i * N + j]);  // columns outside the range untouched
-                continue;
+                           {7, 3, 70},
+                           {6, 300, 24}})
+      for (const bool gather : {false, true}) {
+        // Gathered: A has 2M + 3 rows; row i of the product is A's row (2M + 2 − 2i).
+        const int64_t a_count = gather ? 2 * M + 3 : M;
+        const int64_t ldb = N + 3;  // B's rows padded: the view must honour the row stride
+        const std::vector<float> a = uniform(a_count * K, 71 + K), bm = uniform(K * ldb, 72 + N);
+        std::vector<int64_t> rows(static_cast<size_t>(M));
+        for (int64_t i = 0; i < M; ++i) rows[i] = (gather ? 2 * M + 2 - 2 * i : i) * K;
+        const std::vector<float> c0 = uniform(M * N, 73);
+        const PackedMatrix pb = path.view ? PackedMatrix::row_major_view(bm.data(), K, N, ldb)
+                                          : PackedMatrix(bm.data(), K, N, ldb, type);
+        std::vector<uint16_t> a16(a.size());
+        convert_to_bf16(a.data(), int64_t(a.size()), a16.data());
+        for (bool acc : {false, true})
+          for (int64_t n0 : {int64_t{0}, int64_t{32}}) {
+            if (n0 >= N) continue;
+            std::vector<float> c = c0;
+            packed_gemm(pb, M,
+                        type == GemmType::f32 ? static_cast<const void*>(a.data()) : a16.data(), K,
+                        c.data(), N, n0, N, acc, gather ? rows.data() : nullptr, path.isa);
+            for (int64_t i = 0; i < M; ++i)
+              for (int64_t j = 0; j < N; ++j) {
+                const float got = c[i * N + j];
+                if (j < n0) {
+                  EXPECT_EQ(got, c0[i * N + j]);  // columns outside the range untouched
+                  continue;
+                }
+                double want = acc ? c0[i * N + j] : 0.0, mag = std::abs(want);
+                for (int64_t q = 0; q < K; ++q) {
+                  const float ae = a[rows[i] + q];
+                  const double av = type == GemmType::f32 ? ae : round_to_bf16(ae);
+                  const float be = bm[q * ldb + j];
+                  const double bv = type == GemmType::f32 ? be : round_to_bf16(be);
+                  want += av * bv;
+                  mag += std::abs(av * bv);
+                }
+                // Exact products, f32 sums: |error| ≤ K·2⁻²⁴·Σ|terms| (a loose form of the bound).
+                EXPECT_NEAR(got, want, 1e-7 * double(K + 2) * mag + 1e-30)
+                    << int(type) << " isa " << int(path.isa) << " view " << path.view << " M=" << M
+                    << " K=" << K << " N=" << N << " gather " << gather << " (" << i << "," << j
+                    << ")";
               }
-              double want = acc ? c0[i * N + j] : 0.0, mag = std::abs(want);
-              for (int64_t q = 0; q < K; ++q) {
-                const double av =
-                    type == GemmType::f32 ? a[i * K + q] : round_to_bf16(a[i * K + q]);
-                const double bv =
-                    type == GemmType::f32 ? bm[q * N + j] : round_to_bf16(bm[q * N + j]);
-                want += av * bv;
-                mag += std::abs(av * bv);
-              }
-              // Exact products, f32 sums: |error| ≤ K·2⁻²⁴·Σ|terms| (a loose form of the bound).
-              EXPECT_NEAR(got, want, 1e-7 * double(K + 2) * mag + 1e-30)
-                  << int(type) << " M=" << M << " K=" << K << " N=" << N << " (" << i << "," << j
-                  << ")";
-            }
-        }
-    }
+          }
+      }
   }
+}
+
+// The two f32 micro-kernels do the same operations in the same order, on a packed B or a view of
+// it: the same bits.
+TEST(PackedGemm, Avx2AndAvx512AndViewsGiveTheSameBits) {
+  if (!packed_gemm_available(GemmType::f32)) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  const int64_t M = 17, K = 700, N = 100;
+  const std::vector<float> a = uniform(M * K, 81), bm = uniform(K * N, 82);
+  const PackedMatrix pb(bm.data(), K, N, N, GemmType::f32);
+  const PackedMatrix view = PackedMatrix::row_major_view(bm.data(), K, N, N);
+  EXPECT_TRUE(view.is_view());
+  EXPECT_EQ(view.bytes(), 0u);
+  std::vector<float> best(M * N), avx2(M * N), view_best(M * N), view_avx2(M * N);
+  packed_gemm(pb, M, a.data(), K, best.data(), N, 0, N, false, nullptr, GemmIsa::best);
+  packed_gemm(pb, M, a.data(), K, avx2.data(), N, 0, N, false, nullptr, GemmIsa::avx2);
+  packed_gemm(view, M, a.data(), K, view_best.data(), N, 0, N, false, nullptr, GemmIsa::best);
+  packed_gemm(view, M, a.data(), K, view_avx2.data(), N, 0, N, false, nullptr, GemmIsa::avx2);
+  EXPECT_EQ(best, avx2);
+  EXPECT_EQ(best, view_best);
+  EXPECT_EQ(best, view_avx2);
 }
 
 // The filter transform: every ISA path gives the same bits (same fma per value, same order), and
