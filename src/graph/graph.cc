@@ -287,6 +287,7 @@ class ActivationNode final : public Node {
     if (target <= next_) return buf_.empty_rows();
     const int64_t lo = std::max<int64_t>(0, next_ - kCtx);
     const int64_t hi = std::min(buf_.end(), target + kCtx);
+    ProfileScope prof("anti_aliased_activation");  // same bucket as the one-shot run
     Tensor y =
         act_.forward_padded(buf_.rows_between(lo, hi), next_ - lo, hi - target, next_, length);
     next_ = target;
