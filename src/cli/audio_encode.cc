@@ -67,14 +67,9 @@ void run(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, a.stream || a.push_samples == 0,
                   "--push-samples is for --stream");
   const io::WavAudio in = io::read_wav(a.wav);
-  const int64_t S = in.samples.dim(0), B = in.samples.dim(1);
+  const int64_t S = in.samples.dim(0);
   MESHNN_CHECK_AS(ShapeError, S >= 1, a.wav, ": no samples");
-  // (S, B) interleaved → (B, 1, S): one batch item per channel.
-  Tensor wave = Tensor::empty({B, 1, S});
-  const float* src = in.samples.data<float>();
-  float* dst = wave.data<float>();
-  for (int64_t t = 0; t < S; ++t)
-    for (int64_t b = 0; b < B; ++b) dst[b * S + t] = src[t * B + b];
+  const Tensor wave = io::channels_as_batch(in.samples);  // (B, 1, S): a batch item per channel
   const auto t_load = std::chrono::steady_clock::now();
   AudioModelOptions options;
   options.precision = StagePrecision::parse(a.precision);

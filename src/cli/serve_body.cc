@@ -132,17 +132,11 @@ Tensor mono_wav_from_body(std::string_view body, int sample_rate) {
 Tensor batch_wav_from_body(std::string_view body, int sample_rate) {
   // The checks and messages of audio-encode --wav.
   const io::WavAudio in = io::read_wav_bytes(bytes(body), body.size(), kBody);
-  const int64_t S = in.samples.dim(0), B = in.samples.dim(1);
+  const int64_t S = in.samples.dim(0);
   MESHNN_CHECK_AS(ShapeError, S >= 1, kBody, ": no samples");
   MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == sample_rate, kBody, ": ", in.sample_rate,
                   " Hz; the model takes ", sample_rate, " Hz (resample first)");
-  // (S, B) interleaved → (B, 1, S): one batch item per channel.
-  Tensor wave = Tensor::empty({B, 1, S});
-  const float* src = in.samples.data<float>();
-  float* dst = wave.data<float>();
-  for (int64_t t = 0; t < S; ++t)
-    for (int64_t b = 0; b < B; ++b) dst[b * S + t] = src[t * B + b];
-  return wave;
+  return io::channels_as_batch(in.samples);
 }
 
 std::string npy_body(const Tensor& t) {

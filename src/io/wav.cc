@@ -138,4 +138,17 @@ void write_wav(const std::string& path, const Tensor& samples, int sample_rate, 
   });
 }
 
+Tensor channels_as_batch(const Tensor& samples) {
+  MESHNN_CHECK_AS(ShapeError, samples.defined() && samples.rank() == 2,
+                  "channels_as_batch: samples must be (T, C), got ",
+                  samples.defined() ? shape_str(samples.shape()) : "undefined");
+  const int64_t T = samples.dim(0), C = samples.dim(1);
+  Tensor out = Tensor::empty({C, 1, T});
+  const float* src = samples.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = 0; c < C; ++c) dst[c * T + t] = src[t * C + c];
+  return out;
+}
+
 }  // namespace meshnn::io

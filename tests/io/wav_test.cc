@@ -48,6 +48,18 @@ TEST(Wav, Float32RoundTripIsExact) {
   EXPECT_TRUE(bit_equal(m.samples, x));
 }
 
+TEST(Wav, ChannelsAsBatchPutsEachChannelInItsOwnItem) {
+  const Tensor x = random_uniform({37, 3}, 7, -1.f, 1.f);  // (T, C) interleaved
+  const Tensor y = io::channels_as_batch(x);
+  ASSERT_EQ(y.shape(), (std::vector<int64_t>{3, 1, 37}));
+  const float* src = x.data<float>();
+  const float* dst = y.data<float>();
+  for (int64_t c = 0; c < 3; ++c)
+    for (int64_t t = 0; t < 37; ++t) ASSERT_EQ(dst[c * 37 + t], src[t * 3 + c]) << c << "," << t;
+  EXPECT_THROW(io::channels_as_batch(random_uniform({4, 2, 1}, 1, -1.f, 1.f)), ShapeError);
+  EXPECT_THROW(io::channels_as_batch(Tensor()), ShapeError);
+}
+
 TEST(Wav, Pcm16RoundTripWithinOneStep) {
   const std::string path = scratch_dir() + "/p.wav";
   const Tensor x = random_uniform({777, 1}, 43, -0.9f, 0.9f);

@@ -27,4 +27,7 @@ WavAudio read_wav_bytes(const uint8_t* data, size_t size, const std::string& nam
 void write_wav(const std::string& path, const Tensor& samples, int sample_rate,
                WavFormat format = WavFormat::float32);
 
+// (T, C) interleaved samples → (C, 1, T): each channel one batch item of a mono model input.
+Tensor channels_as_batch(const Tensor& samples);
+
 }  // namespace meshnn::io
