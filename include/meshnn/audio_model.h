@@ -40,6 +40,9 @@ struct AudioModelOptions {
   // Load only what run() and stream() need (a VAE's decoder); encode() then refuses. A model
   // that only decodes loads the same either way.
   bool decoder_only = false;
+  // Config fields meshnn does not know are logged (warn) and ignored instead of refused (known
+  // fields are checked either way; meshnn/io/config_policy.h). The CLI's --allow-unknown-config.
+  bool allow_unknown_config = false;
 };
 
 // A stream into a model's encoder: samples pushed a few at a time, latent frames out as soon as

@@ -2,8 +2,8 @@
 // loaded from an Isaac-GR00T checkpoint, ready to run from any thread (as meshnn/audio.h is for
 // the audio models; the CLI's gr00t-adapter / gr00t-policy and Python's meshnn.gr00t call these).
 //
-// Life of a load: the checkpoint is opened once (mmapped); the config (checkpoint metadata, or
-// an explicit JSON, read strictly), the slot layout of the token types, the head split over the
+// Life of a load: the checkpoint is opened once (mmapped; a folder's shards each); the config (a
+// folder's config.json, the checkpoint metadata, or an explicit JSON, read strictly), the slot layout of the token types, the head split over the
 // mesh and every checkpoint key and shape are validated before any weight is converted or packed.
 // Then each device of the mesh packs its head slice once (one SPMD launch); these packed runners
 // are the immutable weights.
@@ -39,10 +39,14 @@ struct LoadOptions {
   std::string mesh = "1x1";
   Backend backend = Backend::local;  // mpi: this process is one rank of an mpiexec launch
   int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
-  // A JSON config (Isaac-GR00T style, see Config::from_json) replacing the checkpoint's "config"
-  // metadata; "" = the metadata over the version's defaults.
+  // A JSON config (Isaac-GR00T style, see Config::from_json) replacing the checkpoint's own (a
+  // checkpoint folder's config.json, or a file's "config" metadata); "" = the checkpoint's over
+  // the version's defaults.
   std::string config_json;
   std::string config_path;  // the same from a JSON file (at most one of the two)
+  // Config fields meshnn does not know are logged (warn) and ignored instead of refused (known
+  // fields are checked either way). The CLI's --allow-unknown-config.
+  bool allow_unknown_config = false;
 };
 
 // The checkpoint as tensors in memory (tests, converted models): what a .safetensors file holds.
@@ -54,8 +58,11 @@ struct Checkpoint {
 // The VL adapter (vlln → VL-SA → gather → hoisted cross K/V, and the state encoder).
 class Adapter {
  public:
-  // path: Isaac-GR00T action head .safetensors (keys under "action_head." or a LeRobot copy's
-  // prefix); token_types: (S) | (1, S) integers 0 text / 1 image / 2 padding (fixes the slot
+  // path: an Isaac-GR00T action head .safetensors (config in its "config" metadata), or a
+  // Hugging Face checkpoint folder: config.json + model.safetensors, or sharded
+  // model-0000k-of-0000n.safetensors with model.safetensors.index.json (every shard mmapped, the
+  // index checked against them; io/sharded_safetensors.h). Head keys under "action_head." (or a
+  // LeRobot copy's prefix; the backbone's keys are ignored); token_types: (S) | (1, S) integers 0 text / 1 image / 2 padding (fixes the slot
   // layout); options.mesh_axis is set from load.mesh.
   static Adapter load(const std::string& path, Version version, const Tensor& token_types,
                       const AdapterOptions& options = {}, const LoadOptions& load = {});

@@ -72,6 +72,12 @@ def _threads(threads):
     return int_arg('threads', threads, 0, 4096)
 
 
+def _bool_arg(name, value):
+    if not isinstance(value, bool):
+        raise ValueError(f'{name} must be True or False, got {value!r}')
+    return value
+
+
 class _Closable:
     """close() and `with`: drops the compiled object (its memory is freed once no call on
     another thread still uses it); any later call raises ValueError."""
@@ -187,12 +193,15 @@ class BigVGAN(_Closable):
 
     @classmethod
     def from_pretrained(cls, path, precision='fp32', mesh='auto', threads=None, config=None,
-                        backend='local', use_cuda_kernel=False, **unused):
+                        backend='local', use_cuda_kernel=False, allow_unknown_config=False,
+                        **unused):
         """path: a folder as NVIDIA publishes it (config.json + bigvgan_generator.pt, or our
         bigvgan_generator.safetensors), or a .safetensors / .pt file (config.json next to it, or
         `config`, or the safetensors `config` metadata). No downloads: a hub id must be fetched
         first (e.g. `huggingface-cli download nvidia/bigvgan_v2_24khz_100band_256x --local-dir D`).
-        use_cuda_kernel is accepted for drop-in calls and ignored (CPU only)."""
+        use_cuda_kernel is accepted for drop-in calls and ignored (CPU only).
+        allow_unknown_config: accept config fields meshnn does not know (logged, ignored)."""
+        lenient = _bool_arg('allow_unknown_config', allow_unknown_config)
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(
@@ -212,7 +221,7 @@ class BigVGAN(_Closable):
         else:
             ckpt = path
         if ckpt.endswith('.safetensors'):
-            core = _meshnn.BigVganVocoder.load(ckpt, config, precision)
+            core = _meshnn.BigVganVocoder.load(ckpt, config, precision, lenient)
         else:
             if not config:
                 raise ValueError(f'{ckpt}: a .pt checkpoint needs its config.json (next to it or config=)')
@@ -223,7 +232,7 @@ class BigVGAN(_Closable):
             os.close(fd)
             try:
                 save_safetensors(tmp, state)
-                core = _meshnn.BigVganVocoder.load(tmp, config, precision)
+                core = _meshnn.BigVganVocoder.load(tmp, config, precision, lenient)
             finally:
                 os.unlink(tmp)
         return cls(core, mesh=mesh, threads=threads, backend=backend)
@@ -291,14 +300,17 @@ class LtxAudioDecoder(_Closable):
         self._backend = _backend(backend)
 
     @classmethod
-    def from_checkpoint(cls, path, mesh='auto', precision='fp32', threads=None, backend='local'):
+    def from_checkpoint(cls, path, mesh='auto', precision='fp32', threads=None, backend='local',
+                        allow_unknown_config=False):
         """path: an LTX-2 / LTX-2.3 .safetensors with ltx-core's key names and `config` metadata.
         mesh: "auto" (one device, an OpenMP team over the cores) or "RxC"; precision: fp32 |
         bf16 | bf16x2 | bf16x3 for every stage, the preset "bf16-safe" (vae and vocoder bf16, bwe
         fp32), or per stage "vae=bf16,vocoder=bf16,bwe=fp32" (unnamed stages fp32; an unknown or
         missing stage raises ValueError); threads: OpenMP threads per device (None = cores /
-        devices)."""
-        core = _meshnn.LtxAudioDecoder.load(os.fspath(path), precision)
+        devices); allow_unknown_config: accept config fields meshnn does not know (logged,
+        ignored)."""
+        core = _meshnn.LtxAudioDecoder.load(
+            os.fspath(path), precision, _bool_arg('allow_unknown_config', allow_unknown_config))
         return cls(core, mesh=mesh, threads=threads, backend=backend)
 
     @classmethod
@@ -491,17 +503,19 @@ class MiniMaxH3AudioVAE(_Closable):
 
     @classmethod
     def from_pretrained(cls, folder, subfolder=None, precision='fp32', threads=None, mesh='auto',
-                        parts='both', **unused):
+                        parts='both', allow_unknown_config=False, **unused):
         """folder: the component folder (config.json + diffusion_pytorch_model.safetensors), or
         the pipeline folder with subfolder='audio_vae'. No downloads. parts: 'both', 'decoder'
-        or 'encoder' (half the weights in memory; the other call then raises)."""
+        or 'encoder' (half the weights in memory; the other call then raises).
+        allow_unknown_config: accept config fields meshnn does not know (logged, ignored)."""
+        lenient = _bool_arg('allow_unknown_config', allow_unknown_config)
         folder = os.fspath(folder)
         if subfolder:
             folder = os.path.join(folder, subfolder)
         if not os.path.isdir(folder):
             raise FileNotFoundError(f'{folder}: no such folder (meshnn does not download)')
-        return cls(_meshnn.MiniMaxH3AudioVae.load(folder, precision, parts), threads=threads,
-                   mesh=mesh)
+        return cls(_meshnn.MiniMaxH3AudioVae.load(folder, precision, parts, lenient),
+                   threads=threads, mesh=mesh)
 
     @property
     def sampling_rate(self):
@@ -585,11 +599,13 @@ class AudioModel(_Closable):
         self._threads = _threads(threads)
 
     @classmethod
-    def load(cls, path, precision='fp32', config=None, threads=None):
+    def load(cls, path, precision='fp32', config=None, threads=None, allow_unknown_config=False):
         """path: a checkpoint file or a model folder; precision: a mode, a preset or stage=mode
-        pairs (docs/precision.md); config: a config.json for a checkpoint without one."""
+        pairs (docs/precision.md); config: a config.json for a checkpoint without one;
+        allow_unknown_config: accept config fields meshnn does not know (logged, ignored)."""
         return cls(_meshnn.AudioModel.load(os.fspath(path), precision,
-                                           '' if config is None else os.fspath(config)),
+                                           '' if config is None else os.fspath(config),
+                                           _bool_arg('allow_unknown_config', allow_unknown_config)),
                    threads=threads)
 
     @staticmethod

@@ -40,6 +40,12 @@ def _token_types(token_types):
     return types
 
 
+def _flag(name, value):
+    if not isinstance(value, bool):
+        raise ValueError(f'{name} must be True or False, got {value!r}')
+    return value
+
+
 def _config(config):
     if config is None:
         return ''
@@ -50,21 +56,25 @@ def _config(config):
 
 
 class VlAdapter(_Closable):
-    """checkpoint: Isaac-GR00T action head .safetensors; version: n1.5 | n1.6 | n1.7;
+    """checkpoint: Isaac-GR00T action head .safetensors, or a Hugging Face checkpoint folder
+    (config.json + model.safetensors or sharded files + model.safetensors.index.json); version:
+    n1.5 | n1.6 | n1.7;
     token_types: (S,) ints or a .npy path (fixes the slot layout); config: JSON path, dict or
     None (the checkpoint's metadata); mesh: "1x1" or "1xN" / "Nx1" (heads split, local threads);
     precision / hoist_precision: fp32 | bf16; gather_mode: splice | onehot; taps: also return the
-    debug taps ("tap.<name>"); threads: OpenMP threads per device (None = cores / devices)."""
+    debug taps ("tap.<name>"); threads: OpenMP threads per device (None = cores / devices);
+    allow_unknown_config: accept config fields meshnn does not know (logged and ignored)."""
 
     def __init__(self, checkpoint, version, token_types, *, config=None, mesh='1x1',
                  backend='local', precision='fp32', hoist_precision='fp32', gather_mode='splice',
-                 taps=False, threads=None):
+                 taps=False, threads=None, allow_unknown_config=False):
         if not isinstance(taps, bool):
             raise ValueError(f'taps must be True or False, got {taps!r}')
         self._core = _meshnn.Gr00tVlAdapter(os.fspath(checkpoint), version,
                                             _token_types(token_types), _config(config), mesh,
                                             backend, precision, hoist_precision, gather_mode,
-                                            taps, _threads(threads))
+                                            taps, _threads(threads),
+                                            _flag('allow_unknown_config', allow_unknown_config))
 
     @property
     def version(self):
@@ -92,18 +102,21 @@ class VlAdapter(_Closable):
 class Policy(_Closable):
     """GR00T's policy after the backbone: VL adapter + DiT action head + flow-matching Euler steps
     (`meshnn gr00t-policy`). checkpoint: Isaac-GR00T action head .safetensors (adapter and head
-    tensors); version: n1.5 | n1.6 | n1.7; token_types: (S,) ints or a .npy path (fixes the slot
+    tensors) or a Hugging Face checkpoint folder (config.json + one or sharded .safetensors);
+    version: n1.5 | n1.6 | n1.7; token_types: (S,) ints or a .npy path (fixes the slot
     layout; N1.6 / N1.7 need text and image tokens); config: JSON path, dict or None (the
     checkpoint's metadata); mesh: "1x1" or "1xN" / "Nx1" (heads split over local threads);
     threads: OpenMP threads per device (None = cores / devices); precision: fp32 | bf16 (every
-    GEMM); hoist_precision: None (= precision) | fp32 | bf16; gather_mode: splice | onehot."""
+    GEMM); hoist_precision: None (= precision) | fp32 | bf16; gather_mode: splice | onehot;
+    allow_unknown_config: accept config fields meshnn does not know (logged and ignored)."""
 
     def __init__(self, checkpoint, version, token_types, *, config=None, mesh='1x1',
                  backend='local', threads=None, precision='fp32', hoist_precision=None,
-                 gather_mode='splice'):
+                 gather_mode='splice', allow_unknown_config=False):
         self._core = _meshnn.Gr00tPolicy(os.fspath(checkpoint), version, _token_types(token_types),
                                          _config(config), mesh, backend, _threads(threads),
-                                         precision, hoist_precision or '', gather_mode)
+                                         precision, hoist_precision or '', gather_mode,
+                                         _flag('allow_unknown_config', allow_unknown_config))
 
     @classmethod
     def from_checkpoint(cls, path, version, token_types, **options):

@@ -31,6 +31,7 @@
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/gr00t.h"
+#include "meshnn/io/config_policy.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/wav.h"
 #include "meshnn/mesh/ccl.h"
@@ -194,9 +195,11 @@ Tensor token_types_of(const py::array& types) {
 }
 
 gr00t::LoadOptions gr00t_load_options(const std::string& config_json, const std::string& mesh,
-                                      const std::string& backend, int threads, const char* what) {
+                                      const std::string& backend, int threads, const char* what,
+                                      bool allow_unknown_config) {
   gr00t::LoadOptions lo;
   lo.config_json = config_json;
+  lo.allow_unknown_config = allow_unknown_config;
   lo.mesh = mesh;
   lo.backend = parse_backend(backend);
   lo.threads = threads;
@@ -215,11 +218,11 @@ class PyVlAdapter {
   PyVlAdapter(const std::string& checkpoint, const std::string& version, const py::array& types,
               const std::string& config_json, const std::string& mesh, const std::string& backend,
               const std::string& precision, const std::string& hoist_precision,
-              const std::string& gather_mode, bool taps, int threads) {
+              const std::string& gather_mode, bool taps, int threads, bool allow_unknown_config) {
     using namespace gr00t;
     const Version v = parse_version(version);
-    const LoadOptions lo =
-        gr00t_load_options(config_json, mesh, backend, threads, "gr00t.VlAdapter");
+    const LoadOptions lo = gr00t_load_options(config_json, mesh, backend, threads,
+                                              "gr00t.VlAdapter", allow_unknown_config);
     AdapterOptions opt;
     opt.precision = parse_precision(precision);
     opt.state_precision = opt.precision;
@@ -263,10 +266,11 @@ class PyPolicy {
   PyPolicy(const std::string& checkpoint, const std::string& version, const py::array& types,
            const std::string& config_json, const std::string& mesh, const std::string& backend,
            int threads, const std::string& precision, const std::string& hoist_precision,
-           const std::string& gather_mode) {
+           const std::string& gather_mode, bool allow_unknown_config) {
     using namespace gr00t;
     const Version v = parse_version(version);
-    const LoadOptions lo = gr00t_load_options(config_json, mesh, backend, threads, "gr00t.Policy");
+    const LoadOptions lo = gr00t_load_options(config_json, mesh, backend, threads, "gr00t.Policy",
+                                              allow_unknown_config);
     PolicyOptions opt;
     const Precision p = parse_precision(precision);
     opt.adapter.precision = opt.adapter.state_precision = opt.head.precision = p;
@@ -351,12 +355,13 @@ PYBIND11_MODULE(_meshnn, m) {
   py::class_<LtxAudioDecoder>(m, "LtxAudioDecoder")
       .def_static(
           "load",
-          [](const std::string& path, const std::string& precision) {
+          [](const std::string& path, const std::string& precision, bool allow_unknown_config) {
             const StagePrecision p = StagePrecision::parse(precision);
             py::gil_scoped_release nogil;
+            const AllowUnknownConfig lenient(allow_unknown_config);
             return LtxAudioDecoder::load(path, p);
           },
-          py::arg("path"), py::arg("precision") = "fp32")
+          py::arg("path"), py::arg("precision") = "fp32", py::arg("allow_unknown_config") = false)
       .def_static(
           "random_ltx23",
           [](uint64_t seed, const std::string& precision) {
@@ -399,7 +404,8 @@ PYBIND11_MODULE(_meshnn, m) {
   py::class_<MiniMaxH3AudioVae>(m, "MiniMaxH3AudioVae")
       .def_static(
           "load",
-          [](const std::string& folder, const std::string& precision, const std::string& parts) {
+          [](const std::string& folder, const std::string& precision, const std::string& parts,
+             bool allow_unknown_config) {
             const Precision p =
                 StagePrecision::parse(precision).uniform("the MiniMax-H3 audio VAE");
             using Parts = MiniMaxH3AudioVae::Parts;
@@ -410,9 +416,11 @@ PYBIND11_MODULE(_meshnn, m) {
                                 : parts == "encoder" ? Parts::encoder
                                                      : Parts::both;
             py::gil_scoped_release nogil;
+            const AllowUnknownConfig lenient(allow_unknown_config);
             return MiniMaxH3AudioVae::load(folder, p, which);
           },
-          py::arg("folder"), py::arg("precision") = "fp32", py::arg("parts") = "both")
+          py::arg("folder"), py::arg("precision") = "fp32", py::arg("parts") = "both",
+          py::arg("allow_unknown_config") = false)
       .def_static("is_folder", &MiniMaxH3AudioVae::is_folder, py::arg("path"))
       .def_property_readonly("sample_rate", &MiniMaxH3AudioVae::sample_rate)
       .def_property_readonly("hop_length", &MiniMaxH3AudioVae::hop_length)
@@ -526,13 +534,15 @@ PYBIND11_MODULE(_meshnn, m) {
   py::class_<BigVganVocoder>(m, "BigVganVocoder")
       .def_static(
           "load",
-          [](const std::string& checkpoint, const std::string& config,
-             const std::string& precision) {
+          [](const std::string& checkpoint, const std::string& config, const std::string& precision,
+             bool allow_unknown_config) {
             const StagePrecision p = StagePrecision::parse(precision);
             py::gil_scoped_release nogil;
+            const AllowUnknownConfig lenient(allow_unknown_config);
             return BigVganVocoder::load(checkpoint, config, p);
           },
-          py::arg("checkpoint"), py::arg("config") = "", py::arg("precision") = "fp32")
+          py::arg("checkpoint"), py::arg("config") = "", py::arg("precision") = "fp32",
+          py::arg("allow_unknown_config") = false)
       .def_property_readonly("sample_rate", &BigVganVocoder::sample_rate)
       .def_property_readonly("num_mels", &BigVganVocoder::num_mels)
       .def_property_readonly("hop_length", &BigVganVocoder::hop_length)
@@ -630,14 +640,17 @@ PYBIND11_MODULE(_meshnn, m) {
   py::class_<AudioModel>(m, "AudioModel")
       .def_static(
           "load",
-          [](const std::string& path, const std::string& precision, const std::string& config) {
+          [](const std::string& path, const std::string& precision, const std::string& config,
+             bool allow_unknown_config) {
             AudioModelOptions o;
             o.precision = StagePrecision::parse(precision);
             o.config_path = config;
+            o.allow_unknown_config = allow_unknown_config;
             py::gil_scoped_release nogil;
             return AudioModel::load(path, o);
           },
-          py::arg("path"), py::arg("precision") = "fp32", py::arg("config") = "")
+          py::arg("path"), py::arg("precision") = "fp32", py::arg("config") = "",
+          py::arg("allow_unknown_config") = false)
       .def_static("registered", &AudioModel::registered)
       .def_property_readonly("model", &AudioModel::model)
       .def_property_readonly("description", &AudioModel::description)
@@ -706,11 +719,12 @@ PYBIND11_MODULE(_meshnn, m) {
   py::class_<PyVlAdapter>(m, "Gr00tVlAdapter")
       .def(py::init<const std::string&, const std::string&, const py::array&, const std::string&,
                     const std::string&, const std::string&, const std::string&, const std::string&,
-                    const std::string&, bool, int>(),
+                    const std::string&, bool, int, bool>(),
            py::arg("checkpoint"), py::arg("version"), py::arg("token_types"),
            py::arg("config_json") = "", py::arg("mesh") = "1x1", py::arg("backend") = "local",
            py::arg("precision") = "fp32", py::arg("hoist_precision") = "fp32",
-           py::arg("gather_mode") = "splice", py::arg("taps") = false, py::arg("threads") = 0)
+           py::arg("gather_mode") = "splice", py::arg("taps") = false, py::arg("threads") = 0,
+           py::arg("allow_unknown_config") = false)
       .def("describe", &PyVlAdapter::describe)
       .def_property_readonly("seq_len", &PyVlAdapter::seq_len)
       .def_property_readonly("s_pad", &PyVlAdapter::s_pad)
@@ -720,11 +734,11 @@ PYBIND11_MODULE(_meshnn, m) {
   py::class_<PyPolicy>(m, "Gr00tPolicy")
       .def(py::init<const std::string&, const std::string&, const py::array&, const std::string&,
                     const std::string&, const std::string&, int, const std::string&,
-                    const std::string&, const std::string&>(),
+                    const std::string&, const std::string&, bool>(),
            py::arg("checkpoint"), py::arg("version"), py::arg("token_types"),
            py::arg("config_json") = "", py::arg("mesh") = "1x1", py::arg("backend") = "local",
            py::arg("threads") = 0, py::arg("precision") = "fp32", py::arg("hoist_precision") = "",
-           py::arg("gather_mode") = "splice")
+           py::arg("gather_mode") = "splice", py::arg("allow_unknown_config") = false)
       .def("describe", &PyPolicy::describe)
       .def_property_readonly("seq_len", &PyPolicy::seq_len)
       .def_property_readonly("s_pad", &PyPolicy::s_pad)

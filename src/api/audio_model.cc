@@ -7,6 +7,7 @@
 
 #include "api/audio_model_registry.h"
 #include "meshnn/core/error.h"
+#include "meshnn/io/config_policy.h"
 
 namespace meshnn {
 namespace {
@@ -69,6 +70,7 @@ const api::AudioModelEntry& entry_for(const std::string& path, const AudioModelO
 AudioModel AudioModel::load(const std::string& path, const AudioModelOptions& options) {
   MESHNN_CHECK_AS(InvalidArgument, !(options.encoder_only && options.decoder_only),
                   "encoder_only and decoder_only together leave nothing to load");
+  const AllowUnknownConfig lenient(options.allow_unknown_config);  // configs are read below
   const api::AudioModelEntry& e = entry_for(path, options);
   MESHNN_CHECK_AS(InvalidArgument, e.has_encoder || !options.encoder_only, path, ": ", e.name,
                   " has no encoder");
@@ -76,6 +78,7 @@ AudioModel AudioModel::load(const std::string& path, const AudioModelOptions& op
 }
 
 std::string AudioModel::identify(const std::string& path, const AudioModelOptions& options) {
+  const AllowUnknownConfig lenient(options.allow_unknown_config);
   return entry_for(path, options).name;
 }
 

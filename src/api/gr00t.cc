@@ -3,13 +3,15 @@
 // runner pool per device rank, and one SPMD launch per call.
 #include "meshnn/gr00t.h"
 
+#include <sys/stat.h>
+
 #include <mutex>
 
 #include "api/runner_pool.h"
-#include "io/json.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
-#include "meshnn/io/safetensors.h"
+#include "meshnn/io/config_policy.h"
+#include "meshnn/io/sharded_safetensors.h"
 #include "meshnn/mesh/ccl.h"
 
 namespace meshnn::gr00t {
@@ -18,16 +20,34 @@ namespace {
 // The opened checkpoint: weights by key (mmapped or in memory, kept alive as long as the model:
 // the packed layers may keep views of them), its keys and metadata.
 struct Source {
-  std::shared_ptr<const io::SafetensorsFile> file;
+  std::shared_ptr<const io::ShardedSafetensors> file;
   std::shared_ptr<const std::map<std::string, Tensor>> tensors;
   std::map<std::string, std::string> metadata;
   std::vector<std::string> keys;
   WeightLookup lookup;
+  std::string config_file;  // a checkpoint folder's config.json ("" = the metadata's config)
 };
 
+bool is_folder(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// path: a .safetensors file, or a Hugging Face folder (config.json + one or sharded files).
 Source open_source(const std::string& path) {
   Source s;
-  s.file = std::make_shared<const io::SafetensorsFile>(io::SafetensorsFile::open(path));
+  if (is_folder(path)) {
+    s.config_file = path + (path.back() == '/' ? "" : "/") + "config.json";
+    struct stat st {};
+    MESHNN_CHECK(::stat(s.config_file.c_str(), &st) == 0, path,
+                 ": a GR00T checkpoint folder needs its config.json (missing: ", s.config_file,
+                 ")");
+    s.file = std::make_shared<const io::ShardedSafetensors>(
+        io::ShardedSafetensors::open_folder(path));
+  } else {
+    s.file =
+        std::make_shared<const io::ShardedSafetensors>(io::ShardedSafetensors::open_file(path));
+  }
   s.metadata = s.file->metadata();
   s.keys = s.file->keys();
   s.lookup = [f = s.file](const std::string& k) -> std::optional<Tensor> {
@@ -63,10 +83,22 @@ MeshConfig mesh_of(const LoadOptions& o, const char* what) {
 
 int head_axis(const MeshConfig& mc) { return mc.rows > 1 ? 0 : 1; }
 
-// The checkpoint's config (metadata, its gr00t_version checked) or the explicit JSON.
-Config config_of(const Source& s, const LoadOptions& o, Version v) {
-  return o.config_json.empty() ? Config::from_metadata(s.metadata, v)
-                               : Config::from_json(o.config_json, v);
+// The configs: the explicit JSON (text or file), else a folder's config.json, else the
+// checkpoint metadata's (its gr00t_version checked). hc: the head's from the same document.
+Config config_of(const Source& s, const LoadOptions& o, Version v, ActionHeadConfig* hc) {
+  if (!o.config_json.empty()) {
+    if (hc) *hc = ActionHeadConfig::from_json(o.config_json, v);
+    return Config::from_json(o.config_json, v);
+  }
+  const std::string& file = o.config_path.empty() ? s.config_file : o.config_path;
+  if (!file.empty()) {
+    Config c = Config::from_json_file(file, v);
+    if (hc) *hc = ActionHeadConfig::from_json_file(file, v);
+    return c;
+  }
+  Config c = Config::from_metadata(s.metadata, v);
+  if (hc) *hc = ActionHeadConfig::from_metadata(s.metadata, v);
+  return c;
 }
 
 // Features as slots: (1, 1, S_pad, D) as given, token rows (1, S, D) | (S, D) laid out; finite.
@@ -158,15 +190,11 @@ Prepared prepare(Source src, Version v, const Tensor& token_types, const LoadOpt
                  const char* what, ActionHeadConfig* hc = nullptr) {
   Prepared p;
   p.mc = mesh_of(options, what);
-  LoadOptions lo = options;
-  MESHNN_CHECK(lo.config_json.empty() || lo.config_path.empty(),
+  MESHNN_CHECK(options.config_json.empty() || options.config_path.empty(),
                "give the config as JSON text or as a file, not both");
-  if (!lo.config_path.empty()) lo.config_json = io::read_json_file(lo.config_path).dump();
   p.version = v;
-  p.cfg = config_of(src, lo, v);
-  if (hc)
-    *hc = lo.config_json.empty() ? ActionHeadConfig::from_metadata(src.metadata, v)
-                                 : ActionHeadConfig::from_json(lo.config_json, v);
+  const AllowUnknownConfig lenient(options.allow_unknown_config);
+  p.cfg = config_of(src, options, v, hc);
   p.layout = SlotLayout::from_token_types(token_types, p.cfg.row_block);
   p.prefix = detect_weight_prefix(src.keys);
   p.src = std::move(src);

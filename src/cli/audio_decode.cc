@@ -8,6 +8,7 @@
 #include "cli/int_option.h"
 #include "cli/preflight.h"
 #include "cli/stream_cli.h"
+#include "meshnn/io/config_policy.h"
 #include "meshnn/audio.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/input_checks.h"
@@ -26,6 +27,7 @@ struct Args {
   int64_t chunk_frames = 0;
   bool chunk_given = false;  // --chunk-frames on the command line (else the memory rule decides)
   bool allow_unused = false, quiet = false, latents_normalized = false;
+  bool allow_unknown_config = false;
   StreamArgs st;
 };
 
@@ -170,6 +172,7 @@ bool is_other_registered_model(const std::string& path) {
 }
 
 void run(const Args& a) {
+  const AllowUnknownConfig lenient(a.allow_unknown_config);  // every config read below
   if (is_other_registered_model(a.checkpoint)) return run_latent_model(a);
   MESHNN_CHECK_AS(InvalidArgument, !a.latents_normalized,
                   "--latents-normalized is for models with latent statistics (the LTX decoders "
@@ -265,6 +268,8 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
   add_stream_options(cmd, args->st, 8, "latent",
                      "8·16 values, channel-major; MiniMax-H3: B·32 values, item-major (B = 2)");
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
+  cmd->add_flag("--allow-unknown-config", args->allow_unknown_config,
+                "accept config fields meshnn does not know (logged and ignored)");
   cmd->callback([args] { run(*args); });
 });
 

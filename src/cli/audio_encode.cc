@@ -6,6 +6,7 @@
 #include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "cli/int_option.h"
+#include "meshnn/io/config_policy.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
@@ -19,7 +20,7 @@ namespace {
 struct Args {
   std::string checkpoint, wav, out, log_std, precision = "fp32", mesh = "auto", backend = "local";
   int threads = 0;
-  bool normalize = false, quiet = false, stream = false;
+  bool normalize = false, quiet = false, stream = false, allow_unknown_config = false;
   int64_t push_samples = 0;  // 0: not given (8000 with --stream)
 };
 
@@ -58,6 +59,7 @@ Tensor encode_streamed(const AudioModel& model, const Tensor& wave, const RunOpt
 }
 
 void run(const Args& a) {
+  const AllowUnknownConfig lenient(a.allow_unknown_config);  // every config read below
   const auto t0 = std::chrono::steady_clock::now();
   io::check_output_path(a.out, {a.wav});
   if (!a.log_std.empty()) {
@@ -139,6 +141,8 @@ const Registrar reg("audio-encode", [](CLI::App& app) {
   add_int_option(cmd, "--push-samples", args->push_samples, int64_t{1}, int64_t{1} << 24,
                  "samples per push with --stream (default 8000)");
   cmd->add_flag("--quiet", args->quiet, "no summary output");
+  cmd->add_flag("--allow-unknown-config", args->allow_unknown_config,
+                "accept config fields meshnn does not know (logged and ignored)");
   cmd->callback([args] { run(*args); });
 });
 

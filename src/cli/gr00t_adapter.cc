@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/int_option.h"
@@ -12,6 +13,7 @@
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/safetensors.h"
+#include "meshnn/io/sharded_safetensors.h"
 #include "meshnn/mesh/mesh.h"
 
 namespace meshnn::cli {
@@ -23,17 +25,25 @@ struct Args {
   std::string backend = "local";
   std::string precision = "fp32", hoist_precision = "fp32", gather_mode = "splice";
   int embodiment = 0;
-  bool describe = false, taps = false;
+  bool describe = false, allow_unknown_config = false, taps = false;
 };
 
 void run(const Args& a) {
   using namespace gr00t;
   const Version v = parse_version(a.version);
-  if (!a.out.empty())
-    io::check_output_path(a.out, {a.checkpoint, a.features, a.token_types, a.state, a.config});
+  if (!a.out.empty()) {
+    std::vector<std::string> inputs{a.checkpoint, a.features, a.token_types, a.state, a.config};
+    if (io::is_safetensors_folder(a.checkpoint)) {  // every file the folder's model opens
+      inputs.push_back(a.checkpoint + "/config.json");
+      for (const std::string& f : io::ShardedSafetensors::open_folder(a.checkpoint).files())
+        inputs.push_back(f);
+    }
+    io::check_output_path(a.out, inputs);
+  }
   LoadOptions lo;
   lo.mesh = a.mesh;
   lo.backend = parse_backend(a.backend);
+  lo.allow_unknown_config = a.allow_unknown_config;
   // The checkpoint's config (metadata) wins over the version defaults; an explicit --config
   // file replaces the metadata.
   lo.config_path = a.config;
@@ -79,7 +89,9 @@ const Registrar reg("gr00t-adapter", [](CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "gr00t-adapter",
       "GR00T VL adapter: vlln → VL-SA → gather → hoisted cross K/V + state encoder");
-  cmd->add_option("--checkpoint", args->checkpoint, "Isaac-GR00T action head (.safetensors)")
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "Isaac-GR00T action head .safetensors, or a Hugging Face checkpoint folder "
+                  "(config.json + model.safetensors or shards + model.safetensors.index.json)")
       ->required();
   cmd->add_option("--version", args->version, "n1.5 | n1.6 | n1.7")->required();
   cmd->add_option("--token-types", args->token_types, "(S) .npy: 0 text, 1 image, 2 padding")
@@ -96,6 +108,8 @@ const Registrar reg("gr00t-adapter", [](CLI::App& app) {
   cmd->add_option("--gather-mode", args->gather_mode, "splice | onehot");
   cmd->add_flag("--taps", args->taps, "also write the debug taps");
   cmd->add_flag("--describe", args->describe, "print the plan as JSON");
+  cmd->add_flag("--allow-unknown-config", args->allow_unknown_config,
+                "accept config fields meshnn does not know (logged and ignored)");
   cmd->callback([args] { run(*args); });
 });
 

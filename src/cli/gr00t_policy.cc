@@ -24,7 +24,7 @@ struct Args {
   std::string backend = "local", precision = "fp32";
   int embodiment = -1, steps = 0, threads = 0;
   uint64_t seed = 0;
-  bool describe = false;
+  bool describe = false, allow_unknown_config = false;
 };
 
 void run(const Args& a) {
@@ -33,6 +33,7 @@ void run(const Args& a) {
   LoadOptions lo;
   lo.mesh = a.mesh;
   lo.backend = parse_backend(a.backend);
+  lo.allow_unknown_config = a.allow_unknown_config;
   lo.threads = a.threads;
   const Tensor types = io::load_npy(a.token_types);
   const Tensor feats = io::load_npy(a.features);
@@ -62,7 +63,9 @@ const Registrar reg("gr00t-policy", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("gr00t-policy",
                                  "GR00T action head: features + state → action chunk (adapter, "
                                  "DiT, flow-matching Euler steps)");
-  cmd->add_option("--checkpoint", args->checkpoint, "Isaac-GR00T action head (.safetensors)")
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "Isaac-GR00T action head .safetensors, or a Hugging Face checkpoint folder "
+                  "(config.json + model.safetensors or shards + model.safetensors.index.json)")
       ->required();
   cmd->add_option("--version", args->version, "n1.5 | n1.6 | n1.7")->required();
   cmd->add_option("--features", args->features, "backbone features .npy (1, S, D)")->required();
@@ -86,6 +89,8 @@ const Registrar reg("gr00t-policy", [](CLI::App& app) {
   add_int_option(cmd, "--threads", args->threads, 0, max_threads(),
                  "OpenMP threads per device (0 = cores / devices)");
   cmd->add_flag("--describe", args->describe, "print the head's plan as JSON");
+  cmd->add_flag("--allow-unknown-config", args->allow_unknown_config,
+                "accept config fields meshnn does not know (logged and ignored)");
   cmd->callback([args] { run(*args); });
 });
 

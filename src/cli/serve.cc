@@ -12,6 +12,7 @@
 #include "cli/serve_http.h"
 #include "cli/serve_models.h"
 #include "cli/serve_mpi.h"
+#include "meshnn/io/config_policy.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/memory.h"
@@ -24,7 +25,7 @@ struct Args {
   std::vector<std::string> models;
   std::string precision = "fp32", api_key_env = "MESHNN_API_KEY", backend = "local", mesh;
   double max_request_mb = 64;
-  bool insecure = false;
+  bool insecure = false, allow_unknown_config = false;
   serve::ServeConfig cfg;
 };
 
@@ -40,6 +41,7 @@ void check_exposure(const Args& a) {
 }
 
 void run(Args& a) {
+  const AllowUnknownConfig lenient(a.allow_unknown_config);  // every config read below
   if (a.cfg.api_key.empty() && !a.api_key_env.empty()) {
     const char* k = std::getenv(a.api_key_env.c_str());
     if (k) a.cfg.api_key = k;
@@ -188,6 +190,8 @@ const Registrar reg("serve", [](CLI::App& app) {
   cmd->add_flag(
       "--no-access-log", [a](int64_t) { a->cfg.access_log = false; },
       "no access-log line per request on stderr");
+  cmd->add_flag("--allow-unknown-config", a->allow_unknown_config,
+                "accept config fields meshnn does not know (logged and ignored)");
   cmd->callback([a] { run(*a); });
 });
 

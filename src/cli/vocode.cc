@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/int_option.h"
 #include "cli/stream_cli.h"
+#include "meshnn/io/config_policy.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -19,7 +20,7 @@ namespace {
 struct Args {
   std::string checkpoint, config, mel, wav, out, precision = "fp32", mesh = "1x1";
   int threads = 0;
-  bool quiet = false;
+  bool quiet = false, allow_unknown_config = false;
   StreamArgs st;
 };
 
@@ -45,6 +46,7 @@ void run_stream_mode(const Args& a) {
 }
 
 void run(const Args& a) {
+  const AllowUnknownConfig lenient(a.allow_unknown_config);  // every config read below
   if (a.st.stream) return run_stream_mode(a);
   check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
@@ -107,6 +109,8 @@ const Registrar reg("vocode", [](CLI::App& app) {
                  "OpenMP threads per device (0 = cores / devices)");
   add_stream_options(cmd, args->st, 32, "mel", "num_mels values");
   cmd->add_flag("--quiet", args->quiet, "no summary output");
+  cmd->add_flag("--allow-unknown-config", args->allow_unknown_config,
+                "accept config fields meshnn does not know (logged and ignored)");
   cmd->callback([args] { run(*args); });
 });
 

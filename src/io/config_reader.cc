@@ -3,6 +3,24 @@
 #include <algorithm>
 
 #include "io/json.h"
+#include "meshnn/core/log.h"
+#include "meshnn/io/config_policy.h"
+
+namespace meshnn {
+
+namespace {
+thread_local int allow_unknown_depth = 0;  // live AllowUnknownConfig(true) scopes on this thread
+}  // namespace
+
+AllowUnknownConfig::AllowUnknownConfig(bool on) : on_(on) {
+  if (on_) ++allow_unknown_depth;
+}
+AllowUnknownConfig::~AllowUnknownConfig() {
+  if (on_) --allow_unknown_depth;
+}
+bool AllowUnknownConfig::active() { return allow_unknown_depth > 0; }
+
+}  // namespace meshnn
 
 namespace meshnn::io {
 
@@ -88,15 +106,30 @@ std::vector<std::string> ConfigReader::unknown_keys() const {
 void ConfigReader::finish() const {
   const std::vector<std::string> unknown = unknown_keys();
   if (unknown.empty()) return;
-  const char* why = " (it may change the architecture; meshnn does not know it)";
-  if (unknown.size() == 1)
-    throw InvalidArgument(detail::concat(where_, ": unknown config field ", unknown[0], why));
   std::string list;
   for (const std::string& k : unknown) list += (list.empty() ? "" : ", ") + k;
+  const bool one = unknown.size() == 1;
+  if (AllowUnknownConfig::active()) {
+    log_warn(detail::concat(where_, ": ignoring ", one ? "unknown config field " : "",
+                            one ? "" : std::to_string(unknown.size()) + " unknown config fields: ",
+                            list, " (allowed by --allow-unknown-config)"));
+    return;
+  }
+  // The way past it, in each of meshnn's front ends.
+  const char* how =
+      "; to load anyway (the field ignored, logged as a warning) pass --allow-unknown-config on "
+      "the command line, allow_unknown_config=True in Python, or set allow_unknown_config in the "
+      "C++ load options";
+  if (one)
+    throw InvalidArgument(detail::concat(where_, ": unknown config field ", unknown[0],
+                                         " (it may change the architecture; meshnn does not know "
+                                         "it)",
+                                         how));
   throw InvalidArgument(detail::concat(where_, ": ", unknown.size(),
                                        " unknown config fields: ", list,
                                        " (they may change the architecture; meshnn does not "
-                                       "know them)"));
+                                       "know them)",
+                                       how));
 }
 
 void ConfigReader::type_error(const json& v, const std::string& field, const char* expected) const {

@@ -80,7 +80,9 @@ class ConfigReader {
   // sub-object (a.b below this one).
   std::vector<std::string> unknown_keys() const;
   // InvalidArgument "<where>: unknown config field 'k' (…)" (or "N unknown config fields: 'a',
-  // 'b' in 'c', …") listing every one at once; no-op when there are none.
+  // 'b' in 'c', …") listing every one at once and naming --allow-unknown-config; no-op when there
+  // are none. Under an AllowUnknownConfig scope (meshnn/io/config_policy.h) they are logged (warn)
+  // and ignored instead.
   void finish() const;
 
   // Integers: the value must be an integer literal within [lo, hi] of T's range.

@@ -108,6 +108,19 @@ namespace {
 
 using io::ConfigReader;
 
+// A version tag of the document (model_type, gr00t_version, an architectures entry): one that
+// names another GR00T version is refused; one that names none says nothing about it.
+void check_version_tag(Version v, const std::string& s, const char* field) {
+  Version cv;
+  try {
+    cv = parse_version(s);
+  } catch (const InvalidArgument&) {
+    return;
+  }
+  MESHNN_CHECK(cv == v, "version/config mismatch: asked for ", version_name(v), " but the config's ",
+               field, " is '", s, "'");
+}
+
 // The adapter's fields of a GR00T config document; the head's (gr00t_head_config.cc) are read from
 // the same document, and every other key is refused by both (gr00t_config_fields.h).
 Config apply_json(const json& root, Version v, const std::string& where) {
@@ -116,18 +129,13 @@ Config apply_json(const json& root, Version v, const std::string& where) {
   ConfigReader& h = nested != nullptr ? *nested : rr;
   for (ConfigReader* src : {&rr, &h}) {
     for (const char* k : {"gr00t_version", "model_type"}) {
-      if (src->doc().contains(k) && src->doc()[k].is_string()) {
-        const std::string s = src->get<std::string>(k);
-        Version cv;
-        try {
-          cv = parse_version(s);
-        } catch (const InvalidArgument&) {
-          continue;  // a model_type that names no GR00T version says nothing about it
-        }
-        MESHNN_CHECK(cv == v, "version/config mismatch: asked for ", version_name(v),
-                     " but the config's ", k, " is '", s, "'");
-      }
+      if (src->doc().contains(k) && src->doc()[k].is_string())
+        check_version_tag(v, src->get<std::string>(k), k);
     }
+    // The HF wrapper's class names ("GR00T_N1_5", "Gr00tN1d6", …).
+    if (src->has("architectures"))
+      for (const std::string& a : src->get<std::vector<std::string>>("architectures"))
+        check_version_tag(v, a, "architectures");
   }
   Config c = Config::defaults(v);
   h.take("backbone_embedding_dim", c.backbone_embedding_dim);
@@ -166,12 +174,70 @@ Config apply_json(const json& root, Version v, const std::string& where) {
   c.dit.cross_attention_dim = c.backbone_embedding_dim;
   if (!pad_given) c.state.state_dim_pad = round_up(c.state.max_state_dim, c.row_block);
   allow_gr00t_fields(rr, h);
+  check_gr00t_architecture(rr, h, c);
   rr.finish();
   c.validate();
   return c;
 }
 
 }  // namespace
+
+void check_gr00t_architecture(ConfigReader& root, ConfigReader& head, Config& c) {
+  const std::string& where = head.where();
+  const char* vn = version_name(c.version);
+  // N1.5 runs DiT (every token is a key); N1.6 / N1.7 AlternateVLDiT (text / image key sets).
+  const bool alternate = c.version != Version::n1_5;
+  if (head.has("use_alternate_vl_dit"))
+    MESHNN_CHECK(head.get<bool>("use_alternate_vl_dit") == alternate, where,
+                 ": config field 'use_alternate_vl_dit' is ", alternate ? "false" : "true",
+                 " but meshnn's ", vn, " head ",
+                 alternate ? "is AlternateVLDiT (text / image cross-attention; a plain-DiT "
+                             "n1.6 / n1.7 head is not supported)"
+                           : "is the plain DiT (N1.5 has no AlternateVLDiT)");
+  // The state encoder reads one state step (upstream: max_state_dim · state_history_length).
+  if (head.has("state_history_length"))
+    MESHNN_CHECK(head.get<int64_t>("state_history_length") == 1, where,
+                 ": config field 'state_history_length' = ", head.doc()["state_history_length"],
+                 " is not supported (meshnn's state encoder takes 1 state step)");
+  // The DiT's proj_out_2 feeds the action decoder (hidden_size wide); its cross-attention reads
+  // the backbone features (upstream N1.5 builds it from diffusion_model_cfg alone).
+  if (ConfigReader* d = head.child_if("diffusion_model_cfg")) {
+    if (d->has("output_dim"))
+      MESHNN_CHECK(d->get<int64_t>("output_dim") == c.state.hidden_size, d->where(),
+                   ": config field 'output_dim' = ", d->doc()["output_dim"],
+                   " must equal hidden_size ", c.state.hidden_size,
+                   " (the DiT output feeds the action decoder)");
+    if (d->has("cross_attention_dim"))
+      MESHNN_CHECK(d->get<int64_t>("cross_attention_dim") == c.backbone_embedding_dim, d->where(),
+                   ": config field 'cross_attention_dim' = ", d->doc()["cross_attention_dim"],
+                   " must equal backbone_embedding_dim ", c.backbone_embedding_dim,
+                   " (the DiT attends to the backbone features)");
+  }
+  // The backbone layer the features come from (flat N1.6 / N1.7, or N1.5's backbone_cfg).
+  ConfigReader* b = root.child_if("backbone_cfg");
+  for (ConfigReader* src : {&head, b}) {
+    if (src == nullptr || !src->has("select_layer")) continue;
+    const int layer = src->get<int>("select_layer");
+    MESHNN_CHECK(layer >= 1 && layer <= 4096, src->where(), ": config field 'select_layer' = ",
+                 layer, " must be a backbone layer count in [1, 4096]");
+    MESHNN_CHECK(c.select_layer == 0 || c.select_layer == layer, where,
+                 ": select_layer is given twice (", c.select_layer, " and ", layer, ")");
+    c.select_layer = layer;
+  }
+  // N1.5's Eagle backbone may project its features; they must arrive backbone_embedding_dim wide.
+  if (b != nullptr && b->has("project_to_dim"))
+    MESHNN_CHECK(b->get<int64_t>("project_to_dim") == c.backbone_embedding_dim, b->where(),
+                 ": config field 'project_to_dim' = ", b->doc()["project_to_dim"],
+                 " differs from backbone_embedding_dim ", c.backbone_embedding_dim,
+                 " (the features meshnn takes are the projected ones)");
+  // A nested document's top-level copies of the head's sizes must agree with it.
+  if (&root != &head)
+    for (const char* k : {"action_dim", "action_horizon"})
+      if (root.has(k) && head.has(k))
+        MESHNN_CHECK(root.get<int64_t>(k) == head.get<int64_t>(k), root.where(), ": config field '",
+                     k, "' = ", root.doc()[k], " differs from action_head_cfg.", k, " = ",
+                     head.doc()[k]);
+}
 
 Config Config::from_json(const std::string& json_text, Version v) {
   return apply_json(io::parse_config_json(json_text, "GR00T config"), v, "GR00T config");
@@ -198,6 +264,7 @@ std::string Config::to_json() const {
   json j;
   j["gr00t_version"] = version_name(version);
   j["backbone_embedding_dim"] = backbone_embedding_dim;
+  if (select_layer > 0) j["select_layer"] = select_layer;
   j["use_vl_self_attention"] = vl.n_blocks > 0;
   j["vl_self_attention_cfg"] = {{"num_layers", vl.n_blocks},
                                 {"num_attention_heads", vl.n_heads},

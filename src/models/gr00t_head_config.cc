@@ -77,6 +77,10 @@ ActionHeadConfig ActionHeadConfig::from_json(const std::string& json_text, Versi
   return head_from_json(io::parse_config_json(json_text, "GR00T config"), v, "GR00T config");
 }
 
+ActionHeadConfig ActionHeadConfig::from_json_file(const std::string& path, Version v) {
+  return head_from_json(io::read_config_json_file(path), v, path);
+}
+
 ActionHeadConfig ActionHeadConfig::from_metadata(const std::map<std::string, std::string>& md,
                                                  Version v) {
   auto it = md.find("config");

@@ -47,6 +47,8 @@ struct ActionHeadConfig {
   // action_horizon, num_target_vision_tokens, max_seq_len, num_inference_timesteps,
   // num_timestep_buckets. Missing fields keep the version's defaults.
   static ActionHeadConfig from_json(const std::string& json_text, Version v);
+  // from_json on the file at `path` (errors name the path).
+  static ActionHeadConfig from_json_file(const std::string& path, Version v);
   static ActionHeadConfig from_metadata(const std::map<std::string, std::string>& metadata,
                                         Version v);
   std::string to_json() const;

@@ -68,6 +68,9 @@ struct Config {
   StateEncoderConfig state;
   // Static-shape granule (32 rows): S_pad, L_pad and state_dim_pad are multiples.
   int64_t row_block = 32;
+  // The backbone LLM layer the features come from (upstream select_layer; 0 = not given). The
+  // backbone runs outside meshnn: recorded so that a caller can check its features against it.
+  int select_layer = 0;
 
   // The released checkpoints' values (checkpoint values win over code defaults).
   static Config defaults(Version v);
@@ -77,7 +80,11 @@ struct Config {
   // {num_layers, num_attention_heads, attention_head_dim, ff_inner_dim}, diffusion_model_cfg
   // {num_layers, num_attention_heads, attention_head_dim, cross_attention_dim,
   // interleave_self_attention, attend_text_every_n_blocks}, and meshnn's state_dim_pad,
-  // row_block. A "model_type" / "gr00t_version" naming another version is an InvalidArgument.
+  // row_block. A "model_type" / "gr00t_version" / "architectures" naming another version is an
+  // InvalidArgument; so is an unknown field (unless read under AllowUnknownConfig) and an
+  // upstream architecture field that contradicts the model (use_alternate_vl_dit against the
+  // version, state_history_length ≠ 1, DiT output_dim / cross_attention_dim against the head's
+  // dims, a backbone projection to another width). The accepted fields: docs/gr00t.md.
   static Config from_json(const std::string& json_text, Version v);
   // from_json on the text of the file at `path` (a regular file; errors name the path).
   static Config from_json_file(const std::string& path, Version v);
