@@ -4,7 +4,9 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "io/file_util.h"
 #include "io/json.h"
@@ -94,40 +96,63 @@ struct ShardedSafetensors::Impl {
   }
 };
 
+std::map<std::string, std::string> parse_safetensors_index(const std::string& text,
+                                                           const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = parse_config_json(text, where);  // duplicate keys refused
+  } catch (const InvalidArgument& e) {
+    throw FormatError(e.what());
+  }
+  MESHNN_CHECK_AS(FormatError, j.is_object(), where, ": expected a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    MESHNN_CHECK_AS(FormatError, it.key() == "metadata" || it.key() == "weight_map", where,
+                    ": unexpected top-level key '", it.key(),
+                    "' (an index holds \"metadata\" and \"weight_map\")");
+  MESHNN_CHECK_AS(FormatError, j.contains("weight_map") && j.at("weight_map").is_object(), where,
+                  ": missing \"weight_map\" object (tensor key → shard file)");
+  if (j.contains("metadata"))
+    MESHNN_CHECK_AS(FormatError, j.at("metadata").is_object() || j.at("metadata").is_null(),
+                    where, ": \"metadata\" must be an object");
+  const nlohmann::json& wm = j.at("weight_map");
+  MESHNN_CHECK_AS(FormatError, !wm.empty(), where, ": weight_map is empty");
+  std::map<std::string, std::string> out;
+  for (auto it = wm.begin(); it != wm.end(); ++it) {
+    MESHNN_CHECK_AS(FormatError, it.value().is_string(), where, ": weight_map['", it.key(),
+                    "'] must be a shard file name, got ", it.value().dump());
+    const std::string name = it.value().get<std::string>();
+    MESHNN_CHECK_AS(FormatError, plain_file_name(name), where, ": weight_map['", it.key(),
+                    "'] = '", name, "' is not a file name beside the index");
+    out.emplace(it.key(), name);
+  }
+  return out;
+}
+
 ShardedSafetensors ShardedSafetensors::open_index(const std::string& index_path) {
   auto m = std::make_shared<Impl>();
   m->path = m->index = index_path;
   check_regular_input(index_path);
-  const nlohmann::json j = read_config_json_file(index_path);  // duplicate keys refused
-  MESHNN_CHECK_AS(FormatError, j.is_object(), index_path, ": expected a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    MESHNN_CHECK_AS(FormatError, it.key() == "metadata" || it.key() == "weight_map", index_path,
-                    ": unexpected top-level key '", it.key(),
-                    "' (an index holds \"metadata\" and \"weight_map\")");
-  MESHNN_CHECK_AS(FormatError, j.contains("weight_map") && j.at("weight_map").is_object(),
-                  index_path, ": missing \"weight_map\" object (tensor key → shard file)");
-  if (j.contains("metadata"))
-    MESHNN_CHECK_AS(FormatError, j.at("metadata").is_object() || j.at("metadata").is_null(),
-                    index_path, ": \"metadata\" must be an object");
-  const nlohmann::json& wm = j.at("weight_map");
-  MESHNN_CHECK_AS(FormatError, !wm.empty(), index_path, ": weight_map is empty");
+  std::string text;
+  {
+    std::ifstream in(index_path, std::ios::binary);
+    MESHNN_CHECK(in.good(), index_path, ": cannot open");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  const std::map<std::string, std::string> wm = parse_safetensors_index(text, index_path);
   const std::string dir = parent_of(index_path);
   std::map<std::string, size_t> shard_index;  // file name → shard
   std::map<std::string, size_t> listed;       // key → shard
-  for (auto it = wm.begin(); it != wm.end(); ++it) {
-    MESHNN_CHECK_AS(FormatError, it.value().is_string(), index_path, ": weight_map['", it.key(),
-                    "'] must be a shard file name, got ", it.value().dump());
-    const std::string name = it.value().get<std::string>();
-    MESHNN_CHECK_AS(FormatError, plain_file_name(name), index_path, ": weight_map['", it.key(),
-                    "'] = '", name, "' is not a file name beside the index");
+  for (const auto& [key, name] : wm) {
     auto [s, fresh] = shard_index.emplace(name, m->shards.size());
     if (fresh) {
       const std::string shard = join(dir, name);
       MESHNN_CHECK_AS(FormatError, exists(shard), index_path, ": shard '", name, "' (for tensor '",
-                      it.key(), "') is missing: ", shard);
+                      key, "') is missing: ", shard);
       m->shards.push_back(SafetensorsFile::open(shard));
     }
-    listed.emplace(it.key(), s->second);
+    listed.emplace(key, s->second);
   }
   m->check_against(listed);
   return ShardedSafetensors(std::move(m));

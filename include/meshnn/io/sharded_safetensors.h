@@ -46,6 +46,12 @@ class ShardedSafetensors {
   std::shared_ptr<const Impl> impl_;
 };
 
+// The index's weight_map (tensor key → shard file name) from the text of an index file, checked
+// on its own: an object with "weight_map" (non-empty, every value a plain file name) and an
+// optional "metadata" object, nothing else, no duplicate keys. FormatError naming `where`.
+std::map<std::string, std::string> parse_safetensors_index(const std::string& text,
+                                                           const std::string& where);
+
 // Whether `folder` is a directory holding model.safetensors.index.json or model.safetensors.
 bool is_safetensors_folder(const std::string& folder);
 
