@@ -147,3 +147,69 @@ def test_adapter_on_a_mesh_is_loaded_once():
         assert sorted(g) == sorted(want)
         for k in want:
             np.testing.assert_array_equal(g[k], want[k], err_msg=k)
+
+
+def _hf_folder(tmp_path, version, config_name, shards=2):
+    """The head fixture as Isaac-GR00T releases it: config.json (the upstream field set) +
+    model-0000k-of-0000n.safetensors + model.safetensors.index.json."""
+    import json
+    import shutil
+    from meshnn._safetensors import save_safetensors
+    t, _ = load_safetensors(fixture(f'gr00t_head_{version}.safetensors'))
+    head = {k: v for k, v in t.items() if k.startswith('action_head.')}
+    folder = tmp_path / 'hf'
+    folder.mkdir()
+    names = [f'model-{i + 1:05d}-of-{shards:05d}.safetensors' for i in range(shards)]
+    parts = [{} for _ in names]
+    weight_map = {}
+    for i, k in enumerate(sorted(head)):
+        parts[i % shards][k] = head[k]
+        weight_map[k] = names[i % shards]
+    for name, part in zip(names, parts):
+        save_safetensors(folder / name, part)
+    (folder / 'model.safetensors.index.json').write_text(
+        json.dumps({'metadata': {'total_size': 0}, 'weight_map': weight_map}))
+    shutil.copy(fixture(f'configs/{config_name}'), folder / 'config.json')
+    return folder
+
+
+def test_policy_loads_the_hugging_face_folder_and_unknown_config_fields_need_the_flag(tmp_path):
+    import json
+    t, emb = inputs('n1_7')
+    folder = _hf_folder(tmp_path, 'n1_7', 'gr00t_n1_7_lerobot.json')
+    kw = dict(state=t['input.state'], embodiment=emb, noise=t['input.noise'])
+    with meshnn.gr00t.Policy(fixture('gr00t_head_n1_7.safetensors'), 'n1.7',
+                             t['input.token_types'], threads=1) as single, \
+            meshnn.gr00t.Policy(folder, 'n1.7', t['input.token_types'], threads=1) as sharded:
+        want = single.get_action(t['input.features'], **kw)
+        np.testing.assert_array_equal(sharded.get_action(t['input.features'], **kw), want)
+    # The CLI takes the folder too, with the same actions.
+    np.testing.assert_array_equal(
+        cli_actions_from(tmp_path, folder, emb, t), want)
+    # A field meshnn does not know: refused naming it and the flag, loaded with the flag.
+    cfg = json.loads((folder / 'config.json').read_text())
+    cfg['meshnn_future_field'] = 1
+    (folder / 'config.json').write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match=r"meshnn_future_field.*allow_unknown_config=True"):
+        meshnn.gr00t.Policy(folder, 'n1.7', t['input.token_types'])
+    with pytest.raises(ValueError, match='allow_unknown_config must be True or False'):
+        meshnn.gr00t.Policy(folder, 'n1.7', t['input.token_types'], allow_unknown_config=1)
+    with meshnn.gr00t.Policy(folder, 'n1.7', t['input.token_types'], threads=1,
+                             allow_unknown_config=True) as lenient:
+        np.testing.assert_array_equal(lenient.get_action(t['input.features'], **kw), want)
+    np.testing.assert_array_equal(
+        cli_actions_from(tmp_path, folder, emb, t, '--allow-unknown-config'), want)
+    with meshnn.gr00t.VlAdapter(folder, 'n1.7', t['input.token_types'],
+                                allow_unknown_config=True) as ad:
+        assert 'dit_encoder_hidden_states' in ad(t['input.features'], state=t['input.state'])
+
+
+def cli_actions_from(tmp_path, checkpoint, emb, t, *flags):
+    for k in ('features', 'token_types', 'state', 'noise'):
+        np.save(tmp_path / f'{k}.npy', t[f'input.{k}'])
+    out = tmp_path / 'actions_cli.npy'
+    run_cli('gr00t-policy', '--checkpoint', checkpoint, '--version', 'n1.7',
+            '--features', tmp_path / 'features.npy', '--token-types', tmp_path / 'token_types.npy',
+            '--state', tmp_path / 'state.npy', '--noise', tmp_path / 'noise.npy',
+            '--embodiment', emb, '--threads', 1, '--out', out, *flags)
+    return np.load(out)
