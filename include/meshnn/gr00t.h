@@ -3,10 +3,10 @@
 // the audio models; the CLI's gr00t-adapter / gr00t-policy and Python's meshnn.gr00t call these).
 //
 // Life of a load: the checkpoint is opened once (mmapped; a folder's shards each); the config (a
-// folder's config.json, the checkpoint metadata, or an explicit JSON, read strictly), the slot layout of the token types, the head split over the
-// mesh and every checkpoint key and shape are validated before any weight is converted or packed.
-// Then each device of the mesh packs its head slice once (one SPMD launch); these packed runners
-// are the immutable weights.
+// folder's config.json, the checkpoint metadata, or an explicit JSON, read strictly), the slot
+// layout of the token types, the head split over the mesh and every checkpoint key and shape are
+// validated before any weight is converted or packed. Then each device of the mesh packs its head
+// slice once (one SPMD launch); these packed runners are the immutable weights.
 //
 // Life of a call: one SPMD launch of the mesh (local: one thread per device; MPI: this process is
 // its rank's device, every rank makes the same calls in the same order). Each device takes a
@@ -62,8 +62,8 @@ class Adapter {
   // Hugging Face checkpoint folder: config.json + model.safetensors, or sharded
   // model-0000k-of-0000n.safetensors with model.safetensors.index.json (every shard mmapped, the
   // index checked against them; io/sharded_safetensors.h). Head keys under "action_head." (or a
-  // LeRobot copy's prefix; the backbone's keys are ignored); token_types: (S) | (1, S) integers 0 text / 1 image / 2 padding (fixes the slot
-  // layout); options.mesh_axis is set from load.mesh.
+  // LeRobot copy's prefix; the backbone's keys are ignored); token_types: (S) | (1, S) integers 0
+  // text / 1 image / 2 padding (fixes the slot layout); options.mesh_axis is set from load.mesh.
   static Adapter load(const std::string& path, Version version, const Tensor& token_types,
                       const AdapterOptions& options = {}, const LoadOptions& load = {});
   static Adapter load(const Checkpoint& checkpoint, Version version, const Tensor& token_types,

@@ -42,8 +42,8 @@ Source open_source(const std::string& path) {
     MESHNN_CHECK(::stat(s.config_file.c_str(), &st) == 0, path,
                  ": a GR00T checkpoint folder needs its config.json (missing: ", s.config_file,
                  ")");
-    s.file = std::make_shared<const io::ShardedSafetensors>(
-        io::ShardedSafetensors::open_folder(path));
+    s.file =
+        std::make_shared<const io::ShardedSafetensors>(io::ShardedSafetensors::open_folder(path));
   } else {
     s.file =
         std::make_shared<const io::ShardedSafetensors>(io::ShardedSafetensors::open_file(path));

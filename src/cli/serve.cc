@@ -12,10 +12,10 @@
 #include "cli/serve_http.h"
 #include "cli/serve_models.h"
 #include "cli/serve_mpi.h"
-#include "meshnn/io/config_policy.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/memory.h"
+#include "meshnn/io/config_policy.h"
 #include "meshnn/mesh/world.h"
 
 namespace meshnn::cli {

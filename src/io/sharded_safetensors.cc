@@ -49,9 +49,9 @@ bool plain_file_name(const std::string& s) {
 
 struct ShardedSafetensors::Impl {
   std::string path;
-  std::string index;                     // "" for one file
-  std::vector<SafetensorsFile> shards;   // in index order of first mention
-  std::map<std::string, size_t> owner;   // key → shard
+  std::string index;                    // "" for one file
+  std::vector<SafetensorsFile> shards;  // in index order of first mention
+  std::map<std::string, size_t> owner;  // key → shard
   std::map<std::string, std::string> metadata;
 
   const SafetensorsFile& shard_of(const std::string& key) const {
@@ -112,8 +112,8 @@ std::map<std::string, std::string> parse_safetensors_index(const std::string& te
   MESHNN_CHECK_AS(FormatError, j.contains("weight_map") && j.at("weight_map").is_object(), where,
                   ": missing \"weight_map\" object (tensor key → shard file)");
   if (j.contains("metadata"))
-    MESHNN_CHECK_AS(FormatError, j.at("metadata").is_object() || j.at("metadata").is_null(),
-                    where, ": \"metadata\" must be an object");
+    MESHNN_CHECK_AS(FormatError, j.at("metadata").is_object() || j.at("metadata").is_null(), where,
+                    ": \"metadata\" must be an object");
   const nlohmann::json& wm = j.at("weight_map");
   MESHNN_CHECK_AS(FormatError, !wm.empty(), where, ": weight_map is empty");
   std::map<std::string, std::string> out;
@@ -121,8 +121,8 @@ std::map<std::string, std::string> parse_safetensors_index(const std::string& te
     MESHNN_CHECK_AS(FormatError, it.value().is_string(), where, ": weight_map['", it.key(),
                     "'] must be a shard file name, got ", it.value().dump());
     const std::string name = it.value().get<std::string>();
-    MESHNN_CHECK_AS(FormatError, plain_file_name(name), where, ": weight_map['", it.key(),
-                    "'] = '", name, "' is not a file name beside the index");
+    MESHNN_CHECK_AS(FormatError, plain_file_name(name), where, ": weight_map['", it.key(), "'] = '",
+                    name, "' is not a file name beside the index");
     out.emplace(it.key(), name);
   }
   return out;

@@ -117,8 +117,8 @@ void check_version_tag(Version v, const std::string& s, const char* field) {
   } catch (const InvalidArgument&) {
     return;
   }
-  MESHNN_CHECK(cv == v, "version/config mismatch: asked for ", version_name(v), " but the config's ",
-               field, " is '", s, "'");
+  MESHNN_CHECK(cv == v, "version/config mismatch: asked for ", version_name(v),
+               " but the config's ", field, " is '", s, "'");
 }
 
 // The adapter's fields of a GR00T config document; the head's (gr00t_head_config.cc) are read from
@@ -218,8 +218,9 @@ void check_gr00t_architecture(ConfigReader& root, ConfigReader& head, Config& c)
   for (ConfigReader* src : {&head, b}) {
     if (src == nullptr || !src->has("select_layer")) continue;
     const int layer = src->get<int>("select_layer");
-    MESHNN_CHECK(layer >= 1 && layer <= 4096, src->where(), ": config field 'select_layer' = ",
-                 layer, " must be a backbone layer count in [1, 4096]");
+    MESHNN_CHECK(layer >= 1 && layer <= 4096, src->where(),
+                 ": config field 'select_layer' = ", layer,
+                 " must be a backbone layer count in [1, 4096]");
     MESHNN_CHECK(c.select_layer == 0 || c.select_layer == layer, where,
                  ": select_layer is given twice (", c.select_layer, " and ", layer, ")");
     c.select_layer = layer;

@@ -77,8 +77,9 @@ inline void allow_gr00t_fields(io::ConfigReader& root, io::ConfigReader& head) {
               // training: the flow-matching loss's noise schedule, dropout, state augmentation,
               // N1.5's detection / batch-expansion training options
               "noise_s", "noise_beta_alpha", "noise_beta_beta", "attn_dropout",
-              "state_dropout_prob", "state_additive_noise_scale", "load_pretrained_det_decode_layer_path",
-              "detection_coeff", "freeze_decode_layer", "expand_batch",
+              "state_dropout_prob", "state_additive_noise_scale",
+              "load_pretrained_det_decode_layer_path", "detection_coeff", "freeze_decode_layer",
+              "expand_batch",
               // the backbone (run outside meshnn; features arrive already computed)
               "model_name", "model_revision", "backbone_model_type", "reproject_vision",
               "use_flash_attention", "load_bf16", "backbone_trainable_params_fp32",

@@ -2,6 +2,8 @@
 // checkpoint split into shards + model.safetensors.index.json + an upstream config.json loads in
 // gr00t::Policy / Adapter and gives the single file's results bit for bit; every way the index can
 // disagree with the files is a FormatError naming the file and the key.
+#include "meshnn/io/sharded_safetensors.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,7 +14,6 @@
 #include "meshnn/core/error.h"
 #include "meshnn/gr00t.h"
 #include "meshnn/io/safetensors.h"
-#include "meshnn/io/sharded_safetensors.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -28,9 +29,9 @@ struct TempFolder {
   fs::path dir;
   explicit TempFolder(const std::string& tag) {
     dir = fs::temp_directory_path() /
-          ("meshnn_sharded_" + tag + "_" + std::to_string(::testing::UnitTest::GetInstance()
-                                                              ->random_seed()) +
-           "_" + std::to_string(reinterpret_cast<uintptr_t>(this)));
+          ("meshnn_sharded_" + tag + "_" +
+           std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+           std::to_string(reinterpret_cast<uintptr_t>(this)));
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -56,7 +57,8 @@ json write_sharded(const TempFolder& dir, const std::map<std::string, Tensor>& t
     ++i;
   }
   for (int s = 0; s < n; ++s)
-    io::save_safetensors(dir / shard_name(s, n), shards[static_cast<size_t>(s)], {{"format", "pt"}});
+    io::save_safetensors(dir / shard_name(s, n), shards[static_cast<size_t>(s)],
+                         {{"format", "pt"}});
   json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", wm}};
   std::ofstream(dir / "model.safetensors.index.json") << index.dump(2);
   return index;
@@ -81,9 +83,10 @@ struct Case {
 };
 
 TEST(Gr00tFolder, ShardedFolderEqualsTheSingleFileBitForBit) {
-  for (const Case& c : {Case{Version::n1_5, "gr00t_head_n1_5.safetensors", "gr00t_n1_5_isaac.json", 2},
-                        Case{Version::n1_6, "gr00t_head_n1_6.safetensors", "gr00t_n1_6_isaac.json", 3},
-                        Case{Version::n1_7, "gr00t_head_n1_7.safetensors", "gr00t_n1_7_lerobot.json", 3}}) {
+  for (const Case& c :
+       {Case{Version::n1_5, "gr00t_head_n1_5.safetensors", "gr00t_n1_5_isaac.json", 2},
+        Case{Version::n1_6, "gr00t_head_n1_6.safetensors", "gr00t_n1_6_isaac.json", 3},
+        Case{Version::n1_7, "gr00t_head_n1_7.safetensors", "gr00t_n1_7_lerobot.json", 3}}) {
     SCOPED_TRACE(c.head);
     const io::SafetensorsFile f = open_fixture(c.head);
     TempFolder dir(version_name(c.v));
@@ -198,8 +201,7 @@ TEST(ShardedSafetensors, IndexDisagreeingWithTheFilesIsRefused) {
     TempFolder dir("missing");
     write_sharded(dir, three_tensors(), 2);
     fs::remove(dir / two);
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
-                  {"missing", two});
+    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); }, {"missing", two});
   }
   {
     TempFolder dir("escape");
@@ -213,8 +215,7 @@ TEST(ShardedSafetensors, IndexDisagreeingWithTheFilesIsRefused) {
     TempFolder dir("nomap");
     write_sharded(dir, three_tensors(), 2);
     std::ofstream(dir / "model.safetensors.index.json") << R"({"metadata": {}})";
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
-                  {"weight_map"});
+    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); }, {"weight_map"});
   }
   // Neither layout in the folder.
   TempFolder empty("empty");
