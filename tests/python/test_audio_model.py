@@ -50,3 +50,33 @@ def test_an_unknown_file_says_why_each_model_refused_it(tmp_path):
         meshnn.AudioModel.load(junk)
     for name in meshnn.AudioModel.registered():
         assert name + ': ' in str(e.value)
+
+
+def test_unknown_config_field_is_refused_naming_the_flag_and_loads_with_it(tmp_path):
+    """A MiniMax-H3 folder whose config.json carries a field meshnn does not know: AudioModel.load,
+    MiniMaxH3AudioVAE.from_pretrained and `audio-encode` refuse it by name and load it with
+    allow_unknown_config=True / --allow-unknown-config (the same weights, the same output)."""
+    import json
+    import shutil
+    from conftest import run_cli
+    folder = tmp_path / 'h3'
+    shutil.copytree(fixture('minimax_h3_tiny'), folder)
+    cfg = json.loads((folder / 'config.json').read_text())
+    cfg['meshnn_future_field'] = 1
+    (folder / 'config.json').write_text(json.dumps(cfg))
+    for load in (lambda **k: meshnn.AudioModel.load(folder, **k),
+                 lambda **k: meshnn.MiniMaxH3AudioVAE.from_pretrained(folder, **k)):
+        with pytest.raises(ValueError, match=r"meshnn_future_field.*--allow-unknown-config"):
+            load()
+        with pytest.raises(ValueError, match='must be True or False'):
+            load(allow_unknown_config='yes')
+    z = np.random.default_rng(3).standard_normal((2, 8, 4)).astype(np.float32)
+    with meshnn.AudioModel.load(folder, allow_unknown_config=True, threads=1) as lenient, \
+            meshnn.AudioModel.load(fixture('minimax_h3_tiny'), threads=1) as strict:
+        assert np.array_equal(lenient(z, mesh='1x1'), strict(z, mesh='1x1'))
+    wav = tmp_path / 'in.wav'
+    meshnn.write_wav(wav, np.random.default_rng(4).uniform(-0.5, 0.5, 1600).astype(np.float32),
+                     32000)
+    r = run_cli('audio-encode', '--checkpoint', folder, '--wav', wav, '--out',
+                tmp_path / 'z.npy', '--allow-unknown-config')
+    assert 'meshnn_future_field' in r.stderr
