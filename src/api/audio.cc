@@ -272,7 +272,7 @@ BigVganVocoder BigVganVocoder::load(const std::string& checkpoint, const std::st
     const std::filesystem::path beside = std::filesystem::path(ckpt).parent_path() / "config.json";
     if (std::filesystem::is_regular_file(beside)) config = beside.string();
   }
-  const std::string cfg_text = !config.empty()                ? io::read_config_json_file(config).dump()
+  const std::string cfg_text = !config.empty() ? io::read_config_json_file(config).dump()
                                : meta != file.metadata.end() ? meta->second
                                                              : std::string();
   return BigVganVocoder(

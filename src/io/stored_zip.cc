@@ -137,8 +137,7 @@ void StoredZip::parse_entry(uint64_t* at, uint64_t end) {
       std::string(reinterpret_cast<const char*>(p + local + kLocalSize), lname) != name)
     format_fail(path_, local, "entry '", name, "': local header names another entry");
   e.size = usize;
-  if (!entries_.emplace(name, e).second)
-    format_fail(path_, c, "entry '", name, "' appears twice");
+  if (!entries_.emplace(name, e).second) format_fail(path_, c, "entry '", name, "' appears twice");
   order_.push_back(name);
   *at = c + kCentralSize + name_len + extra_len + comment_len;
 }

@@ -67,13 +67,11 @@ std::string TorchCheckpoint::Impl::archive_folder(const StoredZip& zip) const {
     folder = name.substr(0, slash);
   }
   if (folder.empty())
-    format_fail(path, 0,
-                "a zip archive without <folder>/data.pkl: not a torch.save checkpoint");
+    format_fail(path, 0, "a zip archive without <folder>/data.pkl: not a torch.save checkpoint");
   return folder;
 }
 
-Tensor TorchCheckpoint::Impl::materialize(const pickle::TensorSpec& spec,
-                                          const uint8_t* storage) {
+Tensor TorchCheckpoint::Impl::materialize(const pickle::TensorSpec& spec, const uint8_t* storage) {
   const size_t elem = dtype_size(spec.dtype);
   if (shape_numel(spec.shape) == 0) return Tensor::empty(spec.shape, spec.dtype);
   const bool contiguous = row_major(spec.shape, spec.stride);
@@ -100,8 +98,8 @@ void TorchCheckpoint::Impl::parse() {
   const StoredZip zip(bytes, path);
   const std::string folder = archive_folder(zip);
   if (const StoredZip::Entry* bo = zip.find(folder + "/byteorder")) {
-    const uint8_t* d = check_crc ? zip.checked_data(folder + "/byteorder", *bo)
-                                 : bytes->data + bo->offset;
+    const uint8_t* d =
+        check_crc ? zip.checked_data(folder + "/byteorder", *bo) : bytes->data + bo->offset;
     if (std::string(reinterpret_cast<const char*>(d), bo->size) != "little")
       throw Unsupported(detail::concat(path, ": a big-endian torch.save archive (byteorder '",
                                        std::string(reinterpret_cast<const char*>(d), bo->size),
@@ -117,13 +115,13 @@ void TorchCheckpoint::Impl::parse() {
     const std::string name = folder + "/data/" + spec.storage_key;
     const StoredZip::Entry* e = zip.find(name);
     if (!e)
-      format_fail(path, 0, "tensor '", key, "': its storage '", spec.storage_key,
-                  "' has no entry ", name);
+      format_fail(path, 0, "tensor '", key, "': its storage '", spec.storage_key, "' has no entry ",
+                  name);
     const size_t elem = dtype_size(spec.dtype);
     if (e->size / elem != spec.storage_numel || e->size % elem != 0)
       format_fail(path, e->offset, "tensor '", key, "': storage ", name, " holds ", e->size,
-                  " bytes, its ", dtype_name(spec.dtype), " storage needs ",
-                  spec.storage_numel, " elements");
+                  " bytes, its ", dtype_name(spec.dtype), " storage needs ", spec.storage_numel,
+                  " elements");
     const uint8_t* data = bytes->data + e->offset;
     if (check_crc && crc_done.insert(name).second) zip.checked_data(name, *e);
     tensors.emplace(key, materialize(spec, data));

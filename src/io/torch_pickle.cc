@@ -14,17 +14,33 @@ namespace {
 constexpr size_t kMaxObjects = 1u << 20;
 
 enum class Kind : uint8_t {
-  none, boolean, integer, real, string, list, tuple, dict, set, global, storage, tensor
+  none,
+  boolean,
+  integer,
+  real,
+  string,
+  list,
+  tuple,
+  dict,
+  set,
+  global,
+  storage,
+  tensor
 };
 const char* kind_name(Kind k) {
-  static const char* const names[] = {"None", "bool",   "int",    "float",   "str",     "list",
-                                      "tuple", "dict",  "set",    "global",  "storage", "tensor"};
+  static const char* const names[] = {"None",  "bool", "int", "float",  "str",     "list",
+                                      "tuple", "dict", "set", "global", "storage", "tensor"};
   return names[static_cast<int>(k)];
 }
 
 // What an allowed global stands for (never a Python object: a tag REDUCE / NEWOBJ act on).
 enum class Global : uint8_t {
-  ordered_dict, rebuild_tensor_v2, rebuild_tensor, rebuild_parameter, parameter, storage_type
+  ordered_dict,
+  rebuild_tensor_v2,
+  rebuild_tensor,
+  rebuild_parameter,
+  parameter,
+  storage_type
 };
 
 struct Obj {
@@ -33,9 +49,9 @@ struct Obj {
   bool ordered = false;  // a dict made by OrderedDict() (the only dict BUILD may act on)
   int64_t i = 0;         // bool / int
   double f = 0;
-  DType dtype = DType::f32;  // storage class / storage
-  std::string s;             // str; a storage's key
-  uint64_t numel = 0;        // storage
+  DType dtype = DType::f32;              // storage class / storage
+  std::string s;                         // str; a storage's key
+  uint64_t numel = 0;                    // storage
   std::vector<uint32_t> items;           // list / tuple
   std::map<std::string, uint32_t> dict;  // dict (string keys only)
   TensorSpec tensor;
@@ -63,30 +79,79 @@ struct StorageClass {
   DType dtype;
 };
 constexpr StorageClass kStorageClasses[] = {
-    {"FloatStorage", DType::f32}, {"HalfStorage", DType::f16}, {"BFloat16Storage", DType::bf16},
-    {"DoubleStorage", DType::f64}, {"LongStorage", DType::i64}, {"IntStorage", DType::i32},
+    {"FloatStorage", DType::f32},  {"HalfStorage", DType::f16},    {"BFloat16Storage", DType::bf16},
+    {"DoubleStorage", DType::f64}, {"LongStorage", DType::i64},    {"IntStorage", DType::i32},
     {"ByteStorage", DType::u8},    {"BoolStorage", DType::boolean}};
 
 const char* opcode_name(uint8_t op) {
-  static const std::unordered_map<uint8_t, const char*> names = {
-      {'(', "MARK"},         {'.', "STOP"},         {'0', "POP"},          {'1', "POP_MARK"},
-      {'2', "DUP"},          {'F', "FLOAT"},        {'I', "INT"},          {'J', "BININT"},
-      {'K', "BININT1"},      {'L', "LONG"},         {'M', "BININT2"},      {'N', "NONE"},
-      {'P', "PERSID"},       {'Q', "BINPERSID"},    {'R', "REDUCE"},       {'S', "STRING"},
-      {'T', "BINSTRING"},    {'U', "SHORT_BINSTRING"}, {'V', "UNICODE"},   {'X', "BINUNICODE"},
-      {'a', "APPEND"},       {'b', "BUILD"},        {'c', "GLOBAL"},       {'d', "DICT"},
-      {'}', "EMPTY_DICT"},   {'e', "APPENDS"},      {'g', "GET"},          {'h', "BINGET"},
-      {'i', "INST"},         {'j', "LONG_BINGET"},  {'l', "LIST"},         {']', "EMPTY_LIST"},
-      {'o', "OBJ"},          {'p', "PUT"},          {'q', "BINPUT"},       {'r', "LONG_BINPUT"},
-      {'s', "SETITEM"},      {'t', "TUPLE"},        {')', "EMPTY_TUPLE"},  {'u', "SETITEMS"},
-      {'G', "BINFLOAT"},     {0x80, "PROTO"},       {0x81, "NEWOBJ"},      {0x82, "EXT1"},
-      {0x83, "EXT2"},        {0x84, "EXT4"},        {0x85, "TUPLE1"},      {0x86, "TUPLE2"},
-      {0x87, "TUPLE3"},      {0x88, "NEWTRUE"},     {0x89, "NEWFALSE"},    {0x8a, "LONG1"},
-      {0x8b, "LONG4"},       {'B', "BINBYTES"},     {'C', "SHORT_BINBYTES"},
-      {0x8c, "SHORT_BINUNICODE"}, {0x8d, "BINUNICODE8"}, {0x8e, "BINBYTES8"},
-      {0x8f, "EMPTY_SET"},   {0x90, "ADDITEMS"},    {0x91, "FROZENSET"},   {0x92, "NEWOBJ_EX"},
-      {0x93, "STACK_GLOBAL"}, {0x94, "MEMOIZE"},    {0x95, "FRAME"},       {0x96, "BYTEARRAY8"},
-      {0x97, "NEXT_BUFFER"}, {0x98, "READONLY_BUFFER"}};
+  static const std::unordered_map<uint8_t, const char*> names = {{'(', "MARK"},
+                                                                 {'.', "STOP"},
+                                                                 {'0', "POP"},
+                                                                 {'1', "POP_MARK"},
+                                                                 {'2', "DUP"},
+                                                                 {'F', "FLOAT"},
+                                                                 {'I', "INT"},
+                                                                 {'J', "BININT"},
+                                                                 {'K', "BININT1"},
+                                                                 {'L', "LONG"},
+                                                                 {'M', "BININT2"},
+                                                                 {'N', "NONE"},
+                                                                 {'P', "PERSID"},
+                                                                 {'Q', "BINPERSID"},
+                                                                 {'R', "REDUCE"},
+                                                                 {'S', "STRING"},
+                                                                 {'T', "BINSTRING"},
+                                                                 {'U', "SHORT_BINSTRING"},
+                                                                 {'V', "UNICODE"},
+                                                                 {'X', "BINUNICODE"},
+                                                                 {'a', "APPEND"},
+                                                                 {'b', "BUILD"},
+                                                                 {'c', "GLOBAL"},
+                                                                 {'d', "DICT"},
+                                                                 {'}', "EMPTY_DICT"},
+                                                                 {'e', "APPENDS"},
+                                                                 {'g', "GET"},
+                                                                 {'h', "BINGET"},
+                                                                 {'i', "INST"},
+                                                                 {'j', "LONG_BINGET"},
+                                                                 {'l', "LIST"},
+                                                                 {']', "EMPTY_LIST"},
+                                                                 {'o', "OBJ"},
+                                                                 {'p', "PUT"},
+                                                                 {'q', "BINPUT"},
+                                                                 {'r', "LONG_BINPUT"},
+                                                                 {'s', "SETITEM"},
+                                                                 {'t', "TUPLE"},
+                                                                 {')', "EMPTY_TUPLE"},
+                                                                 {'u', "SETITEMS"},
+                                                                 {'G', "BINFLOAT"},
+                                                                 {0x80, "PROTO"},
+                                                                 {0x81, "NEWOBJ"},
+                                                                 {0x82, "EXT1"},
+                                                                 {0x83, "EXT2"},
+                                                                 {0x84, "EXT4"},
+                                                                 {0x85, "TUPLE1"},
+                                                                 {0x86, "TUPLE2"},
+                                                                 {0x87, "TUPLE3"},
+                                                                 {0x88, "NEWTRUE"},
+                                                                 {0x89, "NEWFALSE"},
+                                                                 {0x8a, "LONG1"},
+                                                                 {0x8b, "LONG4"},
+                                                                 {'B', "BINBYTES"},
+                                                                 {'C', "SHORT_BINBYTES"},
+                                                                 {0x8c, "SHORT_BINUNICODE"},
+                                                                 {0x8d, "BINUNICODE8"},
+                                                                 {0x8e, "BINBYTES8"},
+                                                                 {0x8f, "EMPTY_SET"},
+                                                                 {0x90, "ADDITEMS"},
+                                                                 {0x91, "FROZENSET"},
+                                                                 {0x92, "NEWOBJ_EX"},
+                                                                 {0x93, "STACK_GLOBAL"},
+                                                                 {0x94, "MEMOIZE"},
+                                                                 {0x95, "FRAME"},
+                                                                 {0x96, "BYTEARRAY8"},
+                                                                 {0x97, "NEXT_BUFFER"},
+                                                                 {0x98, "READONLY_BUFFER"}};
   const auto it = names.find(op);
   return it == names.end() ? "an unknown opcode" : it->second;
 }
@@ -123,7 +188,9 @@ class Vm {
     return v;
   }
   std::string line();  // GLOBAL's module / name: text up to '\n'
-  std::string op_name() const { return detail::concat(opcode_name(p_[op_at_]), " at byte ", op_at_); }
+  std::string op_name() const {
+    return detail::concat(opcode_name(p_[op_at_]), " at byte ", op_at_);
+  }
   [[noreturn]] void refuse(const std::string& what) const { fail(op_at_, what); }
 
   uint32_t make(Obj o) {
@@ -201,12 +268,24 @@ bool Vm::step(uint8_t op) {
       if (v < 2 || v > 5) refuse(detail::concat("pickle protocol ", v, " (torch.save writes 2)"));
       return true;
     }
-    case '.': return false;
-    case '(': marks_.push_back(stack_.size()); return true;
-    case 'N': push(of(Kind::none)); return true;
-    case 0x88: case 0x89: push(integer(Kind::boolean, op == 0x88)); return true;
-    case 'K': push(integer(Kind::integer, static_cast<int64_t>(uint_le(1)))); return true;
-    case 'M': push(integer(Kind::integer, static_cast<int64_t>(uint_le(2)))); return true;
+    case '.':
+      return false;
+    case '(':
+      marks_.push_back(stack_.size());
+      return true;
+    case 'N':
+      push(of(Kind::none));
+      return true;
+    case 0x88:
+    case 0x89:
+      push(integer(Kind::boolean, op == 0x88));
+      return true;
+    case 'K':
+      push(integer(Kind::integer, static_cast<int64_t>(uint_le(1))));
+      return true;
+    case 'M':
+      push(integer(Kind::integer, static_cast<int64_t>(uint_le(2))));
+      return true;
     case 'J': {
       const auto v = static_cast<int32_t>(static_cast<uint32_t>(uint_le(4)));
       push(integer(Kind::integer, v));
@@ -231,7 +310,8 @@ bool Vm::step(uint8_t op) {
       push(std::move(o));
       return true;
     }
-    case 'X': case 'U': {  // BINUNICODE (u32 length) / SHORT_BINSTRING (u8 length)
+    case 'X':
+    case 'U': {  // BINUNICODE (u32 length) / SHORT_BINSTRING (u8 length)
       const uint64_t len = uint_le(op == 'X' ? 4 : 1);
       const uint8_t* q = take(len);
       Obj o = of(Kind::string);
@@ -239,35 +319,61 @@ bool Vm::step(uint8_t op) {
       push(std::move(o));
       return true;
     }
-    case 'q': case 'r': {  // BINPUT / LONG_BINPUT
+    case 'q':
+    case 'r': {  // BINPUT / LONG_BINPUT
       const auto idx = static_cast<uint32_t>(uint_le(op == 'q' ? 1 : 4));
       memo_[idx] = top();
       return true;
     }
-    case 'h': case 'j': {  // BINGET / LONG_BINGET
+    case 'h':
+    case 'j': {  // BINGET / LONG_BINGET
       const auto idx = static_cast<uint32_t>(uint_le(op == 'h' ? 1 : 4));
       const auto it = memo_.find(idx);
       if (it == memo_.end()) refuse(detail::concat(op_name(), ": memo ", idx, " was never set"));
       stack_.push_back(it->second);
       return true;
     }
-    case 'c': global(); return true;
-    case 'R': reduce(); return true;
-    case 0x81: newobj(); return true;
-    case 'b': build(); return true;
-    case 'Q': persistent_id(); return true;
-    default: containers(op); return true;
+    case 'c':
+      global();
+      return true;
+    case 'R':
+      reduce();
+      return true;
+    case 0x81:
+      newobj();
+      return true;
+    case 'b':
+      build();
+      return true;
+    case 'Q':
+      persistent_id();
+      return true;
+    default:
+      containers(op);
+      return true;
   }
 }
 
 void Vm::containers(uint8_t op) {
   switch (op) {
-    case '}': push(of(Kind::dict)); return;
-    case ']': push(of(Kind::list)); return;
-    case ')': push(of(Kind::tuple)); return;
-    case 0x8f: push(of(Kind::set)); return;  // EMPTY_SET (nothing can be added to it)
-    case 't': push(with_items(Kind::tuple, pop_mark())); return;
-    case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
+    case '}':
+      push(of(Kind::dict));
+      return;
+    case ']':
+      push(of(Kind::list));
+      return;
+    case ')':
+      push(of(Kind::tuple));
+      return;
+    case 0x8f:
+      push(of(Kind::set));
+      return;  // EMPTY_SET (nothing can be added to it)
+    case 't':
+      push(with_items(Kind::tuple, pop_mark()));
+      return;
+    case 0x85:
+    case 0x86:
+    case 0x87: {  // TUPLE1..3
       std::vector<uint32_t> items(op - 0x84);
       for (size_t k = items.size(); k-- > 0;) items[k] = pop();
       push(with_items(Kind::tuple, std::move(items)));
@@ -343,8 +449,7 @@ void Vm::reduce() {
   const uint32_t fn = pop();
   const Obj& f = objs_[fn];
   const Obj& a = expect(args, Kind::tuple, "REDUCE's argument");
-  if (f.kind != Kind::global || f.global == Global::parameter ||
-      f.global == Global::storage_type)
+  if (f.kind != Kind::global || f.global == Global::parameter || f.global == Global::storage_type)
     refuse(detail::concat("REDUCE at byte ", op_at_, " calls a ", kind_name(f.kind),
                           f.kind == Kind::global ? " that is not a rebuild function" : "",
                           ": only OrderedDict() and torch's tensor rebuild functions may be "
@@ -421,8 +526,11 @@ void Vm::persistent_id() {
 uint32_t Vm::rebuild_tensor(const Obj& a, bool v2) {
   const size_t n = a.items.size();
   if (v2 ? (n != 6 && n != 7) : n != 4)
-    refuse(detail::concat("REDUCE: ", v2 ? "_rebuild_tensor_v2 takes 6 or 7" : "_rebuild_tensor "
-                                      "takes 4", " arguments, got ", n));
+    refuse(detail::concat("REDUCE: ",
+                          v2 ? "_rebuild_tensor_v2 takes 6 or 7"
+                             : "_rebuild_tensor "
+                               "takes 4",
+                          " arguments, got ", n));
   const Obj& st = expect(a.items[0], Kind::storage, "the tensor's storage");
   const Obj& off = expect(a.items[1], Kind::integer, "the storage offset");
   const Obj& size = expect(a.items[2], Kind::tuple, "the size");
@@ -433,8 +541,7 @@ uint32_t Vm::rebuild_tensor(const Obj& a, bool v2) {
       refuse("REDUCE: a tensor with backward hooks");
   }
   if (off.i < 0) refuse("REDUCE: a negative storage offset");
-  if (size.items.size() > static_cast<size_t>(kMaxRank) ||
-      stride.items.size() != size.items.size())
+  if (size.items.size() > static_cast<size_t>(kMaxRank) || stride.items.size() != size.items.size())
     refuse(detail::concat("REDUCE: size of rank ", size.items.size(), " and stride of rank ",
                           stride.items.size(), " (at most ", kMaxRank, ", equal)"));
   TensorSpec spec{st.s, st.dtype, st.numel, static_cast<uint64_t>(off.i), {}, {}, op_at_};

@@ -138,8 +138,7 @@ TEST(TorchCheckpoint, TensorsReachingPastTheirStorageAreRefused) {
   p.replace(p.find("K\x00K\x03\x85"s), 5, "K\x01K\x03\x85"s);  // offset 1
   expect_refused(p, "reaches past its storage");
   // The storage entry shorter than its numel.
-  EXPECT_THROW(from_zip({{"a/data.pkl", pickle_of()}, {"a/data/0", floats({1, 2})}}),
-               FormatError);
+  EXPECT_THROW(from_zip({{"a/data.pkl", pickle_of()}, {"a/data/0", floats({1, 2})}}), FormatError);
   EXPECT_THROW(from_zip({{"a/data.pkl", pickle_of()}}), FormatError);  // no storage entry
 }
 

@@ -60,9 +60,9 @@ bool is_zip_file(const std::string& path);
 // torch.save zip archive, told apart by the first bytes): the one way model loaders read weights.
 struct WeightFile {
   std::string path;
-  std::string format;                            // "safetensors" | "torch"
-  std::map<std::string, Tensor> tensors;         // views of the mapping where possible
-  std::map<std::string, std::string> metadata;   // safetensors __metadata__ (torch: none)
+  std::string format;                           // "safetensors" | "torch"
+  std::map<std::string, Tensor> tensors;        // views of the mapping where possible
+  std::map<std::string, std::string> metadata;  // safetensors __metadata__ (torch: none)
 };
 WeightFile read_weight_file(const std::string& path);
 
