@@ -83,79 +83,6 @@ constexpr StorageClass kStorageClasses[] = {
     {"DoubleStorage", DType::f64}, {"LongStorage", DType::i64},    {"IntStorage", DType::i32},
     {"ByteStorage", DType::u8},    {"BoolStorage", DType::boolean}};
 
-const char* opcode_name(uint8_t op) {
-  static const std::unordered_map<uint8_t, const char*> names = {{'(', "MARK"},
-                                                                 {'.', "STOP"},
-                                                                 {'0', "POP"},
-                                                                 {'1', "POP_MARK"},
-                                                                 {'2', "DUP"},
-                                                                 {'F', "FLOAT"},
-                                                                 {'I', "INT"},
-                                                                 {'J', "BININT"},
-                                                                 {'K', "BININT1"},
-                                                                 {'L', "LONG"},
-                                                                 {'M', "BININT2"},
-                                                                 {'N', "NONE"},
-                                                                 {'P', "PERSID"},
-                                                                 {'Q', "BINPERSID"},
-                                                                 {'R', "REDUCE"},
-                                                                 {'S', "STRING"},
-                                                                 {'T', "BINSTRING"},
-                                                                 {'U', "SHORT_BINSTRING"},
-                                                                 {'V', "UNICODE"},
-                                                                 {'X', "BINUNICODE"},
-                                                                 {'a', "APPEND"},
-                                                                 {'b', "BUILD"},
-                                                                 {'c', "GLOBAL"},
-                                                                 {'d', "DICT"},
-                                                                 {'}', "EMPTY_DICT"},
-                                                                 {'e', "APPENDS"},
-                                                                 {'g', "GET"},
-                                                                 {'h', "BINGET"},
-                                                                 {'i', "INST"},
-                                                                 {'j', "LONG_BINGET"},
-                                                                 {'l', "LIST"},
-                                                                 {']', "EMPTY_LIST"},
-                                                                 {'o', "OBJ"},
-                                                                 {'p', "PUT"},
-                                                                 {'q', "BINPUT"},
-                                                                 {'r', "LONG_BINPUT"},
-                                                                 {'s', "SETITEM"},
-                                                                 {'t', "TUPLE"},
-                                                                 {')', "EMPTY_TUPLE"},
-                                                                 {'u', "SETITEMS"},
-                                                                 {'G', "BINFLOAT"},
-                                                                 {0x80, "PROTO"},
-                                                                 {0x81, "NEWOBJ"},
-                                                                 {0x82, "EXT1"},
-                                                                 {0x83, "EXT2"},
-                                                                 {0x84, "EXT4"},
-                                                                 {0x85, "TUPLE1"},
-                                                                 {0x86, "TUPLE2"},
-                                                                 {0x87, "TUPLE3"},
-                                                                 {0x88, "NEWTRUE"},
-                                                                 {0x89, "NEWFALSE"},
-                                                                 {0x8a, "LONG1"},
-                                                                 {0x8b, "LONG4"},
-                                                                 {'B', "BINBYTES"},
-                                                                 {'C', "SHORT_BINBYTES"},
-                                                                 {0x8c, "SHORT_BINUNICODE"},
-                                                                 {0x8d, "BINUNICODE8"},
-                                                                 {0x8e, "BINBYTES8"},
-                                                                 {0x8f, "EMPTY_SET"},
-                                                                 {0x90, "ADDITEMS"},
-                                                                 {0x91, "FROZENSET"},
-                                                                 {0x92, "NEWOBJ_EX"},
-                                                                 {0x93, "STACK_GLOBAL"},
-                                                                 {0x94, "MEMOIZE"},
-                                                                 {0x95, "FRAME"},
-                                                                 {0x96, "BYTEARRAY8"},
-                                                                 {0x97, "NEXT_BUFFER"},
-                                                                 {0x98, "READONLY_BUFFER"}};
-  const auto it = names.find(op);
-  return it == names.end() ? "an unknown opcode" : it->second;
-}
-
 class Vm {
  public:
   Vm(const uint8_t* p, uint64_t n, std::string where) : p_(p), n_(n), where_(std::move(where)) {}
@@ -167,6 +94,7 @@ class Vm {
 
  private:
   bool step(uint8_t op);  // false on STOP
+  void scalars(uint8_t op);
   void containers(uint8_t op);
   void global();
   void reduce();
@@ -273,52 +201,6 @@ bool Vm::step(uint8_t op) {
     case '(':
       marks_.push_back(stack_.size());
       return true;
-    case 'N':
-      push(of(Kind::none));
-      return true;
-    case 0x88:
-    case 0x89:
-      push(integer(Kind::boolean, op == 0x88));
-      return true;
-    case 'K':
-      push(integer(Kind::integer, static_cast<int64_t>(uint_le(1))));
-      return true;
-    case 'M':
-      push(integer(Kind::integer, static_cast<int64_t>(uint_le(2))));
-      return true;
-    case 'J': {
-      const auto v = static_cast<int32_t>(static_cast<uint32_t>(uint_le(4)));
-      push(integer(Kind::integer, v));
-      return true;
-    }
-    case 0x8a: {  // LONG1: n bytes, little-endian two's complement
-      const uint64_t k = uint_le(1);
-      if (k > 8) refuse(detail::concat(op_name(), ": a ", k, "-byte integer is out of range"));
-      uint64_t v = k ? uint_le(static_cast<int>(k)) : 0;
-      if (k > 0 && k < 8 && (v >> (8 * k - 1)) & 1) v |= ~uint64_t{0} << (8 * k);  // sign-extend
-      push(integer(Kind::integer, static_cast<int64_t>(v)));
-      return true;
-    }
-    case 'G': {  // BINFLOAT: big-endian IEEE double
-      const uint8_t* q = take(8);
-      uint64_t bits = 0;
-      for (int i = 0; i < 8; ++i) bits = (bits << 8) | q[i];
-      double d;
-      std::memcpy(&d, &bits, 8);
-      Obj o = of(Kind::real);
-      o.f = d;
-      push(std::move(o));
-      return true;
-    }
-    case 'X':
-    case 'U': {  // BINUNICODE (u32 length) / SHORT_BINSTRING (u8 length)
-      const uint64_t len = uint_le(op == 'X' ? 4 : 1);
-      const uint8_t* q = take(len);
-      Obj o = of(Kind::string);
-      o.s.assign(reinterpret_cast<const char*>(q), len);
-      push(std::move(o));
-      return true;
-    }
     case 'q':
     case 'r': {  // BINPUT / LONG_BINPUT
       const auto idx = static_cast<uint32_t>(uint_le(op == 'q' ? 1 : 4));
@@ -349,8 +231,62 @@ bool Vm::step(uint8_t op) {
       persistent_id();
       return true;
     default:
-      containers(op);
+      scalars(op);
       return true;
+  }
+}
+
+// The constants: None, bools, ints, floats, strings (anything else: containers()).
+void Vm::scalars(uint8_t op) {
+  switch (op) {
+    case 'N':
+      push(of(Kind::none));
+      return;
+    case 0x88:
+    case 0x89:
+      push(integer(Kind::boolean, op == 0x88));
+      return;
+    case 'K':
+      push(integer(Kind::integer, static_cast<int64_t>(uint_le(1))));
+      return;
+    case 'M':
+      push(integer(Kind::integer, static_cast<int64_t>(uint_le(2))));
+      return;
+    case 'J': {
+      const auto v = static_cast<int32_t>(static_cast<uint32_t>(uint_le(4)));
+      push(integer(Kind::integer, v));
+      return;
+    }
+    case 0x8a: {  // LONG1: n bytes, little-endian two's complement
+      const uint64_t k = uint_le(1);
+      if (k > 8) refuse(detail::concat(op_name(), ": a ", k, "-byte integer is out of range"));
+      uint64_t v = k ? uint_le(static_cast<int>(k)) : 0;
+      if (k > 0 && k < 8 && (v >> (8 * k - 1)) & 1) v |= ~uint64_t{0} << (8 * k);  // sign-extend
+      push(integer(Kind::integer, static_cast<int64_t>(v)));
+      return;
+    }
+    case 'G': {  // BINFLOAT: big-endian IEEE double
+      const uint8_t* q = take(8);
+      uint64_t bits = 0;
+      for (int i = 0; i < 8; ++i) bits = (bits << 8) | q[i];
+      double d;
+      std::memcpy(&d, &bits, 8);
+      Obj o = of(Kind::real);
+      o.f = d;
+      push(std::move(o));
+      return;
+    }
+    case 'X':
+    case 'U': {  // BINUNICODE (u32 length) / SHORT_BINSTRING (u8 length)
+      const uint64_t len = uint_le(op == 'X' ? 4 : 1);
+      const uint8_t* q = take(len);
+      Obj o = of(Kind::string);
+      o.s.assign(reinterpret_cast<const char*>(q), len);
+      push(std::move(o));
+      return;
+    }
+    default:
+      containers(op);
   }
 }
 

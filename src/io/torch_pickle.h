@@ -51,6 +51,9 @@ struct StateDict {
 // Runs the pickle in [p, p + n). `where` names the file in errors ("X.pt: data.pkl").
 // FormatError for a malformed or disallowed pickle, and for a result that is not a dict of
 // tensors (a non-tensor value names its key).
+// The pickle opcode's name ("REDUCE", "STACK_GLOBAL", …) for errors; "an unknown opcode" else.
+const char* opcode_name(uint8_t op);
+
 StateDict read_state_dict(const uint8_t* p, uint64_t n, const std::string& where);
 
 }  // namespace meshnn::io::pickle
