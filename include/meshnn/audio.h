@@ -102,8 +102,11 @@ class LtxAudioDecoder {
 // NVIDIA BigVGAN (v1 / v2 / base configs; also copy synthesis through its mel front end).
 class BigVganVocoder {
  public:
-  // checkpoint: generator tensors with NVIDIA's names (weight-normed or folded), optionally under
-  // "generator."; config_path: the model's config.json, "" = the checkpoint's `config` metadata.
+  // checkpoint: NVIDIA's folder (config.json + bigvgan_generator.pt, or a converted
+  // bigvgan_generator.safetensors), or a weights file — safetensors, or a torch.save .pt read by
+  // the weights-only reader (io/torch_checkpoint.h) — with NVIDIA's generator names (weight-normed
+  // or folded), optionally under "generator."; config_path: the model's config.json, "" = the
+  // folder's, else the checkpoint's `config` metadata, else the config.json beside it.
   // precision: a mode, or "vocoder=mode" (its one stage; other stages and the LTX presets are an
   // InvalidArgument).
   static BigVganVocoder load(const std::string& checkpoint, const std::string& config_path = "",

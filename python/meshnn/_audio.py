@@ -9,14 +9,12 @@ import atexit
 import json
 import operator
 import os
-import tempfile
 import threading
 
 import numpy as np
 
 from . import _meshnn
 from ._convert import as_array, out
-from ._safetensors import save_safetensors
 
 _CONVERTER = 'tools/convert_checkpoint.py'
 
@@ -149,38 +147,6 @@ class Stream(_Closable):
         return f'meshnn.Stream(mesh={self.mesh!r}, sample_rate={self.sample_rate})'
 
 
-def _torch_state_dict(pt_path):
-    """bigvgan_generator.pt → {name: float32 numpy array} (NVIDIA saves {"generator": state_dict})."""
-    try:
-        import torch
-    except ImportError:
-        raise RuntimeError(
-            f'{pt_path}: reading a PyTorch .pt checkpoint needs torch, which is not importable here. '
-            f'Convert it once where torch is installed: /usr/bin/python3 {_CONVERTER} '
-            f'{pt_path} OUT.safetensors --kind bigvgan (see docs/python.md), then load the '
-            f'.safetensors'
-        ) from None
-    # weights_only where this torch has it: a .pt file can otherwise run code when unpickled.
-    try:
-        state = torch.load(pt_path, map_location='cpu', weights_only=True)
-    except TypeError:
-        state = torch.load(pt_path, map_location='cpu')
-    if isinstance(state, dict) and 'generator' in state:
-        state = state['generator']
-    if not isinstance(state, dict):
-        raise ValueError(f'{pt_path}: expected a state dict (or {{"generator": state_dict}}), '
-                         f'got {type(state).__name__}')
-    out = {}
-    for k, v in state.items():
-        if not hasattr(v, 'detach'):
-            continue
-        # torch.nn.utils.parametrizations.weight_norm names → the legacy weight_g / weight_v.
-        k = k.replace('.parametrizations.weight.original0', '.weight_g')
-        k = k.replace('.parametrizations.weight.original1', '.weight_v')
-        out[k] = v.detach().float().contiguous().numpy()
-    return out
-
-
 class BigVGAN(_Closable):
     """NVIDIA BigVGAN vocoder on meshnn. Build with BigVGAN.from_pretrained(path)."""
 
@@ -216,25 +182,16 @@ class BigVGAN(_Closable):
                           ('bigvgan_generator.safetensors', 'model.safetensors', 'bigvgan_generator.pt')]
             found = [c for c in candidates if os.path.isfile(c)]
             if not found:
-                raise FileNotFoundError(f'{path}: no bigvgan_generator.pt or bigvgan_generator.safetensors')
+                raise FileNotFoundError(
+                    f'{path}: no bigvgan_generator.pt or bigvgan_generator.safetensors (NVIDIA '
+                    f'publishes config.json + bigvgan_generator.pt; another checkpoint converts with '
+                    f'{_CONVERTER} IN OUT.safetensors --kind bigvgan)')
             ckpt = found[0]
         else:
             ckpt = path
-        if ckpt.endswith('.safetensors'):
-            core = _meshnn.BigVganVocoder.load(ckpt, config, precision, lenient)
-        else:
-            if not config:
-                raise ValueError(f'{ckpt}: a .pt checkpoint needs its config.json (next to it or config=)')
-            state = _torch_state_dict(ckpt)
-            # The library reads safetensors: write the state dict to a private temp file, load
-            # (the weights are converted and packed into memory), remove the file.
-            fd, tmp = tempfile.mkstemp(suffix='.safetensors', prefix='meshnn_bigvgan_')
-            os.close(fd)
-            try:
-                save_safetensors(tmp, state)
-                core = _meshnn.BigVganVocoder.load(tmp, config, precision, lenient)
-            finally:
-                os.unlink(tmp)
+        # Safetensors and NVIDIA's torch.save .pt alike: the library's one reader (the .pt through
+        # its weights-only unpickler; no torch needed, nothing in the file is ever executed).
+        core = _meshnn.BigVganVocoder.load(ckpt, config, precision, lenient)
         return cls(core, mesh=mesh, threads=threads, backend=backend)
 
     @property

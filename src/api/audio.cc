@@ -13,6 +13,7 @@
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/safetensors.h"
+#include "meshnn/io/torch_checkpoint.h"
 #include "meshnn/layers/time_shard.h"
 #include "meshnn/streaming.h"
 #include "models/audio_description.h"
@@ -222,18 +223,60 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk_frame
 
 BigVganVocoder::BigVganVocoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+namespace {
+
+// NVIDIA's BigVGAN folder: config.json beside bigvgan_generator.pt (as NVIDIA publishes it) or
+// bigvgan_generator.safetensors (converted). → "" when `dir` is one, else why not, naming what was
+// looked for and the converter.
+std::string bigvgan_folder_refusal(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path d(dir);
+  if (!fs::is_regular_file(d / "bigvgan_generator.safetensors") &&
+      !fs::is_regular_file(d / "bigvgan_generator.pt"))
+    return "a folder without bigvgan_generator.pt or bigvgan_generator.safetensors (a BigVGAN "
+           "folder holds config.json and bigvgan_generator.pt as NVIDIA publishes it; a "
+           "checkpoint in another form converts with tools/convert_checkpoint.py IN "
+           "OUT.safetensors --kind bigvgan)";
+  if (!fs::is_regular_file(d / "config.json"))
+    return "a folder with BigVGAN weights but no config.json beside them";
+  return "";
+}
+
+// A BigVGAN checkpoint path → the weights file and the config.json to read ("" = the weights'
+// `config` metadata). A folder gives its weights (the converted safetensors first) and its
+// config.json.
+std::pair<std::string, std::string> bigvgan_files(const std::string& checkpoint,
+                                                  const std::string& config_path) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(checkpoint)) return {checkpoint, config_path};
+  const std::string why = bigvgan_folder_refusal(checkpoint);
+  MESHNN_CHECK_AS(InvalidArgument, why.empty(), checkpoint, ": ", why);
+  const fs::path d(checkpoint);
+  const fs::path st = d / "bigvgan_generator.safetensors";
+  return {fs::is_regular_file(st) ? st.string() : (d / "bigvgan_generator.pt").string(),
+          config_path.empty() ? (d / "config.json").string() : config_path};
+}
+
+}  // namespace
+
 BigVganVocoder BigVganVocoder::load(const std::string& checkpoint, const std::string& config_path,
                                     const StagePrecision& stage_precision) {
   const Precision precision =
       stage_precision.resolve({StagePrecision::kVocoder}, "NVIDIA BigVGAN").front();
-  const io::SafetensorsFile file = io::SafetensorsFile::open(checkpoint);
-  std::string cfg_text;
-  if (!config_path.empty())
-    cfg_text = io::read_config_json_file(config_path).dump();
-  else if (auto it = file.metadata().find("config"); it != file.metadata().end())
-    cfg_text = it->second;
+  auto [ckpt, config] = bigvgan_files(checkpoint, config_path);
+  // One path for every weights format: safetensors and torch.save archives alike.
+  const io::WeightFile file = io::read_weight_file(ckpt);
+  const auto meta = file.metadata.find("config");
+  // A file without `config` metadata (every .pt) takes the config.json beside it.
+  if (config.empty() && meta == file.metadata.end()) {
+    const std::filesystem::path beside = std::filesystem::path(ckpt).parent_path() / "config.json";
+    if (std::filesystem::is_regular_file(beside)) config = beside.string();
+  }
+  const std::string cfg_text = !config.empty() ? io::read_config_json_file(config).dump()
+                               : meta != file.metadata.end() ? meta->second
+                                                             : std::string();
   return BigVganVocoder(
-      std::make_shared<Impl>(models::BigVgan::load(file, config_path, precision), cfg_text));
+      std::make_shared<Impl>(models::BigVgan::load(file, config, precision), cfg_text));
 }
 
 int BigVganVocoder::sample_rate() const {
@@ -347,12 +390,6 @@ struct BigVganModel final : AudioModel::Impl {
   }
 };
 
-// NVIDIA's folder layout: the generator weights (converted to safetensors) beside config.json.
-std::string bigvgan_folder_checkpoint(const std::string& dir) {
-  const fs::path p = fs::path(dir) / "bigvgan_generator.safetensors";
-  return fs::is_regular_file(p) ? p.string() : "";
-}
-
 // Load order: after the diffusers-folder models (rank 10), before BigVGAN (a checkpoint with an
 // LTX config in its metadata is an LTX one even when it also holds generator tensors).
 AudioModelEntry ltx_audio_decoder_entry() {
@@ -382,24 +419,25 @@ AudioModelEntry nvidia_bigvgan_entry() {
   e.name = "nvidia-bigvgan";
   e.rank = 30;
   e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
-    if (fs::is_directory(path))
-      return bigvgan_folder_checkpoint(path).empty()
-                 ? "a folder without bigvgan_generator.safetensors"
-                 : "";
+    if (fs::is_directory(path)) return bigvgan_folder_refusal(path);
     if (!fs::is_regular_file(path)) return "no such file or folder";
     if (!o.config_path.empty() || fs::is_regular_file(fs::path(path).parent_path() / "config.json"))
       return "";
+    if (io::is_zip_file(path))
+      return "a torch.save checkpoint without a config.json beside it (give the config)";
     const ConfigMetadata m = config_metadata(path);
     if (!m.problem.empty()) return m.problem;
     if (m.config.is_null()) return "no config.json beside it and no 'config' metadata";
     return "";
   };
   e.load = [](const std::string& path, const AudioModelOptions& o) {
-    std::string ckpt = path, config = o.config_path;
-    if (fs::is_directory(path)) ckpt = bigvgan_folder_checkpoint(path);
-    const fs::path beside = fs::path(ckpt).parent_path() / "config.json";
-    if (config.empty() && fs::is_regular_file(beside)) config = beside.string();
-    return std::make_shared<const BigVganModel>(BigVganVocoder::load(ckpt, config, o.precision));
+    // A folder's weights and config are found by BigVganVocoder::load; a file's config.json
+    // beside it comes before its `config` metadata, as refusal() decided on it.
+    std::string config = o.config_path;
+    const fs::path beside = fs::path(path).parent_path() / "config.json";
+    if (config.empty() && !fs::is_directory(path) && fs::is_regular_file(beside))
+      config = beside.string();
+    return std::make_shared<const BigVganModel>(BigVganVocoder::load(path, config, o.precision));
   };
   return e;
 }

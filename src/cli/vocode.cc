@@ -87,11 +87,13 @@ const Registrar reg("vocode", [](CLI::App& app) {
   auto* cmd =
       app.add_subcommand("vocode", "Run an NVIDIA BigVGAN vocoder on a mel (.npy) or a WAV");
   cmd->add_option("--checkpoint", args->checkpoint,
-                  "generator weights (.safetensors, NVIDIA key names)")
+                  "NVIDIA's model folder (config.json + bigvgan_generator.pt), or generator "
+                  "weights (.safetensors or torch.save .pt, NVIDIA key names)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--config", args->config,
-                  "BigVGAN config.json (default: the checkpoint's `config` metadata)")
+                  "BigVGAN config.json (default: the folder's, the checkpoint's `config` "
+                  "metadata, or the config.json beside it)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--mel", args->mel, "log-mel .npy, (num_mels, frames) or (1, num_mels, frames)")
       ->check(CLI::ExistingFile);

@@ -20,24 +20,28 @@ BigVgan::BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor
   gen_ = std::make_unique<Generator>(cfg_.generator, state, prefix, precision);
 }
 
-std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file,
-                                       const std::string& config_path, Precision precision) {
+std::unique_ptr<BigVgan> BigVgan::load(const io::WeightFile& file, const std::string& config_path,
+                                       Precision precision) {
   nlohmann::json j;
   if (!config_path.empty()) {
     j = io::read_config_json_file(config_path);
   } else {
-    auto it = file.metadata().find("config");
-    if (it == file.metadata().end())
-      throw InvalidArgument(
-          "checkpoint '" + file.path() +
-          "' carries no 'config' metadata; pass the model's config.json with --config");
-    j = io::parse_config_json(it->second, file.path() + " config");
+    auto it = file.metadata.find("config");
+    if (it == file.metadata.end())
+      throw InvalidArgument("checkpoint '" + file.path +
+                            "' carries no 'config' metadata; pass the model's config.json with "
+                            "--config (or put it beside the checkpoint)");
+    j = io::parse_config_json(it->second, file.path + " config");
   }
-  const BigVganConfig cfg =
-      parse_bigvgan_config(j, config_path.empty() ? file.path() : config_path);
-  std::map<std::string, Tensor> state;
-  for (const std::string& k : file.keys()) state.emplace(k, file.get(k));
-  return std::make_unique<BigVgan>(cfg, state, precision, file.path());
+  const BigVganConfig cfg = parse_bigvgan_config(j, config_path.empty() ? file.path : config_path);
+  return std::make_unique<BigVgan>(cfg, file.tensors, precision, file.path);
+}
+
+std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file,
+                                       const std::string& config_path, Precision precision) {
+  io::WeightFile w{file.path(), "safetensors", {}, file.metadata()};
+  for (const std::string& k : file.keys()) w.tensors.emplace(k, file.get(k));
+  return load(w, config_path, precision);
 }
 
 Tensor mel_rows(const Tensor& mel) {

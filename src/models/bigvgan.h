@@ -7,6 +7,7 @@
 #include <string>
 
 #include "meshnn/io/safetensors.h"
+#include "meshnn/io/torch_checkpoint.h"
 #include "models/audio_config.h"
 #include "models/generator.h"
 #include "ops/mel.h"
@@ -27,8 +28,11 @@ class BigVgan {
   // (WeightError naming `where`, require_bigvgan_checkpoint) before any layer is built.
   BigVgan(const BigVganConfig& config, const std::map<std::string, Tensor>& state,
           Precision precision, const std::string& where = "BigVGAN checkpoint");
-  // Reads the checkpoint; the config comes from `config_path` when given, else from the
+  // Reads the checkpoint (a safetensors file or NVIDIA's torch.save bigvgan_generator.pt, one
+  // path: io::read_weight_file); the config comes from `config_path` when given, else from the
   // checkpoint's `config` metadata.
+  static std::unique_ptr<BigVgan> load(const io::WeightFile& file, const std::string& config_path,
+                                       Precision precision);
   static std::unique_ptr<BigVgan> load(const io::SafetensorsFile& file,
                                        const std::string& config_path, Precision precision);
   // A runner for another thread: shares the weights, owns its plans (see LtxAudioDecoder).

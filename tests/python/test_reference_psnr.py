@@ -72,7 +72,7 @@ def test_ltx_decode_psnr_vs_pytorch(ref, name):
 
 
 def test_from_pretrained_nvidia_folder_pt(ref, bigvgan_folder, tmp_path):
-    """config.json + bigvgan_generator.pt (torch.load) gives the same vocoder as our safetensors,
+    """config.json + bigvgan_generator.pt (the library's .pt reader) gives the same vocoder as our safetensors,
     and matches the PyTorch model built from the .pt."""
     torch, BV, _, _ = ref
     pt_only = tmp_path / 'nvidia'
