@@ -40,6 +40,9 @@ CLI::Validator bounded_real(double lo, double hi) {
   const std::string r = range;
   return CLI::Validator(
       [lo, hi, r](std::string& s) -> std::string {
+        // Decimal only: strtod would also take hex floats ("0x1p3") and "nan(…)" spellings.
+        if (s.find_first_not_of("0123456789+-.eE") != std::string::npos)
+          return "'" + s + "': expected a finite number in " + r;
         char* end = nullptr;
         const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
         if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < lo || v > hi)

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -20,7 +21,7 @@ namespace meshnn::cli {
 // `binary_suffixes` it may end in K or M (×1024, ×1024²; KiB / MiB / B also), as byte sizes.
 // Rewrites the text to the plain number, so CLI11's conversion that follows sees digits only.
 CLI::Validator bounded_int(int64_t lo, int64_t hi, bool binary_suffixes = false);
-// One finite real in [lo, hi] (NaN, inf and trailing garbage refused).
+// One finite decimal real in [lo, hi] (NaN, inf, hex floats and trailing garbage refused).
 CLI::Validator bounded_real(double lo, double hi);
 
 template <class T>
@@ -31,8 +32,13 @@ CLI::Option* add_int_option(CLI::App* cmd, const std::string& name, T& value, T 
   if constexpr (std::is_unsigned_v<T>)
     o->check(CLI::Validator(
         [](std::string& s) {
-          return s.find('-') == std::string::npos ? std::string()
-                                                  : std::string("must not be negative");
+          // CLI11 saturates an unsigned value that overflows (2^64 + 1 → 2^64 − 1): parse here.
+          T v{};
+          const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+          if (s.find('-') != std::string::npos) return std::string("must not be negative");
+          return ec == std::errc() && p == s.data() + s.size()
+                     ? std::string()
+                     : "'" + s + "': not an integer in [0, " + std::to_string(~T{0}) + "]";
         },
         "", "non-negative"));
   o->check(CLI::Range(lo, hi));
