@@ -79,6 +79,11 @@ class AudioModel {
   // The registry name of the model load() would take `path` for, from its files' headers (no
   // weights read); the InvalidArgument of load() when none would.
   static std::string identify(const std::string& path, const AudioModelOptions& options = {});
+  // The files load() reads for `path` (the checkpoint, config.json, the weights, …), from their
+  // names, without reading them: what a program must never write over (the CLI refuses an output
+  // that is one of them). The InvalidArgument of load() when no model takes `path`.
+  static std::vector<std::string> files(const std::string& path,
+                                        const AudioModelOptions& options = {});
 
   std::string model() const;        // the registry name of the model
   std::string variant() const;      // what the checkpoint is: "ltx-2.3", "ltx-2", "bigvgan", …

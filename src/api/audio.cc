@@ -410,6 +410,10 @@ AudioModelEntry ltx_audio_decoder_entry() {
     return std::make_shared<const LtxModel>(
         LtxAudioDecoder::load(path, o.precision, o.allow_unused));
   };
+  // One file: the config is its metadata.
+  e.files = [](const std::string& path, const AudioModelOptions&) {
+    return std::vector<std::string>{path};
+  };
   return e;
 }
 
@@ -438,6 +442,13 @@ AudioModelEntry nvidia_bigvgan_entry() {
     if (config.empty() && !fs::is_directory(path) && fs::is_regular_file(beside))
       config = beside.string();
     return std::make_shared<const BigVganModel>(BigVganVocoder::load(path, config, o.precision));
+  };
+  // The generator weights and the config.json beside them (or the one given).
+  e.files = [](const std::string& path, const AudioModelOptions&) {
+    const bool folder = fs::is_directory(path);
+    const fs::path ckpt =
+        folder ? fs::path(path) / "bigvgan_generator.safetensors" : fs::path(path);
+    return std::vector<std::string>{ckpt.string(), (ckpt.parent_path() / "config.json").string()};
   };
   return e;
 }

@@ -82,6 +82,14 @@ std::string AudioModel::identify(const std::string& path, const AudioModelOption
   return entry_for(path, options).name;
 }
 
+std::vector<std::string> AudioModel::files(const std::string& path,
+                                           const AudioModelOptions& options) {
+  const api::AudioModelEntry& e = entry_for(path, options);
+  std::vector<std::string> out = e.files ? e.files(path, options) : std::vector<std::string>{path};
+  if (!options.config_path.empty()) out.push_back(options.config_path);
+  return out;
+}
+
 std::vector<std::string> AudioModel::registered() {
   std::vector<std::string> names;
   for (const api::AudioModelEntry& e : registry()) names.push_back(e.name);

@@ -52,6 +52,10 @@ struct AudioModelEntry {
   std::function<std::shared_ptr<const AudioModel::Impl>(const std::string& path,
                                                         const AudioModelOptions&)>
       load;
+  // The files load() reads for a path refusal() takes (config.json, the weights, an index and its
+  // shards, a config given in the options), listed from names only (nothing is read; they need not
+  // exist): what no output may be written over. Unset: {path}.
+  std::function<std::vector<std::string>(const std::string& path, const AudioModelOptions&)> files;
 };
 
 // Adds an entry to the registry; each model's API file calls it from a namespace-scope initialiser

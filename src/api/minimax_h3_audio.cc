@@ -3,6 +3,7 @@
 // mesh split of models/minimax_h3/mesh.h, the streaming decode as every model's AudioStream and
 // the streaming encode on a stream engine.
 #include <cmath>
+#include <filesystem>
 #include <mutex>
 #include <random>
 
@@ -20,6 +21,7 @@
 namespace meshnn {
 
 namespace h3 = models::minimax_h3;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -433,6 +435,10 @@ AudioModelEntry minimax_h3_audio_entry() {
                                 o.encoder_only   ? MiniMaxH3AudioVae::Parts::encoder
                                 : o.decoder_only ? MiniMaxH3AudioVae::Parts::decoder
                                                  : MiniMaxH3AudioVae::Parts::both));
+  };
+  e.files = [](const std::string& path, const AudioModelOptions&) {
+    return std::vector<std::string>{(fs::path(path) / h3::kConfigFile).string(),
+                                    (fs::path(path) / h3::kWeightsFile).string()};
   };
   return e;
 }

@@ -1,6 +1,7 @@
 // meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav;
-// any other latent decoder the AudioModel registry knows (a MiniMax-H3 audio VAE folder: latents
-// (B, 32, T) → 32 kHz) → one WAV channel per batch item (one shot on any mesh, or --stream).
+// any other latent decoder the AudioModel registry knows (latents (B, C, T), C the model's latent
+// channels, e.g. a MiniMax-H3 audio VAE folder) → one WAV channel per batch item at the model's
+// rate (one shot on any mesh, or --stream).
 #include <cstdio>
 
 #include "cli/audio_common.h"
@@ -46,8 +47,8 @@ void check_mpi_stream(const Args& a) {
 }
 
 // A model of the registry other than LTX that decodes latents (B, C, T) (today the MiniMax-H3
-// audio VAE: 32 kHz, one output channel per batch item). Its --stream: frames of B·C values (the
-// .npy read along T, or raw frames), item-major.
+// audio VAE: one output channel per batch item). Its --stream: frames of B·C values (the .npy read
+// along T, or raw frames), item-major.
 void run_latent_model_stream(const Args& a, const AudioModel& model) {
   const Backend backend = parse_backend(a.backend);
   StreamOptions o;
@@ -229,22 +230,26 @@ void run(const Args& a) {
 
 const Registrar reg("audio-decode", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("audio-decode",
-                                 "Decode an LTX-2.3 audio latent (.npy) to a 48 kHz stereo WAV");
+  auto* cmd = app.add_subcommand(
+      "audio-decode",
+      "Decode audio latents (.npy) to a WAV with a latent decoder: LTX-2.3 / LTX-2 (48 kHz "
+      "stereo) or any registered latent model (one channel per batch item, the model's rate)");
   cmd->add_option("--checkpoint", args->checkpoint,
                   "LTX checkpoint (.safetensors with `config` metadata), or a MiniMax-H3 audio VAE "
                   "folder (config.json + diffusion_pytorch_model.safetensors)")
       ->required()
       ->check(CLI::ExistingPath);
-  cmd->add_option("--latent", args->latent, "latent .npy, (1, 8, T, 16) or (8, T, 16)")
+  cmd->add_option("--latent", args->latent,
+                  "latent .npy: LTX (1, 8, T, 16) or (8, T, 16); other latent models (B, C, T) or "
+                  "(C, T), C = the model's latent channels, B ≤ 64 items")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out,
                   "output .wav (float32); with --stream, - writes raw s16le PCM to stdout")
       ->required();
   cmd->add_option("--mesh", args->mesh,
-                  "device mesh RxC (time is split over every axis > 1; MiniMax-H3: the columns "
-                  "split the batch items, e.g. 1x2 = one stereo channel per device, the rows "
-                  "time), or auto: one device with --threads OpenMP threads (all cores by "
+                  "device mesh RxC (LTX: time is split over every axis > 1; MiniMax-H3: the "
+                  "columns split the batch items, e.g. 1x2 = one stereo channel per device, the "
+                  "rows time), or auto: one device with --threads OpenMP threads (all cores by "
                   "default; measured fastest); with --stream 1x1 or a 1xN pipeline")
       ->capture_default_str();
   cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")
@@ -266,7 +271,8 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
                 "MiniMax-H3: the latents are normalised (as the DiT produces them): apply "
                 "z·latents_std + latents_mean first (decode itself applies no statistics)");
   add_stream_options(cmd, args->st, 8, "latent",
-                     "8·16 values, channel-major; MiniMax-H3: B·32 values, item-major (B = 2)");
+                     "LTX: 8·16 values, channel-major; other latent models: B·C values, "
+                     "item-major (C = the model's latent channels, B items)");
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->add_flag("--allow-unknown-config", args->allow_unknown_config,
                 "accept config fields meshnn does not know (logged and ignored)");

@@ -58,4 +58,24 @@ double log_spectral_distance_db(const float* a, const float* b, int64_t frames, 
   return used ? sum / static_cast<double>(used) : 0.0;
 }
 
+std::vector<double> segment_level_db(const float* a, const float* b, int64_t frames, int64_t stride,
+                                     int64_t segments, double floor_rms) {
+  const int64_t n = std::clamp<int64_t>(segments, 1, std::max<int64_t>(frames, 1));
+  std::vector<double> out(static_cast<size_t>(n), NAN);
+  const int64_t base = frames / n, extra = frames % n;
+  int64_t t = 0;
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t len = base + (s < extra ? 1 : 0);
+    double ea = 0, eb = 0;
+    for (int64_t i = 0; i < len; ++i, ++t) {
+      const double va = a[t * stride], vb = b[t * stride];
+      ea += va * va;
+      eb += vb * vb;
+    }
+    if (len == 0 || !(ea > 0) || !(std::sqrt(ea / len) >= floor_rms)) continue;  // silent ref
+    out[s] = eb == 0 ? -INFINITY : 10.0 * std::log10(eb / ea);
+  }
+  return out;
+}
+
 }  // namespace meshnn::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace meshnn::cli {
 
@@ -18,5 +19,14 @@ double waveform_psnr_db(const float* a, const float* b, int64_t n);
 // dominating). Signals shorter than a frame use one zero-padded frame.
 double log_spectral_distance_db(const float* a, const float* b, int64_t frames, int64_t stride,
                                 int n_fft);
+
+// Level of b against reference a per segment, dB: one channel of `frames` samples (sample t at
+// x[t · stride]) cut into `segments` equal parts (the first frames % segments parts one sample
+// longer); per part 10·log10(mean(b²) / mean(a²)). NaN where the reference part's RMS is below
+// `floor_rms` (nothing to keep the level of), −inf where b's part is all zeros. A decoder that
+// loses its level only at some lengths or in one region shows here, where one RMS over the whole
+// signal (or an absolute floor) would pass. segments is clamped to [1, frames].
+std::vector<double> segment_level_db(const float* a, const float* b, int64_t frames, int64_t stride,
+                                     int64_t segments, double floor_rms);
 
 }  // namespace meshnn::cli

@@ -18,8 +18,10 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
 
@@ -199,12 +201,15 @@ const Registrar reg("bench-audio", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = bench_parent(app)->add_subcommand(
       "audio", "LTX-2.3 audio decode: meshnn vs PyTorch, mesh scaling");
-  cmd->add_option("--seconds", args->seconds, "audio length")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "threads for the 1x1 and PyTorch runs")
+  add_real_option(cmd, "--seconds", args->seconds, 0.08, 3600, "audio length")
       ->capture_default_str();
-  cmd->add_option("--repeat", args->repeat, "timed repetitions (after one warm-up)")
+  add_int_option(cmd, "--threads", args->threads, 1, max_threads(),
+                 "threads for the 1x1 and PyTorch runs")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "checkpoint seed")->capture_default_str();
+  add_int_option(cmd, "--repeat", args->repeat, 1, 10000, "timed repetitions (after one warm-up)")
+      ->capture_default_str();
+  add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0}, "checkpoint seed")
+      ->capture_default_str();
   cmd->add_option("--torch-impl", args->torch_impl,
                   "PyTorch upsampler: stuffed (fast) | convt (ltx-core verbatim)")
       ->capture_default_str();

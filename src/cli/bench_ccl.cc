@@ -20,6 +20,7 @@
 
 #include "cli/bench_util.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/ccl_bench.h"
@@ -28,16 +29,6 @@
 namespace meshnn::cli {
 
 namespace {
-
-int64_t parse_size(const std::string& s) {
-  size_t pos = 0;
-  const int64_t v = std::stoll(s, &pos);
-  const std::string unit = s.substr(pos);
-  if (unit.empty() || unit == "B") return v;
-  if (unit == "K" || unit == "KiB") return v << 10;
-  if (unit == "M" || unit == "MiB") return v << 20;
-  throw InvalidArgument("size '" + s + "': use a number with K or M");
-}
 
 std::string size_str(int64_t b) {
   if (b >= (1 << 20)) return std::to_string(b >> 20) + " MiB";
@@ -100,10 +91,12 @@ std::map<std::pair<int, int64_t>, double> run_mesh(Backend backend,
   return res;
 }
 
-std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::string& sizes_arg, int trials,
-                                                        double pipeline_ms, bool pipeline_sleep,
-                                                        std::string& error) {
+std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::vector<int64_t>& sizes,
+                                                        int trials, double pipeline_ms,
+                                                        bool pipeline_sleep, std::string& error) {
   std::map<std::pair<int, int64_t>, double> res;
+  std::string sizes_arg;  // validated numbers only: nothing of the command line reaches the shell
+  for (int64_t s : sizes) sizes_arg += (sizes_arg.empty() ? "" : ",") + std::to_string(s);
   setenv("OMPI_MCA_btl", "^ofi,openib", 0);
   setenv("OMPI_MCA_mtl", "^ofi,psm", 0);
   const std::string cmd =
@@ -140,25 +133,32 @@ std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::string& sizes
 const Registrar reg("bench.ccl", [](CLI::App& app) {
   CLI::App* cmd = bench_parent(app)->add_subcommand(
       "ccl", "Collective throughput on a 1x2 mesh: local vs MPI vs memcpy");
-  auto sizes = std::make_shared<std::string>("64K,256K,1M,4M,16M");
+  auto sizes = std::make_shared<std::vector<int64_t>>(
+      std::vector<int64_t>{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20});
   auto trials = std::make_shared<int>(9);
   auto no_mpi = std::make_shared<bool>(false);
   auto worker = std::make_shared<bool>(false);
   auto pipeline_ms = std::make_shared<double>(0);
   auto pipeline_sleep = std::make_shared<bool>(false);
-  cmd->add_option("--sizes", *sizes, "bytes per device, comma separated (K / M suffixes)");
-  cmd->add_option("--trials", *trials, "trials per point (median reported)");
+  // Sizes: whole 1 KiB rows (the neighbour-pad layout), at least its two halo rows, at most
+  // 256 MiB per device.
+  add_int_list_option(cmd, "--sizes", *sizes, int64_t{2} << 10, int64_t{256} << 20,
+                      "bytes per device, comma separated (K / M suffixes), multiples of 1K", true)
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return std::stoll(s) % 1024 == 0 ? std::string() : s + ": not a multiple of 1K";
+          },
+          "", "multiple of 1K"));
+  add_int_option(cmd, "--trials", *trials, 1, 10000, "trials per point (median reported)");
   cmd->add_flag("--no-mpi", *no_mpi, "skip the MPI backend");
   cmd->add_flag("--pipeline-sleep", *pipeline_sleep,
                 "the pipeline stages sleep instead of computing (overlap without core contention)");
-  cmd->add_option("--pipeline-ms", *pipeline_ms,
+  add_real_option(cmd, "--pipeline-ms", *pipeline_ms, 0, 60000,
                   "also time a 2-stage pipeline (send/recv) with this many ms of work per stage");
   cmd->add_flag("--mpi-worker", *worker, "internal: run as one rank of the MPI measurement")
       ->group("");
   cmd->callback([=] {
-    std::vector<int64_t> S;
-    std::stringstream ss(*sizes);
-    for (std::string tok; std::getline(ss, tok, ',');) S.push_back(parse_size(tok));
+    const std::vector<int64_t>& S = *sizes;
     if (*worker) {
       run_mesh(Backend::mpi, S, *trials, process_rank(Backend::mpi) == 0, *pipeline_ms,
                *pipeline_sleep);

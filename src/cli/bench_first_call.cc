@@ -19,7 +19,9 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "meshnn/audio.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
 
@@ -127,14 +129,18 @@ const Registrar reg("bench-first-call", [](CLI::App& app) {
       "first-call", "LTX-2.3 decode: load time, first call vs steady state on one decoder");
   cmd->add_option("--checkpoint", args->checkpoint, "LTX-2.3 checkpoint (default: random bf16)");
   cmd->add_option("--latent", args->latent, "latent .npy (default: random, --seconds long)");
-  cmd->add_option("--seconds", args->seconds, "random latent length")->capture_default_str();
-  cmd->add_option("--mesh", args->mesh, "device mesh, as audio-decode")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "OpenMP threads per device (0 = cores / devices)")
+  add_real_option(cmd, "--seconds", args->seconds, 0.08, 3600, "random latent length")
       ->capture_default_str();
-  cmd->add_option("--calls", args->calls, "decodes on the same latent (>= 2)")
+  cmd->add_option("--mesh", args->mesh, "device mesh, as audio-decode")->capture_default_str();
+  add_int_option(cmd, "--threads", args->threads, 0, max_threads(),
+                 "OpenMP threads per device (0 = cores / devices)")
+      ->capture_default_str();
+  add_int_option(cmd, "--calls", args->calls, 2, 10000, "decodes on the same latent (>= 2)")
       ->capture_default_str();
   cmd->add_option("--precision", args->precision, kPrecisionHelp)->capture_default_str();
-  cmd->add_option("--seed", args->seed, "random checkpoint / latent seed")->capture_default_str();
+  add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0},
+                 "random checkpoint / latent seed")
+      ->capture_default_str();
   cmd->callback([args] { run(*args); });
 });
 

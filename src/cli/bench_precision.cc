@@ -22,9 +22,11 @@
 #include "cli/audio_metrics.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/core/stage_precision.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
@@ -324,17 +326,19 @@ const Registrar reg("bench-precision", [](CLI::App& app) {
       "precision",
       "Error of each precision mode (per stage for LTX-2.3) against fp32 and PyTorch: the table "
       "of docs/precision.md");
-  cmd->add_option("--seconds", args->seconds, "audio length per model")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "checkpoint and input seed")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "threads (meshnn and PyTorch)")
+  add_real_option(cmd, "--seconds", args->seconds, 0.08, 3600, "audio length per model")
+      ->capture_default_str();
+  add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0}, "checkpoint and input seed")
+      ->capture_default_str();
+  add_int_option(cmd, "--threads", args->threads, 1, max_threads(), "threads (meshnn and PyTorch)")
       ->capture_default_str();
   cmd->add_option("--modes", args->modes, "comma-separated modes besides fp32")
       ->capture_default_str();
   cmd->add_option("--models", args->models, "comma-separated: ltx23, bigvgan")
       ->capture_default_str();
-  cmd->add_option("--n-fft", args->n_fft, "frame length of the log-spectral distance")
-      ->capture_default_str()
-      ->check(CLI::Range(16, 1 << 16));
+  add_int_option(cmd, "--n-fft", args->n_fft, 16, 1 << 16,
+                 "frame length of the log-spectral distance (power of 2)")
+      ->capture_default_str();
   cmd->add_option("--out", args->out, "also write the markdown table to this file");
   cmd->add_option("--update-doc", args->update_doc,
                   "replace the generated block of this markdown file (docs/precision.md) with "

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/audio_metrics.h"
 #include "meshnn/core/error.h"
 
 namespace meshnn::cli {
@@ -26,13 +27,7 @@ std::vector<std::string> split_csv(const std::string& s) {
 }
 
 double psnr_db(const float* got, const float* ref, int64_t n) {
-  double num = 0, peak = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(got[i]) - ref[i];
-    num += d * d;
-    peak = std::max(peak, std::abs(static_cast<double>(ref[i])));
-  }
-  return num == 0 ? INFINITY : 20 * std::log10(peak / std::sqrt(num / static_cast<double>(n)));
+  return waveform_psnr_db(ref, got, n);  // verify's definition: one PSNR for the CLI
 }
 
 std::string run_capture(const std::string& cmd, int& rc) {

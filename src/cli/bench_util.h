@@ -14,8 +14,8 @@ namespace meshnn::cli {
 double median(std::vector<double> v);
 // "a,b,,c" → {"a", "b", "c"}.
 std::vector<std::string> split_csv(const std::string& s);
-// Waveform PSNR of `got` against `ref` over n values: peak of ref over the RMS difference
-// (+inf when equal).
+// Waveform PSNR of `got` against `ref` over n values: waveform_psnr_db (audio_metrics.h), the
+// definition of `meshnn verify`.
 double psnr_db(const float* got, const float* ref, int64_t n);
 // Runs a shell command and returns its stdout; rc gets pclose's status.
 std::string run_capture(const std::string& cmd, int& rc);

@@ -15,8 +15,10 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 
 namespace meshnn::cli {
@@ -146,12 +148,15 @@ const Registrar reg("bench-vocode", [](CLI::App& app) {
   auto* cmd = bench_parent(app)->add_subcommand(
       "vocode", "NVIDIA BigVGAN mel → waveform: conv algorithms side by side, and PyTorch");
   cmd->add_option("--config", args->config, "released BigVGAN config name")->capture_default_str();
-  cmd->add_option("--seconds", args->seconds, "audio lengths")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "threads (meshnn and PyTorch)")
+  add_real_list_option(cmd, "--seconds", args->seconds, 0.01, 3600,
+                       "audio lengths (comma separated)")
       ->capture_default_str();
-  cmd->add_option("--repeat", args->repeat, "timed repetitions (after one warm-up)")
+  add_int_option(cmd, "--threads", args->threads, 1, max_threads(), "threads (meshnn and PyTorch)")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "checkpoint seed")->capture_default_str();
+  add_int_option(cmd, "--repeat", args->repeat, 1, 10000, "timed repetitions (after one warm-up)")
+      ->capture_default_str();
+  add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0}, "checkpoint seed")
+      ->capture_default_str();
   cmd->add_option("--algos", args->algos,
                   "comma-separated MESHNN_CONV_ALGO settings, each optionally @precision "
                   "(auto@bf16)")

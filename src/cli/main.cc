@@ -3,11 +3,13 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/preflight.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
 #include "meshnn/io/output.h"
@@ -44,17 +46,31 @@ std::vector<std::string> option_values(const CLI::Option* o) {
 }
 
 // The one output-path check of every command, run after parsing and before any command's work:
-// each output must be writable and must not be (after symlinks, hard links included) the file of
-// any other option's value. "-" (stdout) is left to the command.
+// each output must be writable, must not be (after symlinks, hard links included) any file the
+// command reads — every other option's value and, for a model path or a folder, the files in it
+// that a loader opens (meshnn::cli::files_read_for) — and no two outputs may be the same file.
+// "-" (stdout) is left to the command.
 void check_outputs(const CLI::App* cmd) {
   std::vector<std::string> inputs;
   for (const CLI::Option* o : cmd->get_options())
     if (!is_output_option(o) && o->count() > 0)
-      for (const std::string& v : o->results()) inputs.push_back(v);
+      for (const std::string& v : o->results())
+        for (std::string& f : meshnn::cli::files_read_for(v, o->check_lname("checkpoint")))
+          inputs.push_back(std::move(f));
+  std::vector<std::pair<std::string, std::string>> outputs;  // (where it resolves to, option)
   for (const CLI::Option* o : cmd->get_options()) {
     if (!is_output_option(o)) continue;
-    for (const std::string& out : option_values(o))
-      if (out != "-") meshnn::io::check_output_path(out, inputs, "--" + o->get_lnames().front());
+    const std::string option = "--" + o->get_lnames().front();
+    for (const std::string& out : option_values(o)) {
+      if (out == "-") continue;
+      meshnn::io::check_output_path(out, inputs, option);
+      const std::string at =
+          std::filesystem::weakly_canonical(meshnn::io::resolve_output_path(out)).string();
+      for (const auto& [seen, other] : outputs)
+        MESHNN_CHECK(seen != at, option, " ", out, " is the same file as ", other,
+                     ": two outputs cannot share a file");
+      outputs.emplace_back(at, option + " " + out);
+    }
   }
   for (const CLI::App* sub : cmd->get_subcommands()) check_outputs(sub);
 }

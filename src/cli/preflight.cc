@@ -1,9 +1,13 @@
 #include "cli/preflight.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/mesh.h"
 
@@ -33,6 +37,27 @@ int64_t choose_chunk_frames(bool given, int64_t requested, int64_t latent_frames
         static_cast<long long>(LtxAudioDecoder::auto_chunk_above()),
         LtxAudioDecoder::auto_chunk_above() / 25.0, static_cast<long long>(chunk));
   return chunk;
+}
+
+std::vector<std::string> files_read_for(const std::string& value, bool model_path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files{value};
+  struct stat st {};
+  if (value.empty() || value == "-" || ::stat(value.c_str(), &st) != 0) return files;
+  if (S_ISDIR(st.st_mode)) {
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(value, ec))
+      if (e.is_regular_file(ec)) files.push_back(e.path().string());
+  }
+  // Only regular files and folders are asked about: identifying a FIFO would block on it.
+  if (model_path && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+    try {
+      for (const std::string& f : AudioModel::files(value)) files.push_back(f);
+    } catch (const Error&) {
+      // Not a model of the registry (a GR00T head, a broken file): the command's load says why.
+    }
+  }
+  return files;
 }
 
 }  // namespace meshnn::cli

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace meshnn::cli {
 
@@ -17,5 +18,12 @@ int64_t demo_latent_frames(double seconds, const std::string& mesh);
 // unless quiet. Returns 0 for one shot.
 int64_t choose_chunk_frames(bool given, int64_t requested, int64_t latent_frames,
                             const std::string& mesh, bool quiet);
+
+// The files a command reads for one input option's value, for the output rule (no output may be
+// written over any of them): the value itself; for a folder every regular file directly in it (a
+// model folder's files are never outputs, whichever loader opens them: weights, shards, index,
+// config); for a model path (`model_path`: a --checkpoint) also the files AudioModel::files lists
+// (a config.json beside a checkpoint file). Reads no weights; a FIFO or device is only named.
+std::vector<std::string> files_read_for(const std::string& value, bool model_path);
 
 }  // namespace meshnn::cli

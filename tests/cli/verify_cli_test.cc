@@ -112,9 +112,9 @@ TEST_F(VerifyCli, SilenceDcOffsetAndNan) {
   int code = -1;
   std::string out = run(dir + "/a.wav " + dir + "/quiet.wav --min-psnr 0", &code);
   EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("B is silent"), std::string::npos) << out;
+  EXPECT_NE(out.find("is silent where A is not"), std::string::npos) << out;
   out = run(dir + "/a.wav " + dir + "/dc.wav --json", &code);
-  EXPECT_EQ(code, 0) << out;  // reported, not a failure without a threshold
+  EXPECT_EQ(code, 0) << out;  // a warning: the level is within the band and the AC is intact
   EXPECT_NEAR(json_number(out, "dc_b"), 0.2 + json_number(out, "dc_a"), 1e-4) << out;
   EXPECT_NE(out.find("DC offset"), std::string::npos) << out;
 
@@ -158,6 +158,105 @@ TEST_F(VerifyCli, MismatchedShapesAreAnError) {
   const std::string out = run(dir + "/p.npy " + dir + "/q.npy", &code);
   EXPECT_NE(code, 0);
   EXPECT_NE(out.find("shapes differ"), std::string::npos) << out;
+}
+
+// Issue 35 finding 3: B's NaN/Inf, silence and DC-only fail by default (no threshold given).
+TEST_F(VerifyCli, BrokenBFailsWithoutAThreshold) {
+  // (C, T) arrays: a WAV cannot hold a NaN.
+  Tensor a = Tensor::empty({2, T}), nan = Tensor::empty({2, T}), zero = Tensor::empty({2, T}),
+         dc = Tensor::empty({2, T});
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t t = 0; t < T; ++t) {
+      const float v = ref.data<float>()[t * 2 + c];
+      a.data<float>()[c * T + t] = nan.data<float>()[c * T + t] = v;
+      zero.data<float>()[c * T + t] = 0.f;
+      dc.data<float>()[c * T + t] = 0.3f;
+    }
+  nan.data<float>()[777] = NAN;
+  io::save_npy(dir + "/a.npy", a);
+  io::save_npy(dir + "/nan.npy", nan);
+  io::save_npy(dir + "/zero.npy", zero);
+  io::save_npy(dir + "/dc.npy", dc);
+  for (const auto& [name, what] : {std::pair<std::string, std::string>{"nan", "NaN/Inf"},
+                                   {"zero", "is silent"},
+                                   {"dc", "DC only"}}) {
+    int code = -1;
+    std::string out = run(dir + "/a.npy " + dir + "/" + name + ".npy", &code);
+    EXPECT_EQ(code, 1) << name << "\n" << out;
+    EXPECT_NE(out.find(what), std::string::npos) << out;
+    EXPECT_NE(out.find("result:        FAIL"), std::string::npos) << out;
+    out = run(dir + "/a.npy " + dir + "/" + name + ".npy --json", &code);
+    EXPECT_EQ(code, 1) << out;
+    EXPECT_NE(out.find("\"pass\": false"), std::string::npos) << out;
+  }
+}
+
+// A NaN or infinite bound is a usage error, not "no bound".
+TEST_F(VerifyCli, NonFiniteBoundsAreRefused) {
+  for (const char* opt : {"--min-psnr nan", "--max-lsd nan", "--max-lsd inf", "--silence-dbfs nan",
+                          "--level-band-db nan", "--min-psnr -inf", "--segments 0", "--max-lsd -1",
+                          "--min-psnr 40x"}) {
+    int code = -1;
+    const std::string out = run(dir + "/a.wav " + dir + "/a.wav " + opt, &code);
+    EXPECT_EQ(code, 2) << opt << "\n" << out;
+  }
+}
+
+// .npy layouts: (C, T) is C channels (a silent channel is found), (1, C, T) the same; (T, C) is
+// refused with the hint to transpose.
+TEST_F(VerifyCli, ArraysAreChannelFirstAndMeasuredPerChannel) {
+  Tensor a = Tensor::empty({2, T}), b = Tensor::empty({2, T});
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t t = 0; t < T; ++t) {
+      a.data<float>()[c * T + t] = ref.data<float>()[t * 2 + c];
+      b.data<float>()[c * T + t] = c == 0 ? ref.data<float>()[t * 2] : 0.f;
+    }
+  io::save_npy(dir + "/a.npy", a);
+  io::save_npy(dir + "/b.npy", b);
+  io::save_npy(dir + "/a3.npy", a.reshape({1, 2, T}));
+  io::save_npy(dir + "/b3.npy", b.reshape({1, 2, T}));
+  int code = -1;
+  for (const std::string& pair :
+       {"/a.npy " + dir + "/b.npy", "/a3.npy " + dir + "/b3.npy", "/a.wav " + dir + "/b.npy"}) {
+    const std::string out = run(dir + pair + " --json", &code);
+    EXPECT_EQ(code, 1) << pair << "\n" << out;
+    EXPECT_EQ(json_number(out, "channels"), 2.0) << out;
+    EXPECT_NE(out.find("B channel 1 is silent"), std::string::npos) << out;
+  }
+  std::string out = run(dir + "/a.npy " + dir + "/a3.npy --json", &code);
+  EXPECT_EQ(code, 0) << out;
+  io::save_npy(dir + "/tc.npy", ref);  // (T, 2)
+  out = run(dir + "/a.wav " + dir + "/tc.npy", &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("transposed"), std::string::npos) << out;
+}
+
+// The level per segment: a 16.6x energy drop in one tenth of B (what tt-metal saw at one length,
+// which a whole-signal RMS floor passed) fails; a 2 dB gain is inside the default ±3 dB band and
+// outside a 1 dB one.
+TEST_F(VerifyCli, LevelPerSegment) {
+  Tensor drop = ref.clone(), gain = ref.clone();
+  const float g = static_cast<float>(std::pow(10.0, 2.0 / 20));
+  for (int64_t i = 0; i < 2 * T; ++i) {
+    gain.data<float>()[i] *= g;
+    const int64_t t = i / 2;
+    if (t >= 3 * T / 10 && t < 4 * T / 10) drop.data<float>()[i] /= std::sqrt(16.6f);
+  }
+  io::write_wav(dir + "/drop.wav", drop, 16000);
+  io::write_wav(dir + "/gain.wav", gain, 16000);
+  int code = -1;
+  std::string out = run(dir + "/a.wav " + dir + "/drop.wav --json", &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NEAR(json_number(out, "level_min_db"), -10 * std::log10(16.6), 0.05) << out;
+  EXPECT_NE(out.find("segment 4 of 10"), std::string::npos) << out;
+  out = run(dir + "/a.wav " + dir + "/gain.wav --json", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NEAR(json_number(out, "level_max_db"), 2.0, 0.01) << out;
+  run(dir + "/a.wav " + dir + "/gain.wav --level-band-db 1", &code);
+  EXPECT_EQ(code, 1);
+  // One segment (the whole signal): the drop averages to under 3 dB and passes.
+  run(dir + "/a.wav " + dir + "/drop.wav --segments 1", &code);
+  EXPECT_EQ(code, 0);
 }
 
 }  // namespace
