@@ -221,6 +221,10 @@ struct Server {
   ServeConfig cfg;
   std::map<std::string, std::shared_ptr<const ServedModel>> models;
   Metrics metrics;  // before ioc and queue: their handlers and jobs report to it when destroyed
+  // The open sessions (add_session): before ioc too, whose destruction ends the sessions left.
+  std::mutex sessions_mu;
+  std::map<uint64_t, std::function<void()>> sessions;
+  uint64_t next_session = 0;
   net::io_context ioc;
   tcp::acceptor acceptor;
   WorkQueue queue;
@@ -250,9 +254,6 @@ struct Server {
     }
     for (const auto& cut : cuts) cut();
   }
-  std::mutex sessions_mu;
-  std::map<uint64_t, std::function<void()>> sessions;
-  uint64_t next_session = 0;
   std::atomic<int64_t> cut_requests{0};  // answered 503 at the drain's end: exit code 4
 };
 
