@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   expect_ok_or_error([&] { (void)serve::mono_wav_from_body(body, 24000); });
   expect_ok_or_error([&] {
     const Tensor t = serve::batch_wav_from_body(body, 32000);
-    if (t.rank() != 3 || t.dim(1) != 1 || t.dim(2) < 1) std::abort();
+    if (t.rank() != 3 || t.dim(0) > 64 || t.dim(1) != 1 || t.dim(2) < 1) std::abort();
   });
   // Frame sizes of the served models: LTX latent frames and 80 / 100 / 128 mel bins.
   for (int64_t frame : {int64_t{80}, int64_t{100}, int64_t{128}}) {
@@ -60,8 +60,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     });
   }
   expect_ok_or_error([&] { (void)serve::parse_control(body); });
-  expect_ok_or_error([&] { (void)serve::parse_stream_query(body); });
+  expect_ok_or_error([&] {
+    const serve::StreamQuery q = serve::parse_stream_query(body);
+    if (q.items < 1 || q.items > 64) std::abort();
+  });
+  expect_ok_or_error([&] {
+    const std::string p = serve::decode_path(body);
+    if (p.size() > size || p.find('\0') != std::string::npos) std::abort();
+  });
   (void)serve::parse_accept(body);
+  (void)serve::negotiate(body, {serve::OutputFormat::npy});
   (void)serve::parse_content_type(body);
   return 0;
 }

@@ -39,19 +39,28 @@ def one_shot(a):
           f'(request {r.headers["X-Request-Id"]})')
 
 
-def frames_of(x, kind):
-    """The stream's frames (n, C) of a mel (num_mels, T) or an LTX latent (8, T, 16)."""
+def frames_of(x, info):
+    """The stream's frames (n, items·frame_size) and the item count (docs/serve.md, "a frame"):
+    an LTX latent (8, T, 16) is one item, frame t = latent[:, t, :]; a mel (num_mels, T) or
+    latents (C, T) one item, (B, C, T) B items (stereo MiniMax-H3: B = 2), frame t = x[:, :, t]
+    item after item."""
     if x.ndim >= 3 and x.shape[-1] == 16 and x.shape[-3] == 8:  # LTX latent, frame = [:, t, :]
         x = x.reshape(x.shape[-3:])
-        return np.ascontiguousarray(x.transpose(1, 0, 2).reshape(x.shape[1], -1), np.float32)
-    return np.ascontiguousarray(x.reshape(x.shape[-2:]).T, np.float32)  # mel, frame = [:, t]
+        return np.ascontiguousarray(x.transpose(1, 0, 2).reshape(x.shape[1], -1), np.float32), 1
+    if x.ndim == 2:
+        x = x[None]
+    if x.ndim != 3 or x.shape[0] > info['input'].get('stream_items', 1):
+        sys.exit(f'{x.shape}: the model streams {info["input"]["layout"]}')
+    items, _, frames = x.shape
+    return np.ascontiguousarray(x.transpose(2, 0, 1).reshape(frames, -1), np.float32), items
 
 
 async def stream(a):
     info = requests.get(f'{a.url}/v1/models/{a.model}', headers=headers(a.api_key)).json()
-    rate, channels = info['output']['sample_rate'], info['output']['channels']
-    frames = frames_of(np.load(a.input), info['kind'])
-    uri = a.url.replace('http', 'ws', 1) + f'/v1/models/{a.model}/stream?format=s16le'
+    rate = info['output']['sample_rate']
+    frames, items = frames_of(np.load(a.input), info)
+    channels = items * info['output']['channels']  # one output channel (or pair) per item
+    uri = a.url.replace('http', 'ws', 1) + f'/v1/models/{a.model}/stream?format=s16le&items={items}'
     with wave.open(a.output, 'wb') as out:
         out.setnchannels(channels)
         out.setsampwidth(2)
@@ -77,7 +86,8 @@ async def stream(a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument('input', help='.npy mel (num_mels, T) or LTX latent (8, T, 16)')
+    p.add_argument('input', help='.npy mel (num_mels, T), LTX latent (8, T, 16) or MiniMax-H3 '
+                   'latents (C, T) / (B, C, T)')
     p.add_argument('output', help='.wav to write')
     p.add_argument('--model', required=True, help='a name from GET /v1/models')
     p.add_argument('--url', default='http://127.0.0.1:8080')
@@ -85,6 +95,11 @@ def main():
     p.add_argument('--stream', action='store_true', help='use the WebSocket stream')
     p.add_argument('--push-frames', type=int, default=8, help='frames per stream message')
     a = p.parse_args()
+    # The output is written while (one shot: after) the input is read: the same file would be lost.
+    if os.path.realpath(a.input) == os.path.realpath(a.output) or (
+            os.path.exists(a.input) and os.path.exists(a.output)
+            and os.path.samefile(a.input, a.output)):  # a hard link too
+        sys.exit(f'{a.output}: the output would overwrite the input; give another path')
     if a.stream:
         asyncio.run(stream(a))
     else:

@@ -9,6 +9,7 @@
 #include "cli/int_option.h"
 #include "cli/preflight.h"
 #include "cli/stream_cli.h"
+#include "cli/stream_frame.h"
 #include "meshnn/audio.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/input_checks.h"
@@ -47,8 +48,8 @@ void check_mpi_stream(const Args& a) {
 }
 
 // A model of the registry other than LTX that decodes latents (B, C, T) (today the MiniMax-H3
-// audio VAE: one output channel per batch item). Its --stream: frames of B·C values (the .npy read
-// along T, or raw frames), item-major.
+// audio VAE: one output channel per batch item). Its --stream: the frames of cli/stream_frame.h
+// (items × C values, item-major), the item count from the .npy's shape or --items for raw frames.
 void run_latent_model_stream(const Args& a, const AudioModel& model) {
   const Backend backend = parse_backend(a.backend);
   StreamOptions o;
@@ -57,32 +58,32 @@ void run_latent_model_stream(const Args& a, const AudioModel& model) {
   o.threads = a.threads;
   o.push_frames = a.st.push_frames;
   AudioStream stream = model.stream(o);
-  const int64_t C = model.input_spec().shape[1];
-  auto source = open_stream_source(a.st.frames_from, a.latent, 2 * C, [](const std::string& p) {
-    return io::open_npy_frames(p, -1);  // (B, C, T) or (C, T): frame t = z[…, t], item-major
-  });
-  MESHNN_CHECK_AS(ShapeError, source->frame_size() % C == 0 && source->frame_size() / C <= 64,
-                  source->name(), ": a latent frame of ", source->frame_size(),
-                  " values; expected B·", C, " (B ≤ 64 items)");
-  const int64_t B = source->frame_size() / C;
+  const AudioIoSpec& in = model.input_spec();
+  StreamFrame frame = stream_frame(in, a.st.items, "--items");
+  auto source =
+      open_stream_source(a.st.frames_from, a.latent, frame.size(), [](const std::string& p) {
+        return io::open_npy_frames(p, -1);  // (B, C, T) or (C, T): frame t = z[…, t], item-major
+      });
+  if (a.st.frames_from.empty()) {
+    const int64_t C = frame.per_item;
+    MESHNN_CHECK_AS(ShapeError, source->frame_size() % C == 0, source->name(),
+                    ": a latent frame of ", source->frame_size(), " values; expected B·", C);
+    const int64_t items = source->frame_size() / C;
+    MESHNN_CHECK_AS(InvalidArgument, !a.st.items_given || a.st.items == items, "--items ",
+                    a.st.items, ": ", source->name(), " holds ", items, " item(s)");
+    frame = stream_frame(in, items, source->name() + " (batch items)");
+  }
   const bool denorm = a.latents_normalized;
   StreamRun r = stream_run(
-      stream, static_cast<int>(B),
-      [B, C, denorm, &model](const Tensor& f) {
-        // (n, B·C) item-major → (1, B·C, n), which holds (B, C, n) in the same order.
-        const Tensor z = io::frames_to_mel(f).reshape({B, C, f.dim(0)});
+      stream, static_cast<int>(frame.items),
+      [frame, denorm, &model](const Tensor& f) {
+        const Tensor z = frame.to_input(f);  // (n, B·C) → (B, C, n)
         return denorm ? model.denormalize_latents(z) : z;
       },
       a.quiet);
   // (B, 1, m) → one WAV channel per item.
-  r.push = [&stream, B](const Tensor& z) {
-    const Tensor y = stream.push(z);
-    return y.reshape({1, B, y.dim(2)});
-  };
-  r.flush = [&stream, B] {
-    const Tensor y = stream.flush();
-    return y.reshape({1, B, y.dim(2)});
-  };
+  r.push = [&stream](const Tensor& z) { return StreamFrame::as_planar(stream.push(z)); };
+  r.flush = [&stream] { return StreamFrame::as_planar(stream.flush()); };
   run_stream(r, *source, a.st.push_frames, a.out);
   if (backend == Backend::mpi) finalize_backends();
 }
@@ -103,9 +104,9 @@ void run_latent_model(const Args& a) {
     io::check_output_path(a.out, {a.latent});
     z = float_input(io::load_npy(a.latent), a.latent);
     if (z.rank() == 2) z = z.reshape({1, z.dim(0), z.dim(1)});
-    MESHNN_CHECK_AS(ShapeError, z.rank() == 3 && z.dim(0) >= 1 && z.dim(0) <= 64, a.latent,
-                    ": expected (B, C, T) or (C, T) latents with B ≤ 64 channels, got ",
-                    shape_str(z.shape()));
+    MESHNN_CHECK_AS(ShapeError, z.rank() == 3 && z.dim(0) >= 1 && z.dim(0) <= kMaxBatchItems,
+                    a.latent, ": expected (B, C, T) or (C, T) latents with B ≤ ", kMaxBatchItems,
+                    " channels, got ", shape_str(z.shape()));
   }
   const auto t_load = std::chrono::steady_clock::now();
   AudioModelOptions options;
@@ -145,6 +146,8 @@ void run_stream_mode(const Args& a) {
                   "--chunk-frames is for the one-shot decode; with --stream use --push-frames");
   const Backend backend = parse_backend(a.backend);
   if (backend == Backend::mpi) check_mpi_stream(a);
+  MESHNN_CHECK_AS(InvalidArgument, a.st.items == 1, "--items ", a.st.items,
+                  ": an LTX latent stream is one item (the decoder makes stereo itself)");
   const LtxAudioDecoder decoder =
       LtxAudioDecoder::load(a.checkpoint, StagePrecision::parse(a.precision), a.allow_unused);
   StreamOptions o;
@@ -271,8 +274,9 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
                 "MiniMax-H3: the latents are normalised (as the DiT produces them): apply "
                 "z·latents_std + latents_mean first (decode itself applies no statistics)");
   add_stream_options(cmd, args->st, 8, "latent",
-                     "LTX: 8·16 values, channel-major; other latent models: B·C values, "
-                     "item-major (C = the model's latent channels, B items)");
+                     "LTX: 8·16 values, channel-major; other latent models: --items × C "
+                     "values, item-major (C = the model's latent channels; stereo: --items 2)");
+  add_items_option(cmd, args->st);
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->add_flag("--allow-unknown-config", args->allow_unknown_config,
                 "accept config fields meshnn does not know (logged and ignored)");

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/audio_common.h"
+#include "cli/batch_limit.h"
 #include "cli/commands.h"
 #include "cli/int_option.h"
 #include "meshnn/audio_model.h"
@@ -71,6 +72,9 @@ void run(const Args& a) {
   const io::WavAudio in = io::read_wav(a.wav);
   const int64_t S = in.samples.dim(0);
   MESHNN_CHECK_AS(ShapeError, S >= 1, a.wav, ": no samples");
+  // The bound of every route (serve's /encode too): one batch item per channel.
+  MESHNN_CHECK_AS(ShapeError, in.samples.dim(1) <= kMaxBatchItems, a.wav, ": ", in.samples.dim(1),
+                  " channels; at most ", kMaxBatchItems, " (one batch item each)");
   const Tensor wave = io::channels_as_batch(in.samples);  // (B, 1, S): a batch item per channel
   const auto t_load = std::chrono::steady_clock::now();
   AudioModelOptions options;

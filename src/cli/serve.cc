@@ -1,14 +1,13 @@
 // meshnn serve: the loaded decoders behind HTTP and WebSocket endpoints (docs/serve.md).
-#include <stdlib.h>
-
 #include <boost/asio/ip/address.hpp>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <thread>
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
+#include "cli/int_option.h"
+#include "cli/real_option.h"
 #include "cli/serve_http.h"
 #include "cli/serve_models.h"
 #include "cli/serve_mpi.h"
@@ -20,6 +19,9 @@
 
 namespace meshnn::cli {
 namespace {
+
+constexpr int kMaxWorkers = 256;      // compute workers: far above any core count served
+constexpr int kMaxCount = 1'000'000;  // queue slots, connections
 
 struct Args {
   std::vector<std::string> models;
@@ -46,12 +48,7 @@ void run(Args& a) {
     const char* k = std::getenv(a.api_key_env.c_str());
     if (k) a.cfg.api_key = k;
   }
-  check_exposure(a);
-  MESHNN_CHECK(a.cfg.workers >= 1, "--workers must be >= 1");
-  MESHNN_CHECK(a.cfg.max_queue >= 1, "--max-queue must be >= 1");
-  MESHNN_CHECK(a.max_request_mb > 0, "--max-request-mb must be > 0");
-  MESHNN_CHECK(a.cfg.max_connections >= 1, "--max-connections must be >= 1");
-  check_thread_count(a.cfg.threads_per_worker, "--threads-per-worker");
+  check_exposure(a);  // every number was bounded when parsed (add_int_option, add_real_option)
   const Backend backend = parse_backend(a.backend);
   MeshConfig mesh;
   if (backend == Backend::mpi) {
@@ -95,24 +92,12 @@ void run(Args& a) {
     if (rc != 0) std::exit(rc);
     return;
   }
-  // A private scratch folder (WAV encoding goes through the library's file writer).
-  std::string tmpl = (std::filesystem::temp_directory_path() / "meshnn_serve_XXXXXX").string();
-  MESHNN_CHECK_AS(BackendError, ::mkdtemp(tmpl.data()) != nullptr,
-                  "cannot create a scratch folder in ", std::filesystem::temp_directory_path());
-  a.cfg.scratch_dir = tmpl;
+  // No scratch files: answers are encoded in memory, so no exit path (a mesh failure, a kill) can
+  // leave anything behind.
   std::signal(SIGPIPE, SIG_IGN);
-  int rc = 1;
-  try {
-    rc = backend == Backend::mpi
-             ? serve::run_mpi_server(a.cfg, models, mesh, a.cfg.threads_per_worker)
-             : serve::run_server(a.cfg, models);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove_all(tmpl, ec);
-    throw;
-  }
-  std::error_code ec;
-  std::filesystem::remove_all(tmpl, ec);
+  const int rc = backend == Backend::mpi
+                     ? serve::run_mpi_server(a.cfg, models, mesh, a.cfg.threads_per_worker)
+                     : serve::run_server(a.cfg, models);
   if (backend == Backend::mpi) finalize_backends();
   if (rc != 0) std::exit(rc);
 }
@@ -126,55 +111,54 @@ const Registrar reg("serve", [](CLI::App& app) {
                   "BigVGAN folder, a MiniMax-H3 diffusers folder); the model is found from it")
       ->required();
   cmd->add_option("--host", a->cfg.host, "address to listen on")->capture_default_str();
-  cmd->add_option("--port", a->cfg.port, "port (0 = any free port, printed at start)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 65535));
-  cmd->add_option("--workers", a->cfg.workers, "compute workers (concurrent model calls)")
+  add_int_option(cmd, "--port", a->cfg.port, 0, 65535, "port (0 = any free port, printed at start)")
       ->capture_default_str();
-  cmd->add_option("--threads-per-worker", a->cfg.threads_per_worker,
-                  "OpenMP threads of each call (0 = cores / workers)")
+  add_int_option(cmd, "--workers", a->cfg.workers, 1, kMaxWorkers,
+                 "compute workers (concurrent model calls)")
       ->capture_default_str();
-  cmd->add_option("--io-threads", a->cfg.io_threads, "network threads (never run a model)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+  add_int_option(cmd, "--threads-per-worker", a->cfg.threads_per_worker, 0, max_threads(),
+                 "OpenMP threads of each call (0 = cores / workers)")
+      ->capture_default_str();
+  add_int_option(cmd, "--io-threads", a->cfg.io_threads, 1, 64,
+                 "network threads (never run a model)")
+      ->capture_default_str();
   cmd->add_option("--precision", a->precision, kPrecisionHelp)->capture_default_str();
-  cmd->add_option("--max-queue", a->cfg.max_queue,
-                  "jobs waiting for a worker before 503 + Retry-After")
+  add_int_option(cmd, "--max-queue", a->cfg.max_queue, 1, kMaxCount,
+                 "jobs waiting for a worker before 503 + Retry-After")
       ->capture_default_str();
-  cmd->add_option("--max-request-mb", a->max_request_mb, "largest request body / stream message")
+  add_real_option(cmd, "--max-request-mb", a->max_request_mb, {0, 4096, true},
+                  "largest request body / stream message")
       ->capture_default_str();
-  cmd->add_option("--max-audio-seconds", a->cfg.max_audio_seconds,
-                  "longest output of one request or stream input")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--request-timeout", a->cfg.request_timeout,
+  add_real_option(cmd, "--max-audio-seconds", a->cfg.max_audio_seconds, {0, kMaxSeconds, true},
+                  "longest output (or encode input) of one request or stream input, in audio "
+                  "seconds summed over its channels")
+      ->capture_default_str();
+  const RealRange positive{0, kMaxSeconds, true}, non_negative{0, kMaxSeconds, false};
+  add_real_option(cmd, "--request-timeout", a->cfg.request_timeout, positive,
                   "seconds from a request's arrival to its answer (else 504)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--header-timeout", a->cfg.header_timeout, "seconds to receive a request header")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--body-timeout", a->cfg.body_timeout, "seconds to receive a request body")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--idle-timeout", a->cfg.idle_timeout,
-                  "seconds a keep-alive connection or a stream may sit idle")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--write-timeout", a->cfg.write_timeout, "seconds for a client to take an answer")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-connections", a->cfg.max_connections, "open connections at most")
       ->capture_default_str();
-  cmd->add_option("--drain-timeout", a->cfg.drain_timeout,
-                  "on SIGTERM / SIGINT: seconds in-flight requests get to finish")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--cache-max-age", a->cfg.cache_max_age,
+  add_real_option(cmd, "--header-timeout", a->cfg.header_timeout, positive,
+                  "seconds to receive a request header")
+      ->capture_default_str();
+  add_real_option(cmd, "--body-timeout", a->cfg.body_timeout, positive,
+                  "seconds to receive a request body")
+      ->capture_default_str();
+  add_real_option(cmd, "--idle-timeout", a->cfg.idle_timeout, positive,
+                  "seconds a keep-alive connection or a stream may sit idle")
+      ->capture_default_str();
+  add_real_option(cmd, "--write-timeout", a->cfg.write_timeout, positive,
+                  "seconds for a client to take an answer")
+      ->capture_default_str();
+  add_int_option(cmd, "--max-connections", a->cfg.max_connections, 1, kMaxCount,
+                 "open connections at most")
+      ->capture_default_str();
+  add_real_option(cmd, "--drain-timeout", a->cfg.drain_timeout, non_negative,
+                  "on SIGTERM / SIGINT: seconds in-flight requests get to finish (then 503)")
+      ->capture_default_str();
+  add_real_option(cmd, "--cache-max-age", a->cfg.cache_max_age, non_negative,
                   "seconds a freed tensor block stays cached for reuse before its memory goes "
                   "back to the system (0 = until reused)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->capture_default_str();
   cmd->add_option("--api-key", a->cfg.api_key,
                   "key clients send (Authorization: Bearer KEY or X-API-Key); default from the "
                   "--api-key-env variable");

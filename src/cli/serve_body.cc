@@ -9,15 +9,13 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
+#include "meshnn/io/stream_io.h"
 
 namespace meshnn::serve {
 namespace {
@@ -53,19 +51,77 @@ std::string read_fd_from(int fd, off_t from, off_t to) {
 
 }  // namespace
 
-std::optional<OutputFormat> parse_accept(std::string_view accept) {
-  if (lower_trim(accept).empty()) return OutputFormat::wav;
-  size_t pos = 0;
-  while (pos <= accept.size()) {
-    const size_t comma = std::min(accept.find(',', pos), accept.size());
-    const std::string t = media_type(accept.substr(pos, comma - pos));
-    if (t == "audio/wav" || t == "audio/x-wav" || t == "audio/wave" || t == "audio/*" || t == "*/*")
-      return OutputFormat::wav;
-    if (t == "application/x-npy") return OutputFormat::npy;
-    if (t == "audio/l16") return OutputFormat::l16;
-    pos = comma + 1;
+namespace {
+
+// The media types a format answers to, most specific first ("audio/*" as a type range).
+bool matches(OutputFormat f, const std::string& range, int& specificity) {
+  static const char* const wav[] = {"audio/wav", "audio/x-wav", "audio/wave"};
+  specificity = 0;
+  if (range == "*/*") specificity = 1;
+  if (range == "audio/*" && f != OutputFormat::npy) specificity = 2;
+  if (f == OutputFormat::wav)
+    for (const char* t : wav)
+      if (range == t) specificity = 3;
+  if (f == OutputFormat::npy && range == "application/x-npy") specificity = 3;
+  if (f == OutputFormat::l16 && range == "audio/l16") specificity = 3;
+  return specificity > 0;
+}
+
+// The q parameter of one Accept entry ("type; q=0.5; x=y"), 1 when absent; a malformed q is 0
+// (refused rather than guessed).
+double q_value(std::string_view entry) {
+  size_t pos = entry.find(';');
+  while (pos != std::string_view::npos) {
+    const size_t next = entry.find(';', pos + 1);
+    const std::string p = lower_trim(entry.substr(pos + 1, next - pos - 1));
+    if (p.rfind("q=", 0) == 0) {
+      const std::string v = p.substr(2);
+      char* end = nullptr;
+      const double q = std::strtod(v.c_str(), &end);
+      if (v.empty() || end != v.c_str() + v.size() || !(q >= 0 && q <= 1)) return 0;
+      return q;
+    }
+    pos = next;
   }
-  return std::nullopt;
+  return 1;
+}
+
+}  // namespace
+
+std::optional<OutputFormat> negotiate(std::string_view accept,
+                                      std::initializer_list<OutputFormat> offered) {
+  if (offered.size() == 0) return std::nullopt;
+  if (lower_trim(accept).empty()) return *offered.begin();
+  std::optional<OutputFormat> best;
+  double best_q = 0;
+  size_t best_at = 0;
+  for (OutputFormat f : offered) {
+    // The most specific range that names f decides its q (and its place in the list).
+    int spec_best = 0;
+    double q = 0;
+    size_t at = 0, index = 0;
+    for (size_t pos = 0; pos <= accept.size(); ++index) {
+      const size_t comma = std::min(accept.find(',', pos), accept.size());
+      const std::string_view entry = accept.substr(pos, comma - pos);
+      int spec = 0;
+      if (matches(f, media_type(entry), spec) && spec > spec_best) {
+        spec_best = spec;
+        q = q_value(entry);
+        at = index;
+      }
+      pos = comma + 1;
+    }
+    if (spec_best > 0 && q > 0 && (!best || q > best_q || (q == best_q && at < best_at))) {
+      best = f;
+      best_q = q;
+      best_at = at;
+    }
+  }
+  return best;
+}
+
+std::optional<OutputFormat> parse_accept(std::string_view accept) {
+  return negotiate(accept, {OutputFormat::wav, OutputFormat::npy, OutputFormat::l16});
 }
 
 const char* content_type_of(OutputFormat f) {
@@ -136,6 +192,8 @@ Tensor batch_wav_from_body(std::string_view body, int sample_rate) {
   MESHNN_CHECK_AS(ShapeError, S >= 1, kBody, ": no samples");
   MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == sample_rate, kBody, ": ", in.sample_rate,
                   " Hz; the model takes ", sample_rate, " Hz (resample first)");
+  MESHNN_CHECK_AS(ShapeError, in.samples.dim(1) <= kMaxBatchItems, kBody, ": ", in.samples.dim(1),
+                  " channels; at most ", kMaxBatchItems, " (one batch item each)");
   return io::channels_as_batch(in.samples);
 }
 
@@ -166,8 +224,8 @@ StreamControl parse_control(std::string_view text) {
   return StreamControl::flush;
 }
 
-StreamPcm parse_stream_query(std::string_view query) {
-  StreamPcm f = StreamPcm::s16le;
+StreamQuery parse_stream_query(std::string_view query) {
+  StreamQuery q;
   size_t pos = 0;
   while (pos < query.size()) {
     const size_t amp = std::min(query.find('&', pos), query.size());
@@ -177,19 +235,31 @@ StreamPcm parse_stream_query(std::string_view query) {
     const std::string_view v = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
     if (k == "format") {
       if (v == "s16le" || v == "s16")
-        f = StreamPcm::s16le;
+        q.pcm = StreamPcm::s16le;
       else if (v == "f32le" || v == "f32" || v == "float32")
-        f = StreamPcm::f32le;
+        q.pcm = StreamPcm::f32le;
       else
         throw InvalidArgument(
             detail::concat("stream format '", std::string(v), "': expected s16le or f32le"));
+    } else if (k == "items") {
+      // Strict: 1 to 2 decimal digits, no sign, in 1 … kMaxBatchItems.
+      int64_t n = 0;
+      bool ok = !v.empty() && v.size() <= 2;
+      for (char c : v) {
+        ok = ok && c >= '0' && c <= '9';
+        n = n * 10 + (c - '0');
+      }
+      MESHNN_CHECK_AS(InvalidArgument, ok && n >= 1 && n <= kMaxBatchItems, "stream items '",
+                      std::string(v), "': expected 1 to ", kMaxBatchItems,
+                      " (batch items per frame)");
+      q.items = n;
     } else if (!k.empty()) {
       throw InvalidArgument(
-          detail::concat("unknown stream parameter '", std::string(k), "' (known: format)"));
+          detail::concat("unknown stream parameter '", std::string(k), "' (known: format, items)"));
     }
     pos = amp + 1;
   }
-  return f;
+  return q;
 }
 
 PcmEncoder::PcmEncoder(int channels, int sample_rate, StreamPcm format) {
@@ -226,8 +296,7 @@ std::string PcmEncoder::encode(const Tensor& planar) {
   return out;
 }
 
-std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat format,
-                          const std::string& scratch_dir, const std::string& request_id) {
+std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat format) {
   MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1,
                   "serve: (1, C, S) expected");
   const int64_t C = planar.dim(1), S = planar.dim(2);
@@ -248,18 +317,49 @@ std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat fo
       float* d = rows.data<float>();
       for (int64_t c = 0; c < C; ++c)
         for (int64_t t = 0; t < S; ++t) d[t * C + c] = s[c * S + t];
-      const std::string path = scratch_dir + "/" + request_id + ".wav";
-      struct Remove {
-        const std::string& p;
-        ~Remove() { std::remove(p.c_str()); }
-      } remove{path};
-      io::write_wav(path, rows, sample_rate);
-      std::ifstream in(path, std::ios::binary);
-      MESHNN_CHECK_AS(BackendError, in.good(), path, ": cannot read back the WAV");
-      return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      // The library's WAV writer into an anonymous memory file: no file on disk to clean up.
+      const int fd = ::memfd_create("meshnn_serve_wav", MFD_CLOEXEC);
+      MESHNN_CHECK_AS(BackendError, fd >= 0, "serve: memfd_create failed: ", std::strerror(errno));
+      struct Close {
+        int fd;
+        ~Close() { ::close(fd); }
+      } close_fd{fd};
+      auto sink = io::open_wav_fd_sink(fd, static_cast<int>(C), sample_rate);
+      sink->write(rows);
+      sink->close();
+      const off_t end = ::lseek(fd, 0, SEEK_END);
+      MESHNN_CHECK_AS(BackendError, end >= 0, "serve: lseek failed: ", std::strerror(errno));
+      return read_fd_from(fd, 0, end);
     }
   }
   return "";
+}
+
+std::string decode_path(std::string_view path) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(path.size());
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '%') {
+      out += path[i];
+      continue;
+    }
+    const int hi = i + 2 < path.size() ? hex(path[i + 1]) : -1;
+    const int lo = hi >= 0 ? hex(path[i + 2]) : -1;
+    MESHNN_CHECK_AS(FormatError, lo >= 0, "request path: a '%' not followed by two hex digits");
+    const char c = static_cast<char>(hi * 16 + lo);
+    // An escaped '/' would move a segment boundary; NUL ends C strings: neither is in a name.
+    MESHNN_CHECK_AS(FormatError, c != '\0' && c != '/', "request path: an escaped NUL or '/' (%",
+                    std::string(path.substr(i + 1, 2)), ")");
+    out += c;
+    i += 2;
+  }
+  return out;
 }
 
 }  // namespace meshnn::serve

@@ -15,8 +15,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -24,10 +24,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <system_error>
 #include <thread>
 
 #include "cli/serve_metrics.h"
+#include "cli/stream_frame.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/core/memory.h"
 
 namespace meshnn::serve {
@@ -66,11 +69,41 @@ std::string error_json(const std::string& code, const std::string& message) {
   return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
 }
 
+// The one error → status table of the server, for HTTP answers and WebSocket error frames alike.
+// A client's input the model or its checks refuse is 4xx with the cause in the body; anything
+// else is a fault of ours (500: the body names the request id, the log has the cause).
+struct ErrorStatus {
+  int status;
+  const char* code;
+  bool ours() const { return status == 500; }
+};
+ErrorStatus classify(const std::exception& e) {
+  if (dynamic_cast<const InvalidArgument*>(&e) || dynamic_cast<const ShapeError*>(&e) ||
+      dynamic_cast<const FormatError*>(&e))
+    return {400, "bad_request"};
+  // Finite inputs so large that float32 overflows inside the model (a 3e38 mel): the input's
+  // fault, and the message says where.
+  if (dynamic_cast<const NumericalError*>(&e)) return {422, "unprocessable"};
+  if (dynamic_cast<const CommError*>(&e)) return {503, "mesh_failed"};
+  return {500, "internal"};
+}
+
 // The bounded queue in front of the workers.
 class WorkQueue {
  public:
+  // A worker thread that cannot start (a thread or memory limit) is a BackendError, after the
+  // ones already started are stopped: a clean exit 1 instead of std::terminate.
   WorkQueue(int workers, int capacity, Metrics& metrics) : capacity_(capacity), metrics_(metrics) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    try {
+      for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+    } catch (const std::system_error& e) {
+      const size_t started = threads_.size();
+      stop();
+      throw BackendError(detail::concat("serve: cannot start worker thread ", started + 1, " of ",
+                                        workers, ": ", e.what(),
+                                        " (lower --workers, or raise the process's thread or "
+                                        "memory limits)"));
+    }
   }
   ~WorkQueue() { stop(); }
 
@@ -188,6 +221,10 @@ struct Server {
   ServeConfig cfg;
   std::map<std::string, std::shared_ptr<const ServedModel>> models;
   Metrics metrics;  // before ioc and queue: their handlers and jobs report to it when destroyed
+  // The open sessions (add_session): before ioc too, whose destruction ends the sessions left.
+  std::mutex sessions_mu;
+  std::map<uint64_t, std::function<void()>> sessions;
+  uint64_t next_session = 0;
   net::io_context ioc;
   tcp::acceptor acceptor;
   WorkQueue queue;
@@ -197,6 +234,27 @@ struct Server {
   std::string id_prefix;
   std::atomic<bool> mesh_failed{false};         // --backend mpi: a rank is gone; exit 3
   std::function<void()> stop_after_mesh_fault;  // set by run_server: drain, then stop
+
+  // The open sessions, so that the end of a drain can answer each one's open request (503).
+  // Each entry posts the cut to its session's strand; it is removed when the session goes.
+  uint64_t add_session(std::function<void()> cut) {
+    std::lock_guard<std::mutex> lock(sessions_mu);
+    sessions.emplace(++next_session, std::move(cut));
+    return next_session;
+  }
+  void remove_session(uint64_t id) {
+    std::lock_guard<std::mutex> lock(sessions_mu);
+    sessions.erase(id);
+  }
+  void cut_all() {
+    std::vector<std::function<void()>> cuts;
+    {
+      std::lock_guard<std::mutex> lock(sessions_mu);
+      for (const auto& [id, cut] : sessions) cuts.push_back(cut);
+    }
+    for (const auto& cut : cuts) cut();
+  }
+  std::atomic<int64_t> cut_requests{0};  // answered 503 at the drain's end: exit code 4
 };
 
 // ---- WebSocket streams -----------------------------------------------------------------------
@@ -204,11 +262,12 @@ struct Server {
 class WsSession : public std::enable_shared_from_this<WsSession> {
  public:
   WsSession(tcp::socket socket, Server& srv, std::shared_ptr<const ServedModel> model,
-            StreamPcm pcm, std::string id, std::string target)
+            StreamPcm pcm, cli::StreamFrame frame, std::string id, std::string target)
       : ws_(std::move(socket)),
         srv_(srv),
         model_(std::move(model)),
         pcm_(pcm),
+        frame_(frame),
         id_(std::move(id)),
         target_(std::move(target)),
         t0_(Clock::now()) {
@@ -218,15 +277,17 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   }
   ~WsSession() {
     token_->cancelled = true;
+    srv_.remove_session(session_);
     --srv_.metrics.open_streams;
     --srv_.metrics.open_connections;
-    --srv_.in_flight;
-    srv_.metrics.request("stream", status_, since(t0_));
-    srv_.access(id_, "GET", target_, model_->name(), status_, bytes_in_, bytes_out_, audio_s_,
-                since(t0_));
+    finish();
   }
 
   void start(Request req) {
+    std::weak_ptr<WsSession> weak = weak_from_this();
+    session_ = srv_.add_session([weak] {
+      if (auto self = weak.lock()) net::post(self->ws_.get_executor(), [self] { self->cut(); });
+    });
     beast::get_lowest_layer(ws_).expires_never();  // the websocket's own timeouts from here
     websocket::stream_base::timeout t{};
     t.handshake_timeout = ms(srv_.cfg.header_timeout);
@@ -262,11 +323,11 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
           try {
             self->st_->stream = self->model_->open_stream(self->srv_.threads());
             self->st_->encoder = std::make_unique<PcmEncoder>(
-                self->model_->channels(), self->model_->sample_rate(), self->pcm_);
+                static_cast<int>(self->frame_.items) * self->model_->channels(),
+                self->model_->sample_rate(), self->pcm_);
             net::post(self->ws_.get_executor(), [self] { self->do_read(); });
           } catch (const std::exception& e) {
-            std::string m = e.what();
-            net::post(self->ws_.get_executor(), [self, m] { self->fail(500, m); });
+            post_error(self, e);
           }
         },
         false);
@@ -293,7 +354,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       try {
         parse_control(data);
       } catch (const meshnn::Error& e) {
-        return fail(400, e.what());
+        return fail(e);
       }
       srv_.queue.push(
           [self] {
@@ -301,7 +362,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
             job(
                 [&] {
                   const auto t = Clock::now();
-                  const Tensor y = self->st_->stream->flush();
+                  const Tensor y = cli::StreamFrame::as_planar(self->st_->stream->flush());
                   const double c = since(t);
                   return std::make_tuple(self->st_->encoder->encode(y), y.dim(2), c);
                 },
@@ -310,20 +371,29 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
           true);
       return;
     }
+    // A frame is what `--frames-from` reads for this model and item count (cli/stream_frame.h):
+    // a message of another size is refused, never decoded as some other layout.
+    const size_t frame_bytes = static_cast<size_t>(frame_.size()) * sizeof(float);
+    if (data.size() % frame_bytes != 0)
+      return fail(400, detail::concat("stream message of ", data.size(),
+                                      " bytes: not a whole number of frames (a frame of '",
+                                      model_->name(), "' here is ", frame_.describe(),
+                                      "; connect with ?items=N for N batch items)"));
     Tensor frames;
     try {
-      frames = frames_from_message(data, model_->frame_size());
+      frames = frames_from_message(data, frame_.size());
     } catch (const meshnn::Error& e) {
-      return fail(400, e.what());
+      return fail(e);
     }
     if (!have_frame_) {
       have_frame_ = true;
       first_frame_ = Clock::now();
     }
     frames_ += frames.dim(0);
-    if (model_->stream_seconds(frames_) > srv_.cfg.max_audio_seconds)
+    if (model_->stream_seconds(frames_, frame_.items) > srv_.cfg.max_audio_seconds)
       return fail(413, "stream longer than --max-audio-seconds " +
-                           std::to_string(srv_.cfg.max_audio_seconds) + " s");
+                           std::to_string(srv_.cfg.max_audio_seconds) +
+                           " s (audio seconds summed over the output channels)");
     srv_.queue.push(
         [self, frames] {
           if (self->token_->expired()) return;
@@ -341,7 +411,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
                   Tensor part = Tensor::empty({n, frames.dim(1)});
                   std::memcpy(part.data<float>(), frames.data<float>() + f0 * frames.dim(1),
                               part.nbytes());
-                  const Tensor y = self->st_->stream->push(self->model_->frames_to_input(part));
+                  const Tensor y = cli::StreamFrame::as_planar(
+                      self->st_->stream->push(self->frame_.to_input(part)));
                   samples += y.dim(2);
                   bytes += self->st_->encoder->encode(y);
                 }
@@ -362,16 +433,16 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
                 [self, b = std::move(bytes), samples = samples, compute = compute,
                  flush]() mutable { self->on_output(std::move(b), samples, compute, flush); });
     } catch (const Cancelled&) {
-    } catch (const InvalidArgument& e) {
-      std::string m = e.what();
-      net::post(self->ws_.get_executor(), [self, m] { self->fail(400, m); });
-    } catch (const ShapeError& e) {
-      std::string m = e.what();
-      net::post(self->ws_.get_executor(), [self, m] { self->fail(400, m); });
     } catch (const std::exception& e) {
-      std::string m = e.what();
-      net::post(self->ws_.get_executor(), [self, m] { self->fail(500, m); });
+      post_error(self, e);
     }
+  }
+
+  // An error of a worker's job, answered on the session's strand by the server's one table.
+  static void post_error(const std::shared_ptr<WsSession>& self, const std::exception& e) {
+    const int status = classify(e).status;
+    std::string m = e.what();
+    net::post(self->ws_.get_executor(), [self, status, m] { self->fail(status, m); });
   }
 
   void on_output(std::string bytes, int64_t samples, double compute, bool flush) {
@@ -410,6 +481,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
                      {"samples", samples_},
                      {"first_audio_ms", have_audio_ ? first_audio_ms_ : 0.0},
                      {"rtf", audio > 0 ? compute_s_ / audio : 0.0},
+                     {"items", frame_.items},
                      {"request_id", id_}};
     frames_ = samples_ = 0;
     compute_s_ = 0;
@@ -426,7 +498,28 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
                     });
   }
 
-  // {"type": "error"} then a close; the session ends with the close.
+  void fail(const std::exception& e) { fail(classify(e).status, e.what()); }
+
+  // Access log, metrics, drain accounting: once, when the session goes or when a drain cut it
+  // (a worker may still hold the session then, and the process exits without waiting for it).
+  void finish() {
+    if (finished_) return;
+    finished_ = true;
+    --srv_.in_flight;
+    srv_.metrics.request("stream", status_, since(t0_));
+    srv_.access(id_, "GET", target_, model_->name(), status_, bytes_in_, bytes_out_, audio_s_,
+                since(t0_));
+  }
+
+  // The drain's end (its deadline or a second signal): an error frame (503) and a close.
+  void cut() {
+    if (finished_ || failed_) return;
+    ++srv_.cut_requests;
+    fail(503, "the server stopped before this stream ended (--drain-timeout or a second signal)");
+  }
+
+  // {"type": "error"} then a close; the session ends with the close. A 500 shows only the request
+  // id (the cause goes to the log), as over HTTP.
   void fail(int status, const std::string& message) {
     if (failed_) return;
     failed_ = true;
@@ -443,10 +536,16 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
                                        : status >= 500 ? websocket::close_code::internal_error
                                        : status == 413 ? websocket::close_code::too_big
                                                        : websocket::close_code::bad_payload;
+    const bool draining = srv_.draining;
     ws_.async_write(net::buffer(*buf),
-                    [self = shared_from_this(), buf, code](beast::error_code ec, size_t) {
-                      if (ec) return;
-                      self->ws_.async_close(code, [self](beast::error_code) {});
+                    [self = shared_from_this(), buf, code, draining](beast::error_code ec, size_t) {
+                      if (ec) {
+                        if (draining) self->finish();
+                        return;
+                      }
+                      self->ws_.async_close(code, [self, draining](beast::error_code) {
+                        if (draining) self->finish();
+                      });
                     });
   }
 
@@ -455,6 +554,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   Server& srv_;
   std::shared_ptr<const ServedModel> model_;
   StreamPcm pcm_;
+  cli::StreamFrame frame_;
   std::string id_, target_;
   Clock::time_point t0_, first_frame_;
   std::shared_ptr<Token> token_ = std::make_shared<Token>();
@@ -463,6 +563,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   double compute_s_ = 0, first_audio_ms_ = 0, audio_s_ = 0;
   bool have_frame_ = false, have_audio_ = false, failed_ = false;
   int status_ = 101;
+  uint64_t session_ = 0;
+  bool finished_ = false;
   size_t bytes_in_ = 0, bytes_out_ = 0;
 };
 
@@ -474,11 +576,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     ++srv_.metrics.open_connections;
   }
   ~HttpSession() {
+    srv_.remove_session(session_);
     end_request(499);  // a request still open when the connection goes (no answer sent)
     --srv_.metrics.open_connections;
   }
 
   void start() {
+    std::weak_ptr<HttpSession> weak = weak_from_this();
+    session_ = srv_.add_session([weak] {
+      if (auto self = weak.lock()) net::post(self->stream_.get_executor(), [self] { self->cut(); });
+    });
     net::dispatch(stream_.get_executor(),
                   beast::bind_front_handler(&HttpSession::read_header, shared_from_this()));
   }
@@ -527,7 +634,24 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                 cur_.audio_s, t);
   }
 
+  // The drain's end (its deadline or a second signal): an open request is answered 503 (and
+  // logged) instead of the connection just closing. The reads still pending are cancelled; their
+  // handlers see cut_ and leave the connection to the answer.
+  void cut() {
+    if (!cur_.open || cur_.answered) return;
+    cut_ = true;
+    ++srv_.cut_requests;
+    if (cur_.token) cur_.token->cancelled = true;  // a running job stops at its next progress
+    if (timer_) timer_->cancel();
+    beast::error_code ec;
+    stream_.socket().cancel(ec);  // a header or body read, or the disconnect watch
+    error(503, "draining",
+          "the server stopped before this request finished (--drain-timeout or a second signal)",
+          true, 5);
+  }
+
   void on_header(beast::error_code ec, size_t) {
+    if (cut_) return;
     if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
         ec == net::error::operation_aborted || ec == net::error::connection_reset ||
         ec == net::error::eof)
@@ -542,6 +666,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return error(431, "header_too_large", "request header over 16 KiB", true);
     if (ec) return error(400, "bad_request", "malformed HTTP request: " + ec.message(), true);
     const Request& req = parser_->get();
+    if (!codings_supported()) return;
     if (websocket::is_upgrade(req)) return upgrade();
     const bool has_body =
         parser_->chunked() || (parser_->content_length() && *parser_->content_length() > 0);
@@ -567,12 +692,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void read_body() {
+    if (cut_) return;
     stream_.expires_after(ms(srv_.cfg.body_timeout));
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&HttpSession::on_body, shared_from_this()));
   }
 
   void on_body(beast::error_code ec, size_t) {
+    if (cut_) return;
     if (ec == http::error::body_limit)
       return error(
           413, "payload_too_large",
@@ -590,9 +717,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Path → handler. Auth is checked before any model lookup.
   void handle() {
     const Request& req = parser_->get();
-    const std::string_view target(req.target().data(), req.target().size());
-    const std::string_view path = target.substr(0, target.find('?'));
-    const bool get = req.method() == http::verb::get;
+    std::string decoded;
+    if (!decoded_path(decoded)) return;
+    const std::string_view path = decoded;
+    // HEAD is GET without the body (reply() drops it), wherever GET is allowed.
+    const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
     if (path == "/healthz") {
       cur_.endpoint = "healthz";
       if (!get) return not_allowed("GET");
@@ -668,10 +797,51 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     return error(404, "not_found", "unknown path " + std::string(path));
   }
 
+  // The request path with its %XX escapes decoded; false after answering 400 for a bad escape.
+  bool decoded_path(std::string& out) {
+    const Request& req = parser_->get();
+    const std::string_view target(req.target().data(), req.target().size());
+    try {
+      out = decode_path(target.substr(0, target.find('?')));
+      return true;
+    } catch (const meshnn::Error& e) {
+      error(400, "bad_request", e.what(), true);
+      return false;
+    }
+  }
+
+  // RFC 9112 6.1 / RFC 9110 8.4: a transfer coding other than chunked, or any content coding,
+  // is refused (the body would be parsed as something it is not). false after answering.
+  bool codings_supported() {
+    const Request& req = parser_->get();
+    const std::string_view te = sv(req[http::field::transfer_encoding]);
+    for (size_t pos = 0; !te.empty() && pos <= te.size();) {
+      const size_t comma = std::min(te.find(',', pos), te.size());
+      std::string_view t = te.substr(pos, comma - pos);
+      while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+      while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+      if (!beast::iequals(beast::string_view(t.data(), t.size()), "chunked")) {
+        error(501, "not_implemented",
+              "Transfer-Encoding: " + std::string(te) + ": only chunked is supported", true);
+        return false;
+      }
+      pos = comma + 1;
+    }
+    const std::string_view ce = sv(req[http::field::content_encoding]);
+    if (!ce.empty() && !beast::iequals(beast::string_view(ce.data(), ce.size()), "identity")) {
+      error(415, "unsupported_media_type",
+            "Content-Encoding: " + std::string(ce) + ": send the body uncompressed", true);
+      return false;
+    }
+    return true;
+  }
+
   void upgrade() {
     const Request& req = parser_->get();
     const std::string_view target(req.target().data(), req.target().size());
-    const std::string_view path = target.substr(0, target.find('?'));
+    std::string decoded;
+    if (!decoded_path(decoded)) return;
+    const std::string_view path = decoded;
     const std::string_view query =
         target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
     cur_.endpoint = "stream";
@@ -688,9 +858,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (!it->second->has_stream())
       return error(404, "not_found",
                    "model '" + name + "' (" + it->second->kind_name() + ") has no stream", true);
-    StreamPcm pcm;
+    StreamQuery q;
+    cli::StreamFrame frame;
     try {
-      pcm = parse_stream_query(query);
+      q = parse_stream_query(query);
+      frame = it->second->stream_frame(q.items);
     } catch (const meshnn::Error& e) {
       return error(400, "bad_request", e.what(), true);
     }
@@ -701,8 +873,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                    "stream from a server without --backend mpi",
                    true);
     // The stream session takes over the socket and logs itself; this request ends here.
-    auto ws = std::make_shared<WsSession>(stream_.release_socket(), srv_, it->second, pcm, cur_.id,
-                                          cur_.target);
+    auto ws = std::make_shared<WsSession>(stream_.release_socket(), srv_, it->second, q.pcm, frame,
+                                          cur_.id, cur_.target);
     cur_.open = false;
     --srv_.in_flight;
     ws->start(parser_->release());
@@ -711,14 +883,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // /decode, /vocode, or /encode (`encode`: a WAV in, .npy latents out).
   void one_shot(const std::shared_ptr<const ServedModel>& model, bool encode) {
     const Request& req = parser_->get();
-    const auto format = parse_accept(sv(req[http::field::accept]));
-    const bool accept_given = !req[http::field::accept].empty();
-    if (encode) {
-      // The encoder answers latents: .npy only (no Accept, or */*, means .npy).
-      const std::string_view a = sv(req[http::field::accept]);
-      if (accept_given && a.find("application/x-npy") == std::string_view::npos &&
-          a.find("*/*") == std::string_view::npos)
-        return error(406, "not_acceptable", "Accept: /encode answers application/x-npy");
+    // The encoder answers latents: .npy only.
+    const auto format = encode ? negotiate(sv(req[http::field::accept]), {OutputFormat::npy})
+                               : parse_accept(sv(req[http::field::accept]));
+    if (encode && !format) {
+      return error(406, "not_acceptable", "Accept: /encode answers application/x-npy");
     } else if (!format) {
       return error(406, "not_acceptable",
                    "Accept: none of audio/wav, application/x-npy, audio/L16");
@@ -736,14 +905,18 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     try {
       input = encode ? model->parse_encode_body(req.body()) : model->parse_body(req.body(), type);
     } catch (const meshnn::Error& e) {
-      return error(400, "bad_request", e.what());
+      const ErrorStatus st = classify(e);
+      return error(st.status, st.code, e.what());
     }
-    const double seconds = encode ? static_cast<double>(input.dim(2)) / model->sample_rate()
-                                  : model->output_seconds(input);
+    // Audio seconds summed over the channels: (B, 1, S) of an encode is B · S samples.
+    const double seconds =
+        encode ? static_cast<double>(input.dim(0)) * input.dim(2) / model->sample_rate()
+               : model->output_seconds(input);
     if (seconds > srv_.cfg.max_audio_seconds)
       return error(413, "payload_too_large",
                    std::string(encode ? "the WAV holds " : "the input would give ") +
-                       std::to_string(seconds) + " s of audio, over --max-audio-seconds " +
+                       std::to_string(seconds) +
+                       " s of audio (summed over its channels), over --max-audio-seconds " +
                        std::to_string(srv_.cfg.max_audio_seconds));
     if (srv_.draining) return error(503, "draining", "the server is shutting down", true, 5);
     auto token = std::make_shared<Token>();
@@ -751,12 +924,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     cur_.token = token;
     auto self = shared_from_this();
     const std::string id = cur_.id;
-    const OutputFormat fmt = encode ? OutputFormat::npy : *format;
+    const OutputFormat fmt = *format;
     const bool queued = srv_.queue.push(
         [self, model, input, token, fmt, id, encode] {
           if (token->expired()) return;
           int status = 200;
-          std::string body, code, ctype = content_type_of(fmt);
+          std::string body, ctype = content_type_of(fmt);
           double audio = 0;
           try {
             const auto t = Clock::now();
@@ -775,7 +948,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                                                 });
               const double compute = since(t);
               audio = static_cast<double>(y.dim(2)) / model->sample_rate();
-              body = encode_output(y, model->sample_rate(), fmt, self->srv_.cfg.scratch_dir, id);
+              body = encode_output(y, model->sample_rate(), fmt);
               if (fmt == OutputFormat::l16)
                 ctype += "; rate=" + std::to_string(model->sample_rate()) +
                          "; channels=" + std::to_string(y.dim(1));
@@ -793,13 +966,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
             ctype = "application/json";
           } catch (const std::exception& e) {
             if (token->expired()) return;  // the session has answered (504) or the client left
-            const bool ours = dynamic_cast<const InvalidArgument*>(&e) == nullptr &&
-                              dynamic_cast<const ShapeError*>(&e) == nullptr &&
-                              dynamic_cast<const FormatError*>(&e) == nullptr;
-            status = ours ? 500 : 400;
-            code = ours ? "internal" : "bad_request";
-            if (ours) std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
-            body = error_json(code, ours ? "internal error (request id " + id + ")" : e.what());
+            const ErrorStatus st = classify(e);
+            status = st.status;
+            if (st.ours())
+              std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
+            body = error_json(st.code,
+                              st.ours() ? "internal error (request id " + id + ")" : e.what());
             ctype = "application/json";
           }
           net::post(self->stream_.get_executor(),
@@ -883,6 +1055,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     res->keep_alive(keep);
     res->body() = std::move(body);
     res->prepare_payload();
+    // HEAD: the header GET would get (its Content-Length too), no body (RFC 9110 9.3.2).
+    if (req.method() == http::verb::head) res->body().clear();
     const size_t out = res->body().size();
     stream_.expires_after(ms(srv_.cfg.write_timeout));
     http::async_write(
@@ -927,7 +1101,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<net::steady_timer> timer_;
   std::shared_ptr<std::array<char, 16384>> drain_buf_;
   Current cur_;
-  bool first_ = true;
+  bool first_ = true, cut_ = false;
+  uint64_t session_ = 0;
 };
 
 // ---- accept loop, signals, drain -------------------------------------------------------------
@@ -974,9 +1149,22 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
                   ec.message());
   const int port = srv.acceptor.local_endpoint().port();
   if (!config.port_file.empty()) {
+    // Written beside and renamed, so a reader never sees a partial number; a file that cannot be
+    // written stops the server (whoever waits for it would wait forever).
     const std::string tmp = config.port_file + ".tmp";
-    std::ofstream(tmp) << port << "\n";
-    std::rename(tmp.c_str(), config.port_file.c_str());
+    bool ok = false;
+    {
+      std::ofstream f(tmp);
+      f << port << "\n";
+      f.close();
+      ok = f.good();
+    }
+    if (!ok || std::rename(tmp.c_str(), config.port_file.c_str()) != 0) {
+      const int err = errno;
+      std::remove(tmp.c_str());
+      throw BackendError(detail::concat("--port-file ", config.port_file,
+                                        ": cannot write it: ", std::strerror(err ? err : EIO)));
+    }
   }
   std::printf("meshnn serve: listening on http://%s:%d (%zu model%s, %d worker%s x %d threads)\n",
               host.find(':') != std::string::npos ? ("[" + host + "]").c_str() : host.c_str(), port,
@@ -986,12 +1174,21 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
 
   net::signal_set signals(srv.ioc, SIGINT, SIGTERM);
   net::steady_timer drain_timer(srv.ioc);
-  Clock::time_point drain_deadline{};
+  Clock::time_point drain_deadline{}, cut_deadline{};
+  bool cut = false;
+  // Polled every 20 ms while draining: done when nothing is in flight. At the deadline (or a
+  // second signal) every open request and stream is answered 503 and logged; the process stops
+  // once those answers are written (or after a short grace for a client that does not read).
   std::function<void()> poll_drain = [&] {
-    if (srv.in_flight.load() <= 0 || Clock::now() >= drain_deadline) {
-      if (srv.in_flight.load() > 0)
-        std::fprintf(stderr, "meshnn serve: drain deadline reached with %lld request(s) open\n",
-                     static_cast<long long>(srv.in_flight.load()));
+    const int64_t open = srv.in_flight.load();
+    if (open > 0 && !cut && Clock::now() >= drain_deadline) {
+      std::fprintf(stderr, "meshnn serve: drain ended with %lld request(s) open: answering 503\n",
+                   static_cast<long long>(open));
+      cut = true;
+      cut_deadline = Clock::now() + ms(std::min(2.0, config.write_timeout));
+      srv.cut_all();
+    }
+    if (open <= 0 || (cut && Clock::now() >= cut_deadline)) {
       srv.ioc.stop();
       return;
     }
@@ -1000,23 +1197,23 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
       if (!e) poll_drain();
     });
   };
+  // The listener stays open while draining: /readyz and /healthz keep answering (503 and 200),
+  // new work is answered 503 draining, so a load balancer sees the drain instead of a refusal.
   auto begin_drain = [&](const char* why) {
     std::fprintf(stderr, "meshnn serve: %s: draining (%lld in flight, deadline %.0f s)\n", why,
                  static_cast<long long>(srv.in_flight.load()), config.drain_timeout);
     srv.draining = true;
-    beast::error_code ignored;
-    srv.acceptor.close(ignored);
     drain_deadline = Clock::now() + ms(config.drain_timeout);
     poll_drain();
   };
   std::function<void(beast::error_code, int)> on_signal = [&](beast::error_code e, int sig) {
     if (e) return;
-    if (srv.draining) {  // a second signal: stop waiting for the in-flight requests
-      std::fprintf(stderr, "meshnn serve: second signal: stopping now\n");
+    signals.async_wait(on_signal);
+    if (srv.draining) {  // a second signal: end the drain now, answering what is open
+      std::fprintf(stderr, "meshnn serve: second signal: ending the drain\n");
       drain_deadline = Clock::now();
       return;
     }
-    signals.async_wait(on_signal);
     begin_drain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
   };
   signals.async_wait(on_signal);
@@ -1042,22 +1239,34 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
 
   do_accept(srv);
   std::vector<std::thread> io;
-  for (int i = 0; i < std::max(1, config.io_threads); ++i) io.emplace_back([&] { srv.ioc.run(); });
+  try {
+    for (int i = 0; i < std::max(1, config.io_threads); ++i)
+      io.emplace_back([&] { srv.ioc.run(); });
+  } catch (const std::system_error& e) {
+    srv.ioc.stop();
+    for (auto& t : io) t.join();
+    throw BackendError(detail::concat("serve: cannot start network thread ", io.size() + 1, " of ",
+                                      config.io_threads, ": ", e.what(),
+                                      " (lower --io-threads / --workers, or raise the limits)"));
+  }
   for (auto& t : io) t.join();
-  // From here a signal must not kill the process mid-teardown (the exit code is 0).
+  // From here a signal must not kill the process mid-teardown.
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGTERM, SIG_IGN);
-  if (srv.in_flight.load() > 0) {
-    // Past the drain deadline: the jobs still running are abandoned, not waited for.
-    std::error_code ignored;
-    std::filesystem::remove_all(config.scratch_dir, ignored);
+  const int64_t cut_requests = srv.cut_requests.load();
+  const int rc = srv.mesh_failed ? 3 : cut_requests > 0 ? 4 : 0;
+  if (cut_requests > 0)
+    std::fprintf(stderr, "meshnn serve: %lld request(s) cut by the drain (answered 503)\n",
+                 static_cast<long long>(cut_requests));
+  if (cut || srv.in_flight.load() > 0) {
+    // Jobs still running on the workers are abandoned, not waited for.
     std::fprintf(stderr, "meshnn serve: stopped\n");
     std::fflush(nullptr);
-    std::_Exit(srv.mesh_failed ? 3 : 0);
+    std::_Exit(rc);
   }
   srv.queue.stop();
   std::fprintf(stderr, "meshnn serve: stopped\n");
-  return srv.mesh_failed ? 3 : 0;
+  return rc;
 }
 
 }  // namespace meshnn::serve

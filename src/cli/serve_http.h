@@ -9,7 +9,9 @@
 // never reads times out without holding a worker); a cap on open connections; a client that goes
 // away while its job waits or runs cancels it (a waiting job is dropped, a running one ends at its
 // next progress callback); a request past --request-timeout answers 504 and is cancelled the same
-// way. SIGTERM / SIGINT: stop accepting, let in-flight requests finish (--drain-timeout), exit 0.
+// way. SIGTERM / SIGINT: drain — new work is answered 503 (the listener stays open, /readyz says
+// 503), in-flight requests get --drain-timeout to finish; at the deadline (or a second signal)
+// every request still open is answered 503 and logged, and the exit code is 4 instead of 0.
 #pragma once
 
 #include <functional>
@@ -35,9 +37,8 @@ struct ServeConfig {
   double drain_timeout = 30;
   double cache_max_age = 10;  // seconds a freed tensor block stays cached unused (0 = no limit)
   int max_connections = 256;
-  std::string api_key;      // "" = no key asked
-  std::string scratch_dir;  // private temp folder for WAV encoding
-  std::string port_file;    // written with the bound port once listening ("" = none)
+  std::string api_key;    // "" = no key asked
+  std::string port_file;  // written with the bound port once listening ("" = none)
   bool access_log = true;
   // --backend mpi (serve_mpi.h): one-shot calls go through this (one at a time, on the whole mesh)
   // instead of ServedModel::run, and streams are refused (501). A CommError from it (a rank died,
@@ -46,7 +47,8 @@ struct ServeConfig {
 };
 
 // Runs until SIGTERM / SIGINT (or a mesh failure) and the drain; returns the process exit code
-// (0 after a clean drain, 3 after a mesh failure).
+// (0 after a clean drain, 3 after a mesh failure, 4 when the drain cut open requests). A
+// BackendError when it cannot listen, write --port-file or start its threads.
 int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const ServedModel>> models);
 
 }  // namespace meshnn::serve

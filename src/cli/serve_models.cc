@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "meshnn/core/error.h"
-#include "meshnn/io/stream_io.h"
 
 namespace meshnn::serve {
 
@@ -34,20 +33,15 @@ std::shared_ptr<const ServedModel> ServedModel::load(const std::string& spec,
   m->name_ = name;
   m->path_ = path;
   m->precision_ = precision.str();
-  // A stream's input is one batch item; the generic frame layout needs the time axis after the
-  // item's first axis ((1, C, T) or (1, C, T, F)).
-  if (m->has_stream())
-    MESHNN_CHECK(m->model_.input_spec().time_axis == 2, "serve: ", m->model_.model(),
-                 ": a stream input with time on axis ", m->model_.input_spec().time_axis);
+  // The stream frame (cli/stream_frame.h) must describe the model's input.
+  if (m->has_stream()) (void)m->stream_frame(1);
   return m;
 }
 
-int64_t ServedModel::frame_size() const {
-  const AudioIoSpec& in = model_.input_spec();
-  int64_t n = 1;
-  for (size_t i = 0; i < in.shape.size(); ++i)
-    if (static_cast<int>(i) != in.time_axis && in.shape[i] > 0) n *= in.shape[i];
-  return n;
+int64_t ServedModel::frame_size() const { return stream_frame(1).per_item; }
+
+cli::StreamFrame ServedModel::stream_frame(int64_t items) const {
+  return cli::stream_frame(model_.input_spec(), items, "stream items");
 }
 
 double ServedModel::frames_per_second() const { return model_.input_spec().frames_per_second; }
@@ -77,6 +71,7 @@ std::string ServedModel::info_json() const {
                                (takes_wave() ? "; or a mono WAV" : "")},
                 {in.what == "mel" ? "num_mels" : "latent_channels", in.shape[1]},
                 {"frame_size", frame_size()},
+                {"stream_items", in.shape[0] < 0 ? kMaxBatchItems : 1},
                 {"frames_per_second", frames_per_second()}};
   if (has_encoder()) {
     const int64_t hop = model_.output_samples(1);
@@ -101,7 +96,8 @@ Tensor ServedModel::parse_body(std::string_view body, BodyType type) const {
 double ServedModel::output_seconds(const Tensor& input) const {
   if (input.rank() == 1) return static_cast<double>(input.dim(0)) / sample_rate();  // a wave
   const int64_t frames = input.dim(model_.input_spec().time_axis);
-  return static_cast<double>(model_.output_samples(frames)) / sample_rate();
+  const double items = static_cast<double>(input.dim(0));  // one output per batch item
+  return items * channels() * static_cast<double>(model_.output_samples(frames)) / sample_rate();
 }
 
 Tensor ServedModel::as_planar(Tensor y) const {
@@ -145,15 +141,9 @@ std::shared_ptr<AudioStream> ServedModel::open_stream(int threads) const {
   return std::make_shared<AudioStream>(model_.stream(o));
 }
 
-Tensor ServedModel::frames_to_input(const Tensor& frames) const {
-  // (n, frame_size) → (1, C, n) or (1, C, n, F), the input's layout with one item.
-  const AudioIoSpec& in = model_.input_spec();
-  if (in.shape.size() == 4) return io::frames_to_latent(frames, in.shape[1], in.shape[3]);
-  return io::frames_to_mel(frames);
-}
-
-double ServedModel::stream_seconds(int64_t frames) const {
-  return static_cast<double>(frames) / frames_per_second();
+double ServedModel::stream_seconds(int64_t frames, int64_t items) const {
+  return static_cast<double>(frames) * static_cast<double>(items) * channels() /
+         frames_per_second();
 }
 
 }  // namespace meshnn::serve

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/serve_body.h"
+#include "cli/stream_frame.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/streaming.h"
 
@@ -30,7 +31,10 @@ class ServedModel {
   bool is_vocoder() const { return model_.input_spec().what == "mel"; }
   // It takes a mono WAV body too (copy synthesis: the model computes its input from it).
   bool takes_wave() const { return model_.has_wave_input(); }
-  int64_t frame_size() const;        // float32 values per stream frame (the input's fixed dims)
+  // float32 values of one item's stream frame (the input's fixed dims; cli/stream_frame.h).
+  int64_t frame_size() const;
+  // The stream frame for `items` batch items (InvalidArgument when the model takes fewer).
+  cli::StreamFrame stream_frame(int64_t items) const;
   double frames_per_second() const;  // input frames per second of output
   // Stream frames pushed at a time: ~1/3 s of audio (8 LTX latent frames, ~32 mels), so a client
   // that leaves mid-message frees the worker soon; the output does not depend on the cut.
@@ -41,7 +45,8 @@ class ServedModel {
   // A one-shot body → the model input, checked as the CLI checks it (400 on error): an .npy in
   // the input spec's layout, or a mono WAV (takes_wave()) kept as samples (T,) for run().
   Tensor parse_body(std::string_view body, BodyType type) const;
-  // Output seconds the input will give (for --max-audio-seconds).
+  // Output seconds the input will give, summed over its output channels (for
+  // --max-audio-seconds: 10 s of stereo counts 20 s).
   double output_seconds(const Tensor& input) const;
   // AudioModel::run on mesh auto (the CLI's call: for LTX one shot up to 10 s, chunks above) →
   // (1, C, S) planar f32 (a batch's (B, 1, S) as (1, B, S): one channel per item).
@@ -59,10 +64,9 @@ class ServedModel {
 
   // A stream over the shared weights, on one device (mesh 1x1), as `--stream` opens it.
   std::shared_ptr<AudioStream> open_stream(int threads) const;
-  // (n, frame_size) frames → the stream's input layout.
-  Tensor frames_to_input(const Tensor& frames) const;
-  // Output seconds of n input frames (the stream's long-run rate).
-  double stream_seconds(int64_t frames) const;
+  // Output seconds of n input frames of `items` items, summed over the output channels (the
+  // stream's long-run rate).
+  double stream_seconds(int64_t frames, int64_t items) const;
 
   explicit ServedModel(AudioModel model) : model_(std::move(model)) {}
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/audio_common.h"
+#include "cli/batch_limit.h"
 #include "cli/int_option.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
@@ -28,9 +29,18 @@ void add_stream_options(CLI::App* cmd, StreamArgs& s, int64_t push_frames, const
       ->each([&s](const std::string&) { s.push_frames_given = true; });
 }
 
+void add_items_option(CLI::App* cmd, StreamArgs& s) {
+  add_int_option(cmd, "--items", s.items, int64_t{1}, kMaxBatchItems,
+                 "with --stream: batch items per frame (a stereo MiniMax-H3 stream is 2 items: "
+                 "frames of 2·C values, item 0 first); a .npy input gives its own")
+      ->capture_default_str()
+      ->each([&s](const std::string&) { s.items_given = true; });
+}
+
 void check_not_streaming_options(const StreamArgs& s, const std::string& out) {
-  MESHNN_CHECK_AS(InvalidArgument, s.frames_from.empty() && out != "-" && !s.push_frames_given,
-                  "--frames-from, --push-frames and --out - need --stream");
+  MESHNN_CHECK_AS(InvalidArgument,
+                  s.frames_from.empty() && out != "-" && !s.push_frames_given && !s.items_given,
+                  "--frames-from, --push-frames, --items and --out - need --stream");
 }
 
 void check_input_every_rank_reads(const std::string& path, const std::string& option) {

@@ -20,14 +20,19 @@ struct StreamArgs {
   std::string frames_from;  // raw float32 frames ("-" = stdin) instead of the .npy
   int64_t push_frames = 0;  // frames per push (at most), 1 … kMaxPushFrames
   bool push_frames_given = false;
+  int64_t items = 1;  // batch items per frame (cli/stream_frame.h), --items
+  bool items_given = false;
 };
 
 // Registers --stream, --frames-from and --push-frames (default `push_frames`); `input` names what
 // is pushed ("mel", "latent"), `frame` what one raw frame holds.
 void add_stream_options(CLI::App* cmd, StreamArgs& s, int64_t push_frames, const std::string& input,
                         const std::string& frame);
+// Registers --items: the batch items of one stream frame (cli/stream_frame.h; 1 … 64, default 1).
+// A .npy input gives its own item count; --items then must agree with it.
+void add_items_option(CLI::App* cmd, StreamArgs& s);
 // Without --stream: InvalidArgument when a stream-only option (--frames-from, --push-frames,
-// --out -) is used.
+// --items, --out -) is used.
 void check_not_streaming_options(const StreamArgs& s, const std::string& out);
 
 struct StreamRun {

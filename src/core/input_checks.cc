@@ -64,9 +64,10 @@ void check_model_output(const Tensor& y, const std::string& model, const std::st
     // Reuse check_finite's "(i, j, k)" formatting of the first bad element.
     std::string where = e.what();
     if (where.rfind(": ", 0) == 0) where = where.substr(2);
-    throw Error(detail::concat(model, ": ", stage, " produced a ", where,
-                               " from finite inputs: the model is at fault (a non-finite weight, "
-                               "or inputs so large that float32 overflows inside it)"));
+    throw NumericalError(
+        detail::concat(model, ": ", stage, " produced a ", where,
+                       " from finite inputs: the model is at fault (a non-finite weight, "
+                       "or inputs so large that float32 overflows inside it)"));
   }
 }
 

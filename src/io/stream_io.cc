@@ -503,6 +503,18 @@ class RawPcmSink final : public SndSink {
   }
 };
 
+// A WAV written into a seekable descriptor the caller owns (a memory file): the bytes of
+// io::write_wav, header finished at close().
+class WavFdSink final : public SndSink {
+ public:
+  WavFdSink(int fd, int channels, int rate, WavFormat format, const std::string& name)
+      : SndSink(name, channels, rate) {
+    io_.fd = fd;
+    io_.seekable = true;
+    open(SF_FORMAT_WAV | (format == WavFormat::pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT), false);
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<FrameSource> open_npy_frames(const std::string& path, int time_axis) {
@@ -582,6 +594,11 @@ std::unique_ptr<AudioSink> open_wav_sink(const std::string& path, int channels, 
 std::unique_ptr<AudioSink> open_raw_pcm_sink(int fd, int channels, int sample_rate,
                                              RawPcmFormat format, const std::string& name) {
   return std::make_unique<RawPcmSink>(fd, channels, sample_rate, format, name);
+}
+
+std::unique_ptr<AudioSink> open_wav_fd_sink(int fd, int channels, int sample_rate, WavFormat format,
+                                            const std::string& name) {
+  return std::make_unique<WavFdSink>(fd, channels, sample_rate, format, name);
 }
 
 std::unique_ptr<AudioSink> open_audio_sink(const std::string& out, int channels, int sample_rate,

@@ -49,7 +49,7 @@ class Server:
         for m in models:
             cmd += ['--model', m]
         self.log = open(self.log_path, 'w')
-        # TMPDIR: the server's scratch folder inside ours, removed with it even after a kill.
+        # TMPDIR: ours, so that anything the server writes there is found (and removed with it).
         env = dict(os.environ if env is None else env, TMPDIR=self.dir)
         self.proc = subprocess.Popen(cmd + list(map(str, args)), stdout=subprocess.DEVNULL,
                                      stderr=self.log, env=env)

@@ -50,7 +50,7 @@ class MpiServer:
         port_file = os.path.join(self.dir, 'port')
         self.log_path = os.path.join(self.dir, 'stderr.log')
         self.log = open(self.log_path, 'w')
-        # TMPDIR: rank 0's scratch folder inside ours (a SIGKILLed rank cannot remove its own).
+        # TMPDIR: ours, so that anything the ranks write there is found (and removed with it).
         env = dict(os.environ, OMPI_MCA_btl='^ofi,openib', OMPI_MCA_mtl='^ofi,psm',
                    MESHNN_COMM_TIMEOUT=str(comm_timeout), TMPDIR=self.dir)
         cmd = [mpiexec, '--allow-run-as-root', '--oversubscribe', '-np', '2', cli, 'serve',
@@ -102,6 +102,8 @@ class MpiServer:
         finally:
             self.final_stderr = self.stderr()
             self.log.close()
+            # What the server left in TMPDIR (it once left its WAV scratch folder on mesh_failed).
+            self.left = [n for n in os.listdir(self.dir) if n.startswith('meshnn_serve_')]
             shutil.rmtree(self.dir, ignore_errors=True)
         return rc
 
@@ -174,6 +176,7 @@ def test_mpi_server_answers_on_the_mesh_and_ends_when_a_rank_stops(tmp_path):
         rc = srv.close(timeout=30)
         assert rc != 0, srv.stderr()
         assert 'did not take part' in srv.stderr() or 'liveness' in srv.stderr(), srv.stderr()
+        assert srv.left == [], srv.left  # nothing left in TMPDIR
     finally:
         if stopped is not None:
             try:

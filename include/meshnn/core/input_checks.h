@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "meshnn/core/error.h"
 #include "meshnn/core/tensor.h"
 
 namespace meshnn {
@@ -18,10 +19,17 @@ Tensor float_input(const Tensor& t, const std::string& name);
 // (i, j, k)" (any float dtype; integer tensors are always finite).
 void check_finite(const Tensor& t, const std::string& name);
 
+// A model produced a non-finite value from finite inputs (check_model_output): a non-finite
+// weight, or inputs so large that float32 overflows inside the model (a 3e38 mel). Its own type so
+// that a server can answer it as the input's fault (422) with the cause, not as an internal error.
+class NumericalError : public Error {
+  using Error::Error;
+};
+
 // A model's f32 output, after finite inputs: a non-finite value is the model's fault (a non-finite
 // weight, or inputs whose magnitude overflows float32 inside it), never the output file's. Error
 // "<model>: <stage> produced a non-finite value nan at index (…) of shape (…) from finite inputs
-// …" (a plain meshnn::Error: RuntimeError in Python, exit 1 in the CLI).
+// …" (NumericalError, a meshnn::Error: RuntimeError in Python, exit 1 in the CLI, 422 in serve).
 void check_model_output(const Tensor& y, const std::string& model, const std::string& stage);
 
 // The same check on an intermediate: the first `rows` rows (dim 1) of each batch of y (B, S, …)

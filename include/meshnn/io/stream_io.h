@@ -109,6 +109,12 @@ std::unique_ptr<AudioSink> open_wav_sink(const std::string& path, int channels, 
 std::unique_ptr<AudioSink> open_raw_pcm_sink(int fd, int channels, int sample_rate,
                                              RawPcmFormat format = RawPcmFormat::s16le,
                                              const std::string& name = "<stdout>");
+// A WAV written at positions into `fd` (not closed), which must be seekable and empty (e.g. a
+// memfd): the bytes io::write_wav writes, complete at close(). For a server that answers WAV
+// bodies from memory.
+std::unique_ptr<AudioSink> open_wav_fd_sink(int fd, int channels, int sample_rate,
+                                            WavFormat format = WavFormat::float32,
+                                            const std::string& name = "<memory>");
 // "-" → raw s16le PCM on standard output; anything else → open_wav_sink(out, …).
 std::unique_ptr<AudioSink> open_audio_sink(const std::string& out, int channels, int sample_rate,
                                            WavFormat format = WavFormat::float32);
