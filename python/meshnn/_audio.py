@@ -51,7 +51,8 @@ def _unknown_config_option(core_load, allow_unknown_config, what):
     """{'allow_unknown_config': True} for the core's load when asked and the core takes it; {}
     when not asked. Never ignored: a core without the option refuses the request."""
     if not isinstance(allow_unknown_config, bool):
-        raise ValueError(f'allow_unknown_config must be True or False, got {allow_unknown_config!r}')
+        raise ValueError(f'allow_unknown_config must be True or False, '
+                         f'got {allow_unknown_config!r}')
     if not allow_unknown_config:
         return {}
     if 'allow_unknown_config' not in (core_load.__doc__ or ''):

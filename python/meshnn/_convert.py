@@ -40,8 +40,8 @@ def as_array(x, name):
         except (AttributeError, TypeError, BufferError, RuntimeError):
             return x.numpy()
     if isinstance(x, collections.abc.Mapping):
-        raise ValueError(f'{name}: expected an array (float32 numpy array or CPU torch tensor), got '
-                         f'a {type(x).__name__} with keys {sorted(map(str, x))[:8]}')
+        raise ValueError(f'{name}: expected an array (float32 numpy array or CPU torch tensor), '
+                         f'got a {type(x).__name__} with keys {sorted(map(str, x))[:8]}')
     if hasattr(x, '__dlpack__') and not isinstance(x, (list, tuple)):
         try:
             return np.from_dlpack(x)

@@ -105,7 +105,7 @@ def test_allow_unknown_config_is_never_ignored():
         meshnn.MiniMaxH3AudioVAE.from_pretrained(H3, allow_unknown_config='yes')
 
 
-# ---- finding 13: strided pushes; the description ---------------------------------------------------
+# ---- finding 13: strided pushes; the description -------------------------------------------------
 
 def test_strided_pushes_equal_contiguous_ones(vae, bigvgan, rng):
     z = rng.standard_normal((2, 8, 12)).astype(np.float32)
@@ -143,7 +143,7 @@ def test_the_model_description_comes_from_the_model(vae):
     assert m.input_spec.shape[1] == vae.latent_channels == 8
 
 
-# ---- finding 15: one torch / numpy rule; config; generator; observation dicts -------------------------
+# ---- finding 15: one torch / numpy rule; config; generator; observation dicts --------------------
 
 def test_torch_in_torch_out_everywhere(bigvgan, ltx23, vae, policy_inputs, rng):
     torch = import_torch()
