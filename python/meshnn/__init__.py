@@ -12,25 +12,28 @@ policy on CPUs, without PyTorch at run time (torch tensors are accepted and can 
     audio = decoder(latent)                  # (B, 8, T, 16) → (B, 2, samples) at 48 kHz
 
     vae = meshnn.MiniMaxH3AudioVAE.from_pretrained("MiniMax-H3/audio_vae")
-    wave = vae.decode(latents).sample       # (2, 32, T) → (2, 1, 800·T) at 32 kHz (stereo = 2)
+    wave = vae.decode(latents).sample        # (2, 32, T) → (2, 1, 800·T) at 32 kHz (stereo = 2)
 
     adapter = meshnn.gr00t.VlAdapter("action_head.safetensors", version="n1.5", token_types=types)
     out = adapter(features, state=state)     # dict of arrays, as `meshnn gr00t-adapter` writes
     policy = meshnn.gr00t.Policy.from_checkpoint("action_head.safetensors", "n1.6", types)
     actions = policy.get_action(features, state=state, embodiment=0, seed=0)   # (1, T, A)
 
-Inputs: float32, C-contiguous numpy arrays or CPU torch tensors (read in place, no copy); float64,
-non-contiguous, wrong-rank or non-finite inputs raise ValueError. Outputs: numpy arrays that own
-meshnn's buffer (no copy); as_torch=True wraps the same buffer with torch.from_numpy. The GIL is
+Inputs: float32 numpy arrays or CPU torch tensors; C-contiguous ones are read in place (no copy),
+strided ones (slices, transposes) are copied once. float64, wrong-rank or non-finite inputs raise
+ValueError. Outputs follow the input: torch in → torch out, numpy in → numpy out (as_torch=True /
+False overrides; a stream's flush follows its last push); either way meshnn's buffer, no copy.
+Unknown keyword arguments raise TypeError naming them and the accepted ones. The GIL is
 released while meshnn computes, so other Python threads run meanwhile; one model may be called from
 several threads at once. Errors: ValueError (bad input or option), KeyError (checkpoint keys),
 RuntimeError (the rest), with meshnn's message. See docs/python.md.
 """
 from . import _meshnn
-from ._audio import (AudioModel, BigVGAN, LtxAudioDecoder, MiniMaxH3AudioVAE, MiniMaxH3EncodeStream,
-                     mel_spectrogram, process_rank, read_wav, write_wav)
+from ._audio import (AudioModel, BigVGAN, LtxAudioDecoder, mel_spectrogram, process_rank, read_wav,
+                     write_wav)
+from ._minimax_h3 import MiniMaxH3AudioVAE, MiniMaxH3EncodeStream
 from . import gr00t
 
 __version__ = _meshnn.__version__
-__all__ = ['AudioModel', 'BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE', 'MiniMaxH3EncodeStream', 'gr00t',
-           'mel_spectrogram', 'process_rank', 'read_wav', 'write_wav']
+__all__ = ['AudioModel', 'BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE', 'MiniMaxH3EncodeStream',
+           'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav', 'write_wav']

@@ -1,5 +1,5 @@
-"""meshnn.BigVGAN, meshnn.LtxAudioDecoder and meshnn.MiniMaxH3AudioVAE: the audio models with the
-calls PyTorch users know.
+"""meshnn.BigVGAN, meshnn.LtxAudioDecoder and meshnn.AudioModel: the audio models with the calls
+PyTorch users know (meshnn.MiniMaxH3AudioVAE is in _minimax_h3.py).
 
 BigVGAN follows NVIDIA's bigvgan.BigVGAN (from_pretrained on a local folder, forward(mel) →
 (B, 1, samples), .h, remove_weight_norm / eval for drop-in code); LtxAudioDecoder follows
@@ -14,7 +14,8 @@ import threading
 import numpy as np
 
 from . import _meshnn
-from ._convert import as_array, out
+from ._convert import as_array, is_torch, out, wants_torch
+from ._kwargs import strict, strict_class
 
 _CONVERTER = 'tools/convert_checkpoint.py'
 
@@ -44,6 +45,41 @@ def _backend(backend):
     return backend
 
 
+def _unknown_config_option(core_load, allow_unknown_config, what):
+    """The keyword the core's load takes for allow_unknown_config (a bool; anything else raises
+    ValueError naming `what`)."""
+    if not isinstance(allow_unknown_config, bool):
+        raise ValueError(f'{what}: allow_unknown_config must be True or False, '
+                         f'got {allow_unknown_config!r}')
+    return {'allow_unknown_config': allow_unknown_config}
+
+
+def _to_cpu_float32(owner, args, device, dtype):
+    """torch's Module.to(...) for drop-in code: the CPU and float32 are accepted (meshnn runs on
+    the CPU and takes float32; its compute precision is chosen at load); anything else raises
+    ValueError instead of being ignored."""
+    for a in args:
+        kind = type(a).__name__ if is_torch(a) else ''
+        if isinstance(a, bool):
+            continue  # non_blocking, given positionally
+        if kind == 'Tensor':
+            device, dtype = a.device, a.dtype
+        elif kind == 'dtype':
+            dtype = a
+        elif kind == 'device' or isinstance(a, (str, int)):
+            device = a
+        else:
+            raise ValueError(f'{type(owner).__name__}.to(): unexpected argument {a!r}')
+    if device is not None and str(getattr(device, 'type', device)).split(':')[0] != 'cpu':
+        raise ValueError(f'{type(owner).__name__}.to({device!r}): meshnn runs on the CPU; its '
+                         f'outputs are CPU arrays / tensors (move those with .to(device))')
+    if dtype is not None and str(dtype) not in ('torch.float32', 'float32', 'torch.float'):
+        raise ValueError(f'{type(owner).__name__}.to(dtype={dtype}): inputs and outputs are '
+                         f'float32; choose the compute precision at load (precision="bf16")')
+    return owner
+
+
+@strict
 def process_rank(backend='mpi'):
     """This process's rank under mpiexec (0 without MPI): write outputs from rank 0 only."""
     return _meshnn.process_rank(_backend(backend))
@@ -70,12 +106,7 @@ def _threads(threads):
     return int_arg('threads', threads, 0, 4096)
 
 
-def _bool_arg(name, value):
-    if not isinstance(value, bool):
-        raise ValueError(f'{name} must be True or False, got {value!r}')
-    return value
-
-
+@strict_class
 class _Closable:
     """close() and `with`: drops the compiled object (its memory is freed once no call on
     another thread still uses it); any later call raises ValueError."""
@@ -103,20 +134,27 @@ class _Closable:
         return False
 
 
+@strict_class
 class Stream(_Closable):
     """An exact streaming decoder (docs/streaming.md): push(frames) → the samples that became
     final, flush() → the rest; reset() drops the current input. Frames may be numpy arrays or
-    CPU torch tensors (float32, C-contiguous), as for the models. One call at a time per stream:
-    a call from a second thread while one runs raises RuntimeError ("in use")."""
+    CPU torch tensors (float32; slices are fine), as for the models: torch in → torch out, and
+    flush() returns what the last push got. One call at a time per stream: a call from a second
+    thread while one runs raises RuntimeError ("in use")."""
 
     def __init__(self, core):
         self._core = core
+        self._torch = False
 
-    def push(self, frames, *, as_torch=False):
-        return out(self._live().push(as_array(frames, 'frames')), as_torch)
+    def push(self, frames, *, as_torch=None):
+        kind = wants_torch(frames, as_torch)
+        y = out(self._live().push(as_array(frames, 'frames')), kind)
+        self._torch = kind
+        return y
 
-    def flush(self, *, as_torch=False):
-        return out(self._live().flush(), as_torch)
+    def flush(self, *, as_torch=None):
+        return out(self._live().flush(), self._torch if as_torch is None else
+                   wants_torch(None, as_torch))
 
     def reset(self):
         self._live().reset()
@@ -147,6 +185,7 @@ class Stream(_Closable):
         return f'meshnn.Stream(mesh={self.mesh!r}, sample_rate={self.sample_rate})'
 
 
+@strict_class
 class BigVGAN(_Closable):
     """NVIDIA BigVGAN vocoder on meshnn. Build with BigVGAN.from_pretrained(path)."""
 
@@ -159,15 +198,17 @@ class BigVGAN(_Closable):
 
     @classmethod
     def from_pretrained(cls, path, precision='fp32', mesh='auto', threads=None, config=None,
-                        backend='local', use_cuda_kernel=False, allow_unknown_config=False,
-                        **unused):
+                        backend='local', use_cuda_kernel=False, allow_unknown_config=False):
         """path: a folder as NVIDIA publishes it (config.json + bigvgan_generator.pt, or our
         bigvgan_generator.safetensors), or a .safetensors / .pt file (config.json next to it, or
         `config`, or the safetensors `config` metadata). No downloads: a hub id must be fetched
         first (e.g. `huggingface-cli download nvidia/bigvgan_v2_24khz_100band_256x --local-dir D`).
-        use_cuda_kernel is accepted for drop-in calls and ignored (CPU only).
-        allow_unknown_config: accept config fields meshnn does not know (logged, ignored)."""
-        lenient = _bool_arg('allow_unknown_config', allow_unknown_config)
+        use_cuda_kernel is accepted for drop-in calls and ignored (CPU only); any other keyword
+        raises TypeError. allow_unknown_config: accept config fields meshnn does not know."""
+        load = _meshnn.BigVganVocoder.load
+        extra = _unknown_config_option(load, allow_unknown_config, 'BigVGAN.from_pretrained')
+        if not isinstance(use_cuda_kernel, bool):
+            raise ValueError(f'use_cuda_kernel must be True or False, got {use_cuda_kernel!r}')
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(
@@ -191,8 +232,13 @@ class BigVGAN(_Closable):
             ckpt = path
         # Safetensors and NVIDIA's torch.save .pt alike: the library's one reader (the .pt through
         # its weights-only unpickler; no torch needed, nothing in the file is ever executed).
-        core = _meshnn.BigVganVocoder.load(ckpt, config, precision, lenient)
+        core = load(ckpt, config, precision, **extra)
         return cls(core, mesh=mesh, threads=threads, backend=backend)
+
+    @property
+    def config(self):
+        """The config as parsed (the same dict as `h`)."""
+        return self.h
 
     @property
     def sample_rate(self):
@@ -206,8 +252,10 @@ class BigVGAN(_Closable):
     def hop_length(self):
         return self._live().hop_length
 
-    def __call__(self, mel, *, as_torch=False, progress=None, mesh=None, threads=None):
-        """mel: (B, num_mels, frames) float32 → (B, 1, frames · hop_length) float32 in [-1, 1]."""
+    def __call__(self, mel, *, as_torch=None, progress=None, mesh=None, threads=None):
+        """mel: (B, num_mels, frames) float32 → (B, 1, frames · hop_length) float32 in [-1, 1].
+        Torch in → torch out unless as_torch says otherwise."""
+        as_torch = wants_torch(mel, as_torch)
         y = self._live().vocode(as_array(mel, 'mel'), mesh=mesh or self._mesh, backend=self._backend,
                               threads=self._threads if threads is None else _threads(threads),
                               progress=progress)
@@ -215,9 +263,10 @@ class BigVGAN(_Closable):
 
     forward = __call__
 
-    def mel_spectrogram(self, wav, *, as_torch=False):
+    def mel_spectrogram(self, wav, *, as_torch=None):
         """wav: (T,) or (B, T) float32 at sample_rate → log-mel (B, num_mels, T // hop_length),
         as NVIDIA's meldataset.get_mel_spectrogram (B = 1 for a 1-D input)."""
+        as_torch = wants_torch(wav, as_torch)
         a = as_array(wav, 'wav')
         if a.ndim == 1:
             y = self._live().mel_spectrogram(a)[None]
@@ -239,14 +288,16 @@ class BigVGAN(_Closable):
     def eval(self):
         return self
 
-    def to(self, *args, **kwargs):
-        return self
+    def to(self, *args, device=None, dtype=None, non_blocking=False, memory_format=None):
+        """Drop-in Module.to: the CPU and float32 return self; another device or dtype raises."""
+        return _to_cpu_float32(self, args, device, dtype)
 
     def __repr__(self):
         return (f'meshnn.BigVGAN(sample_rate={self.sample_rate}, num_mels={self.num_mels}, '
                 f'hop_length={self.hop_length})')
 
 
+@strict_class
 class LtxAudioDecoder(_Closable):
     """LTX-2.3 / LTX-2 audio decode (mel-VAE decoder → vocoder [→ bandwidth extension])."""
 
@@ -264,10 +315,11 @@ class LtxAudioDecoder(_Closable):
         bf16 | bf16x2 | bf16x3 for every stage, the preset "bf16-safe" (vae and vocoder bf16, bwe
         fp32), or per stage "vae=bf16,vocoder=bf16,bwe=fp32" (unnamed stages fp32; an unknown or
         missing stage raises ValueError); threads: OpenMP threads per device (None = cores /
-        devices); allow_unknown_config: accept config fields meshnn does not know (logged,
-        ignored)."""
-        core = _meshnn.LtxAudioDecoder.load(
-            os.fspath(path), precision, _bool_arg('allow_unknown_config', allow_unknown_config))
+        devices); allow_unknown_config: accept config fields meshnn does not know."""
+        load = _meshnn.LtxAudioDecoder.load
+        extra = _unknown_config_option(load, allow_unknown_config,
+                                       'LtxAudioDecoder.from_checkpoint')
+        core = load(os.fspath(path), precision, **extra)
         return cls(core, mesh=mesh, threads=threads, backend=backend)
 
     @classmethod
@@ -296,12 +348,14 @@ class LtxAudioDecoder(_Closable):
     def output_samples(self, latent_frames):
         return self._live().output_samples(int_arg('latent_frames', latent_frames, 0, 1 << 40))
 
-    def __call__(self, latent, *, as_torch=False, progress=None, chunk_frames=None, mesh=None,
+    def __call__(self, latent, *, as_torch=None, progress=None, chunk_frames=None, mesh=None,
                  threads=None):
         """latent: (B, 8, T, 16) float32 → waveform (B, 2, samples) float32 at sample_rate.
         chunk_frames: decode on one device in chunks of that many latent frames (bounded memory,
         equal to the one-shot decode to f32 rounding). progress(done, total, stage) is called
-        after each stage or chunk; an exception it raises stops the decode and is re-raised."""
+        after each stage or chunk; an exception it raises stops the decode and is re-raised.
+        Torch in → torch out unless as_torch says otherwise."""
+        as_torch = wants_torch(latent, as_torch)
         y = self._live().decode(as_array(latent, 'latent'), mesh=mesh or self._mesh,
                               backend=self._backend,
                               threads=self._threads if threads is None else _threads(threads),
@@ -326,11 +380,13 @@ class LtxAudioDecoder(_Closable):
         return f'meshnn.LtxAudioDecoder(version={self.version!r}, sample_rate={self.sample_rate})'
 
 
-def mel_spectrogram(vocoder, wav, **kw):
+@strict
+def mel_spectrogram(vocoder, wav, *, as_torch=None):
     """BigVGAN's mel front end of `vocoder` on wav (see BigVGAN.mel_spectrogram)."""
-    return vocoder.mel_spectrogram(wav, **kw)
+    return vocoder.mel_spectrogram(wav, as_torch=as_torch)
 
 
+@strict
 def read_wav(path):
     """WAV file → (samples (C, T) float32 in [-1, 1], sample_rate) (libsndfile, as the CLI).
     Channels first, as the models return audio and as write_wav takes it, so that
@@ -339,6 +395,7 @@ def read_wav(path):
     return np.ascontiguousarray(samples.T), sr
 
 
+@strict
 def write_wav(path, audio, sample_rate):
     """audio: (T,), (C, T) or (1, C, T) float32 (channels first, as the models return) →
     float32 WAV, as the CLI writes it."""
@@ -355,196 +412,7 @@ def write_wav(path, audio, sample_rate):
                       int_arg('sample_rate', sample_rate, 1, 1 << 30))
 
 
-def _is_torch(x):
-    return type(x).__module__.split('.')[0] == 'torch'
-
-
-class _Output:
-    """diffusers-style output: attributes and tuple indexing."""
-
-    def __init__(self, **fields):
-        self.__dict__.update(fields)
-        self._order = list(fields)
-
-    def __getitem__(self, i):
-        return getattr(self, self._order[i])
-
-    def to_tuple(self):
-        return tuple(getattr(self, k) for k in self._order)
-
-
-class MiniMaxH3Posterior:
-    """The encoder's diagonal Gaussian: mean (the mode) and log standard deviation (B, C, T)."""
-
-    def __init__(self, mean, log_std, as_torch):
-        self._as_torch = as_torch
-        self.mean = out(mean, as_torch)
-        self.log_std = out(log_std, as_torch)
-
-    def mode(self):
-        return self.mean
-
-    @property
-    def std(self):
-        return out(np.exp(np.asarray(self.log_std)), self._as_torch)
-
-    def sample(self, generator=None):
-        """mean + std · ε with ε ~ N(0, 1) (numpy Generator, or a torch Generator with torch)."""
-        m = np.asarray(self.mean)
-        if self._as_torch:
-            import torch
-            eps = torch.randn(m.shape, generator=generator).numpy()
-        else:
-            eps = (generator or np.random.default_rng()).standard_normal(m.shape, dtype=np.float32)
-        return out((m + np.exp(np.asarray(self.log_std)) * eps).astype(np.float32), self._as_torch)
-
-
-class MiniMaxH3EncodeStream(_Closable):
-    """An exact streaming encoder: push(wave (B, 1, n)) → the posterior of the frames that became
-    final, flush() → the rest (the last partial hop zero-padded, as encode()); reset() drops the
-    current input. Each returns (mean, log_std), each (B, C, m). The pushes and the flush
-    concatenated along time equal encode() of the whole wave to f32 rounding."""
-
-    def __init__(self, core):
-        self._core = core
-
-    def push(self, wave, *, as_torch=False):
-        mean, logs = self._live().push(as_array(wave, 'wave'))
-        return out(mean, as_torch), out(logs, as_torch)
-
-    def flush(self, *, as_torch=False):
-        mean, logs = self._live().flush()
-        return out(mean, as_torch), out(logs, as_torch)
-
-    def reset(self):
-        self._live().reset()
-
-    @property
-    def sample_rate(self):
-        return self._live().sample_rate
-
-    @property
-    def samples_per_frame(self):
-        return self._live().samples_per_frame
-
-    @property
-    def lookahead_samples(self):
-        return self._live().lookahead_samples
-
-    @property
-    def lookahead_ms(self):
-        return self._live().lookahead_ms
-
-    @property
-    def mesh(self):
-        return self._live().mesh
-
-    def __repr__(self):
-        if self.closed:
-            return 'meshnn.MiniMaxH3EncodeStream(closed)'
-        return f'meshnn.MiniMaxH3EncodeStream(mesh={self.mesh!r}, sample_rate={self.sample_rate})'
-
-
-class MiniMaxH3AudioVAE(_Closable):
-    """MiniMax-H3 audio VAE (diffusers AutoencoderKLMiniMaxH3Audio): 32 kHz mono per batch item,
-    stereo as two items. decode()/encode() apply no latent statistics, as diffusers'; the
-    pipeline's normalisation is normalize()/denormalize() with latents_mean / latents_std.
-    mesh: 'auto' (one device), or RxC: the columns split the batch items (stereo on 1x2: one
-    channel per device, no communication), the rows time; every mesh equals 1x1 to f32 rounding.
-    stream() / encode_stream() give exact streaming decode / encode."""
-
-    def __init__(self, core, threads=None, mesh='auto'):
-        self._core = core
-        self._threads = _threads(threads)
-        self._mesh = str(mesh)
-
-    @classmethod
-    def from_pretrained(cls, folder, subfolder=None, precision='fp32', threads=None, mesh='auto',
-                        parts='both', allow_unknown_config=False, **unused):
-        """folder: the component folder (config.json + diffusion_pytorch_model.safetensors), or
-        the pipeline folder with subfolder='audio_vae'. No downloads. parts: 'both', 'decoder'
-        or 'encoder' (half the weights in memory; the other call then raises).
-        allow_unknown_config: accept config fields meshnn does not know (logged, ignored)."""
-        lenient = _bool_arg('allow_unknown_config', allow_unknown_config)
-        folder = os.fspath(folder)
-        if subfolder:
-            folder = os.path.join(folder, subfolder)
-        if not os.path.isdir(folder):
-            raise FileNotFoundError(f'{folder}: no such folder (meshnn does not download)')
-        return cls(_meshnn.MiniMaxH3AudioVae.load(folder, precision, parts, lenient),
-                   threads=threads, mesh=mesh)
-
-    @property
-    def sampling_rate(self):
-        return self._live().sample_rate
-
-    @property
-    def hop_length(self):
-        return self._live().hop_length
-
-    @property
-    def latents_mean(self):
-        return list(self._live().latents_mean)
-
-    @property
-    def latents_std(self):
-        return list(self._live().latents_std)
-
-    def decode(self, z, return_dict=True, *, as_torch=None):
-        """z: (B, C, T) float32 denormalised latents → .sample (B, 1, hop·T) in [-1, 1].
-        Torch in → torch out unless as_torch says otherwise."""
-        as_torch = _is_torch(z) if as_torch is None else as_torch
-        y = out(self._live().decode(as_array(z, 'latents'), threads=self._threads,
-                                    mesh=self._mesh), as_torch)
-        return _Output(sample=y) if return_dict else (y,)
-
-    def encode(self, x, return_dict=True, *, as_torch=None):
-        """x: (B, 1, L) float32 at 32 kHz → .latent_dist with mode() / mean / log_std / std /
-        sample(), each (B, C, ceil(L / hop)); zero right-pad to whole hops, never a crop."""
-        as_torch = _is_torch(x) if as_torch is None else as_torch
-        mean, logs = self._live().encode(as_array(x, 'wave'), threads=self._threads,
-                                         mesh=self._mesh)
-        dist = MiniMaxH3Posterior(mean, logs, as_torch)
-        return _Output(latent_dist=dist) if return_dict else (dist,)
-
-    def stream(self, mesh='1x1', threads=None):
-        """An exact streaming decoder: push(latents (B, C, n)) → the samples (B, 1, m) that
-        became final, flush() → the rest (docs/streaming.md). mesh: '1x1' or a '1xN' pipeline."""
-        return Stream(self._live().decode_stream(mesh=mesh, threads=_threads(threads)))
-
-    def encode_stream(self, mesh='1x1', threads=None):
-        """An exact streaming encoder (MiniMaxH3EncodeStream): push(wave (B, 1, n)) → (mean,
-        log_std) of the frames that became final."""
-        return MiniMaxH3EncodeStream(self._live().encode_stream(mesh=mesh,
-                                                                 threads=_threads(threads)))
-
-    def _stats(self, z):
-        c = len(self.latents_mean)
-        m = np.asarray(self.latents_mean, dtype=np.float32).reshape(1, c, 1)
-        s = np.asarray(self.latents_std, dtype=np.float32).reshape(1, c, 1)
-        return as_array(z, 'latents'), m, s
-
-    def normalize(self, z):
-        """(z − latents_mean) / latents_std per channel (encode output → DiT latents)."""
-        a, m, s = self._stats(z)
-        return out(((a - m) / s).astype(np.float32), _is_torch(z))
-
-    def denormalize(self, z):
-        """z · latents_std + latents_mean per channel (DiT latents → decode input)."""
-        a, m, s = self._stats(z)
-        return out((a * s + m).astype(np.float32), _is_torch(z))
-
-    def eval(self):
-        return self
-
-    def to(self, *args, **kwargs):
-        return self
-
-    def __repr__(self):
-        return (f'meshnn.MiniMaxH3AudioVAE(sampling_rate={self.sampling_rate}, '
-                f'hop_length={self.hop_length})')
-
-
+@strict_class
 class AudioModel(_Closable):
     """Any audio model meshnn knows, found from what its files hold (AudioModel.registered() lists
     them in the order they are asked): an LTX-2 / LTX-2.3 checkpoint, an NVIDIA BigVGAN folder or
@@ -559,11 +427,11 @@ class AudioModel(_Closable):
     def load(cls, path, precision='fp32', config=None, threads=None, allow_unknown_config=False):
         """path: a checkpoint file or a model folder; precision: a mode, a preset or stage=mode
         pairs (docs/precision.md); config: a config.json for a checkpoint without one;
-        allow_unknown_config: accept config fields meshnn does not know (logged, ignored)."""
-        return cls(_meshnn.AudioModel.load(os.fspath(path), precision,
-                                           '' if config is None else os.fspath(config),
-                                           _bool_arg('allow_unknown_config', allow_unknown_config)),
-                   threads=threads)
+        allow_unknown_config: accept config fields meshnn does not know."""
+        load = _meshnn.AudioModel.load
+        extra = _unknown_config_option(load, allow_unknown_config, 'AudioModel.load')
+        return cls(load(os.fspath(path), precision, '' if config is None else os.fspath(config),
+                        **extra), threads=threads)
 
     @staticmethod
     def registered():
@@ -599,7 +467,7 @@ class AudioModel(_Closable):
     def __call__(self, x, *, as_torch=None, mesh='auto', threads=None, progress=None):
         """x: input_spec's layout, float32 → output_spec's. Torch in → torch out unless as_torch
         says otherwise."""
-        as_torch = _is_torch(x) if as_torch is None else as_torch
+        as_torch = wants_torch(x, as_torch)
         t = self._threads if threads is None else _threads(threads)
         return out(self._live().run(as_array(x, 'input'), mesh=mesh, threads=t,
                                     progress=progress), as_torch)
@@ -608,7 +476,7 @@ class AudioModel(_Closable):
 
     def encode(self, wave, *, as_torch=None, mesh='auto', threads=None):
         """wave: output_spec's layout → input_spec's (models with an encoder)."""
-        as_torch = _is_torch(wave) if as_torch is None else as_torch
+        as_torch = wants_torch(wave, as_torch)
         t = self._threads if threads is None else _threads(threads)
         return out(self._live().encode(as_array(wave, 'wave'), mesh=mesh, threads=t), as_torch)
 

@@ -3,7 +3,8 @@
 // drop-in classes; this file only moves tensors across the boundary and maps errors.
 //
 // Tensors in: a C-contiguous, aligned float32 numpy array (torch tensors arrive here through
-// DLPack, see meshnn/_convert.py) is wrapped by Tensor::view without a copy. The array is kept
+// DLPack, see meshnn/_convert.py) is wrapped by Tensor::view without a copy (a strided one is
+// copied once into storage meshnn owns, see view_of). The array is kept
 // alive by the caller's frame for the whole call, so the view carries no owner (an owner would be
 // released on a device thread without the GIL). Tensors out: the result Tensor handle moves into
 // a capsule that owns the storage; numpy's array points at it (no copy).
@@ -45,29 +46,6 @@ namespace {
 
 // ---- tensors across the boundary -------------------------------------------------------------
 
-// arr: C-contiguous aligned float32 ndarray of any shape → non-owning Tensor view of its bytes.
-// Non-float32 and non-contiguous arrays are a ShapeError (→ ValueError) naming `name`; the
-// caller converts on purpose (a silent copy would hide a 2x memory cost or a dtype mistake).
-Tensor view_of(const py::array& arr, const std::string& name) {
-  const py::dtype f32 = py::dtype::of<float>();
-  if (!arr.dtype().equal(f32))
-    throw ShapeError(detail::concat(name, ": expected float32, got ",
-                                    py::str(arr.dtype()).cast<std::string>(),
-                                    " (convert with .astype(numpy.float32) or .float())"));
-  const int flags = arr.flags();
-  if (!(flags & py::array::c_style))
-    throw ShapeError(
-        detail::concat(name,
-                       ": expected a C-contiguous array (got strides that are not row-major; use "
-                       "numpy.ascontiguousarray(x) or x.contiguous())"));
-  if (!(flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_))
-    throw ShapeError(detail::concat(name, ": array data is not aligned to 4 bytes"));
-  MESHNN_CHECK_AS(ShapeError, arr.ndim() >= 1 && arr.ndim() <= kMaxRank, name, ": rank ",
-                  arr.ndim(), " is not supported (1 to ", kMaxRank, ")");
-  Shape shape(arr.shape(), arr.shape() + arr.ndim());
-  return Tensor::view(const_cast<void*>(arr.data()), std::move(shape), DType::f32);
-}
-
 // t: any f32 Tensor → ndarray over the same storage; the capsule keeps the storage alive.
 py::array to_numpy(const Tensor& t) {
   MESHNN_CHECK_AS(Error, t.defined(), "internal: undefined output tensor");
@@ -91,6 +69,29 @@ py::array to_numpy(const Tensor& t) {
       return to_numpy(t.to(DType::f32));
     }
   }
+}
+
+// arr: float32 ndarray of any shape → Tensor. A C-contiguous, aligned array is viewed without a
+// copy; a strided one (a slice `x[:, :, a:b]`, a transpose) or an unaligned one is copied once
+// into a C-contiguous buffer meshnn owns (as torch modules take any layout). Non-float32 arrays
+// stay a ShapeError (→ ValueError) naming `name`: converting a dtype is the caller's choice.
+Tensor view_of(const py::array& arr, const std::string& name) {
+  const py::dtype f32 = py::dtype::of<float>();
+  if (!arr.dtype().equal(f32))
+    throw ShapeError(detail::concat(name, ": expected float32, got ",
+                                    py::str(arr.dtype()).cast<std::string>(),
+                                    " (convert with .astype(numpy.float32) or .float())"));
+  MESHNN_CHECK_AS(ShapeError, arr.ndim() >= 1 && arr.ndim() <= kMaxRank, name, ": rank ",
+                  arr.ndim(), " is not supported (1 to ", kMaxRank, ")");
+  Shape shape(arr.shape(), arr.shape() + arr.ndim());
+  const int flags = arr.flags();
+  if ((flags & py::array::c_style) && (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_))
+    return Tensor::view(const_cast<void*>(arr.data()), std::move(shape), DType::f32);
+  // The copy lands in a Tensor's own storage (numpy writes it through an array over that
+  // storage), so nothing here holds a Python reference once the GIL is released.
+  Tensor owned = Tensor::empty(std::move(shape), DType::f32);
+  py::module_::import("numpy").attr("copyto")(to_numpy(owned), arr);
+  return owned;
 }
 
 // ---- one call at a time per object ----------------------------------------------------------
@@ -237,6 +238,7 @@ class PyVlAdapter {
   std::string describe() const { return adapter_->plan().describe(); }
   int64_t seq_len() const { return adapter_->layout().seq_len(); }
   int64_t s_pad() const { return adapter_->layout().s_pad(); }
+  int64_t feature_dim() const { return adapter_->plan().dim; }  // D of the backbone features
   std::string version() const { return gr00t::version_name(adapter_->version()); }
 
   // features: (1, S, D) / (S, D) token rows, or (1, 1, S_pad, D) already in slots; state:
@@ -287,6 +289,7 @@ class PyPolicy {
   std::string version() const { return gr00t::version_name(policy_->version()); }
   int64_t action_horizon() const { return policy_->head_config().action_horizon; }
   int64_t action_dim() const { return policy_->head_config().action_dim; }
+  int64_t feature_dim() const { return policy_->plan().dim; }  // D of the backbone features
   int num_steps() const { return policy_->head_config().num_steps; }
 
   // → (actions (1, T, A), velocities [(1, T, A)] per step, or an empty list).
@@ -468,11 +471,14 @@ PYBIND11_MODULE(_meshnn, m) {
   // The H3 decode stream: push latents (B, C, n) → the samples (B, 1, m) that became final. It
   // claims itself per call in the library (a second concurrent call: InUseError).
   using H3Stream = MiniMaxH3AudioVae::DecodeStream;
+  // Outputs are checked as AudioStream's are: a non-finite sample from finite latents (inputs
+  // that overflow float32 inside the decoder) is an error, never passed on as audio.
   auto h3_call = [](H3Stream& s, const std::function<Tensor()>& call) {
     Tensor y;
     {
       py::gil_scoped_release nogil;
       y = call();
+      check_model_output(y, "MiniMax-H3 decode stream", "push / flush");
     }
     return to_numpy(y);
   };
@@ -504,6 +510,8 @@ PYBIND11_MODULE(_meshnn, m) {
     {
       py::gil_scoped_release nogil;
       mean = call(s, &logs);
+      check_model_output(mean, "MiniMax-H3 encode stream", "the posterior mean");
+      check_model_output(logs, "MiniMax-H3 encode stream", "the posterior log std");
     }
     return py::make_tuple(to_numpy(mean), to_numpy(logs));
   };
@@ -728,6 +736,7 @@ PYBIND11_MODULE(_meshnn, m) {
       .def("describe", &PyVlAdapter::describe)
       .def_property_readonly("seq_len", &PyVlAdapter::seq_len)
       .def_property_readonly("s_pad", &PyVlAdapter::s_pad)
+      .def_property_readonly("feature_dim", &PyVlAdapter::feature_dim)
       .def_property_readonly("version", &PyVlAdapter::version)
       .def("forward", &PyVlAdapter::forward, py::arg("features"), py::arg("state") = py::none(),
            py::arg("embodiment") = 0);
@@ -745,6 +754,7 @@ PYBIND11_MODULE(_meshnn, m) {
       .def_property_readonly("version", &PyPolicy::version)
       .def_property_readonly("action_horizon", &PyPolicy::action_horizon)
       .def_property_readonly("action_dim", &PyPolicy::action_dim)
+      .def_property_readonly("feature_dim", &PyPolicy::feature_dim)
       .def_property_readonly("num_steps", &PyPolicy::num_steps)
       .def("get_action", &PyPolicy::get_action, py::arg("features"), py::arg("vl_mask"),
            py::arg("state"), py::arg("embodiment"), py::arg("noise"), py::arg("seed"),

@@ -305,7 +305,12 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
 }
 
 Tensor BigVganVocoder::mel_spectrogram(const Tensor& wav) const {
-  return impl_->pool.weights().mel_of(wav);
+  // A NaN sample would give a NaN mel without a word; an absurd finite one an inf (the log of
+  // an overflowed power): both refused here, naming the cause (issue 35's hostile re-run).
+  check_finite(wav, "wav");
+  Tensor mel = impl_->pool.weights().mel_of(wav);
+  check_model_output(mel, "BigVGAN mel front end", "the log-mel");
+  return mel;
 }
 
 // ---- registry entries ------------------------------------------------------------------------

@@ -377,8 +377,11 @@ struct MiniMaxH3Model final : AudioModel::Impl {
   explicit MiniMaxH3Model(MiniMaxH3AudioVae v) : vae(std::move(v)) {
     model = "minimax-h3-audio-vae";
     variant = "minimax-h3";
-    description = "MiniMax-H3 audio VAE (32 latent channels ↔ 32 kHz, stereo as two items)";
     const int sr = vae.sample_rate();
+    // From the loaded config (a reduced or retrained VAE has other widths and rates).
+    description =
+        detail::concat("MiniMax-H3 audio VAE (", vae.latent_channels(), " latent channels ↔ ", sr,
+                       " Hz, hop ", vae.hop_length(), ", stereo as two items)");
     input = {"latent",
              {-1, vae.latent_channels(), -1},
              2,

@@ -64,8 +64,9 @@ def test_ltx_decode_psnr_vs_pytorch(ref, name):
     with torch.no_grad():
         want = model(latent).numpy()
     decoder = meshnn.LtxAudioDecoder.from_checkpoint(path)
-    got = decoder(latent)
-    assert isinstance(got, np.ndarray) and got.shape == want.shape
+    got = decoder(latent)  # torch in, torch out
+    assert isinstance(got, torch.Tensor) and got.shape == want.shape
+    got = got.numpy()
     p = psnr_db(got, want)
     print(f'{name}: PSNR {p:.1f} dB')
     assert p >= MIN_PSNR_DB
