@@ -258,8 +258,8 @@ void register_tiles() {
             v.emplace_back(kernels::WinogradTile{m, k == 3 ? 3 : m}, WinogradPrecision::bf16,
                            "bf16_F" + std::to_string(m));
         for (const auto& [tile, p, name] : v) {
-          const std::string key = "wtile_c" + std::to_string(c) + "_k" + std::to_string(k) +
-                                  "_d" + std::to_string(d) + "_T" + std::to_string(T) + "/" + name;
+          const std::string key = "wtile_c" + std::to_string(c) + "_k" + std::to_string(k) + "_d" +
+                                  std::to_string(d) + "_T" + std::to_string(T) + "/" + name;
           benchmark::RegisterBenchmark(key.c_str(),
                                        [c, k, d, T, tile = tile, p = p](benchmark::State& s) {
                                          run_tile(s, c, k, d, T, tile, p);

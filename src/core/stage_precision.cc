@@ -164,7 +164,8 @@ Precision StagePrecision::uniform(const std::string& model) const {
   // auto: a single-precision model has no per-stage table (docs/precision.md), so fp32.
   if (native_only_) return Precision::fp32;
   MESHNN_CHECK_AS(InvalidArgument, is_uniform(), "precision '", str(), "': ", model,
-                  " runs one precision for every layer; give a mode (", precision_names_text(), ")");
+                  " runs one precision for every layer; give a mode (", precision_names_text(),
+                  ")");
   return every_;
 }
 

@@ -55,8 +55,7 @@ TEST(ConvBf16Winograd, RoutedByTheOverride) {
   if (!kernels::winograd1d_available()) GTEST_SKIP() << "no AVX2/FMA";
   const Tensor w = test::random_normal({64, 64, 3, 3}, 11, 0.04f);
   const Tensor b = test::random_normal({64}, 12, 0.1f);
-  Conv2d wino = build("auto", w, b, Precision::bf16),
-         def = build("onednn", w, b, Precision::bf16);
+  Conv2d wino = build("auto", w, b, Precision::bf16), def = build("onednn", w, b, Precision::bf16);
   Conv2d f32 = build("onednn", w, b);
   EXPECT_NE(wino.impl_info({1, 9, 7, 64}).find("winograd"), std::string::npos);
   EXPECT_EQ(def.impl_info({1, 9, 7, 64}).find("winograd"), std::string::npos)

@@ -98,8 +98,8 @@ void check_case(const Case1d& c) {
   spec.precision = Precision::bf16;
   const bool de = c.kind == ConvKind::deconv;
   const float scale = 1.f / std::sqrt(float(c.ci * c.k) / (de ? c.s : 1));
-  const Tensor w = test::random_normal(de ? Shape{c.ci, c.co, c.k} : Shape{c.co, c.ci, c.k}, 41,
-                                       scale);
+  const Tensor w =
+      test::random_normal(de ? Shape{c.ci, c.co, c.k} : Shape{c.co, c.ci, c.k}, 41, scale);
   const Tensor b = test::random_normal({c.co}, 42, 0.1f);
   const Tensor x = test::random_uniform({1, c.T, c.ci}, 43);
   ConvEngine e(spec, w, b);
@@ -125,8 +125,7 @@ void check_case(const Case1d& c) {
 
 // The Winograd GEMM label this CPU runs bf16 on.
 const char* bf16_gemm() {
-  return kernels::packed_gemm_available(kernels::GemmType::bf16) ? "packed-bf16"
-                                                                 : "sgemm-bf16emu";
+  return kernels::packed_gemm_available(kernels::GemmType::bf16) ? "packed-bf16" : "sgemm-bf16emu";
 }
 
 TEST(ConvBf16Kernels, EveryPathAgainstFloat64) {
@@ -135,14 +134,14 @@ TEST(ConvBf16Kernels, EveryPathAgainstFloat64) {
   const Case1d cases[] = {
       {"AMP conv 384->384 k7 d3", ConvKind::conv, 384, 384, 7, 1, 3, 300, wg, true},
       {"AMP conv 96->96 k3 d5", ConvKind::conv, 96, 96, 3, 1, 5, 257, wg, true},
-      {"thin 32->32 k7 (direct)", ConvKind::conv, 32, 32, 7, 1, 1, 301,
-       "direct:avx2:f32-for-bf16", false},
+      {"thin 32->32 k7 (direct)", ConvKind::conv, 32, 32, 7, 1, 1, 301, "direct:avx2:f32-for-bf16",
+       false},
       {"strided 256->512 k4 s2 (gemm)", ConvKind::conv, 256, 512, 4, 2, 1, 200,
        "gemm:s2:sgemm:f32-for-bf16", false},
       {"upsampler 512->256 k4 s2 (polyphase gemm)", ConvKind::deconv, 512, 256, 4, 2, 1, 100,
        "polyphase:gemm:s1:sgemm:f32-for-bf16", false},
-      {"upsampler 256->128 k12 s4 (polyphase winograd)", ConvKind::deconv, 256, 128, 12, 4, 1,
-       60, "polyphase:" + wg, true},
+      {"upsampler 256->128 k12 s4 (polyphase winograd)", ConvKind::deconv, 256, 128, 12, 4, 1, 60,
+       "polyphase:" + wg, true},
   };
   for (const Case1d& c : cases) check_case(c);
 }
