@@ -31,6 +31,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dnnl/matmul.h"
@@ -214,6 +215,61 @@ void register_conv() {
           }
 }
 
-const int registered = (register_all(), register_conv(), 0);
+// Long inputs (one-shot decode shapes): the f32 default tile against bf16 operands at several
+// tiles, the whole kernel per iteration (the tile choice of default_winograd_tile for bf16).
+//   meshnn_bench --benchmark_filter=wtile_ --benchmark_repetitions=3
+void run_tile(benchmark::State& state, int64_t c, int64_t k, int64_t d, int64_t T,
+              kernels::WinogradTile tile, kernels::WinogradPrecision p) {
+  if (p == kernels::WinogradPrecision::bf16 &&
+      !kernels::packed_gemm_available(kernels::GemmType::bf16)) {
+    state.SkipWithError("no AVX512-BF16");
+    return;
+  }
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> w(static_cast<size_t>(c * c * k)), x(static_cast<size_t>(T * c)),
+      y(static_cast<size_t>(T * c));
+  for (float& v : w) v = u(rng) * 0.01f;
+  for (float& v : x) v = u(rng);
+  const kernels::Winograd1d wg(w.data(), nullptr, c, c, k, d, tile, p);
+  const int64_t pad = (k - 1) * d / 2;
+  wg.run(x.data(), T, pad, y.data(), T, false);
+  for (auto _ : state) {
+    wg.run(x.data(), T, pad, y.data(), T, false);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * static_cast<double>(T * c * c * k),
+                                                benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::kIs1000);
+}
+
+void register_tiles() {
+  using kernels::WinogradPrecision;
+  for (const int64_t c : {768, 384, 128})
+    for (const int64_t k : {3, 7, 11})
+      for (const int64_t d : {1, 3}) {
+        const int64_t T = c == 768 ? 2048 : c == 384 ? 8192 : 24000;
+        std::vector<std::tuple<kernels::WinogradTile, WinogradPrecision, std::string>> v{
+            {kernels::default_winograd_tile(k), WinogradPrecision::f32, "f32"},
+            {kernels::default_winograd_tile(k, WinogradPrecision::bf16), WinogradPrecision::bf16,
+             "bf16_default"}};
+        for (const int m : {2, 3, 4, 6})
+          if (k == 3 || m <= 4)
+            v.emplace_back(kernels::WinogradTile{m, k == 3 ? 3 : m}, WinogradPrecision::bf16,
+                           "bf16_F" + std::to_string(m));
+        for (const auto& [tile, p, name] : v) {
+          const std::string key = "wtile_c" + std::to_string(c) + "_k" + std::to_string(k) + "_d" +
+                                  std::to_string(d) + "_T" + std::to_string(T) + "/" + name;
+          benchmark::RegisterBenchmark(key.c_str(),
+                                       [c, k, d, T, tile = tile, p = p](benchmark::State& s) {
+                                         run_tile(s, c, k, d, T, tile, p);
+                                       })
+              ->Unit(benchmark::kMicrosecond)
+              ->MinTime(0.2);
+        }
+      }
+}
+
+const int registered = (register_all(), register_conv(), register_tiles(), 0);
 
 }  // namespace

@@ -8,8 +8,9 @@ namespace meshnn::cli {
 
 const char* const kPrecisionHelp =
     "fp32 | bf16 | bf16x2 | bf16x3 for every stage, the preset bf16-safe (LTX: vae and vocoder "
-    "bf16, bwe fp32), or per stage: vae=MODE,vocoder=MODE,bwe=MODE (LTX; BigVGAN: vocoder=MODE); "
-    "unnamed stages run fp32 (docs/precision.md)";
+    "bf16, bwe fp32), auto (bf16-safe's stages where the CPU has avx512_bf16, else fp32), or per "
+    "stage: vae=MODE,vocoder=MODE,bwe=MODE (LTX; BigVGAN: vocoder=MODE); unnamed stages run fp32 "
+    "(docs/precision.md)";
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/core/precision.h"
 
 namespace meshnn::cli {
 
@@ -18,9 +19,12 @@ const Registrar reg("info", [](CLI::App& app) {
     std::printf("meshnn %s\n", MESHNN_VERSION);
     std::printf("cpu:          %s\n", f.brand.empty() ? "unknown" : f.brand.c_str());
     std::printf("cpu features: %s\n", cpu_features_str().c_str());
-    std::printf("bf16 compute: %s\n", f.avx512_bf16 ? "native (avx512_bf16)"
-                                      : f.avx512bw  ? "emulated by oneDNN (slow)"
-                                                    : "unavailable (fp32 only)");
+    // The bf16 modes run everywhere; only a native datapath makes them faster than fp32, so
+    // --precision auto picks bf16 only there (docs/precision.md).
+    std::printf("bf16 compute: %s\n",
+                bf16_datapath_native()
+                    ? "native (avx512_bf16): --precision auto runs bf16 where measured >= 50 dB"
+                    : "emulated in f32 (exact, slower than fp32): --precision auto runs fp32");
     std::printf("oneDNN:       %s\n", onednn_version().c_str());
     std::printf("cores:        %d available\n", available_cores());
     std::printf("omp threads:  %d (OMP_NUM_THREADS=%s)\n", omp_get_max_threads(),

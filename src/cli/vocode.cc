@@ -103,7 +103,8 @@ const Registrar reg("vocode", [](CLI::App& app) {
                   "output .wav (float32); with --stream, - writes raw s16le PCM to stdout")
       ->required();
   cmd->add_option("--precision", args->precision,
-                  "fp32 | bf16 | bf16x2 | bf16x3, or vocoder=MODE (docs/precision.md)")
+                  "fp32 | bf16 | bf16x2 | bf16x3, auto (bf16 where the CPU has avx512_bf16, else "
+                  "fp32) or vocoder=MODE (docs/precision.md)")
       ->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "local device mesh RxC (time split over it), or auto")
       ->capture_default_str();

@@ -3,18 +3,15 @@
 #include <algorithm>
 
 #include "meshnn/core/error.h"
+#include "meshnn/core/log.h"
 
 namespace meshnn {
 
 namespace {
 
-constexpr Precision kModes[] = {Precision::fp32, Precision::bf16, Precision::bf16x2,
-                                Precision::bf16x3};
-constexpr const char* kModesText = "fp32, bf16, bf16x2 or bf16x3";
-
 bool is_mode(const std::string& s) {
-  return std::any_of(std::begin(kModes), std::end(kModes),
-                     [&](Precision p) { return s == precision_name(p); });
+  const std::vector<Precision>& m = all_precisions();
+  return std::any_of(m.begin(), m.end(), [&](Precision p) { return s == precision_name(p); });
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -25,11 +22,19 @@ std::string join(const std::vector<std::string>& v) {
 
 // bf16-safe: the measured split of docs/precision.md — the mel-VAE and the vocoder tolerate bf16,
 // the BWE's generator is kept in fp32 (others measured it unusable in bf16).
+//
+// auto: bf16 only where it pays and keeps >= 50 dB. The stages set below are those whose bf16 run
+// keeps >= 50 dB PSNR against fp32 in the measured table of docs/precision.md (`meshnn bench
+// precision`: LTX-2.3 vae + vocoder, BigVGAN v2's vocoder; the BWE stays fp32), and only on a CPU
+// with a native bf16 datapath (bf16_datapath_native): where bf16 is emulated it is slower than
+// fp32, so auto is fp32 there. Every stage is optional (BigVGAN has only the vocoder), and a
+// model with one precision for all layers (MiniMax-H3, not in the table) runs fp32.
 struct Preset {
   const char* name;
   const char* doc;
   std::vector<std::pair<std::string, Precision>> stages;
   std::vector<std::string> optional;  // stages a model may lack (LTX-2 has no BWE)
+  bool native_only = false;           // the stages apply only on a native bf16 datapath
 };
 const std::vector<Preset>& preset_table() {
   static const std::vector<Preset> t{
@@ -38,7 +43,15 @@ const std::vector<Preset>& preset_table() {
        {{StagePrecision::kVae, Precision::bf16},
         {StagePrecision::kVocoder, Precision::bf16},
         {StagePrecision::kBwe, Precision::fp32}},
-       {StagePrecision::kBwe}}};
+       {StagePrecision::kBwe}},
+      {"auto",
+       "vae=bf16,vocoder=bf16,bwe=fp32 for the stages a model has where the CPU runs bf16 "
+       "natively (avx512_bf16), fp32 elsewhere and for MiniMax-H3",
+       {{StagePrecision::kVae, Precision::bf16},
+        {StagePrecision::kVocoder, Precision::bf16},
+        {StagePrecision::kBwe, Precision::fp32}},
+       {StagePrecision::kVae, StagePrecision::kVocoder, StagePrecision::kBwe},
+       true}};
   return t;
 }
 
@@ -49,7 +62,7 @@ std::string presets_text() {
 }
 
 std::string expected_text() {
-  return std::string("a mode (") + kModesText + "), a preset (" + presets_text() +
+  return std::string("a mode (") + precision_names_text() + "), a preset (" + presets_text() +
          ") or stage=mode pairs such as vae=bf16,vocoder=bf16 (stages: " +
          join(StagePrecision::known_stages()) + ")";
 }
@@ -82,6 +95,7 @@ StagePrecision StagePrecision::parse(const std::string& text) {
         sp.preset_ = p.name;
         sp.stages_ = p.stages;
         sp.optional_ = p.optional;
+        sp.native_only_ = p.native_only;
         return sp;
       }
     throw InvalidArgument("unknown precision '" + text + "': expected " + expected_text());
@@ -106,7 +120,7 @@ StagePrecision StagePrecision::parse(const std::string& text) {
                       "' is given twice");
     MESHNN_CHECK_AS(InvalidArgument, is_mode(mode), "precision '", text,
                     "': unknown precision mode '", mode, "' for stage ", stage, " (expected ",
-                    kModesText, ")");
+                    precision_names_text(), ")");
     sp.stages_.emplace_back(stage, parse_precision(mode));
     if (e == text.size()) break;
     b = e + 1;
@@ -116,7 +130,17 @@ StagePrecision StagePrecision::parse(const std::string& text) {
 
 std::vector<Precision> StagePrecision::resolve(const std::vector<std::string>& stages,
                                                const std::string& model) const {
+  return resolve(stages, model, bf16_datapath_native());
+}
+
+std::vector<Precision> StagePrecision::resolve(const std::vector<std::string>& stages,
+                                               const std::string& model, bool native_bf16) const {
   std::vector<Precision> out(stages.size(), every_);
+  if (native_only_ && !native_bf16) {
+    log_info(detail::concat("precision ", str(), ": ", model,
+                            " runs fp32 (bf16 would be emulated on this CPU: no avx512_bf16)"));
+    return out;
+  }
   for (const auto& [name, mode] : stages_) {
     const auto it = std::find(stages.begin(), stages.end(), name);
     if (it == stages.end()) {
@@ -126,12 +150,22 @@ std::vector<Precision> StagePrecision::resolve(const std::vector<std::string>& s
     }
     out[static_cast<size_t>(it - stages.begin())] = mode;
   }
+  if (native_only_) {
+    std::string chosen;
+    for (size_t i = 0; i < stages.size(); ++i)
+      chosen += (i ? "," : "") + stages[i] + "=" + precision_name(out[i]);
+    log_info(detail::concat("precision ", str(), ": ", model, " runs ", chosen,
+                            " (native bf16 datapath)"));
+  }
   return out;
 }
 
 Precision StagePrecision::uniform(const std::string& model) const {
+  // auto: a single-precision model has no per-stage table (docs/precision.md), so fp32.
+  if (native_only_) return Precision::fp32;
   MESHNN_CHECK_AS(InvalidArgument, is_uniform(), "precision '", str(), "': ", model,
-                  " runs one precision for every layer; give a mode (", kModesText, ")");
+                  " runs one precision for every layer; give a mode (", precision_names_text(),
+                  ")");
   return every_;
 }
 

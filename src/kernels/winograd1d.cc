@@ -158,7 +158,28 @@ OutputFn pick_output(int a) {
   return t[a];
 }
 
+// Output tiles per block: the block's transformed inputs + products stay near kBlockBytes.
+int64_t block_tiles(int a, int64_t c_in, int64_t c_out) {
+  const int64_t per_tile = int64_t{a} * (c_in + c_out) * int64_t{sizeof(float)};
+  return std::clamp<int64_t>(kBlockBytes / per_tile, 64, 256);
+}
+
 }  // namespace
+
+WinogradScratch& winograd_scratch() {
+  static thread_local WinogradScratch s;
+  return s;
+}
+
+void reserve_winograd_scratch(size_t f32, size_t bf16) {
+  // Values, not bytes; resize zero-fills, which touches the pages here, at load.
+#pragma omp parallel
+  {
+    WinogradScratch& s = winograd_scratch();
+    if (s.f32.size() < f32) s.f32.resize(f32);
+    if (s.bf16.size() < bf16) s.bf16.resize(bf16);
+  }
+}
 
 WeightBuffer::WeightBuffer(size_t n) : n_(n) {
   // Page-aligned. Transparent huge pages (MADV_HUGEPAGE) were measured too: no faster to load
@@ -266,6 +287,10 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
     for (int xi = 0; xi < a; ++xi)
       short_b_.push_back(PackedMatrix::row_major_view(u_.data() + xi * segs_ * c_in * c_out,
                                                       segs_ * c_in, c_out, c_out));
+  // The block scratch of a long input (Winograd1d::run), ready before the first call.
+  const int64_t nb = block_tiles(a, c_in, c_out), vstride = (nb + segs_ - 1) * c_in;
+  reserve_winograd_scratch(static_cast<size_t>(a * (vstride + nb * c_out)),
+                           native_bf16_ ? static_cast<size_t>(a * vstride) : 0);
 }
 
 bool Winograd1d::uses_short_path(int64_t T_out) const {
@@ -312,8 +337,7 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   // transformed reuses the transform. nb: the products of a block stay cache-sized; with the
   // packed filters small blocks cost no re-packing (dnnl_sgemm re-packed the C_in × C_out
   // filter per call: 32 rows were up to 1.5× slower than 64 there).
-  const int64_t per_tile = int64_t{a} * (Ci + Co) * int64_t{sizeof(float)};
-  const int64_t nb = std::clamp<int64_t>(kBlockBytes / per_tile, 64, 256);
+  const int64_t nb = block_tiles(a, Ci, Co);
   // Short inputs (streaming pushes, see WinogradIsa): the tiles of all d phases stacked in one
   // block, so each transform point's filters are read once per call rather than once per phase,
   // its columns split over the threads (each reads its part of the filters once).
@@ -333,9 +357,10 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   std::atomic<int> failed{0};  // a dnnl status (exceptions cannot leave the parallel region)
 #pragma omp parallel
   {
-    static thread_local std::vector<float> buf;
-    static thread_local std::vector<uint16_t> buf16;
-    static thread_local std::vector<int64_t> a_rows;
+    WinogradScratch& sc = winograd_scratch();
+    std::vector<float>& buf = sc.f32;
+    std::vector<uint16_t>& buf16 = sc.bf16;
+    std::vector<int64_t>& a_rows = sc.rows;
     // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products; native bf16: the
     // transformed inputs as bf16 bits in buf16 ([ξ][tile][C_in] too).
     const int64_t vstride = vrows * Ci, mstride = nb * Co;

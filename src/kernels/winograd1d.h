@@ -125,6 +125,19 @@ class Winograd1d {
   std::vector<PackedMatrix> short_b_;
 };
 
+// The per-thread block scratch both Winograd kernels run in (the calling OpenMP thread's, shared
+// by every layer, kept between calls): f32 transformed inputs + products, the transformed inputs as
+// bf16 bits, gathered row offsets. A layer grows it at load (reserve_winograd_scratch, called by
+// the constructors) so that its first call neither allocates nor zero-fills nor faults it in.
+struct WinogradScratch {
+  std::vector<float> f32;
+  std::vector<uint16_t> bf16;
+  std::vector<int64_t> rows;
+};
+WinogradScratch& winograd_scratch();
+// Grows every OpenMP thread's scratch (one parallel region) to at least these many values.
+void reserve_winograd_scratch(size_t f32, size_t bf16);
+
 // How many column chunks a call splits each block's GEMMs into so that `items` blocks keep
 // `threads` threads busy (small streaming windows give one or two blocks): chunks of whole
 // 32-column panels, at least 64 columns each. Shared by the 1-D and 2-D kernels.

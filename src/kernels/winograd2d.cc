@@ -15,6 +15,12 @@ namespace {
 // Target bytes of one block's transformed inputs + products (as in the 1-D kernel).
 constexpr int64_t kBlockBytes = 1024 * 1024;
 
+// Tiles per block: the block's 16 transformed inputs + products stay near kBlockBytes.
+int64_t block_tiles(int64_t c_in, int64_t c_out) {
+  const int64_t per_tile = 16 * (c_in + c_out) * int64_t{sizeof(float)};
+  return std::clamp<int64_t>(kBlockBytes / per_tile, 64, 256);
+}
+
 __attribute__((target("avx2,fma"))) inline __m256i lane_mask(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -130,6 +136,10 @@ Winograd2d::Winograd2d(const float* weights, const float* bias, int64_t c_out, i
   }
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
+  // The block scratch of run(), ready before the first call.
+  const int64_t nb = block_tiles(c_in, c_out);
+  reserve_winograd_scratch(static_cast<size_t>(16 * nb * (c_in + c_out)),
+                           native_bf16_ ? static_cast<size_t>(16 * nb * c_in) : 0);
 }
 
 const char* Winograd2d::gemm_label() const {
@@ -148,8 +158,7 @@ void Winograd2d::run(const float* x, int64_t H, int64_t W, int64_t pad_h, int64_
   // Blocks of nb tiles (row-major over the tile grid) times column chunks when the blocks are
   // fewer than the threads (Winograd1d::run), each item run whole by one thread: input
   // transform → 16 single-threaded GEMMs → output transform, in thread-local scratch.
-  const int64_t per_tile = 16 * (Ci + Co) * int64_t{sizeof(float)};
-  const int64_t nb = std::clamp<int64_t>(kBlockBytes / per_tile, 64, 256);
+  const int64_t nb = block_tiles(Ci, Co);
   const int64_t n_blocks = (n_t + nb - 1) / nb;
   const int64_t chunks = winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
   const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
@@ -158,8 +167,9 @@ void Winograd2d::run(const float* x, int64_t H, int64_t W, int64_t pad_h, int64_
   std::atomic<int> failed{0};
 #pragma omp parallel
   {
-    static thread_local std::vector<float> buf;
-    static thread_local std::vector<uint16_t> buf16;
+    WinogradScratch& sc = winograd_scratch();
+    std::vector<float>& buf = sc.f32;
+    std::vector<uint16_t>& buf16 = sc.bf16;
     const int64_t vstride = nb * Ci, mstride = nb * Co;
     if (buf.size() < static_cast<size_t>(16 * (vstride + mstride)))
       buf.resize(static_cast<size_t>(16 * (vstride + mstride)));

@@ -29,12 +29,19 @@ constexpr int64_t kDirectMaxChannels = 192;
 constexpr int64_t kWinogradMinChannels = 48;
 constexpr int64_t kWinogradMaxWidening = 4;
 
+// The label suffix of an f32 kernel running a layer built at another precision (benchmarks and
+// impl_info show that a bf16 layer ran in f32).
+std::string f32_label(Precision p) {
+  return p == Precision::fp32 ? "" : std::string(":f32-for-") + precision_name(p);
+}
+
 class DirectAlgorithm final : public Conv1dAlgorithm {
  public:
-  DirectAlgorithm(const Conv1dGeometry& g, const float* w, const float* b)
-      : w_(kernels::pack_direct_conv1d(w, b, g.c_out, g.c_in, g.k, g.stride, g.dilation)) {}
+  DirectAlgorithm(const Conv1dGeometry& g, const float* w, const float* b, Precision p)
+      : w_(kernels::pack_direct_conv1d(w, b, g.c_out, g.c_in, g.k, g.stride, g.dilation)),
+        f32_for_(p) {}
   Conv1dAlgo kind() const override { return Conv1dAlgo::direct; }
-  std::string name() const override { return "direct:avx2"; }
+  std::string name() const override { return "direct:avx2" + f32_label(f32_for_); }
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const override {
     ProfileScope prof("conv1d.direct");
@@ -45,6 +52,7 @@ class DirectAlgorithm final : public Conv1dAlgorithm {
 
  private:
   kernels::DirectConv1dWeights w_;
+  Precision f32_for_;  // the layer's precision (the kernel runs f32 for every mode)
 };
 
 class WinogradAlgorithm final : public Conv1dAlgorithm {
@@ -76,10 +84,12 @@ class WinogradAlgorithm final : public Conv1dAlgorithm {
 // (64 → 128, k 4 s 2: 118 vs 103 GFLOP/s).
 class StridedGemmAlgorithm final : public Conv1dAlgorithm {
  public:
-  StridedGemmAlgorithm(const Conv1dGeometry& g, const float* w, const float* b)
-      : w_(kernels::pack_strided_gemm_conv1d(w, b, g.c_out, g.c_in, g.k, g.stride)) {}
+  StridedGemmAlgorithm(const Conv1dGeometry& g, const float* w, const float* b, Precision p)
+      : w_(kernels::pack_strided_gemm_conv1d(w, b, g.c_out, g.c_in, g.k, g.stride)), f32_for_(p) {}
   Conv1dAlgo kind() const override { return Conv1dAlgo::gemm; }
-  std::string name() const override { return "gemm:s" + std::to_string(w_.stride) + ":sgemm"; }
+  std::string name() const override {
+    return "gemm:s" + std::to_string(w_.stride) + ":sgemm" + f32_label(f32_for_);
+  }
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const override {
     ProfileScope prof("conv1d.gemm");
@@ -90,6 +100,7 @@ class StridedGemmAlgorithm final : public Conv1dAlgorithm {
 
  private:
   kernels::StridedGemmWeights w_;
+  Precision f32_for_;
 };
 
 // Winograd F(2×2, 3×3) for Conv2d when both channel counts reach this (measured against oneDNN
@@ -218,12 +229,15 @@ std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Co
   if (!winograd_precision(precision, wp)) return nullptr;
   switch (algo) {
     case Conv1dAlgo::direct:
-      // The direct kernel is f32 only: a bf16 layer chosen "direct" runs on oneDNN's bf16 conv.
-      if (!kernels::direct_conv1d_available() || precision != Precision::fp32) return nullptr;
-      return std::make_unique<DirectAlgorithm>(g, weights, bias);
+      // f32 only. A bf16 layer runs it in f32 (docs/precision.md "bf16 on our kernels"): the thin
+      // layers it takes are bound by their transforms of C ≤ 192 channels, not by the multiplies,
+      // and oneDNN's bf16 conv there costs two reorders per call and more error.
+      if (!kernels::direct_conv1d_available()) return nullptr;
+      return std::make_unique<DirectAlgorithm>(g, weights, bias, precision);
     case Conv1dAlgo::gemm:
-      if (!gemm_fits(g) || precision != Precision::fp32) return nullptr;
-      return std::make_unique<StridedGemmAlgorithm>(g, weights, bias);
+      // f32 only, bf16 layers included (same reason; these are memory-bound strided GEMMs).
+      if (!gemm_fits(g)) return nullptr;
+      return std::make_unique<StridedGemmAlgorithm>(g, weights, bias, precision);
     case Conv1dAlgo::winograd:
     case Conv1dAlgo::fft:
       if (!winograd_fits(g)) return nullptr;

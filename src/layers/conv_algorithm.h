@@ -87,8 +87,10 @@ std::unique_ptr<Conv2dAlgorithm> make_conv2d_algorithm(Conv1dAlgo algo, const Co
 
 // Builds `algo` for this layer from PyTorch-layout weights (C_out, C_in, K) f32 and bias (C_out)
 // or nullptr (weights transformed / packed here, once). Returns nullptr for onednn, and when the
-// algorithm cannot run this layer (e.g. no AVX2). precision bf16: only Winograd has a bf16 form
-// here (direct and the split modes return nullptr: oneDNN runs them).
+// algorithm cannot run this layer (e.g. no AVX2). precision bf16: Winograd runs bf16 GEMM operands;
+// direct and gemm have no bf16 form and run the layer in f32 (more accurate, and faster than
+// oneDNN's bf16 conv with its reorders: docs/precision.md); the split modes return nullptr
+// (oneDNN).
 std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Conv1dGeometry& g,
                                                        const float* weights, const float* bias,
                                                        Precision precision = Precision::fp32);

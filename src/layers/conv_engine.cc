@@ -12,20 +12,16 @@
 namespace meshnn::conv {
 namespace {
 
-// bf16 layers run on bf16 Winograd only when MESHNN_CONV_ALGO asks for the fast algorithms:
-// measured no faster than oneDNN's bf16 conv here and 2.7 dB less accurate (docs/benchmarks.md),
-// so the default bf16 path stays oneDNN.
-bool winograd_bf16_requested() {
-  const Conv1dAlgo o = conv_algo_override();
-  return o == Conv1dAlgo::winograd || o == Conv1dAlgo::fft;
-}
+// fp32 and bf16 layers run on our kernels (bf16: Winograd with bf16 GEMM operands, the direct and
+// strided-GEMM kernels in f32; docs/precision.md "bf16 on our kernels"); the split modes (bf16x2,
+// bf16x3) on oneDNN, whose bf16 conv sums their terms with its `sum` post-op.
+bool our_precision(Precision p) { return p == Precision::fp32 || p == Precision::bf16; }
 
-// The algorithm of a 1-D layer: our own kernels for fp32 1-D convs (the choice per shape lives in
-// conv_algorithm), oneDNN for everything else.
+// The algorithm of a 1-D layer: our own kernels for fp32 / bf16 1-D convs (the choice per shape
+// lives in conv_algorithm), oneDNN for everything else.
 Conv1dAlgo algo_choice(const ConvSpec& spec) {
-  const bool ours = spec.kind == ConvKind::conv && spec.spatial == 1 &&
-                    (spec.precision == Precision::fp32 ||
-                     (spec.precision == Precision::bf16 && winograd_bf16_requested()));
+  const bool ours =
+      spec.kind == ConvKind::conv && spec.spatial == 1 && our_precision(spec.precision);
   return ours ? choose_conv1d(
                     {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]})
               : Conv1dAlgo::onednn;
@@ -70,7 +66,7 @@ Conv1dGeometry polyphase_geometry(const ConvSpec& spec) {
 // keep the deconv primitive.
 Conv1dAlgo polyphase_choice(const ConvSpec& spec) {
   if (spec.kind != ConvKind::deconv || spec.spatial != 1 || spec.dilation[0] != 1 ||
-      spec.precision != Precision::fp32)
+      !our_precision(spec.precision))
     return Conv1dAlgo::onednn;
   const DeconvAlgo o = deconv_algo_override();
   if (o == DeconvAlgo::onednn) return Conv1dAlgo::onednn;
@@ -123,7 +119,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     }
   }
   // Our own kernel reads the caller's weights directly (no split copy: it rounds its transformed
-  // filters itself in bf16) and keeps its own copy of them and the bias.
+  // filters itself in bf16, once, here) and keeps its own copy of them and the bias.
   if (auto own = make_conv1d_algorithm(
           algo_choice(spec),
           {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
@@ -131,9 +127,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
     algo1d_ = std::move(own);
     return;
   }
-  if (spec.kind == ConvKind::conv && spec.spatial == 2 &&
-      (spec.precision == Precision::fp32 ||
-       (spec.precision == Precision::bf16 && winograd_bf16_requested()))) {
+  if (spec.kind == ConvKind::conv && spec.spatial == 2 && our_precision(spec.precision)) {
     const Conv2dGeometry g{spec.c_in,      spec.c_out,     spec.kernel[0],   spec.kernel[1],
                            spec.stride[0], spec.stride[1], spec.dilation[0], spec.dilation[1]};
     if (auto own =

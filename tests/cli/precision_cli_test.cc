@@ -71,7 +71,7 @@ TEST_F(PrecisionCli, BadFormsFailNamingTheValidValues) {
        {Case{"vea=bf16", "unknown stage 'vea' (stages: vae, vocoder, bwe)"},
         Case{"vae=bf16,vae=fp32", "stage 'vae' is given twice"},
         Case{"vae=fp16", "unknown precision mode 'fp16' for stage vae (expected fp32, bf16"},
-        Case{"fp8", "a preset (bf16-safe)"}, Case{"vae=bf16,", "is not stage=mode"}}) {
+        Case{"fp8", "a preset (bf16-safe, auto)"}, Case{"vae=bf16,", "is not stage=mode"}}) {
     SCOPED_TRACE(c.precision);
     const CliRun r = decode("ltx23_small.safetensors", c.precision, out);
     EXPECT_EQ(r.code, 1) << r.output;

@@ -75,8 +75,45 @@ TEST(StagePrecision, PresetEqualsItsSpelledOutForm) {
   const std::string e = error_of([&] { preset.resolve({"vocoder"}, "NVIDIA BigVGAN"); });
   EXPECT_TRUE(has(e, "NVIDIA BigVGAN has no stage 'vae'")) << e;
   EXPECT_TRUE(has(e, "its stages: vocoder")) << e;
-  ASSERT_EQ(StagePrecision::presets().size(), 1u);
+  ASSERT_EQ(StagePrecision::presets().size(), 2u);
   EXPECT_EQ(StagePrecision::presets()[0].first, "bf16-safe");
+  EXPECT_EQ(StagePrecision::presets()[1].first, "auto");
+}
+
+// auto: bf16-safe's stages where the CPU multiplies bf16 natively, fp32 where bf16 would be
+// emulated (slower than fp32); every stage optional (BigVGAN has only the vocoder); fp32 for a
+// single-precision model (no per-stage table). The CPU feature is forced both ways.
+TEST(StagePrecision, AutoPicksBf16OnlyOnANativeDatapath) {
+  const StagePrecision a = StagePrecision::parse("auto");
+  EXPECT_EQ(a.str(), "auto");
+  EXPECT_FALSE(a.is_uniform());
+  // Native: the measured >= 50 dB stages in bf16, the BWE fp32.
+  EXPECT_EQ(a.resolve(kLtx23, "LTX-2.3", true), (std::vector<P>{P::bf16, P::bf16, P::fp32}));
+  EXPECT_EQ(a.resolve(kLtx23, "LTX-2.3", true),
+            StagePrecision::parse("bf16-safe").resolve(kLtx23, "LTX-2.3", true));
+  EXPECT_EQ(a.resolve(kLtx2, "LTX-2", true), (std::vector<P>{P::bf16, P::bf16}));
+  EXPECT_EQ(a.resolve({"vocoder"}, "NVIDIA BigVGAN", true), std::vector<P>{P::bf16});
+  // Emulated: fp32 everywhere.
+  EXPECT_EQ(a.resolve(kLtx23, "LTX-2.3", false), std::vector<P>(3, P::fp32));
+  EXPECT_EQ(a.resolve(kLtx2, "LTX-2", false), std::vector<P>(2, P::fp32));
+  EXPECT_EQ(a.resolve({"vocoder"}, "NVIDIA BigVGAN", false), std::vector<P>{P::fp32});
+  // The two-argument form asks the CPU.
+  EXPECT_EQ(a.resolve(kLtx23, "LTX-2.3"), a.resolve(kLtx23, "LTX-2.3", bf16_datapath_native()));
+  // MiniMax-H3 (one precision, no table): fp32, not an error.
+  EXPECT_EQ(a.uniform("the MiniMax-H3 audio VAE"), P::fp32);
+  // auto is a word of its own: not a mode, not a stage's value.
+  EXPECT_THROW(parse_precision("auto"), InvalidArgument);
+  EXPECT_THROW(StagePrecision::parse("vae=auto"), InvalidArgument);
+  EXPECT_THROW(StagePrecision::parse("auto,bwe=fp32"), InvalidArgument);
+}
+
+TEST(StagePrecision, OneModeNameTable) {
+  // parse_precision, the names and the error texts all read the same table.
+  ASSERT_EQ(all_precisions().size(), 4u);
+  for (P p : all_precisions()) EXPECT_EQ(parse_precision(precision_name(p)), p);
+  EXPECT_EQ(precision_names_text(), "fp32, bf16, bf16x2 or bf16x3");
+  const std::string e = error_of([] { parse_precision("fp16"); });
+  EXPECT_TRUE(has(e, "fp32, bf16, bf16x2 or bf16x3")) << e;
 }
 
 TEST(StagePrecision, StrictParsingNamesTheValidValues) {

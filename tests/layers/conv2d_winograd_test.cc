@@ -47,16 +47,15 @@ TEST(Conv2dWinograd, MatchesOneDnnThroughTheLayer) {
   EXPECT_TRUE(test::close_rel_l2(copy.forward(x), ref.forward(x), 1e-6, "copy"));
 }
 
-// bf16 through the layers: MESHNN_CONV_ALGO=winograd routes Conv1d and Conv2d in bf16 to the bf16
-// Winograd kernels (native vdpbf16ps here, emulated elsewhere), the default keeps oneDNN's bf16
-// conv; both are within the bf16 Winograd bound of the kernel tests (1.5 · 2.2e-3 · κ, κ(F(3,3))
-// = 2.45, κ(F(2×2,3×3)) ≤ that) of the fp32 result.
+// bf16 through the layers: the default (and MESHNN_CONV_ALGO=winograd) routes Conv1d and Conv2d
+// in bf16 to the bf16 Winograd kernels (native vdpbf16ps here, emulated elsewhere),
+// MESHNN_CONV_ALGO=onednn keeps oneDNN's bf16 conv; both are within the bf16 Winograd bound of the
+// kernel tests (1.5 · 2.2e-3 · κ, κ(F(3,3)) = 2.45, κ(F(2×2,3×3)) ≤ that) of the fp32 result.
 TEST(ConvBf16Winograd, RoutedByTheOverride) {
   if (!kernels::winograd1d_available()) GTEST_SKIP() << "no AVX2/FMA";
   const Tensor w = test::random_normal({64, 64, 3, 3}, 11, 0.04f);
   const Tensor b = test::random_normal({64}, 12, 0.1f);
-  Conv2d wino = build("winograd", w, b, Precision::bf16),
-         def = build("auto", w, b, Precision::bf16);
+  Conv2d wino = build("auto", w, b, Precision::bf16), def = build("onednn", w, b, Precision::bf16);
   Conv2d f32 = build("onednn", w, b);
   EXPECT_NE(wino.impl_info({1, 9, 7, 64}).find("winograd"), std::string::npos);
   EXPECT_EQ(def.impl_info({1, 9, 7, 64}).find("winograd"), std::string::npos)

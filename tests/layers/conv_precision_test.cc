@@ -1,10 +1,13 @@
 // Precision modes on real vocoder shapes: error of each mode against a float64 reference, the
 // ordering fp32 < bf16x3 < bf16x2 < bf16, and stated bounds. Prints the table that
-// docs/precision.md records.
+// docs/precision.md records. The layers are built on oneDNN (MESHNN_CONV_ALGO=onednn,
+// MESHNN_DECONV_ALGO=onednn): this is the operand-level contract of the modes; the default routes
+// fp32 and bf16 to our kernels (tests/layers/conv_bf16_kernels_test.cc).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "meshnn/core/cpu.h"
 #include "meshnn/layers/conv.h"
@@ -72,6 +75,18 @@ std::vector<double> deconv_f64(const Tensor& x, const Tensor& w, const Tensor& b
   return y;
 }
 
+// Sets MESHNN_CONV_ALGO / MESHNN_DECONV_ALGO to onednn while alive (read at set_weights).
+struct OnednnOnly {
+  OnednnOnly() {
+    setenv("MESHNN_CONV_ALGO", "onednn", 1);
+    setenv("MESHNN_DECONV_ALGO", "onednn", 1);
+  }
+  ~OnednnOnly() {
+    unsetenv("MESHNN_CONV_ALGO");
+    unsetenv("MESHNN_DECONV_ALGO");
+  }
+};
+
 struct Bounds {
   double fp32, bf16x3, bf16x2, bf16;
 };
@@ -110,7 +125,10 @@ void conv_case(const char* what, int64_t C_in, int64_t C_out, int64_t K, int64_t
     cfg.dilation = dil;
     cfg.precision = p;
     Conv1d conv(cfg, what);
-    conv.set_weights(w, b);
+    {
+      const OnednnOnly onednn;
+      conv.set_weights(w, b);
+    }
     err.push_back(rel_l2(conv.forward(x), ref));
   }
   check_modes(what, err);
@@ -147,7 +165,10 @@ TEST(ConvPrecision, Upsampler768to384k4s2) {
     cfg.stride = s;
     cfg.precision = p;
     ConvTranspose1d up(cfg, "ups.1");
-    up.set_weights(w, b);
+    {
+      const OnednnOnly onednn;
+      up.set_weights(w, b);
+    }
     err.push_back(rel_l2(up.forward(x), ref));
   }
   check_modes("ConvTranspose1d 768->384 k4 s2 T512", err);

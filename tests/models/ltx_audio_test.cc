@@ -213,8 +213,12 @@ TEST(LtxPrecision, ModesOrderedByPsnr) {
   EXPECT_GE(psnr[0], 60.0);
   EXPECT_GE(psnr[0], psnr[1] - 1.0);  // fp32 and bf16x3 are both near f32 rounding
   EXPECT_GT(psnr[1], psnr[2]);
-  EXPECT_GT(psnr[2], psnr[3] - 1.0);
-  EXPECT_GE(psnr[3], 20.0);
+  EXPECT_GT(psnr[1], psnr[3]);
+  // bf16x2 runs oneDNN's bf16 conv on every layer; bf16 runs our kernels (bf16 Winograd operands,
+  // the thin and strided layers in f32: docs/precision.md), so neither orders the other. Both stay
+  // within bf16's noise band (measured 50.7 / 52.5 dB).
+  EXPECT_GE(psnr[2], 45.0);
+  EXPECT_GE(psnr[3], 45.0);
 }
 
 }  // namespace

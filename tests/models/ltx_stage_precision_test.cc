@@ -89,14 +89,18 @@ TEST_F(LtxStagePrecision, UniformModelsEqualTheirComposedStages) {
 TEST_F(LtxStagePrecision, OnlyTheNamedStagesChange) {
   using P = Precision;
   const Tensor fp32 = decode(P::fp32), bf16 = decode(P::bf16);
+  // The fixture's BWE is thin: its convs all take the direct kernel, which runs a bf16 layer in
+  // f32 (docs/precision.md "bf16 on our kernels"), so bwe=bf16 equals fp32 there and
+  // vae=bf16,vocoder=bf16 equals all-bf16. `fp32_same` / `bf16_same` name those cases.
   struct Case {
     const char* text;
     std::vector<P> modes;  // vae, vocoder, bwe
+    bool fp32_same = false, bf16_same = false;
   };
   for (const Case& c : {Case{"vae=bf16", {P::bf16, P::fp32, P::fp32}},
                         Case{"vocoder=bf16", {P::fp32, P::bf16, P::fp32}},
-                        Case{"bwe=bf16", {P::fp32, P::fp32, P::bf16}},
-                        Case{"vae=bf16,vocoder=bf16", {P::bf16, P::bf16, P::fp32}},
+                        Case{"bwe=bf16", {P::fp32, P::fp32, P::bf16}, true},
+                        Case{"vae=bf16,vocoder=bf16", {P::bf16, P::bf16, P::fp32}, false, true},
                         Case{"bwe=bf16x3,vae=bf16", {P::bf16, P::fp32, P::bf16x3}}}) {
     SCOPED_TRACE(c.text);
     auto model = LtxAudioDecoder::load(*file, StagePrecision::parse(c.text));
@@ -104,8 +108,8 @@ TEST_F(LtxStagePrecision, OnlyTheNamedStagesChange) {
     const Tensor y = model->decode(io->at("input.latent"));
     EXPECT_TRUE(same_decode(y, composed(c.modes)));
     // And it is neither the fp32 nor the all-bf16 decode: the setting took effect, partially.
-    EXPECT_FALSE(bit_equal(y, fp32));
-    EXPECT_FALSE(bit_equal(y, bf16));
+    EXPECT_EQ(bit_equal(y, fp32), c.fp32_same);
+    EXPECT_EQ(bit_equal(y, bf16), c.bf16_same);
   }
 }
 

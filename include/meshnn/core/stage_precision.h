@@ -15,6 +15,8 @@ namespace meshnn {
 // Text forms (parse):
 //   a mode            "bf16"                          every stage at that mode
 //   a preset          "bf16-safe"                     LTX decoders: vae and vocoder bf16, bwe fp32
+//                     "auto"                          bf16-safe's stages on a native bf16 CPU
+//                                                     (avx512_bf16), fp32 elsewhere
 //   stage=mode pairs  "vae=bf16,vocoder=bf16,bwe=fp32" stages not named run fp32
 // A Precision converts implicitly (every stage at that mode), so load(path, Precision::bf16)
 // keeps its meaning.
@@ -28,10 +30,14 @@ class StagePrecision {
   // The mode of each of a model's stages (names in chain order). InvalidArgument naming the
   // model's stages when a named stage is not one of them (a preset's optional stages — bwe of
   // bf16-safe — are skipped on models without them).
+  // The preset auto resolves against bf16_datapath_native() (meshnn/core/precision.h).
   std::vector<Precision> resolve(const std::vector<std::string>& stages,
                                  const std::string& model) const;
+  // The same with the CPU's bf16 datapath given (tests force both ways).
+  std::vector<Precision> resolve(const std::vector<std::string>& stages, const std::string& model,
+                                 bool native_bf16) const;
   // The one mode of a model that runs a single precision everywhere (MiniMax-H3): InvalidArgument
-  // when the text named stages or a preset.
+  // when the text named stages or a preset; fp32 for the preset auto (no per-stage table).
   Precision uniform(const std::string& model) const;
   bool is_uniform() const { return preset_.empty() && stages_.empty(); }
   // The text form: the mode, the preset's name, or the pairs in the order given.
@@ -51,6 +57,7 @@ class StagePrecision {
   std::string preset_;                                     // "" unless parsed from a preset
   std::vector<std::pair<std::string, Precision>> stages_;  // as given
   std::vector<std::string> optional_;                      // preset stages a model may lack
+  bool native_only_ = false;                               // auto: stages only on native bf16
 };
 
 }  // namespace meshnn
