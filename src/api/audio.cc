@@ -440,20 +440,19 @@ AudioModelEntry nvidia_bigvgan_entry() {
     return "";
   };
   e.load = [](const std::string& path, const AudioModelOptions& o) {
-    // A folder's weights and config are found by BigVganVocoder::load; a file's config.json
-    // beside it comes before its `config` metadata, as refusal() decided on it.
-    std::string config = o.config_path;
-    const fs::path beside = fs::path(path).parent_path() / "config.json";
-    if (config.empty() && !fs::is_directory(path) && fs::is_regular_file(beside))
-      config = beside.string();
-    return std::make_shared<const BigVganModel>(BigVganVocoder::load(path, config, o.precision));
+    // BigVganVocoder::load finds the config as `vocode` does: the one given, a folder's
+    // config.json, a file's `config` metadata, else the config.json beside the file.
+    return std::make_shared<const BigVganModel>(
+        BigVganVocoder::load(path, o.config_path, o.precision));
   };
-  // The generator weights and the config.json beside them (or the one given).
-  e.files = [](const std::string& path, const AudioModelOptions&) {
-    const bool folder = fs::is_directory(path);
-    const fs::path ckpt =
-        folder ? fs::path(path) / "bigvgan_generator.safetensors" : fs::path(path);
-    return std::vector<std::string>{ckpt.string(), (ckpt.parent_path() / "config.json").string()};
+  // The generator weights (a folder's .safetensors or .pt, as load() picks) and the config it
+  // reads: the one given, else the config.json beside the weights (listed even where the
+  // weights' metadata is read instead: an output over it is refused all the same).
+  e.files = [](const std::string& path, const AudioModelOptions& o) {
+    const auto [weights, config] = bigvgan_files(path, o.config_path);
+    return std::vector<std::string>{
+        weights,
+        config.empty() ? (fs::path(weights).parent_path() / "config.json").string() : config};
   };
   return e;
 }

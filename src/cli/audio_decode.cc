@@ -6,7 +6,7 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "cli/preflight.h"
 #include "cli/stream_cli.h"
 #include "cli/stream_frame.h"

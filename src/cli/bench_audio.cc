@@ -18,7 +18,7 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -201,7 +201,7 @@ const Registrar reg("bench-audio", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = bench_parent(app)->add_subcommand(
       "audio", "LTX-2.3 audio decode: meshnn vs PyTorch, mesh scaling");
-  add_real_option(cmd, "--seconds", args->seconds, 0.08, 3600, "audio length")
+  add_real_option(cmd, "--seconds", args->seconds, {0.08, 3600}, "audio length")
       ->capture_default_str();
   add_int_option(cmd, "--threads", args->threads, 1, max_threads(),
                  "threads for the 1x1 and PyTorch runs")

@@ -20,7 +20,7 @@
 
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/ccl_bench.h"
@@ -153,7 +153,7 @@ const Registrar reg("bench.ccl", [](CLI::App& app) {
   cmd->add_flag("--no-mpi", *no_mpi, "skip the MPI backend");
   cmd->add_flag("--pipeline-sleep", *pipeline_sleep,
                 "the pipeline stages sleep instead of computing (overlap without core contention)");
-  add_real_option(cmd, "--pipeline-ms", *pipeline_ms, 0, 60000,
+  add_real_option(cmd, "--pipeline-ms", *pipeline_ms, {0, 60000},
                   "also time a 2-stage pipeline (send/recv) with this many ms of work per stage");
   cmd->add_flag("--mpi-worker", *worker, "internal: run as one rank of the MPI measurement")
       ->group("");

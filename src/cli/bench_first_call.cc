@@ -19,7 +19,7 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -129,7 +129,7 @@ const Registrar reg("bench-first-call", [](CLI::App& app) {
       "first-call", "LTX-2.3 decode: load time, first call vs steady state on one decoder");
   cmd->add_option("--checkpoint", args->checkpoint, "LTX-2.3 checkpoint (default: random bf16)");
   cmd->add_option("--latent", args->latent, "latent .npy (default: random, --seconds long)");
-  add_real_option(cmd, "--seconds", args->seconds, 0.08, 3600, "random latent length")
+  add_real_option(cmd, "--seconds", args->seconds, {0.08, 3600}, "random latent length")
       ->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "device mesh, as audio-decode")->capture_default_str();
   add_int_option(cmd, "--threads", args->threads, 0, max_threads(),

@@ -22,7 +22,7 @@
 #include "cli/audio_metrics.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
@@ -326,7 +326,7 @@ const Registrar reg("bench-precision", [](CLI::App& app) {
       "precision",
       "Error of each precision mode (per stage for LTX-2.3) against fp32 and PyTorch: the table "
       "of docs/precision.md");
-  add_real_option(cmd, "--seconds", args->seconds, 0.08, 3600, "audio length per model")
+  add_real_option(cmd, "--seconds", args->seconds, {0.08, 3600}, "audio length per model")
       ->capture_default_str();
   add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0}, "checkpoint and input seed")
       ->capture_default_str();

@@ -20,7 +20,7 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -244,7 +244,7 @@ const Registrar reg("bench-stream", [](CLI::App& app) {
   cmd->add_option("--models", args->models, "bigvgan, ltx23")->capture_default_str();
   cmd->add_option("--bigvgan-config", args->bigvgan_config, "released BigVGAN config name")
       ->capture_default_str();
-  add_real_option(cmd, "--seconds", args->seconds, 0.01, 3600, "audio length of the input")
+  add_real_option(cmd, "--seconds", args->seconds, {0.01, 3600}, "audio length of the input")
       ->capture_default_str();
   add_int_list_option(cmd, "--chunks", args->chunks, int64_t{1}, kMaxPushFrames,
                       "frames per push to measure (comma separated)")
@@ -253,7 +253,7 @@ const Registrar reg("bench-stream", [](CLI::App& app) {
       ->capture_default_str();
   add_int_option(cmd, "--repeat", args->repeat, 1, 10000, "timed repetitions (after one warm-up)")
       ->capture_default_str();
-  add_real_option(cmd, "--long-seconds", args->long_seconds, 0, 24 * 3600,
+  add_real_option(cmd, "--long-seconds", args->long_seconds, {0, 24 * 3600},
                   "also stream this many seconds of audio in 32-frame pushes and report per-push "
                   "time and RSS at the start and the end")
       ->capture_default_str();

@@ -15,7 +15,7 @@
 #include "cli/audio_common.h"
 #include "cli/bench_util.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -148,7 +148,7 @@ const Registrar reg("bench-vocode", [](CLI::App& app) {
   auto* cmd = bench_parent(app)->add_subcommand(
       "vocode", "NVIDIA BigVGAN mel → waveform: conv algorithms side by side, and PyTorch");
   cmd->add_option("--config", args->config, "released BigVGAN config name")->capture_default_str();
-  add_real_list_option(cmd, "--seconds", args->seconds, 0.01, 3600,
+  add_real_list_option(cmd, "--seconds", args->seconds, {0.01, 3600},
                        "audio lengths (comma separated)")
       ->capture_default_str();
   add_int_option(cmd, "--threads", args->threads, 1, max_threads(), "threads (meshnn and PyTorch)")

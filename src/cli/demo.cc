@@ -10,7 +10,7 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "cli/preflight.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
@@ -99,7 +99,8 @@ const Registrar reg("demo", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
       "demo", "Decode a few seconds of LTX-2.3 audio (random weights) on a local 1x2 mesh");
-  cmd->add_option("--seconds", args->seconds, "audio length")->capture_default_str();
+  add_real_option(cmd, "--seconds", args->seconds, {0.08, 60}, "audio length")
+      ->capture_default_str();
   cmd->add_option("--out", args->out, "output .wav")->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "mesh for the sharded run")->capture_default_str();
   add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0}, "checkpoint seed")

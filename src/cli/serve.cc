@@ -6,8 +6,7 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
-#include "cli/real_option.h"
+#include "cli/numeric_option.h"
 #include "cli/serve_http.h"
 #include "cli/serve_models.h"
 #include "cli/serve_mpi.h"

@@ -7,7 +7,7 @@
 
 #include "cli/audio_common.h"
 #include "cli/batch_limit.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 

@@ -22,7 +22,7 @@
 #include "cli/audio_common.h"
 #include "cli/audio_metrics.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/wav.h"
@@ -304,14 +304,14 @@ const Registrar reg("verify", [](CLI::App& app) {
   auto o = std::make_shared<Opts>();
   cmd->add_option("A", o->a, "reference (.wav or .npy)")->required()->check(CLI::ExistingFile);
   cmd->add_option("B", o->b, "audio to check (.wav or .npy)")->required()->check(CLI::ExistingFile);
-  add_real_option(cmd, "--min-psnr", o->min_psnr, -1000, 1000,
+  add_real_option(cmd, "--min-psnr", o->min_psnr, {-1000, 1000},
                   "fail (exit 1) when the PSNR is below this, dB");
-  add_real_option(cmd, "--max-lsd", o->max_lsd, 0, 1000,
+  add_real_option(cmd, "--max-lsd", o->max_lsd, {0, 1000},
                   "fail (exit 1) when the log-spectral distance is above this, dB");
-  add_real_option(cmd, "--silence-dbfs", o->silence_dbfs, -400, 0,
+  add_real_option(cmd, "--silence-dbfs", o->silence_dbfs, {-400, 0},
                   "RMS below this many dBFS counts as silence (a channel, a segment)")
       ->capture_default_str();
-  add_real_option(cmd, "--level-band-db", o->level_band_db, 0.001, 100,
+  add_real_option(cmd, "--level-band-db", o->level_band_db, {0.001, 100},
                   "fail when a segment's level of B differs from A's by more than this many dB "
                   "(where A's segment is not silent)")
       ->capture_default_str();

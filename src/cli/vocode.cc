@@ -4,7 +4,7 @@
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 #include "cli/stream_cli.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"

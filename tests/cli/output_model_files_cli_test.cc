@@ -142,13 +142,18 @@ TEST(AudioModelFiles, ListsWhatLoadOpens) {
   EXPECT_NE(std::find(g.begin(), g.end(), bv), g.end());
   EXPECT_NE(std::find(g.begin(), g.end(), o.config_path), g.end());
   EXPECT_THROW(AudioModel::files(test::fixture_path("io_sample_f32.npy")), InvalidArgument);
-  // NVIDIA's folder form: the generator weights and config.json inside it.
+  // NVIDIA's folder as published: bigvgan_generator.pt and config.json inside it.
+  const std::string nv = test::fixture_path("bigvgan_nvidia_folder");
+  EXPECT_EQ(AudioModel::files(nv),
+            (std::vector<std::string>{nv + "/bigvgan_generator.pt", nv + "/config.json"}));
+  // A converted folder: its safetensors weights come first, as load() picks them.
   const std::string dir = test::scratch_dir();
+  fs::copy_file(nv + "/config.json", dir + "/config.json");
+  fs::copy_file(nv + "/bigvgan_generator.pt", dir + "/bigvgan_generator.pt");
   fs::copy_file(bv, dir + "/bigvgan_generator.safetensors");
-  const std::vector<std::string> h = AudioModel::files(dir);
-  ASSERT_EQ(h.size(), 2u);
-  EXPECT_EQ(h[0], dir + "/bigvgan_generator.safetensors");
-  EXPECT_EQ(h[1], dir + "/config.json");
+  EXPECT_EQ(
+      AudioModel::files(dir),
+      (std::vector<std::string>{dir + "/bigvgan_generator.safetensors", dir + "/config.json"}));
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -119,7 +121,9 @@ TEST(WavMalformed, GarbageNamesTheFile) {
   EXPECT_THROW(io::read_wav(path + ".missing"), BackendError);
 }
 
-TEST(WavMalformed, TruncatedDataReadsWhatIsThere) {
+// A WAV cut short (its data chunk declares more than the file holds) is refused, not read as a
+// shorter recording: from memory and from a file, naming the file.
+TEST(WavMalformed, TruncatedDataIsRefused) {
   const std::string path = scratch_dir() + "/t.wav";
   const Tensor x = random_uniform({100, 2}, 45);
   io::write_wav(path, x, 16000);
@@ -127,9 +131,31 @@ TEST(WavMalformed, TruncatedDataReadsWhatIsThere) {
   ASSERT_GT(b.size(), 83u);
   // erase, not resize: g++ 12 -Wstringop-overflow misfires on resize(size() - k) under ASan.
   b.erase(b.end() - (8 * 10 + 3), b.end());  // drop 10 frames and a partial one
-  const io::WavAudio a = io::read_wav_bytes(b.data(), b.size(), "cut.wav");
-  ASSERT_EQ(a.samples.dim(1), 2);
-  ASSERT_LE(a.samples.dim(0), 90);
+  EXPECT_TRUE(
+      throws_format_naming([&] { io::read_wav_bytes(b.data(), b.size(), "cut.wav"); }, "cut.wav"));
+  const std::string cut = scratch_dir() + "/cut.wav";
+  {
+    std::ofstream(cut, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  }
+  EXPECT_TRUE(throws_format_naming([&] { io::read_wav(cut); }, cut));
+}
+
+// A data size of 0 (a recorder that never filled it in) is no claim: the samples after it read.
+TEST(WavMalformed, UnfilledDataSizeReadsWhatIsThere) {
+  const std::string path = scratch_dir() + "/u.wav";
+  const Tensor x = random_uniform({64, 1}, 46);
+  io::write_wav(path, x, 16000);
+  std::vector<uint8_t> b = slurp(path);
+  // The data chunk header: find "data" and zero its size.
+  size_t at = 12;
+  while (at + 8 <= b.size() && std::memcmp(b.data() + at, "data", 4) != 0)
+    at += 8 + (b[at + 4] | b[at + 5] << 8 | b[at + 6] << 16 | size_t(b[at + 7]) << 24);
+  ASSERT_LT(at + 8, b.size());
+  std::fill(b.begin() + static_cast<std::ptrdiff_t>(at + 4),
+            b.begin() + static_cast<std::ptrdiff_t>(at + 8), 0);
+  const io::WavAudio a = io::read_wav_bytes(b.data(), b.size(), "unfilled.wav");
+  ASSERT_EQ(a.samples.dim(1), 1);
   for (int64_t i = 0; i < a.samples.numel(); ++i)
     EXPECT_EQ(a.samples.data<float>()[i], x.data<float>()[i]);
 }

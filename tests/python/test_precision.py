@@ -27,7 +27,7 @@ def test_stage_precisions_and_preset_bit_for_bit(rng):
     ('vea=bf16', r"unknown stage 'vea' \(stages: vae, vocoder, bwe\)"),
     ('vae=bf16,vae=fp32', "given twice"),
     ('vae=fp8', "unknown precision mode 'fp8' for stage vae"),
-    ('fp8', r"a preset \(bf16-safe\)"),
+    ('fp8', r"a preset \(bf16-safe, auto\)"),
     ('bf16,bwe=fp32', "is not stage=mode"),
 ])
 def test_bad_precision_raises_value_error(bad, match):

@@ -1,4 +1,4 @@
-#include "cli/int_option.h"
+#include "cli/numeric_option.h"
 
 #include <charconv>
 #include <cmath>
@@ -34,22 +34,23 @@ CLI::Validator bounded_int(int64_t lo, int64_t hi, bool binary_suffixes) {
       "INT in " + range, "bounded_int");
 }
 
-CLI::Validator bounded_real(double lo, double hi) {
+CLI::Validator bounded_real(const RealRange& r) {
   char range[96];
-  std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
-  const std::string r = range;
+  std::snprintf(range, sizeof range, "%s%g, %g]", r.lo_open ? "(" : "[", r.lo, r.hi);
+  const std::string text = range;
   return CLI::Validator(
-      [lo, hi, r](std::string& s) -> std::string {
+      [r, text](std::string& s) -> std::string {
         // Decimal only: strtod would also take hex floats ("0x1p3") and "nan(…)" spellings.
         if (s.find_first_not_of("0123456789+-.eE") != std::string::npos)
-          return "'" + s + "': expected a finite number in " + r;
+          return "'" + s + "': expected a finite number in " + text;
         char* end = nullptr;
         const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < lo || v > hi)
-          return "'" + s + "': expected a finite number in " + r;
+        const bool above_lo = r.lo_open ? v > r.lo : v >= r.lo;
+        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || !above_lo || v > r.hi)
+          return "'" + s + "': expected a finite number in " + text;
         return "";
       },
-      "NUM in " + r, "bounded_real");
+      "NUM in " + text, "bounded_real");
 }
 
 }  // namespace meshnn::cli

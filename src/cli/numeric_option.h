@@ -21,8 +21,13 @@ namespace meshnn::cli {
 // `binary_suffixes` it may end in K or M (×1024, ×1024²; KiB / MiB / B also), as byte sizes.
 // Rewrites the text to the plain number, so CLI11's conversion that follows sees digits only.
 CLI::Validator bounded_int(int64_t lo, int64_t hi, bool binary_suffixes = false);
-// One finite decimal real in [lo, hi] (NaN, inf, hex floats and trailing garbage refused).
-CLI::Validator bounded_real(double lo, double hi);
+// Bounds of a real option: [lo, hi], or (lo, hi] when lo_open.
+struct RealRange {
+  double lo = 0, hi = 0;
+  bool lo_open = false;
+};
+// One finite decimal real inside r (NaN, inf, hex floats and trailing garbage refused).
+CLI::Validator bounded_real(const RealRange& r);
 
 template <class T>
 CLI::Option* add_int_option(CLI::App* cmd, const std::string& name, T& value, T lo, T hi,
@@ -57,19 +62,21 @@ CLI::Option* add_int_list_option(CLI::App* cmd, const std::string& name, std::ve
       ->check(bounded_int(static_cast<int64_t>(lo), static_cast<int64_t>(hi), binary_suffixes));
 }
 
-// A real option (seconds, milliseconds, dB) in [lo, hi], finite.
+// A real option (seconds, milliseconds, dB) inside r, finite.
 inline CLI::Option* add_real_option(CLI::App* cmd, const std::string& name, double& value,
-                                    double lo, double hi, const std::string& description) {
-  return cmd->add_option(name, value, description)->check(bounded_real(lo, hi));
+                                    const RealRange& r, const std::string& description) {
+  return cmd->add_option(name, value, description)->check(bounded_real(r));
 }
 inline CLI::Option* add_real_list_option(CLI::App* cmd, const std::string& name,
-                                         std::vector<double>& values, double lo, double hi,
+                                         std::vector<double>& values, const RealRange& r,
                                          const std::string& description) {
-  return cmd->add_option(name, values, description)->delimiter(',')->check(bounded_real(lo, hi));
+  return cmd->add_option(name, values, description)->delimiter(',')->check(bounded_real(r));
 }
 
 // Upper bounds shared by the commands (threads: max_threads() of meshnn/core/input_checks.h).
 constexpr int64_t kMaxPushFrames = int64_t{1} << 16;  // frames per push of a stream
 constexpr int64_t kMaxChunkFrames = int64_t{1} << 24;
+// Seconds a timeout or age may be: up to 10^6 s (11.6 days), far inside the millisecond clock.
+constexpr double kMaxSeconds = 1e6;
 
 }  // namespace meshnn::cli
