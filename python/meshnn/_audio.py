@@ -200,8 +200,9 @@ class BigVGAN(_Closable):
     def from_pretrained(cls, path, precision='fp32', mesh='auto', threads=None, config=None,
                         backend='local', use_cuda_kernel=False, allow_unknown_config=False):
         """path: a folder as NVIDIA publishes it (config.json + bigvgan_generator.pt, or our
-        bigvgan_generator.safetensors), or a .safetensors / .pt file (config.json next to it, or
-        `config`, or the safetensors `config` metadata). No downloads: a hub id must be fetched
+        bigvgan_generator.safetensors), or a .safetensors / .pt file; the config is `config`, else
+        the folder's config.json, else the file's `config` metadata, else the config.json next to
+        the file. No downloads: a hub id must be fetched
         first (e.g. `huggingface-cli download nvidia/bigvgan_v2_24khz_100band_256x --local-dir D`).
         use_cuda_kernel is accepted for drop-in calls and ignored (CPU only); any other keyword
         raises TypeError. allow_unknown_config: accept config fields meshnn does not know."""
@@ -214,9 +215,8 @@ class BigVGAN(_Closable):
             raise FileNotFoundError(
                 f'{path}: no such file or folder (meshnn does not download; fetch the model folder '
                 f'first, e.g. huggingface-cli download <repo> --local-dir <dir>)')
-        folder = path if os.path.isdir(path) else os.path.dirname(path)
-        if config is None and os.path.isfile(os.path.join(folder, 'config.json')):
-            config = os.path.join(folder, 'config.json')
+        # The config as every entry point finds it: `config`, a folder's config.json, a file's
+        # `config` metadata, else the config.json beside the file (BigVganVocoder::load).
         config = os.fspath(config) if config is not None else ''
         if os.path.isdir(path):
             candidates = [os.path.join(path, n) for n in
