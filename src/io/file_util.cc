@@ -81,6 +81,10 @@ void remove_temp_files_on_signal() {
   }
 }
 
+Fd::~Fd() {
+  if (fd >= 0) ::close(fd);
+}
+
 TempFile::~TempFile() {
   if (!owned_) return;
   std::remove(path_.c_str());

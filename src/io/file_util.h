@@ -66,6 +66,16 @@ class TempFile {
 // over `target` once complete.
 std::string temp_path_beside(const std::string& target);
 
+// Closes an owned descriptor.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+};
+
 // Reads a whole file (BackendError if it cannot be opened).
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 

@@ -1,5 +1,5 @@
 // The .npy header parser of npy.cc, for readers that do not hold the whole file in memory (the
-// progressive frame reader in stream_io.cc). Internal.
+// progressive frame reader in stream_frames.cc). Internal.
 #pragma once
 
 #include <cstddef>

@@ -1,9 +1,6 @@
-// Streaming frame readers (npy, raw f32, WAV through its mel) and the streaming WAV sink. Long
-// (~590 lines): every reader's framing, bounds and error text, and the sink's rename-on-success.
-#include "meshnn/io/stream_io.h"
-
+// Streaming frame readers of meshnn/io/stream_io.h: .npy frames along one axis (read ahead in
+// blocks, bounded header) and raw float32 frames from a file, a pipe or stdin.
 #include <fcntl.h>
-#include <sndfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,15 +8,13 @@
 #include <bit>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <vector>
 
 #include "io/file_util.h"
 #include "io/npy_header.h"
 #include "meshnn/core/error.h"
-#include "meshnn/io/output.h"
+#include "meshnn/io/stream_io.h"
 
 namespace meshnn::io {
 
@@ -34,20 +29,6 @@ constexpr uint64_t kMaxNpyHeader = uint64_t{1} << 20;
 // Read-ahead of the .npy reader: frames per block ≈ this many bytes of file data.
 constexpr int64_t kBlockBytes = int64_t{1} << 20;
 
-std::string errno_text(int e) { return std::strerror(e); }
-
-// Closes an owned descriptor.
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // Reads exactly n bytes at `offset`; FormatError when the file ends first (it shrank after the
 // header was read), BackendError on an I/O error.
 void pread_full(int fd, void* buf, size_t n, uint64_t offset, const std::string& name) {
@@ -58,7 +39,7 @@ void pread_full(int fd, void* buf, size_t n, uint64_t offset, const std::string&
     if (r < 0) {
       if (errno == EINTR) continue;
       throw BackendError(detail::concat(name, ": read failed at byte offset ", offset + got, ": ",
-                                        errno_text(errno)));
+                                        std::strerror(errno)));
     }
     if (r == 0)
       format_fail(name, offset + got, "file ends early (", n - got,
@@ -80,10 +61,11 @@ class NpyFrameSource final : public FrameSource {
   NpyFrameSource(const std::string& path, int time_axis) : name_(path) {
     // O_NONBLOCK: a FIFO given as a .npy must not block the open (it is refused below).
     fd_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd_.fd < 0) throw BackendError(detail::concat(path, ": cannot open: ", errno_text(errno)));
+    if (fd_.fd < 0)
+      throw BackendError(detail::concat(path, ": cannot open: ", std::strerror(errno)));
     struct stat st {};
     if (::fstat(fd_.fd, &st) != 0)
-      throw BackendError(detail::concat(path, ": cannot stat: ", errno_text(errno)));
+      throw BackendError(detail::concat(path, ": cannot stat: ", std::strerror(errno)));
     if (!S_ISREG(st.st_mode))
       throw InvalidArgument(detail::concat(
           path,
@@ -221,7 +203,7 @@ class RawFrameSource final : public FrameSource {
       if (r < 0) {
         if (errno == EINTR) continue;
         throw BackendError(detail::concat(name_, ": read failed after ", consumed_ + pending_,
-                                          " bytes: ", errno_text(errno)));
+                                          " bytes: ", std::strerror(errno)));
       }
       if (r == 0) eof_ = true;
       pending_ += static_cast<size_t>(r);
@@ -259,262 +241,6 @@ class RawFrameSource final : public FrameSource {
   bool eof_ = false;
 };
 
-// ---- audio sinks ----------------------------------------------------------------------------
-
-// libsndfile virtual I/O over a descriptor. Seekable: positioned writes (the WAV header is
-// rewritten in place). Not seekable: sequential writes; only a seek to the current position works.
-struct FdIo {
-  int fd = -1;
-  bool seekable = false;
-  sf_count_t pos = 0;
-  sf_count_t len = 0;
-  int error = 0;  // errno of the first failed write
-};
-
-sf_count_t fdio_length(void* user) { return static_cast<FdIo*>(user)->len; }
-sf_count_t fdio_seek(sf_count_t offset, int whence, void* user) {
-  auto* f = static_cast<FdIo*>(user);
-  const sf_count_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? f->pos : f->len;
-  sf_count_t to;
-  if (__builtin_add_overflow(base, offset, &to) || to < 0) return -1;
-  if (!f->seekable && to != f->pos) return -1;
-  f->pos = to;
-  return to;
-}
-sf_count_t fdio_read(void*, sf_count_t, void*) { return 0; }  // write-only
-sf_count_t fdio_write(const void* ptr, sf_count_t count, void* user) {
-  auto* f = static_cast<FdIo*>(user);
-  const auto* p = static_cast<const uint8_t*>(ptr);
-  sf_count_t done = 0;
-  while (done < count) {
-    const size_t n = static_cast<size_t>(count - done);
-    const ssize_t r = f->seekable ? ::pwrite(f->fd, p + done, n, static_cast<off_t>(f->pos))
-                                  : ::write(f->fd, p + done, n);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      if (!f->error) f->error = errno;
-      break;
-    }
-    done += r;
-    f->pos += r;
-    f->len = std::max(f->len, f->pos);
-  }
-  return done;
-}
-sf_count_t fdio_tell(void* user) { return static_cast<FdIo*>(user)->pos; }
-
-// Writes all of [p, p + n) to fd (sequential); BackendError naming `name` on failure.
-void write_all(int fd, const uint8_t* p, size_t n, const std::string& name) {
-  while (n > 0) {
-    const ssize_t r = ::write(fd, p, n);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      throw BackendError(detail::concat(name, ": write failed: ", errno_text(errno)));
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-}
-
-// One libsndfile writer over an FdIo: the WAV and raw sinks differ only in the format word and in
-// where the descriptor leads.
-class SndSink : public AudioSink {
- public:
-  int channels() const override { return channels_; }
-  int sample_rate() const override { return rate_; }
-  int64_t frames_written() const override { return frames_; }
-
-  void write(const Tensor& samples) override {
-    MESHNN_CHECK(!closed_, name_, ": write after close");
-    MESHNN_CHECK_AS(ShapeError,
-                    samples.defined() && samples.rank() == 2 && samples.dim(1) == channels_, name_,
-                    ": samples must be (T, ", channels_, "), got ",
-                    samples.defined() ? shape_str(samples.shape()) : "undefined");
-    samples.check_dtype(DType::f32);
-    const float* x = samples.data<float>();
-    for (int64_t i = 0; i < samples.numel(); ++i)
-      MESHNN_CHECK(std::isfinite(x[i]), name_, ": non-finite sample ", x[i], " at sample ",
-                   frames_ + i / channels_, ", channel ", i % channels_,
-                   " (the model produced it; nothing was written)");
-    const sf_count_t n = samples.dim(0);
-    if (n == 0) return;
-    if (sf_writef_float(snd_, x, n) != n || io_.error)
-      throw BackendError(detail::concat(name_, ": write failed after ", frames_, " samples: ",
-                                        io_.error ? errno_text(io_.error) : sf_strerror(snd_),
-                                        io_.error == EPIPE ? " (the reader closed the pipe)" : ""));
-    frames_ += n;
-  }
-
-  void close() override {
-    if (closed_) return;
-    closed_ = true;
-    if (!snd_) return;
-    const int rc = sf_close(snd_);
-    snd_ = nullptr;
-    if (rc != 0 || io_.error)
-      throw BackendError(detail::concat(
-          name_, ": close failed: ", io_.error ? errno_text(io_.error) : sf_error_number(rc)));
-    finish();
-  }
-
-  ~SndSink() override {
-    if (!closed_) {
-      try {
-        close();
-      } catch (...) {
-      }
-    }
-  }
-
- protected:
-  SndSink(std::string name, int channels, int rate)
-      : name_(std::move(name)), channels_(channels), rate_(rate) {
-    MESHNN_CHECK(channels >= 1 && channels <= 1024, name_, ": channel count ", channels,
-                 " outside 1..1024");
-    MESHNN_CHECK(rate > 0, name_, ": sample rate ", rate, " must be positive");
-  }
-
-  // Opens libsndfile over io_ (io_.fd set by the subclass).
-  void open(int format, bool header_auto) {
-    SF_VIRTUAL_IO vio{fdio_length, fdio_seek, fdio_read, fdio_write, fdio_tell};
-    SF_INFO info{};
-    info.samplerate = rate_;
-    info.channels = channels_;
-    info.format = format;
-    snd_ = sf_open_virtual(&vio, SFM_WRITE, &info, &io_);
-    if (!snd_)
-      throw BackendError(detail::concat(name_, ": cannot start the audio stream: ",
-                                        io_.error ? errno_text(io_.error) : sf_strerror(nullptr)));
-    // The settings of io::write_wav (src/io/wav.cc), so that the bytes are the same: clip instead
-    // of wrapping in 16-bit PCM; no PEAK chunk (it carries a timestamp).
-    sf_command(snd_, SFC_SET_CLIPPING, nullptr, SF_TRUE);
-    sf_command(snd_, SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
-    // Rewrite the header after every write: a killed stream leaves a WAV that states what was
-    // written (one ~44-byte positioned write per call).
-    if (header_auto) sf_command(snd_, SFC_SET_UPDATE_HEADER_AUTO, nullptr, SF_TRUE);
-  }
-
-  // After sf_close: e.g. copy a spooled file to its target.
-  virtual void finish() {}
-
-  std::string name_;
-  int channels_, rate_;
-  FdIo io_;
-  SNDFILE* snd_ = nullptr;
-  int64_t frames_ = 0;
-  bool closed_ = false;
-};
-
-// A regular (or new) target: the WAV grows in a scratch file beside it (readable as it grows,
-// partial_path()), renamed over the target at close(); a sink given up (destroyed unclosed: an
-// error unwound past it) removes the scratch file and leaves the target as it was. A target that
-// is not a regular file (FIFO, pipe, device) is opened at close() and gets the spooled WAV.
-class WavSink final : public SndSink {
- public:
-  WavSink(const std::string& path, int channels, int rate, WavFormat format)
-      : SndSink(path, channels, rate) {
-    target_ = resolve_output_path(path);
-    struct stat st {};
-    const bool exists = ::stat(target_.c_str(), &st) == 0;
-    MESHNN_CHECK(!exists || !S_ISDIR(st.st_mode), path, ": is a folder, not a file");
-    regular_ = !exists || S_ISREG(st.st_mode);
-    if (regular_) {
-      if (exists) mode_ = st.st_mode & 07777;
-      tmp_ = std::make_unique<TempFile>(temp_path_beside(target_));
-      out_.fd = ::open(tmp_->path().c_str(), O_WRONLY | O_CLOEXEC | O_CREAT | O_EXCL, 0666);
-      if (out_.fd < 0) {
-        const int err = errno;
-        tmp_->release();  // not created: nothing to remove
-        throw BackendError(
-            detail::concat(path, ": cannot create ", tmp_->path(), ": ", errno_text(err)));
-      }
-      io_.fd = out_.fd;
-    } else {
-      // Spool to an unlinked scratch file; the target is opened only at close(), so a failed
-      // stream never opens (nor blocks on) it.
-      std::string tmpl = (std::filesystem::temp_directory_path() / "meshnn_wav_XXXXXX").string();
-      spool_.fd = ::mkstemp(tmpl.data());
-      if (spool_.fd < 0)
-        throw BackendError(
-            detail::concat(path, ": cannot create a scratch file: ", errno_text(errno)));
-      ::unlink(tmpl.c_str());
-      io_.fd = spool_.fd;
-    }
-    io_.seekable = true;
-    open(SF_FORMAT_WAV | (format == WavFormat::pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT),
-         regular_);
-  }
-  // Given up unless closed: the scratch file goes (TempFile), the target is untouched.
-  ~WavSink() override {
-    abandon_ = true;
-    if (snd_) sf_close(snd_);
-    snd_ = nullptr;
-    closed_ = true;
-  }
-  const std::string& partial_path() const override {
-    static const std::string none;
-    return tmp_ && !closed_ ? tmp_->path() : none;
-  }
-
- private:
-  void finish() override {
-    if (abandon_) return;
-    if (regular_) {
-      ::close(out_.fd);
-      out_.fd = -1;
-      if (mode_ >= 0) ::chmod(tmp_->path().c_str(), static_cast<mode_t>(mode_));
-      if (std::rename(tmp_->path().c_str(), target_.c_str()) != 0)
-        throw BackendError(
-            detail::concat(name_, ": cannot rename the finished stream: ", errno_text(errno)));
-      tmp_->release();
-      return;
-    }
-    out_.fd = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
-    if (out_.fd < 0)
-      throw BackendError(detail::concat(name_, ": cannot open for writing: ", errno_text(errno)));
-    std::vector<uint8_t> buf(size_t{1} << 20);
-    for (off_t off = 0;;) {
-      const ssize_t r = ::pread(spool_.fd, buf.data(), buf.size(), off);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0)
-        throw BackendError(detail::concat(name_, ": scratch read failed: ", errno_text(errno)));
-      if (r == 0) break;
-      write_all(out_.fd, buf.data(), static_cast<size_t>(r), name_);
-      off += r;
-    }
-  }
-
-  std::string target_;
-  bool regular_ = true, abandon_ = false;
-  int mode_ = -1;  // the replaced file's permission bits
-  std::unique_ptr<TempFile> tmp_;
-  Fd out_, spool_;
-};
-
-class RawPcmSink final : public SndSink {
- public:
-  RawPcmSink(int fd, int channels, int rate, RawPcmFormat format, const std::string& name)
-      : SndSink(name, channels, rate) {
-    io_.fd = fd;
-    io_.seekable = false;
-    open(SF_FORMAT_RAW | SF_ENDIAN_LITTLE |
-             (format == RawPcmFormat::s16le ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT),
-         false);
-  }
-};
-
-// A WAV written into a seekable descriptor the caller owns (a memory file): the bytes of
-// io::write_wav, header finished at close().
-class WavFdSink final : public SndSink {
- public:
-  WavFdSink(int fd, int channels, int rate, WavFormat format, const std::string& name)
-      : SndSink(name, channels, rate) {
-    io_.fd = fd;
-    io_.seekable = true;
-    open(SF_FORMAT_WAV | (format == WavFormat::pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT), false);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<FrameSource> open_npy_frames(const std::string& path, int time_axis) {
@@ -549,7 +275,7 @@ std::unique_ptr<FrameSource> open_raw_frames(int fd, int64_t frame_size, const s
 std::unique_ptr<FrameSource> open_raw_frames(const std::string& path, int64_t frame_size) {
   if (path == "-") return open_raw_frames(STDIN_FILENO, frame_size, "<stdin>");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw BackendError(detail::concat(path, ": cannot open: ", errno_text(errno)));
+  if (fd < 0) throw BackendError(detail::concat(path, ": cannot open: ", std::strerror(errno)));
   return std::make_unique<RawFrameSource>(fd, frame_size, path, true);
 }
 
@@ -584,27 +310,6 @@ Tensor frames_to_latent(const Tensor& frames, int64_t channels, int64_t freq) {
       std::memcpy(d + (c * n + t) * freq, x + (t * channels + c) * freq,
                   static_cast<size_t>(freq) * sizeof(float));
   return y;
-}
-
-std::unique_ptr<AudioSink> open_wav_sink(const std::string& path, int channels, int sample_rate,
-                                         WavFormat format) {
-  return std::make_unique<WavSink>(path, channels, sample_rate, format);
-}
-
-std::unique_ptr<AudioSink> open_raw_pcm_sink(int fd, int channels, int sample_rate,
-                                             RawPcmFormat format, const std::string& name) {
-  return std::make_unique<RawPcmSink>(fd, channels, sample_rate, format, name);
-}
-
-std::unique_ptr<AudioSink> open_wav_fd_sink(int fd, int channels, int sample_rate, WavFormat format,
-                                            const std::string& name) {
-  return std::make_unique<WavFdSink>(fd, channels, sample_rate, format, name);
-}
-
-std::unique_ptr<AudioSink> open_audio_sink(const std::string& out, int channels, int sample_rate,
-                                           WavFormat format) {
-  if (out == "-") return open_raw_pcm_sink(STDOUT_FILENO, channels, sample_rate);
-  return open_wav_sink(out, channels, sample_rate, format);
 }
 
 }  // namespace meshnn::io

@@ -1,0 +1,294 @@
+// The graph's layer nodes: convolutions (1-D and 2-D, time-strided), transposed convolutions, the
+// anti-aliased activation and the polyphase upsampler. Each keeps its one-shot run, its exact
+// stream and its reach together.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+
+#include "graph/graph.h"
+#include "graph/node_rows.h"
+#include "meshnn/core/profile.h"
+#include "ops/elementwise.h"
+
+namespace meshnn::graph {
+namespace {
+
+// ---- convolutions
+// --------------------------------------------------------------------------------
+
+// Buffer rows are rows of the padded input (input row i is padded row i + pad_left).
+template <class Layer>
+class ConvNode final : public Node {
+ public:
+  ConvNode(const Layer& conv, int64_t kernel_eff, int64_t stride, int64_t pad_left,
+           int64_t pad_right)
+      : conv_(conv), k_(kernel_eff), s_(stride), pl_(pad_left), pr_(pad_right) {}
+
+  Tensor push(const Tensor& in) override {
+    if (!in.defined()) return Tensor();
+    if (!buf_.has_shape()) {
+      buf_.set_shape(in);
+      buf_.append_zeros(pl_);
+    }
+    buf_.append(in);
+    return produce();
+  }
+  Tensor flush() override {
+    Tensor out;
+    if (buf_.has_shape()) {
+      buf_.append_zeros(pr_);
+      out = produce();
+    }
+    reset();
+    return out;
+  }
+  void reset() override {
+    buf_.clear();
+    next_ = 0;
+  }
+  int64_t final_rows(int64_t n) const override { return outputs(pl_ + n); }
+  NodePtr fork() const override { return std::make_unique<ConvNode>(conv_, k_, s_, pl_, pr_); }
+  int64_t held_rows() const override { return buf_.rows(); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    if constexpr (std::is_same_v<Layer, Conv1d>) {
+      if (pl_ != conv_.pad_left() || pr_ != conv_.pad_right())
+        return conv1d_sharded(conv_, x, ts, real, pl_, pr_);  // explicit pads, e.g. causal STFT
+      return conv1d_sharded(conv_, x, ts, real);
+    } else {
+      return conv2d_sharded(conv_, x, ts, real);
+    }
+  }
+  int64_t out_rows(int64_t n) const override { return outputs(pl_ + n + pr_); }
+  // Output row o reads input rows [o·s − pl, o·s − pl + K).
+  Reach reach() const override { return {Rows(pl_), Rows(k_ - 1 - pl_), Rows(1, s_)}; }
+
+ private:
+  int64_t outputs(int64_t padded_rows) const {
+    return padded_rows >= k_ ? (padded_rows - k_) / s_ + 1 : 0;
+  }
+  // The outputs whose window [o·s, o·s + K) is in the buffer.
+  Tensor produce() {
+    const int64_t end = outputs(buf_.end());
+    if (end <= next_) {
+      Shape one = buf_.empty_rows().shape();
+      one[1] = k_;
+      return no_rows(conv_.output_shape(one, true));
+    }
+    Tensor y = conv_.forward_padded(buf_.rows_between(next_ * s_, (end - 1) * s_ + k_));
+    next_ = end;
+    buf_.drop_before(next_ * s_);
+    return y;
+  }
+
+  Layer conv_;
+  int64_t k_, s_, pl_, pr_;
+  RowBuffer buf_;
+  int64_t next_ = 0;  // next output row
+};
+
+// Full (uncropped) output row m of a transposed conv reads inputs i with 0 ≤ m − s·i < K, so it is
+// final once input ⌊m/s⌋ has arrived. Rows are emitted in full-row numbering and the one-shot
+// crops (pad_left rows at the start, pad_right at the end) applied to them.
+class ConvTransposeNode final : public Node {
+ public:
+  explicit ConvTransposeNode(const ConvTranspose1d& conv)
+      : conv_(conv),
+        k_((conv.config().kernel_size - 1) * conv.config().dilation + 1),
+        s_(conv.config().stride),
+        crop_l_(conv.pad_left()),
+        crop_r_(conv.pad_right()) {
+    MESHNN_CHECK(conv.config().output_padding == 0, conv.name(),
+                 ": streaming needs output_padding 0");
+  }
+
+  Tensor push(const Tensor& in) override {
+    if (!in.defined()) return Tensor();
+    buf_.append(in);
+    return produce(s_ * buf_.end());
+  }
+  Tensor flush() override {
+    Tensor out;
+    if (buf_.end() > 0) out = produce((buf_.end() - 1) * s_ + k_ - crop_r_);
+    reset();
+    return out;
+  }
+  void reset() override {
+    buf_.clear();
+    next_ = 0;
+  }
+  int64_t final_rows(int64_t n) const override { return std::max<int64_t>(0, s_ * n - crop_l_); }
+  NodePtr fork() const override { return std::make_unique<ConvTransposeNode>(conv_); }
+  int64_t held_rows() const override { return buf_.rows(); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    return conv_transpose1d_sharded(conv_, x, ts, real);
+  }
+  int64_t out_rows(int64_t n) const override {
+    return n > 0 ? (n - 1) * s_ + k_ - crop_l_ - crop_r_ : 0;
+  }
+  // Cropped row o is full row o + crop_l, which reads inputs ⌈(o + crop_l − K + 1)/s⌉ … ⌊(o +
+  // crop_l)/s⌋; its own input is o/s.
+  Reach reach() const override { return {Rows(k_ - 1 - crop_l_, s_), Rows(crop_l_, s_), Rows(s_)}; }
+
+ private:
+  // First input that row m reads.
+  int64_t first_input(int64_t m) const { return std::max<int64_t>(0, ceil_div(m - k_ + 1, s_)); }
+  // Full rows [next_, target), cropped.
+  Tensor produce(int64_t target) {
+    const int64_t from = std::max(next_, crop_l_);
+    if (target <= from) {
+      next_ = std::max(next_, target);
+      Shape one = buf_.empty_rows().shape();
+      one[1] = 1;
+      return no_rows(conv_.output_shape(one, true));
+    }
+    const int64_t a = first_input(from);
+    Tensor full = conv_.forward_padded(buf_.rows_between(a, buf_.end()));  // row j ↔ s·a + j
+    Tensor y = full.narrow(1, from - s_ * a, target - from);
+    next_ = target;
+    buf_.drop_before(first_input(next_));
+    return y;
+  }
+
+  ConvTranspose1d conv_;
+  int64_t k_, s_, crop_l_, crop_r_;
+  RowBuffer buf_;     // input rows
+  int64_t next_ = 0;  // next full output row
+};
+
+// ---- resamplers
+// ----------------------------------------------------------------------------------
+
+// Output row t reads input rows within ±ctx of t; the sequence ends are replicate edges the
+// kernel applies itself when told where the real sequence ends (unknown, so "far away", until
+// flush).
+class ActivationNode final : public Node {
+ public:
+  explicit ActivationNode(const layers::AntiAliasedActivation& act) : act_(act) {}
+
+  Tensor push(const Tensor& in) override {
+    if (!in.defined()) return Tensor();
+    buf_.append(in);
+    return produce(buf_.end() - kCtx, kOpenEnd);
+  }
+  Tensor flush() override {
+    Tensor out;
+    if (buf_.end() > 0) out = produce(buf_.end(), buf_.end());
+    reset();
+    return out;
+  }
+  void reset() override {
+    buf_.clear();
+    next_ = 0;
+  }
+  int64_t final_rows(int64_t n) const override { return std::max<int64_t>(0, n - kCtx); }
+  NodePtr fork() const override { return std::make_unique<ActivationNode>(act_); }
+  int64_t held_rows() const override { return buf_.rows(); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    return activation_sharded(act_, x, ts, real);
+  }
+  int64_t out_rows(int64_t n) const override { return n; }
+  Reach reach() const override { return {Rows(kCtx), Rows(kCtx), Rows(1)}; }
+
+ private:
+  static constexpr int64_t kCtx = layers::AntiAliasedActivation::context_rows();
+  static constexpr int64_t kOpenEnd = std::numeric_limits<int64_t>::max() / 4;
+
+  // Rows [next_, target) of a sequence of `length` rows.
+  Tensor produce(int64_t target, int64_t length) {
+    if (target <= next_) return buf_.empty_rows();
+    const int64_t lo = std::max<int64_t>(0, next_ - kCtx);
+    const int64_t hi = std::min(buf_.end(), target + kCtx);
+    ProfileScope prof("anti_aliased_activation");  // same bucket as the one-shot run
+    Tensor y =
+        act_.forward_padded(buf_.rows_between(lo, hi), next_ - lo, hi - target, next_, length);
+    next_ = target;
+    buf_.drop_before(next_ - kCtx);
+    return y;
+  }
+
+  layers::AntiAliasedActivation act_;
+  RowBuffer buf_;
+  int64_t next_ = 0;
+};
+
+// Output rows of input rows [a, b) depend on input rows [a − pad, b + pad) only, and a window
+// upsampled on its own (replicate-padding its own edges) is exact away from its edges.
+class UpsampleNode final : public Node {
+ public:
+  UpsampleNode(std::vector<float> taps, const ops::UpsampleGeometry& g)
+      : taps_(std::move(taps)), g_(g) {}
+
+  Tensor push(const Tensor& in) override {
+    if (!in.defined()) return Tensor();
+    buf_.append(in);
+    return produce(buf_.end() - g_.pad);
+  }
+  Tensor flush() override {
+    Tensor out;
+    if (buf_.end() > 0) out = produce(buf_.end());
+    reset();
+    return out;
+  }
+  void reset() override {
+    buf_.clear();
+    next_ = 0;
+  }
+  int64_t final_rows(int64_t n) const override {
+    return g_.ratio * std::max<int64_t>(0, n - g_.pad);
+  }
+  NodePtr fork() const override { return std::make_unique<UpsampleNode>(taps_, g_); }
+  int64_t held_rows() const override { return buf_.rows(); }
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    return upsample1d_sharded(x, taps_, g_, ts, real);
+  }
+  int64_t out_rows(int64_t n) const override { return g_.ratio * n; }
+  Reach reach() const override { return {Rows(g_.pad), Rows(g_.pad), Rows(g_.ratio)}; }
+
+ private:
+  Tensor produce(int64_t target) {
+    if (target <= next_) return buf_.empty_rows();
+    const int64_t lo = std::max<int64_t>(0, next_ - g_.pad);
+    Tensor up = ops::upsample1d(buf_.rows_between(lo, buf_.end()), taps_, g_);
+    Tensor y = up.narrow(1, g_.ratio * (next_ - lo), g_.ratio * (target - next_));
+    next_ = target;
+    buf_.drop_before(next_ - g_.pad);
+    return y;
+  }
+
+  std::vector<float> taps_;
+  ops::UpsampleGeometry g_;
+  RowBuffer buf_;
+  int64_t next_ = 0;
+};
+
+}  // namespace
+
+NodePtr conv_node(const Conv1d& conv, int64_t pad_left, int64_t pad_right) {
+  const Conv1dConfig& c = conv.config();
+  return std::make_unique<ConvNode<Conv1d>>(conv, (c.kernel_size - 1) * c.dilation + 1, c.stride,
+                                            pad_left, pad_right);
+}
+
+NodePtr conv_node(const Conv1d& conv) { return conv_node(conv, conv.pad_left(), conv.pad_right()); }
+
+NodePtr conv_node(const Conv2d& conv) {
+  const Conv2dConfig& c = conv.config();
+  MESHNN_CHECK(c.stride[0] == 1, conv.name(), ": streaming needs time stride 1");
+  return std::make_unique<ConvNode<Conv2d>>(conv, (c.kernel_size[0] - 1) * c.dilation[0] + 1, 1,
+                                            conv.pad_left(), conv.pad_right());
+}
+
+NodePtr conv_transpose_node(const ConvTranspose1d& conv) {
+  return std::make_unique<ConvTransposeNode>(conv);
+}
+
+NodePtr activation_node(const layers::AntiAliasedActivation& act) {
+  return std::make_unique<ActivationNode>(act);
+}
+
+NodePtr upsample_node(std::vector<float> taps, const ops::UpsampleGeometry& g) {
+  return std::make_unique<UpsampleNode>(std::move(taps), g);
+}
+
+}  // namespace meshnn::graph
