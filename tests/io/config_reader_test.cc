@@ -14,24 +14,15 @@
 #include "meshnn/models/gr00t_config.h"
 #include "models/audio_config.h"
 #include "models/minimax_h3/config.h"
+#include "support/expect_error.h"
 #include "support/golden.h"
 
 namespace meshnn::io {
+
+using meshnn::test::expect_error;
 namespace {
 
 using nlohmann::json;
-
-// Expects an meshnn::Error of type E whose message contains every one of `parts`.
-template <class E = Error>
-void expect_error(const std::function<void()>& fn, std::initializer_list<std::string> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "accepted";
-  } catch (const E& e) {
-    for (const std::string& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << p << " not in: " << e.what();
-  }
-}
 
 TEST(ConfigReader, TypedFields) {
   const json j = parse_config_json(

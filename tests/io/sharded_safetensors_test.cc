@@ -14,6 +14,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/gr00t.h"
 #include "meshnn/io/safetensors.h"
+#include "support/expect_error.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -128,16 +129,6 @@ TEST(Gr00tFolder, SingleFileFolderAndMissingConfigJson) {
   EXPECT_THROW(Policy::load(dir.dir.string(), Version::n1_6, types), InvalidArgument);
 }
 
-void expect_format(const std::function<void()>& fn, std::initializer_list<std::string> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "accepted";
-  } catch (const FormatError& e) {
-    for (const std::string& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
-
 std::map<std::string, Tensor> three_tensors() {
   return {{"a.weight", random_uniform({2, 3}, 3)},
           {"b.weight", random_uniform({4}, 4)},
@@ -164,8 +155,8 @@ TEST(ShardedSafetensors, IndexDisagreeingWithTheFilesIsRefused) {
     json index = write_sharded(dir, three_tensors(), 2);
     index["weight_map"]["a.weight"] = two;
     std::ofstream(dir / "model.safetensors.index.json") << index.dump();
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
-                  {"a.weight", one});
+    expect_error<FormatError>([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
+                              {"a.weight", one});
   }
   // A key the index lists that no shard holds.
   {
@@ -173,8 +164,8 @@ TEST(ShardedSafetensors, IndexDisagreeingWithTheFilesIsRefused) {
     json index = write_sharded(dir, three_tensors(), 2);
     index["weight_map"]["ghost.weight"] = one;
     std::ofstream(dir / "model.safetensors.index.json") << index.dump();
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
-                  {"ghost.weight", one, "does not hold it"});
+    expect_error<FormatError>([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
+                              {"ghost.weight", one, "does not hold it"});
   }
   // A tensor in a shard the index does not list.
   {
@@ -182,8 +173,8 @@ TEST(ShardedSafetensors, IndexDisagreeingWithTheFilesIsRefused) {
     json index = write_sharded(dir, three_tensors(), 2);
     index["weight_map"].erase("c.bias");
     std::ofstream(dir / "model.safetensors.index.json") << index.dump();
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
-                  {"c.bias", "not listed"});
+    expect_error<FormatError>([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
+                              {"c.bias", "not listed"});
   }
   // The same key stored in two shards.
   {
@@ -193,29 +184,31 @@ TEST(ShardedSafetensors, IndexDisagreeingWithTheFilesIsRefused) {
     std::map<std::string, Tensor> second;
     for (const char* k : {"b.weight", "a.weight"}) second.emplace(k, extra.at(k));
     io::save_safetensors(dir / two, second);
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
-                  {"a.weight", "two shards", one, two});
+    expect_error<FormatError>([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
+                              {"a.weight", "two shards", one, two});
   }
   // A shard missing, a shard named outside the folder, no weight_map.
   {
     TempFolder dir("missing");
     write_sharded(dir, three_tensors(), 2);
     fs::remove(dir / two);
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); }, {"missing", two});
+    expect_error<FormatError>([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
+                              {"missing", two});
   }
   {
     TempFolder dir("escape");
     json index = write_sharded(dir, three_tensors(), 2);
     index["weight_map"]["a.weight"] = "../" + one;
     std::ofstream(dir / "model.safetensors.index.json") << index.dump();
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
-                  {"a.weight", "not a file name"});
+    expect_error<FormatError>([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
+                              {"a.weight", "not a file name"});
   }
   {
     TempFolder dir("nomap");
     write_sharded(dir, three_tensors(), 2);
     std::ofstream(dir / "model.safetensors.index.json") << R"({"metadata": {}})";
-    expect_format([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); }, {"weight_map"});
+    expect_error<FormatError>([&] { io::ShardedSafetensors::open_folder(dir.dir.string()); },
+                              {"weight_map"});
   }
   // Neither layout in the folder.
   TempFolder empty("empty");

@@ -30,16 +30,6 @@ constexpr double kWinogradBf16Bound = 8.1e-3;  // 1.5 · 2.2e-3 · κ(F(3,3)) = 
 constexpr double kF32Bound = 1e-5;
 constexpr double kRoundedFloor = 2e-4;  // bf16 operand rounding is ~1e-3 or more
 
-double rel_l2(const Tensor& y, const std::vector<double>& ref) {
-  double num = 0, den = 0;
-  const float* p = y.data<float>();
-  for (size_t i = 0; i < ref.size(); ++i) {
-    num += (p[i] - ref[i]) * (p[i] - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / den);
-}
-
 // x (1, T, Ci), w (Co, Ci, K): y[t] = b + Σ_j w_j · x[t·s + j·d − pad], T_out rows, float64.
 std::vector<double> conv1d_f64(const Tensor& x, const Tensor& w, const Tensor& b, int64_t s,
                                int64_t d, int64_t pad, int64_t T_out) {
@@ -112,7 +102,7 @@ void check_case(const Case1d& c) {
   e.run(x, y, pads, false);
   const auto ref = de ? deconv_f64(x, w, b, c.s, pads.l[0], T_out)
                       : conv1d_f64(x, w, b, c.s, c.d, pads.l[0], T_out);
-  const double err = rel_l2(y, ref);
+  const double err = test::rel_l2_to_f64(y, ref);
   std::printf("bf16 %-44s %-44s rel L2 %.2e\n", c.what, impl.c_str(), err);
   if (c.winograd) {
     EXPECT_LT(err, kWinogradBf16Bound);
@@ -181,7 +171,7 @@ TEST(ConvBf16Kernels, Conv2dRunsBf16Winograd) {
           }
         ref[(i * 10 + j) * 64 + o] = acc;
       }
-  const double err = rel_l2(y, ref);
+  const double err = test::rel_l2_to_f64(y, ref);
   EXPECT_LT(err, kWinogradBf16Bound);
   EXPECT_GT(err, kRoundedFloor);
   EXPECT_EQ(e.plan_count(), 0u);

@@ -16,17 +16,6 @@
 namespace meshnn {
 namespace {
 
-// Rel L2 of y (f32) against the f64 reference.
-double rel_l2(const Tensor& y, const std::vector<double>& ref) {
-  double num = 0, den = 0;
-  const float* p = y.data<float>();
-  for (size_t i = 0; i < ref.size(); ++i) {
-    num += (p[i] - ref[i]) * (p[i] - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / den);
-}
-
 // Direct conv in f64 with the tap loop outside and C_out innermost (vectorises; ~1 GMAC/s).
 // x: (1, T, Ci); w: (Co, Ci, K); "same" padding, dilation d → (1, T, Co).
 std::vector<double> conv1d_f64(const Tensor& x, const Tensor& w, const Tensor& b, int64_t d) {
@@ -129,7 +118,7 @@ void conv_case(const char* what, int64_t C_in, int64_t C_out, int64_t K, int64_t
       const OnednnOnly onednn;
       conv.set_weights(w, b);
     }
-    err.push_back(rel_l2(conv.forward(x), ref));
+    err.push_back(test::rel_l2_to_f64(conv.forward(x), ref));
   }
   check_modes(what, err);
 }
@@ -169,7 +158,7 @@ TEST(ConvPrecision, Upsampler768to384k4s2) {
       const OnednnOnly onednn;
       up.set_weights(w, b);
     }
-    err.push_back(rel_l2(up.forward(x), ref));
+    err.push_back(test::rel_l2_to_f64(up.forward(x), ref));
   }
   check_modes("ConvTranspose1d 768->384 k4 s2 T512", err);
 }

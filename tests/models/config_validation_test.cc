@@ -12,8 +12,11 @@
 #include "models/audio_description.h"
 #include "models/checkpoint_check.h"
 #include "models/ltx_random.h"
+#include "support/expect_error.h"
 
 namespace meshnn::models {
+
+using meshnn::test::expect_error;
 namespace {
 
 using nlohmann::json;
@@ -23,19 +26,8 @@ LtxAudioConfig parse_text(const std::string& text) {
   return parse_ltx_audio_config(io::parse_config_json(text, "test config"), "test.safetensors");
 }
 
-// Expects an meshnn::Error whose message contains every one of `parts`.
-void expect_error(const std::function<void()>& fn, std::initializer_list<const char*> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "accepted";
-  } catch (const Error& e) {
-    for (const char* p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
-
 void expect_config_error(const std::function<void(json&)>& edit,
-                         std::initializer_list<const char*> parts) {
+                         std::initializer_list<std::string> parts) {
   json c = ltx23_reference_config();
   edit(c);
   expect_error([&] { parse_text(c.dump()); }, parts);
@@ -186,6 +178,8 @@ TEST(CheckpointCheck, UnusedAudioTensorsAreAnErrorByDefault) {
 }  // namespace meshnn::models
 
 namespace meshnn::gr00t {
+
+using meshnn::test::expect_error;
 namespace {
 
 // Found by gr00t_config_fuzz: a float where an integer belongs was cast (1e128 → undefined

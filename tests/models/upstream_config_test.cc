@@ -15,6 +15,7 @@
 #include "meshnn/io/config_policy.h"
 #include "models/audio_config.h"
 #include "models/minimax_h3/config.h"
+#include "support/expect_error.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -26,16 +27,6 @@ using namespace meshnn::gr00t;
 
 json read_fixture_json(const std::string& name) {
   return io::read_config_json_file(fixture_path("configs/" + name));
-}
-
-void expect_invalid(const std::function<void()>& fn, std::initializer_list<std::string> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "accepted";
-  } catch (const InvalidArgument& e) {
-    for (const std::string& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
 }
 
 struct Upstream {
@@ -90,11 +81,13 @@ TEST(UpstreamGr00tConfig, UnknownFieldIsRefusedNamingTheFlagAndLoadsWithIt) {
     j["meshnn_future_field"] = 3;
     if (j.contains("action_head_cfg")) j["action_head_cfg"]["head_future_field"] = true;
     const std::string text = j.dump();
-    expect_invalid([&] { Config::from_json(text, u.v); },
-                   {"meshnn_future_field", "--allow-unknown-config", "allow_unknown_config=True"});
-    expect_invalid([&] { ActionHeadConfig::from_json(text, u.v); }, {"meshnn_future_field"});
+    expect_error<InvalidArgument>(
+        [&] { Config::from_json(text, u.v); },
+        {"meshnn_future_field", "--allow-unknown-config", "allow_unknown_config=True"});
+    expect_error<InvalidArgument>([&] { ActionHeadConfig::from_json(text, u.v); },
+                                  {"meshnn_future_field"});
     if (j.contains("action_head_cfg"))
-      expect_invalid([&] { Config::from_json(text, u.v); }, {"head_future_field"});
+      expect_error<InvalidArgument>([&] { Config::from_json(text, u.v); }, {"head_future_field"});
     {
       const AllowUnknownConfig lenient;
       EXPECT_NO_THROW(Config::from_json(text, u.v));
@@ -105,7 +98,7 @@ TEST(UpstreamGr00tConfig, UnknownFieldIsRefusedNamingTheFlagAndLoadsWithIt) {
     const io::SafetensorsFile f = open_fixture(u.head);
     LoadOptions lo;
     lo.config_json = text;
-    expect_invalid(
+    expect_error<InvalidArgument>(
         [&] { Policy::load(fixture_path(u.head), u.v, f.get("input.token_types"), {}, lo); },
         {"meshnn_future_field", "--allow-unknown-config"});
     lo.allow_unknown_config = true;
@@ -174,8 +167,8 @@ TEST(UpstreamAudioConfig, BigVganReleasedConfigsParseAndUnknownFieldsNeedTheFlag
     EXPECT_EQ(c.hop_size, 256);
     EXPECT_EQ(c.num_mels, 100);
     j["meshnn_future_field"] = 1;
-    expect_invalid([&] { models::parse_bigvgan_config(j, name); },
-                   {name, "meshnn_future_field", "--allow-unknown-config"});
+    expect_error<InvalidArgument>([&] { models::parse_bigvgan_config(j, name); },
+                                  {name, "meshnn_future_field", "--allow-unknown-config"});
     const AllowUnknownConfig lenient;
     EXPECT_NO_THROW(models::parse_bigvgan_config(j, name));
     j["resblock"] = "3";  // a known field is still checked
@@ -188,8 +181,8 @@ TEST(UpstreamAudioConfig, MiniMaxH3DiffusersConfigParsesAndUnknownFieldsNeedTheF
   ASSERT_TRUE(j.contains("_diffusers_version") && j.contains("_name_or_path"));
   EXPECT_EQ(models::minimax_h3::parse_config(j, "config.json").latent_channels, 8);
   j["meshnn_future_field"] = 1;
-  expect_invalid([&] { models::minimax_h3::parse_config(j, "config.json"); },
-                 {"meshnn_future_field", "--allow-unknown-config"});
+  expect_error<InvalidArgument>([&] { models::minimax_h3::parse_config(j, "config.json"); },
+                                {"meshnn_future_field", "--allow-unknown-config"});
   const AllowUnknownConfig lenient;
   EXPECT_NO_THROW(models::minimax_h3::parse_config(j, "config.json"));
 }

@@ -99,4 +99,14 @@ std::string fixture_path(const std::string& name) {
   return std::string(MESHNN_FIXTURE_DIR) + "/" + name;
 }
 
+double rel_l2_to_f64(const Tensor& y, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  const float* p = y.data<float>();
+  for (size_t i = 0; i < ref.size(); ++i) {
+    num += (p[i] - ref[i]) * (p[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
 }  // namespace meshnn::test

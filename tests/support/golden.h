@@ -26,6 +26,8 @@ CompareStats compare(const Tensor& actual, const Tensor& expected);
 // (as coordinates) and ±3 neighbours of both tensors along the last dim.
 ::testing::AssertionResult close_rel_l2(const Tensor& actual, const Tensor& expected, double tol,
                                         const std::string& what = "");
+// ||y − ref|| / ||ref|| of an f32 result against a float64 scalar reference of the same size.
+double rel_l2_to_f64(const Tensor& y, const std::vector<double>& ref);
 // Element-wise bit equality (for sharded == unsharded where the arithmetic is identical).
 ::testing::AssertionResult bit_equal(const Tensor& actual, const Tensor& expected,
                                      const std::string& what = "");
