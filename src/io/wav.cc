@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 
 #include "io/file_util.h"
 
@@ -51,14 +49,11 @@ using SndPtr = std::unique_ptr<SNDFILE, SndCloser>;
 
 // A RIFF WAVE whose data chunk declares more bytes than the file holds was cut short (a copy or
 // download that stopped): libsndfile would read the part that is there as a shorter recording,
-// without an error, so it is refused here. read(offset, n, out) → bytes read; size = the file's
-// length. A declared size of 0 or 0xFFFFFFFF (a writer that never came back to fill it in, and
-// RF64's placeholder) is not a claim and passes; other formats pass (libsndfile judges them).
-template <typename Read>
-void check_not_cut_short(const Read& read, uint64_t size, const std::string& name) {
-  uint8_t head[12];
-  if (read(0, 12, head) != 12 || std::memcmp(head, "RIFF", 4) != 0 ||
-      std::memcmp(head + 8, "WAVE", 4) != 0)
+// without an error, so it is refused here. A declared size of 0 or 0xFFFFFFFF (a writer that never
+// came back to fill it in, and RF64's placeholder) is not a claim and passes; other formats pass
+// (libsndfile judges them). data: the whole file, `size` bytes.
+void check_not_cut_short(const uint8_t* data, uint64_t size, const std::string& name) {
+  if (size < 12 || std::memcmp(data, "RIFF", 4) != 0 || std::memcmp(data + 8, "WAVE", 4) != 0)
     return;
   auto le32 = [](const uint8_t* b) {
     return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
@@ -67,8 +62,7 @@ void check_not_cut_short(const Read& read, uint64_t size, const std::string& nam
   // Chunks before the data chunk (fmt, LIST, fact, …), each padded to an even length; bounded
   // so a file of tiny chunks cannot keep us walking.
   for (int chunk = 0; chunk < 4096 && at + 8 <= size; ++chunk) {
-    uint8_t hdr[8];
-    if (read(at, 8, hdr) != 8) return;
+    const uint8_t* hdr = data + at;
     const uint64_t len = le32(hdr + 4);
     if (std::memcmp(hdr, "data", 4) == 0) {
       const uint64_t have = size - (at + 8);
@@ -115,43 +109,14 @@ WavAudio decode(SNDFILE* snd, const SF_INFO& info, const std::string& name) {
 }  // namespace
 
 WavAudio read_wav(const std::string& path) {
-  check_regular_input(path);  // sf_open of a FIFO would block
-  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-    std::error_code ec;
-    const uint64_t size = std::filesystem::file_size(path, ec);
-    const auto read = [f](uint64_t at, size_t n, uint8_t* out) -> size_t {
-      return fseeko(f, static_cast<off_t>(at), SEEK_SET) == 0 ? std::fread(out, 1, n, f) : 0;
-    };
-    try {
-      if (!ec) check_not_cut_short(read, size, path);
-    } catch (...) {
-      std::fclose(f);
-      throw;
-    }
-    std::fclose(f);
-  }
-  SF_INFO info{};
-  SndPtr snd(sf_open(path.c_str(), SFM_READ, &info));
-  if (!snd) {
-    // Distinguish "cannot open" (BackendError) from "opened but not parseable" (FormatError).
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-      std::fclose(f);
-      format_fail(path, 0, "not a readable WAV file: ", sf_strerror(nullptr));
-    }
-    throw BackendError(detail::concat(path, ": cannot open: ", sf_strerror(nullptr)));
-  }
-  return decode(snd.get(), info, path);
+  // One decoder for files and memory: map_file takes regular files only (sf_open of a FIFO would
+  // block) and says "cannot open" as a BackendError; what it maps is judged as bytes.
+  const std::shared_ptr<ByteSource> bytes = ByteSource::map_file(path);
+  return read_wav_bytes(bytes->data, bytes->size, path);
 }
 
 WavAudio read_wav_bytes(const uint8_t* data, size_t size, const std::string& name) {
-  check_not_cut_short(
-      [&](uint64_t at, size_t n, uint8_t* out) -> size_t {
-        if (at >= size) return 0;
-        const size_t k = static_cast<size_t>(std::min<uint64_t>(n, size - at));
-        std::memcpy(out, data + at, k);
-        return k;
-      },
-      size, name);
+  check_not_cut_short(data, size, name);
   SF_VIRTUAL_IO vio{vio_length, vio_seek, vio_read, vio_write, vio_tell};
   MemoryFile mem{data, static_cast<sf_count_t>(size)};
   SF_INFO info{};
