@@ -1,0 +1,253 @@
+// An HTTP session's routing (serve_http_session.h): path → handler, the WebSocket upgrade of
+// /v1/models/{name}/stream, and the one-shot jobs (/decode, /vocode, /encode) handed to the queue.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/serve_errors.h"
+#include "cli/serve_http_session.h"
+#include "cli/serve_ws_session.h"
+#include "meshnn/core/error.h"
+
+namespace meshnn::serve::internal {
+
+// Path → handler. Auth is checked before any model lookup.
+void HttpSession::handle() {
+  const Request& req = parser_->get();
+  std::string decoded;
+  if (!decoded_path(decoded)) return;
+  const std::string_view path = decoded;
+  // HEAD is GET without the body (reply() drops it), wherever GET is allowed.
+  const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
+  if (path == "/healthz") {
+    cur_.endpoint = "healthz";
+    if (!get) return not_allowed("GET");
+    return reply(200, R"({"status":"ok"})", "application/json");
+  }
+  if (path == "/readyz") {
+    cur_.endpoint = "readyz";
+    if (!get) return not_allowed("GET");
+    if (srv_.draining) return error(503, "draining", "the server is shutting down", false, 5);
+    if (srv_.queue.full()) return error(503, "overloaded", "the job queue is full", false, 1);
+    return reply(200, R"({"status":"ready"})", "application/json");
+  }
+  if (path == "/metrics") {
+    cur_.endpoint = "metrics";
+    if (!srv_.authorized(req)) return unauthorized();
+    if (!get) return not_allowed("GET");
+    return reply(200, srv_.metrics.render(), "text/plain; version=0.0.4");
+  }
+  if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {
+    cur_.endpoint = "models";
+    if (!srv_.authorized(req)) return unauthorized();
+    if (path == "/v1/models") {
+      if (!get) return not_allowed("GET");
+      std::string body = R"({"models":[)";
+      bool first = true;
+      for (const auto& [name, m] : srv_.models) {
+        body += (first ? "" : ",") + m->info_json();
+        first = false;
+      }
+      return reply(200, body + "]}", "application/json");
+    }
+    const std::string_view rest = path.substr(std::string_view("/v1/models/").size());
+    const size_t slash = rest.find('/');
+    const std::string name(rest.substr(0, slash));
+    const std::string action(slash == std::string_view::npos ? "" : rest.substr(slash + 1));
+    const auto it = srv_.models.find(name);
+    if (it == srv_.models.end())
+      return error(404, "not_found", "no model named '" + name + "' (GET /v1/models lists them)");
+    const auto& model = it->second;
+    cur_.model = name;
+    if (action.empty()) {
+      if (!get) return not_allowed("GET");
+      return reply(200, model->info_json(), "application/json");
+    }
+    if (action == "encode") {
+      cur_.endpoint = "encode";
+      if (!model->has_encoder())
+        return error(404, "not_found",
+                     "model '" + name + "' (" + model->kind_name() + ") has no encoder");
+      if (req.method() != http::verb::post) return not_allowed("POST");
+      return one_shot(model, true);
+    }
+    if (action == "stream") {
+      cur_.endpoint = "stream";
+      if (!model->has_stream())
+        return error(404, "not_found",
+                     "model '" + name + "' (" + model->kind_name() + ") has no stream");
+      if (!get) return not_allowed("GET");
+      return error(426, "upgrade_required",
+                   "/stream is a WebSocket: connect with Upgrade: websocket");
+    }
+    if (action == "vocode" && !model->is_vocoder())
+      return error(
+          404, "not_found",
+          "/vocode is for vocoders; '" + name + "' is " + model->kind_name() + ": use /decode");
+    if (action == "decode" || action == "vocode") {
+      cur_.endpoint = action;
+      if (req.method() != http::verb::post) return not_allowed("POST");
+      return one_shot(model, false);
+    }
+    return error(404, "not_found", "unknown path " + std::string(path));
+  }
+  return error(404, "not_found", "unknown path " + std::string(path));
+}
+
+void HttpSession::upgrade() {
+  const Request& req = parser_->get();
+  const std::string_view target(req.target().data(), req.target().size());
+  std::string decoded;
+  if (!decoded_path(decoded)) return;
+  const std::string_view path = decoded;
+  const std::string_view query =
+      target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
+  cur_.endpoint = "stream";
+  if (!srv_.authorized(req)) return unauthorized();
+  const std::string_view prefix = "/v1/models/";
+  if (path.rfind(prefix, 0) != 0 || path.size() < prefix.size() + 8 ||
+      path.substr(path.size() - 7) != "/stream")
+    return error(404, "not_found", "WebSockets are served at /v1/models/{name}/stream", true);
+  const std::string name(path.substr(prefix.size(), path.size() - prefix.size() - 7));
+  const auto it = srv_.models.find(name);
+  if (it == srv_.models.end())
+    return error(404, "not_found", "no model named '" + name + "'", true);
+  cur_.model = name;
+  if (!it->second->has_stream())
+    return error(404, "not_found",
+                 "model '" + name + "' (" + it->second->kind_name() + ") has no stream", true);
+  StreamQuery q;
+  cli::StreamFrame frame;
+  try {
+    q = parse_stream_query(query);
+    frame = it->second->stream_frame(q.items);
+  } catch (const meshnn::Error& e) {
+    return error(400, "bad_request", e.what(), true);
+  }
+  if (srv_.draining) return error(503, "draining", "the server is shutting down", true, 5);
+  if (srv_.cfg.mesh_run)
+    return error(501, "not_implemented",
+                 "streams are not served under --backend mpi (the mesh runs one-shot requests); "
+                 "stream from a server without --backend mpi",
+                 true);
+  // The stream session takes over the socket and logs itself; this request ends here.
+  auto ws = std::make_shared<WsSession>(stream_.release_socket(), srv_, it->second, q.pcm, frame,
+                                        cur_.id, cur_.target);
+  cur_.open = false;
+  --srv_.in_flight;
+  ws->start(parser_->release());
+}
+
+// /decode, /vocode, or /encode (`encode`: a WAV in, .npy latents out).
+void HttpSession::one_shot(const std::shared_ptr<const ServedModel>& model, bool encode) {
+  const Request& req = parser_->get();
+  // The encoder answers latents: .npy only.
+  const auto format = encode ? negotiate(sv(req[http::field::accept]), {OutputFormat::npy})
+                             : parse_accept(sv(req[http::field::accept]));
+  if (encode && !format) {
+    return error(406, "not_acceptable", "Accept: /encode answers application/x-npy");
+  } else if (!format) {
+    return error(406, "not_acceptable", "Accept: none of audio/wav, application/x-npy, audio/L16");
+  }
+  const BodyType type = parse_content_type(sv(req[http::field::content_type]));
+  if (encode && type != BodyType::wav)
+    return error(415, "unsupported_media_type",
+                 "Content-Type must be audio/wav (the encoder takes a WAV)");
+  if (!encode && (type == BodyType::unsupported || (type == BodyType::wav && !model->takes_wave())))
+    return error(415, "unsupported_media_type",
+                 model->takes_wave() ? "Content-Type must be application/x-npy or audio/wav"
+                                     : "Content-Type must be application/x-npy (an .npy input)");
+  Tensor input;
+  try {
+    input = encode ? model->parse_encode_body(req.body()) : model->parse_body(req.body(), type);
+  } catch (const meshnn::Error& e) {
+    const ErrorStatus st = classify(e);
+    return error(st.status, st.code, e.what());
+  }
+  // Audio seconds summed over the channels: (B, 1, S) of an encode is B · S samples.
+  const double seconds =
+      encode ? static_cast<double>(input.dim(0)) * input.dim(2) / model->sample_rate()
+             : model->output_seconds(input);
+  if (seconds > srv_.cfg.max_audio_seconds)
+    return error(413, "payload_too_large",
+                 std::string(encode ? "the WAV holds " : "the input would give ") +
+                     std::to_string(seconds) +
+                     " s of audio (summed over its channels), over --max-audio-seconds " +
+                     std::to_string(srv_.cfg.max_audio_seconds));
+  if (srv_.draining) return error(503, "draining", "the server is shutting down", true, 5);
+  auto token = std::make_shared<Token>();
+  token->deadline = cur_.t0 + ms(srv_.cfg.request_timeout);
+  cur_.token = token;
+  auto self = shared_from_this();
+  const std::string id = cur_.id;
+  const OutputFormat fmt = *format;
+  const bool queued = srv_.queue.push(
+      [self, model, input, token, fmt, id, encode] {
+        if (token->expired()) return;
+        int status = 200;
+        std::string body, ctype = content_type_of(fmt);
+        double audio = 0;
+        try {
+          const auto t = Clock::now();
+          if (encode) {
+            const Tensor z = model->encode(input, self->srv_.threads());  // (B, C, T)
+            audio = static_cast<double>(input.dim(2)) / model->sample_rate();
+            self->srv_.metrics.audio(model->name(), audio, since(t));
+            body = npy_body(z);  // audio-encode's --out bytes
+          } else {
+            // Under MPI a started call runs to its end: every rank is in it.
+            const Tensor y = self->srv_.cfg.mesh_run
+                                 ? self->srv_.cfg.mesh_run(*model, input)
+                                 : model->run(input, self->srv_.threads(),
+                                              [token](int, int, const std::string&) {
+                                                if (token->expired()) throw Cancelled();
+                                              });
+            const double compute = since(t);
+            audio = static_cast<double>(y.dim(2)) / model->sample_rate();
+            body = encode_output(y, model->sample_rate(), fmt);
+            if (fmt == OutputFormat::l16)
+              ctype += "; rate=" + std::to_string(model->sample_rate()) +
+                       "; channels=" + std::to_string(y.dim(1));
+            self->srv_.metrics.audio(model->name(), audio, compute);
+          }
+        } catch (const CommError& e) {
+          // A rank of the mesh died, hung or stopped: this server cannot answer any more.
+          std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
+          if (!self->srv_.mesh_failed.exchange(true)) self->srv_.stop_after_mesh_fault();
+          if (token->expired()) return;
+          status = 503;
+          body = error_json(
+              "mesh_failed",
+              "a rank of the MPI mesh failed; the server is stopping (request id " + id + ")");
+          ctype = "application/json";
+        } catch (const std::exception& e) {
+          if (token->expired()) return;  // the session has answered (504) or the client left
+          const ErrorStatus st = classify(e);
+          status = st.status;
+          if (st.ours())
+            std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
+          body =
+              error_json(st.code, st.ours() ? "internal error (request id " + id + ")" : e.what());
+          ctype = "application/json";
+        }
+        net::post(self->stream_.get_executor(),
+                  [self, status, b = std::move(body), ctype, audio]() mutable {
+                    self->on_job_done(status, std::move(b), ctype, audio);
+                  });
+      },
+      false);
+  if (!queued) return error(503, "overloaded", "the job queue is full, retry later", false, 1);
+  stream_.expires_never();
+  timer_.emplace(stream_.get_executor());
+  timer_->expires_at(token->deadline);
+  timer_->async_wait([self](beast::error_code ec) {
+    if (ec || !self->cur_.open || self->cur_.answered || !self->cur_.token) return;
+    self->cur_.token->cancelled = true;
+    self->error(504, "timeout",
+                "no answer within --request-timeout " +
+                    std::to_string(self->srv_.cfg.request_timeout) + " s",
+                true);
+  });
+  watch_disconnect();
+}
+
+}  // namespace meshnn::serve::internal
