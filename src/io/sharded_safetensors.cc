@@ -2,11 +2,8 @@
 // against every shard's header before any tensor is handed out.
 #include "meshnn/io/sharded_safetensors.h"
 
-#include <sys/stat.h>
-
-#include <fstream>
+#include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "io/file_util.h"
 #include "io/json.h"
@@ -19,24 +16,16 @@ namespace {
 constexpr const char* kIndexName = "model.safetensors.index.json";
 constexpr const char* kSingleName = "model.safetensors";
 
-bool is_dir(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
+namespace fs = std::filesystem;
 
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
+// As stat(2): false on any error (a folder we cannot read is "not there", never an exception).
+bool dir_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
 }
-
-std::string parent_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string join(const std::string& dir, const std::string& name) {
-  return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
+bool path_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
 }
 
 // A shard named by the index must be a file beside it: no folders, no way out of the model.
@@ -131,25 +120,18 @@ std::map<std::string, std::string> parse_safetensors_index(const std::string& te
 ShardedSafetensors ShardedSafetensors::open_index(const std::string& index_path) {
   auto m = std::make_shared<Impl>();
   m->path = m->index = index_path;
-  check_regular_input(index_path);
-  std::string text;
-  {
-    std::ifstream in(index_path, std::ios::binary);
-    MESHNN_CHECK(in.good(), index_path, ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  const std::vector<uint8_t> bytes = read_file_bytes(index_path);
+  const std::string text(bytes.begin(), bytes.end());
   const std::map<std::string, std::string> wm = parse_safetensors_index(text, index_path);
-  const std::string dir = parent_of(index_path);
+  const std::string dir = fs::path(index_path).parent_path().string();
   std::map<std::string, size_t> shard_index;  // file name → shard
   std::map<std::string, size_t> listed;       // key → shard
   for (const auto& [key, name] : wm) {
     auto [s, fresh] = shard_index.emplace(name, m->shards.size());
     if (fresh) {
-      const std::string shard = join(dir, name);
-      MESHNN_CHECK_AS(FormatError, exists(shard), index_path, ": shard '", name, "' (for tensor '",
-                      key, "') is missing: ", shard);
+      const std::string shard = (fs::path(dir) / name).string();
+      MESHNN_CHECK_AS(FormatError, path_exists(shard), index_path, ": shard '", name,
+                      "' (for tensor '", key, "') is missing: ", shard);
       m->shards.push_back(SafetensorsFile::open(shard));
     }
     listed.emplace(key, s->second);
@@ -168,20 +150,22 @@ ShardedSafetensors ShardedSafetensors::open_file(const std::string& path) {
 }
 
 ShardedSafetensors ShardedSafetensors::open_folder(const std::string& folder) {
-  MESHNN_CHECK(is_dir(folder), folder, ": not a folder");
-  const std::string index = join(folder, kIndexName), single = join(folder, kSingleName);
-  if (exists(index)) {
+  MESHNN_CHECK(dir_exists(folder), folder, ": not a folder");
+  const std::string index = (fs::path(folder) / kIndexName).string();
+  const std::string single = (fs::path(folder) / kSingleName).string();
+  if (path_exists(index)) {
     auto m = std::make_shared<Impl>(*open_index(index).impl_);  // shards shared, not re-read
     m->path = folder;
     return ShardedSafetensors(std::move(m));
   }
-  MESHNN_CHECK(exists(single), folder, ": holds neither ", kIndexName, " (sharded weights) nor ",
-               kSingleName);
+  MESHNN_CHECK(path_exists(single), folder, ": holds neither ", kIndexName,
+               " (sharded weights) nor ", kSingleName);
   return open_file(single);
 }
 
 bool is_safetensors_folder(const std::string& folder) {
-  return is_dir(folder) && (exists(join(folder, kIndexName)) || exists(join(folder, kSingleName)));
+  return dir_exists(folder) && (path_exists(fs::path(folder) / kIndexName) ||
+                                path_exists(fs::path(folder) / kSingleName));
 }
 
 bool ShardedSafetensors::contains(const std::string& key) const {
