@@ -346,6 +346,8 @@ std::string decode_path(std::string_view path) {
   out.reserve(path.size());
   for (size_t i = 0; i < path.size(); ++i) {
     if (path[i] != '%') {
+      // A raw NUL never reaches here through Beast's parser; refused all the same, as its escape.
+      MESHNN_CHECK_AS(FormatError, path[i] != '\0', "request path: a NUL byte");
       out += path[i];
       continue;
     }
