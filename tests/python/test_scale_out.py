@@ -47,17 +47,20 @@ class Cluster:
             pytest.skip('haproxy is not installed (Debian package haproxy)')
         if not os.path.isfile(cli_path()):
             pytest.skip(f'the meshnn CLI is not built ({cli_path()})')
-        self.state_path = str(tmp_path / f'state{n}.json')
+        self.state_path = str(tmp_path / f'state{n}_{time.monotonic_ns()}.json')
         cmd = [sys.executable, LAUNCH, '--replicas', str(n), '--port', '0', '--cli', cli_path(),
                '--haproxy', haproxy, '--state', self.state_path,
                '--serve-arg=--threads-per-worker=1', '--serve-arg=--workers=1',
                '--serve-arg=--drain-timeout=20']
         for m in MODELS:
             cmd += ['--model', m]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, start_new_session=True)
+        self.log = self.state_path.replace('.json', '.log')
+        with open(self.log, 'w') as log:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log,
+                                         start_new_session=True)
         t0 = time.time()
         while not os.path.exists(self.state_path):
-            assert self.proc.poll() is None, 'launch.py exited'
+            assert self.proc.poll() is None, 'launch.py exited: ' + open(self.log).read()
             assert time.time() - t0 < 120, 'the cluster did not start'
             time.sleep(0.05)
         self.state = json.load(open(self.state_path))
