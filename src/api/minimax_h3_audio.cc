@@ -7,9 +7,9 @@
 #include <mutex>
 #include <random>
 
-#include "api/scale_rule.h"
 #include "api/audio_model_registry.h"
 #include "api/audio_stream_spec.h"
+#include "api/scale_rule.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/exclusive.h"
@@ -147,9 +147,8 @@ Tensor MiniMaxH3AudioVae::encode(const Tensor& wave, Tensor* log_std, const RunO
   const int64_t B = wave.dim(0), C = latent_channels();
   const int64_t T = (wave.dim(2) + hop_length() - 1) / hop_length();
   h3::MeshSplit split;
-  const MeshConfig mc =
-      resolve_mesh(run, B, T, m.min_encode_frames_per_device(),
-                   static_cast<double>(wave.dim(2)) / sample_rate(), &split);
+  const MeshConfig mc = resolve_mesh(run, B, T, m.min_encode_frames_per_device(),
+                                     static_cast<double>(wave.dim(2)) / sample_rate(), &split);
   // Each device part returns [mean ; logs] along channels, (n, 2C, T).
   Tensor both = h3::run_split(mc, split, B, [&](int64_t first, int64_t n, const TimeShard& ts) {
     auto g = impl_->encode_graphs.take();

@@ -2,9 +2,10 @@
 // MESHNN_SCALE_BENCH_DIR names a folder with real-size checkpoints: ltx23.safetensors, bigvgan/,
 // h3/, as tools/make_checkpoint.py writes them). On 2 ranks: the LTX-2.3 2 s decode time-sharded
 // 1x2, the MiniMax-H3 stereo decode split by item 1x2, the BigVGAN stream as a 1x2 pipeline; on
-// 1 process the same on one device (the reference). Rank 0 prints one line per case: median wall
-// time of a call (or of a whole stream) and, with MESHNN_SCALE_BENCH_IFACE (the link's interface
-// in rank 0's network namespace), the bytes and packets that crossed it per call / per push.
+// 1 process the same on one device (the reference); also the BigVGAN one-shot time shard. Rank 0
+// prints one line per case: median wall time of a call (or of a whole stream) and, with
+// MESHNN_SCALE_BENCH_IFACE (the link's interface in rank 0's network namespace), the bytes and
+// packets that crossed it per call / per push.
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <gtest/gtest.h>
@@ -60,12 +61,13 @@ void measure(const std::string& name, int reps, int64_t steps, const std::functi
   const Link after = Link::now();
   std::sort(ms.begin(), ms.end());
   if (mesh_detail::mpi_world_rank() == 0)
-    std::printf("SCALE %s ranks=%d median_ms=%.1f bytes_per_step=%lld packets_per_step=%lld "
-                "steps=%lld\n",
-                name.c_str(), mesh_detail::mpi_world_size(), ms[ms.size() / 2],
-                static_cast<long long>((after.bytes - before.bytes) / (reps * steps)),
-                static_cast<long long>((after.packets - before.packets) / (reps * steps)),
-                static_cast<long long>(steps));
+    std::printf(
+        "SCALE %s ranks=%d median_ms=%.1f bytes_per_step=%lld packets_per_step=%lld "
+        "steps=%lld\n",
+        name.c_str(), mesh_detail::mpi_world_size(), ms[ms.size() / 2],
+        static_cast<long long>((after.bytes - before.bytes) / (reps * steps)),
+        static_cast<long long>((after.packets - before.packets) / (reps * steps)),
+        static_cast<long long>(steps));
   std::fflush(stdout);
 }
 
@@ -104,6 +106,9 @@ TEST(MpiScaleBench, Table) {
     const BigVganVocoder voc = BigVganVocoder::load(dir + "/bigvgan");
     const int64_t T = 188, push = 32;  // 2 s of 24 kHz mel (hop 256), pushes of 32 frames
     const Tensor mel = test::random_normal({1, voc.num_mels(), T}, 3);
+    for (int t : thread_counts())
+      measure("bigvgan_2s_time_shard threads=" + std::to_string(t), reps, 1,
+              [&] { (void)voc.vocode(mel, run_on(t)); });
     for (int t : thread_counts()) {
       StreamOptions o;
       o.mesh = run_on(t).mesh;
