@@ -46,10 +46,10 @@ CallCost measured_cost(const std::string& kind, double seconds) {
   PerSecond p{};
   // Measured 2026-12-05 (tools/bench_scale.sh, 2 s clips): LTX-2.3 3.98 s on one device, 6.28 MB
   // and 444 halo exchanges per 1x2 call; BigVGAN v2 24 kHz 2.81 MB and 225 exchanges per 1x2
-  // vocode, compute from its one-device stream (2.94 s); MiniMax-H3 1.69 s for 2 s of stereo
+  // vocode, 3.02 s on one device; MiniMax-H3 1.69 s for 2 s of stereo
   // (its time split was not measured: BigVGAN's bytes and exchanges stand in).
   if (kind == "bigvgan")
-    p = {1.47, 1.41e6, 225};
+    p = {1.51, 1.41e6, 225};
   else if (kind == "minimax-h3")
     p = {0.42, 1.41e6, 225};
   else  // ltx-2.3, ltx-2 and anything unknown
