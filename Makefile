@@ -16,7 +16,7 @@ DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libcla
   nlohmann-json3-dev libsndfile1-dev libcli11-dev libspdlog-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev clang-format \
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch \
-  libboost-dev python3-requests python3-websockets
+  libboost-dev python3-requests python3-websockets iproute2 haproxy
 # Only `make goldens` and `make bench` (PyTorch comparisons) need these; OpenBLAS is PyTorch's
 # best BLAS here (Debian's torch otherwise runs the reference BLAS, ~100x slower on GEMMs).
 PY_PACKAGES := python3-torch python3-numpy libopenblas0-openmp

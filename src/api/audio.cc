@@ -9,6 +9,7 @@
 
 #include "api/audio_impl.h"
 #include "api/audio_model_registry.h"
+#include "api/scale_rule.h"
 #include "io/json.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -44,14 +45,15 @@ MeshConfig auto_mesh_for(int threads) {
 }
 
 // The mesh a call runs on, validated against the input length before any work.
-MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows, const char* what) {
+// "auto" on the mpi backend: the scale-out rule (api/scale_rule.h) for `kind` and `seconds`.
+MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows, const char* what,
+                        const char* kind, double seconds) {
   check_thread_count(run.threads, "threads per device");
   MeshConfig mc;
   if (run.mesh == "auto") {
-    MESHNN_CHECK_AS(InvalidArgument, run.backend == Backend::local,
-                    "mesh \"auto\" is for the local backend; with the mpi backend give the mesh "
-                    "(RxC = ranks)");
-    mc = auto_mesh_for(run.threads);
+    mc = run.backend == Backend::mpi ? api::auto_mpi_mesh(kind, seconds, 1)
+                                     : auto_mesh_for(run.threads);
+    mc.threads_per_device = run.threads;
   } else {
     mc = parse_mesh(run.mesh);
     mc.threads_per_device = run.threads;
@@ -182,7 +184,8 @@ void check_latent_input(const Tensor& latent) {
 
 MeshConfig LtxAudioDecoder::check_run(const Tensor& latent, const RunOptions& run) {
   check_latent_input(latent);
-  return resolve_mesh(run, latent.dim(2), models::LtxAudioDecoder::kMinFramesPerDevice, "latent");
+  return resolve_mesh(run, latent.dim(2), models::LtxAudioDecoder::kMinFramesPerDevice, "latent",
+                      "ltx-2.3", static_cast<double>(latent.dim(2)) / 25);
 }
 
 Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) const {
@@ -292,7 +295,9 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
                   mel.defined() ? dtype_name(mel.dtype()) : "no tensor");
   MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == num_mels() && mel.dim(2) >= 1,
                   "mel: expected (B, ", num_mels(), ", frames), got ", shape_str(mel.shape()));
-  const MeshConfig mc = resolve_mesh(run, mel.dim(2), models::BigVgan::kMinFramesPerDevice, "mel");
+  const MeshConfig mc =
+      resolve_mesh(run, mel.dim(2), models::BigVgan::kMinFramesPerDevice, "mel", "bigvgan",
+                   static_cast<double>(mel.dim(2)) * hop_length() / sample_rate());
   Tensor y = run_on_mesh(
       impl_->pool, mc, run.progress,
       [&](models::BigVgan& m, const TimeShard& ts, const models::ProgressFn& report) {

@@ -9,6 +9,7 @@
 
 #include "api/audio_model_registry.h"
 #include "api/audio_stream_spec.h"
+#include "api/scale_rule.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/exclusive.h"
@@ -75,14 +76,14 @@ struct MiniMaxH3AudioVae::Impl {
 namespace {
 
 // The mesh of a call over `batch` items of `frames` latent frames, checked before any work.
+// "auto": one device on the local backend; on the mpi backend the scale-out rule
+// (api/scale_rule.h) for `seconds` of audio: items first, then time, else replicas.
 MeshConfig resolve_mesh(const RunOptions& run, int64_t batch, int64_t frames, int64_t min_frames,
-                        h3::MeshSplit* split) {
+                        double seconds, h3::MeshSplit* split) {
   check_thread_count(run.threads, "threads per device");
   MeshConfig mc;
   if (run.mesh == "auto") {
-    MESHNN_CHECK_AS(InvalidArgument, run.backend == Backend::local,
-                    "mesh \"auto\" is for the local backend; with the mpi backend give the mesh "
-                    "(RxC = ranks)");
+    if (run.backend == Backend::mpi) mc = api::auto_mpi_mesh("minimax-h3", seconds, batch);
   } else {
     mc = parse_mesh(run.mesh);
   }
@@ -129,7 +130,8 @@ Tensor MiniMaxH3AudioVae::decode(const Tensor& latents, const RunOptions& run) c
   const int64_t B = latents.dim(0);
   h3::MeshSplit split;
   const MeshConfig mc =
-      resolve_mesh(run, B, latents.dim(2), m.min_decode_frames_per_device(), &split);
+      resolve_mesh(run, B, latents.dim(2), m.min_decode_frames_per_device(),
+                   static_cast<double>(latents.dim(2)) * hop_length() / sample_rate(), &split);
   Tensor y = h3::run_split(mc, split, B, [&](int64_t first, int64_t n, const TimeShard& ts) {
     auto g = impl_->decode_graphs.take();
     return m.decode(n == B ? latents : latents.narrow(0, first, n), *g, ts);
@@ -145,7 +147,8 @@ Tensor MiniMaxH3AudioVae::encode(const Tensor& wave, Tensor* log_std, const RunO
   const int64_t B = wave.dim(0), C = latent_channels();
   const int64_t T = (wave.dim(2) + hop_length() - 1) / hop_length();
   h3::MeshSplit split;
-  const MeshConfig mc = resolve_mesh(run, B, T, m.min_encode_frames_per_device(), &split);
+  const MeshConfig mc = resolve_mesh(run, B, T, m.min_encode_frames_per_device(),
+                                     static_cast<double>(wave.dim(2)) / sample_rate(), &split);
   // Each device part returns [mean ; logs] along channels, (n, 2C, T).
   Tensor both = h3::run_split(mc, split, B, [&](int64_t first, int64_t n, const TimeShard& ts) {
     auto g = impl_->encode_graphs.take();

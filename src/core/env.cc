@@ -22,6 +22,8 @@ const char* env_name(EnvSwitch s) {
       return "MESHNN_CONV_FOLD";
     case EnvSwitch::deconv_algo:
       return "MESHNN_DECONV_ALGO";
+    case EnvSwitch::link:
+      return "MESHNN_LINK";
   }
   return "";
 }

@@ -16,6 +16,7 @@ enum class EnvSwitch {
   conv_direct,     // MESHNN_CONV_DIRECT: 0 = the same as MESHNN_CONV_ALGO=onednn (older switch)
   conv_fold,       // MESHNN_CONV_FOLD: 0 turns off dilation folding in oneDNN convolutions
   deconv_algo,     // MESHNN_DECONV_ALGO: auto | polyphase | onednn (ConvTranspose1d)
+  link,            // MESHNN_LINK: the link --mesh auto assumes on the mpi backend (scale_rule.h)
 };
 
 // The variable's name, e.g. "MESHNN_CONV_ALGO".

@@ -597,6 +597,17 @@ MpiMesh make_mpi_mesh(const Mesh& mesh, double timeout) {
   MESHNN_CHECK(world == mesh.size(), "mpi backend: mesh ", mesh.rows(), "x", mesh.cols(), " needs ",
                mesh.size(), " processes but MPI_COMM_WORLD has ", world,
                " (launch with mpiexec.openmpi -np ", mesh.size(), ")");
+  // MPI_Cart_create blocks without a bound: a rank that stopped, or whose host lost its link,
+  // before this call would hold every other rank there forever. Meet in a barrier polled against
+  // the liveness bound first (one round trip per call).
+  MPI_Request req = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &req), "MPI_Ibarrier");
+  if (!wait_polled(req, timeout))
+    throw CommError(detail::concat(
+        "[rank ", mpi_world_rank(), " of ", world, "] mpi backend: not every rank reached the ",
+        mesh.rows(), "x", mesh.cols(), " mesh within ", timeout,
+        " s (a rank died, hung, stopped or lost its link; liveness bound: --comm-timeout or "
+        "MESHNN_COMM_TIMEOUT)"));
   MpiMesh out;
   MPI_Comm cart;
   int dims[2] = {mesh.rows(), mesh.cols()};

@@ -4,6 +4,7 @@
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -47,6 +48,41 @@ TEST(MpiLiveness, EveryLiveRankNamesTheSilentRank) {
     EXPECT_NE(error.find("silent mesh rank(s): " + std::to_string(silent)), std::string::npos)
         << error;
     EXPECT_NE(error.find("no progress for 2 s"), std::string::npos) << error;
+  }
+  EXPECT_TRUE(mesh_detail::mpi_all_true(true));  // everyone is here again
+}
+
+// A rank that is late for the mesh itself (stopped, or its host lost its link, before the call)
+// was once waited for forever inside MPI_Cart_create; now every punctual rank raises CommError
+// within the bound. The late rank meets the others' abandoned barrier afterwards.
+TEST(MpiLiveness, RankLateForTheMeshEndsTheCallWithinTheBound) {
+  const int n = mesh_detail::mpi_world_size(), me = mesh_detail::mpi_world_rank();
+  if (n < 2) GTEST_SKIP() << "needs at least 2 ranks";
+  const int late = n - 1;
+  if (me == late) {
+    std::this_thread::sleep_for(std::chrono::seconds(4));  // past the 2 s bound
+    // The others' polled barrier (a nonblocking collective matches only a nonblocking one).
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  } else {
+    MeshConfig c;
+    c.cols = n;
+    c.backend = Backend::mpi;
+    c.threads_per_device = 1;
+    c.timeout_seconds = 2;
+    std::string error;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      run_spmd(c, [](Device& d) { d.ccl().barrier(); });
+    } catch (const CommError& e) {
+      error = e.what();
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_NE(error.find("not every rank reached the 1x" + std::to_string(n) + " mesh within 2 s"),
+              std::string::npos)
+        << error;
+    EXPECT_LT(s, 3.5);
   }
   EXPECT_TRUE(mesh_detail::mpi_all_true(true));  // everyone is here again
 }
