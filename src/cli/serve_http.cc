@@ -27,7 +27,10 @@
 #include <system_error>
 #include <thread>
 
+#include "cli/serve_assets.h"
+#include "cli/serve_example.h"
 #include "cli/serve_metrics.h"
+#include "cli/serve_routes.h"
 #include "cli/stream_frame.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
@@ -64,6 +67,21 @@ struct Token {
   Clock::time_point deadline = Clock::time_point::max();
   bool expired() const { return cancelled.load() || Clock::now() > deadline; }
 };
+
+// A request target for the access log: the value of an api_key query parameter replaced.
+std::string redacted(std::string target) {
+  const size_t q = target.find('?');
+  if (q == std::string::npos) return target;
+  for (size_t pos = q + 1; pos < target.size();) {
+    const size_t amp = std::min(target.find('&', pos), target.size());
+    if (target.compare(pos, 8, "api_key=") == 0) {
+      target.replace(pos + 8, amp - pos - 8, "***");
+      return target;
+    }
+    pos = amp + 1;
+  }
+  return target;
+}
 
 std::string error_json(const std::string& code, const std::string& message) {
   return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
@@ -189,15 +207,18 @@ struct Server {
     return b;
   }
 
-  // Authorization: Bearer KEY, or X-API-Key: KEY; compared in constant time.
-  bool authorized(const Request& req) const {
+  // Authorization: Bearer KEY, or X-API-Key: KEY, or (WebSocket upgrades only: browsers cannot
+  // set their headers) the query's api_key; compared in constant time.
+  bool authorized(const Request& req, const std::string& query_key = "") const {
     if (cfg.api_key.empty()) return true;
     std::string given;
     const auto auth = req[http::field::authorization];
     if (auth.size() > 7 && beast::iequals(auth.substr(0, 7), "Bearer "))
       given = std::string(auth.substr(7));
-    else
+    else if (req.count("X-API-Key"))
       given = std::string(req["X-API-Key"]);
+    else
+      given = query_key;
     const std::string& key = cfg.api_key;
     unsigned diff = given.size() != key.size();
     for (size_t i = 0; i < key.size(); ++i)
@@ -457,7 +478,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     if (!have_audio_) {
       have_audio_ = true;
       first_audio_ms_ = have_frame_ ? 1e3 * since(first_frame_) : 0;
-      srv_.metrics.first_audio(first_audio_ms_ / 1e3);
+      srv_.metrics.first_audio(model_->name(), first_audio_ms_ / 1e3);
     }
     auto buf = std::make_shared<std::string>(std::move(bytes));
     bytes_out_ += buf->size();
@@ -506,7 +527,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     if (finished_) return;
     finished_ = true;
     --srv_.in_flight;
-    srv_.metrics.request("stream", status_, since(t0_));
+    srv_.metrics.request("stream", status_, since(t0_), bytes_in_, bytes_out_);
     srv_.access(id_, "GET", target_, model_->name(), status_, bytes_in_, bytes_out_, audio_s_,
                 since(t0_));
   }
@@ -618,7 +639,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     ++srv_.in_flight;
     const auto& req = parser_->get();
     cur_.method = std::string(req.method_string());
-    cur_.target = std::string(req.target());
+    cur_.target = redacted(std::string(req.target()));
     if (cur_.method.empty()) cur_.method = "-";
     if (cur_.target.empty()) cur_.target = "-";
   }
@@ -629,7 +650,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     cur_.open = false;
     --srv_.in_flight;
     const double t = since(cur_.t0);
-    srv_.metrics.request(cur_.endpoint, status, t);
+    srv_.metrics.request(cur_.endpoint, status, t, cur_.bytes_in, bytes_out);
     srv_.access(cur_.id, cur_.method, cur_.target, cur_.model, status, cur_.bytes_in, bytes_out,
                 cur_.audio_s, t);
   }
@@ -714,37 +735,47 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     handle();
   }
 
-  // Path → handler. Auth is checked before any model lookup.
+  // Path → handler through the route table (serve_routes.h): the key, then the model and what it
+  // must offer, then the method. A CORS preflight (OPTIONS with Origin) needs no key.
   void handle() {
     const Request& req = parser_->get();
     std::string decoded;
     if (!decoded_path(decoded)) return;
     const std::string_view path = decoded;
+    const auto match = match_route(path);
+    if (!match) return error(404, "not_found", "unknown path " + std::string(path));
+    const Route& route = *match->route;
+    cur_.endpoint = route.endpoint;
+    if (req.method() == http::verb::options && !srv_.cfg.cors_origins.empty() &&
+        req.count(http::field::origin))
+      return preflight(route);
+    if (route.auth && !srv_.authorized(req)) return unauthorized();
+    std::shared_ptr<const ServedModel> model;
+    if (route.has_name()) {
+      const auto it = srv_.models.find(match->name);
+      if (it == srv_.models.end())
+        return error(404, "not_found",
+                     "no model named '" + match->name + "' (GET /v1/models lists them)");
+      model = it->second;
+      cur_.model = match->name;
+      if (const std::string why = missing(route.needs, *model); !why.empty())
+        return error(404, "not_found", why);
+    }
     // HEAD is GET without the body (reply() drops it), wherever GET is allowed.
     const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
-    if (path == "/healthz") {
-      cur_.endpoint = "healthz";
-      if (!get) return not_allowed("GET");
-      return reply(200, R"({"status":"ok"})", "application/json");
-    }
-    if (path == "/readyz") {
-      cur_.endpoint = "readyz";
-      if (!get) return not_allowed("GET");
-      if (srv_.draining) return error(503, "draining", "the server is shutting down", false, 5);
-      if (srv_.queue.full()) return error(503, "overloaded", "the job queue is full", false, 1);
-      return reply(200, R"({"status":"ready"})", "application/json");
-    }
-    if (path == "/metrics") {
-      cur_.endpoint = "metrics";
-      if (!srv_.authorized(req)) return unauthorized();
-      if (!get) return not_allowed("GET");
-      return reply(200, srv_.metrics.render(), "text/plain; version=0.0.4");
-    }
-    if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {
-      cur_.endpoint = "models";
-      if (!srv_.authorized(req)) return unauthorized();
-      if (path == "/v1/models") {
-        if (!get) return not_allowed("GET");
+    if (route.post ? req.method() != http::verb::post : !get) return not_allowed(route.method());
+    switch (route.id) {
+      case RouteId::page:
+        return page(route);
+      case RouteId::health:
+        return reply(200, R"({"status":"ok"})", "application/json");
+      case RouteId::ready:
+        return ready(path == "/readyz");
+      case RouteId::metrics:
+        return reply(200, srv_.metrics.render(), "text/plain; version=0.0.4");
+      case RouteId::openapi:
+        return reply(200, openapi_json(!srv_.cfg.api_key.empty()), "application/json");
+      case RouteId::models: {
         std::string body = R"({"models":[)";
         bool first = true;
         for (const auto& [name, m] : srv_.models) {
@@ -753,48 +784,83 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         }
         return reply(200, body + "]}", "application/json");
       }
-      const std::string_view rest = path.substr(std::string_view("/v1/models/").size());
-      const size_t slash = rest.find('/');
-      const std::string name(rest.substr(0, slash));
-      const std::string action(slash == std::string_view::npos ? "" : rest.substr(slash + 1));
-      const auto it = srv_.models.find(name);
-      if (it == srv_.models.end())
-        return error(404, "not_found", "no model named '" + name + "' (GET /v1/models lists them)");
-      const auto& model = it->second;
-      cur_.model = name;
-      if (action.empty()) {
-        if (!get) return not_allowed("GET");
+      case RouteId::model:
         return reply(200, model->info_json(), "application/json");
-      }
-      if (action == "encode") {
-        cur_.endpoint = "encode";
-        if (!model->has_encoder())
-          return error(404, "not_found",
-                       "model '" + name + "' (" + model->kind_name() + ") has no encoder");
-        if (req.method() != http::verb::post) return not_allowed("POST");
+      case RouteId::decode:
+      case RouteId::vocode:
+        return one_shot(model, false);
+      case RouteId::encode:
         return one_shot(model, true);
-      }
-      if (action == "stream") {
-        cur_.endpoint = "stream";
-        if (!model->has_stream())
-          return error(404, "not_found",
-                       "model '" + name + "' (" + model->kind_name() + ") has no stream");
-        if (!get) return not_allowed("GET");
+      case RouteId::stream:
         return error(426, "upgrade_required",
                      "/stream is a WebSocket: connect with Upgrade: websocket");
-      }
-      if (action == "vocode" && !model->is_vocoder())
-        return error(
-            404, "not_found",
-            "/vocode is for vocoders; '" + name + "' is " + model->kind_name() + ": use /decode");
-      if (action == "decode" || action == "vocode") {
-        cur_.endpoint = action;
-        if (req.method() != http::verb::post) return not_allowed("POST");
-        return one_shot(model, false);
-      }
-      return error(404, "not_found", "unknown path " + std::string(path));
+      case RouteId::example:
+        return example(*model);
     }
-    return error(404, "not_found", "unknown path " + std::string(path));
+  }
+
+  // Why `model` cannot answer a route that needs `needs` ("" when it can).
+  static std::string missing(Needs needs, const ServedModel& m) {
+    const std::string who = "model '" + m.name() + "' (" + m.kind_name() + ")";
+    if (needs == Needs::encoder && !m.has_encoder()) return who + " has no encoder";
+    if (needs == Needs::stream && !m.has_stream()) return who + " has no stream";
+    if (needs == Needs::vocoder && !m.is_vocoder())
+      return "/vocode is for vocoders; '" + m.name() + "' is " + m.kind_name() + ": use /decode";
+    return "";
+  }
+
+  void page(const Route& route) {
+    for (const WebAsset& a : web_assets())
+      if (a.file == route.asset)
+        return reply(200, std::string(a.body), std::string(a.content_type));
+    error(404, "not_found", "unknown path " + route.path);
+  }
+
+  // GET /ready: 200 with the numbers a balancer routes on; 503 (and the error body) while
+  // draining or while the queue is full. /readyz (`legacy`) answers 200 as it always has.
+  void ready(bool legacy) {
+    nlohmann::json j{{"status", "ready"},
+                     {"models", srv_.models.size()},
+                     {"queue_depth", srv_.metrics.queue_depth.load()},
+                     {"queue_capacity", srv_.cfg.max_queue},
+                     {"workers", srv_.cfg.workers},
+                     {"busy_workers", srv_.metrics.busy_workers.load()},
+                     {"open_streams", srv_.metrics.open_streams.load()}};
+    int retry = 0;
+    if (srv_.draining) {
+      j["status"] = "draining";
+      j["error"] = {{"code", "draining"}, {"message", "the server is shutting down"}};
+      retry = 5;
+    } else if (srv_.queue.full()) {
+      j["status"] = "overloaded";
+      j["error"] = {{"code", "overloaded"}, {"message", "the job queue is full"}};
+      retry = 1;
+    }
+    if (!retry) return reply(200, legacy ? R"({"status":"ready"})" : j.dump(), "application/json");
+    reply(503, j.dump(), "application/json", false, {{"Retry-After", std::to_string(retry)}});
+  }
+
+  // GET /v1/models/{name}/example?seconds=&seed=&items=: a seeded random input (.npy).
+  void example(const ServedModel& model) {
+    const Request& req = parser_->get();
+    const std::string_view target(req.target().data(), req.target().size());
+    const size_t q = target.find('?');
+    try {
+      const ExampleQuery eq =
+          parse_example_query(q == std::string_view::npos ? "" : target.substr(q + 1));
+      return reply(200, example_input_npy(model.input_spec(), eq), "application/x-npy");
+    } catch (const meshnn::Error& e) {
+      return error(400, "bad_request", e.what());
+    }
+  }
+
+  // A CORS preflight: 204 with what the route allows, when the Origin is one --cors-origin names.
+  void preflight(const Route& route) {
+    const std::string allow = std::string(route.method()) + ", OPTIONS";
+    reply(204, "", "text/plain", false,
+          {{"Access-Control-Allow-Methods", allow},
+           {"Access-Control-Allow-Headers", "Authorization, X-API-Key, Content-Type, Accept"},
+           {"Access-Control-Max-Age", "600"}});
   }
 
   // The request path with its %XX escapes decoded; false after answering 400 for a bad escape.
@@ -845,12 +911,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const std::string_view query =
         target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
     cur_.endpoint = "stream";
-    if (!srv_.authorized(req)) return unauthorized();
-    const std::string_view prefix = "/v1/models/";
-    if (path.rfind(prefix, 0) != 0 || path.size() < prefix.size() + 8 ||
-        path.substr(path.size() - 7) != "/stream")
+    const auto match = match_route(path);
+    if (!match || match->route->id != RouteId::stream)
       return error(404, "not_found", "WebSockets are served at /v1/models/{name}/stream", true);
-    const std::string name(path.substr(prefix.size(), path.size() - prefix.size() - 7));
+    if (!srv_.authorized(req, query_value(query, "api_key"))) return unauthorized();
+    const std::string& name = match->name;
     const auto it = srv_.models.find(name);
     if (it == srv_.models.end())
       return error(404, "not_found", "no model named '" + name + "'", true);
@@ -861,7 +926,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     StreamQuery q;
     cli::StreamFrame frame;
     try {
-      q = parse_stream_query(query);
+      q = parse_stream_query(query_without(query, "api_key"));
       frame = it->second->stream_frame(q.items);
     } catch (const meshnn::Error& e) {
       return error(400, "bad_request", e.what(), true);
@@ -1051,6 +1116,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     res->set(http::field::content_type, content_type);
     res->set("X-Request-Id", cur_.id);
     for (const auto& [k, v] : extra) res->set(k, v);
+    cors(req, *res);
     const bool keep = !close && !srv_.draining && req.keep_alive();
     res->keep_alive(keep);
     res->body() = std::move(body);
@@ -1068,6 +1134,19 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
           self->first_ = false;
           self->read_header();
         });
+  }
+
+  // --cors-origin: a request whose Origin is listed (or any, for "*") may read the answer.
+  void cors(const Request& req, Response& res) const {
+    if (srv_.cfg.cors_origins.empty() || !req.count(http::field::origin)) return;
+    const std::string origin(req[http::field::origin]);
+    for (const std::string& o : srv_.cfg.cors_origins) {
+      if (o != "*" && o != origin) continue;
+      res.set(http::field::access_control_allow_origin, o == "*" ? "*" : origin);
+      res.set(http::field::vary, "Origin");
+      res.set(http::field::access_control_expose_headers, "X-Request-Id, Retry-After");
+      return;
+    }
   }
 
   // Closing with unread request bytes would reset the connection and lose the answer at the
