@@ -154,11 +154,12 @@ function fft(re, im) {
   }
 }
 
-// A dB colour ramp: black → purple → orange → yellow (t in 0 … 1).
+// A magma-like dB colour ramp (t in 0 … 1), as `meshnn verify --report` draws its spectrograms.
+const MAGMA = [[0, 0, 4], [80, 18, 123], [183, 55, 121], [252, 137, 97], [252, 253, 191]];
 function heat(t) {
-  t = Math.max(0, Math.min(1, t));
-  return [Math.round(255 * Math.min(1, 1.6 * t)), Math.round(255 * Math.max(0, 1.6 * t - 0.6)),
-          Math.round(255 * (t < 0.5 ? 0.8 * Math.sin(Math.PI * t) : Math.max(0, 2.5 * t - 1.5)))];
+  t = Math.max(0, Math.min(1, t)) * 4;
+  const i = Math.min(3, Math.floor(t)), u = t - i;
+  return MAGMA[i].map((a, c) => Math.round(a + u * (MAGMA[i + 1][c] - a)));
 }
 
 function drawSpectrogram(canvas, x) {
@@ -184,7 +185,7 @@ function drawSpectrogram(canvas, x) {
     const col = db[Math.min(cols - 1, Math.floor(px * cols / W))];
     for (let y = 0; y < H; y++) {
       const k = Math.min(N / 2 - 1, Math.floor((H - 1 - y) * (N / 2) / H));
-      const [r, g, b] = heat(1 + (col[k] - top) / 100);
+      const [r, g, b] = heat(1 + (col[k] - top) / 80);
       const p = 4 * (y * W + px);
       img.data[p] = r; img.data[p + 1] = g; img.data[p + 2] = b; img.data[p + 3] = 255;
     }
@@ -232,6 +233,7 @@ class Card {
       this.q('.error').hidden = false;
       this.el.dataset.state = 'error';
       this.el.dataset.error = e.message;
+      this.q('.result').hidden = true;  // the last answer is not this input's
     }
   }
 
@@ -268,6 +270,7 @@ class Card {
 
   async run() {
     if (!this.input) throw new Error('give an input first');
+    this.q('.stream-info').hidden = true;
     this.el.dataset.state = 'running';
     const t0 = performance.now();
     const res = await this.post(this.action, this.input.blob, this.input.type, 'audio/wav');
@@ -279,6 +282,7 @@ class Card {
   // Encode the WAV input; a round trip decodes the latents back.
   async encode(roundTrip) {
     if (!this.input || this.input.type !== 'audio/wav') throw new Error('encode takes a WAV');
+    this.q('.stream-info').hidden = true;
     this.el.dataset.state = 'running';
     const t0 = performance.now();
     const z = await (await this.post('encode', this.input.blob, 'audio/wav', 'application/x-npy')).blob();

@@ -746,6 +746,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (!match) return error(404, "not_found", "unknown path " + std::string(path));
     const Route& route = *match->route;
     cur_.endpoint = route.endpoint;
+    if (path == "/healthz" || path == "/readyz") cur_.endpoint = path.substr(1);  // as before
     if (req.method() == http::verb::options && !srv_.cfg.cors_origins.empty() &&
         req.count(http::field::origin))
       return preflight(route);

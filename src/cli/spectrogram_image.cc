@@ -3,12 +3,13 @@
 #include <png.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <csetjmp>
-#include <fstream>
 
 #include "meshnn/core/error.h"
+#include "io/file_util.h"
 #include "meshnn/ops/fft.h"
 
 namespace meshnn::cli {
@@ -38,6 +39,22 @@ void put(RgbImage& img, int x, int y, double r, double g, double b) {
   img.rgb[p] = static_cast<uint8_t>(std::lround(255 * std::clamp(r, 0.0, 1.0)));
   img.rgb[p + 1] = static_cast<uint8_t>(std::lround(255 * std::clamp(g, 0.0, 1.0)));
   img.rgb[p + 2] = static_cast<uint8_t>(std::lround(255 * std::clamp(b, 0.0, 1.0)));
+}
+
+// A magma-like ramp through five stops: black, purple, magenta, orange, pale yellow (t in 0 … 1),
+// the same as the page's spectrogram (web/app.js).
+std::array<double, 3> magma(double t) {
+  static constexpr double stops[5][3] = {{0.0, 0.0, 0.016},
+                                         {0.314, 0.071, 0.482},
+                                         {0.718, 0.216, 0.475},
+                                         {0.988, 0.537, 0.380},
+                                         {0.988, 0.992, 0.749}};
+  t = std::clamp(t, 0.0, 1.0) * 4;
+  const int i = std::min(3, static_cast<int>(t));
+  const double u = t - i;
+  return {stops[i][0] + u * (stops[i + 1][0] - stops[i][0]),
+          stops[i][1] + u * (stops[i + 1][1] - stops[i][1]),
+          stops[i][2] + u * (stops[i + 1][2] - stops[i][2])};
 }
 
 RgbImage blank(int64_t frames, const Bands& bd) {
@@ -90,9 +107,8 @@ RgbImage level_image(const Spectrogram& s, double top_db, double range_db, int m
   for (int64_t f = 0; f < s.frames; ++f)
     for (int r = 0; r < bd.height; ++r) {
       const double t = 1.0 + (band_db(s, f, bd.lo(r), bd.hi(r)) - top_db) / range_db;
-      // black → purple → orange → yellow, as the page's spectrogram
-      put(img, static_cast<int>(f), bd.height - 1 - r, 1.6 * t, 1.6 * t - 0.6,
-          t < 0.5 ? 0.8 * std::sin(M_PI * std::max(t, 0.0)) : 2.5 * t - 1.5);
+      const auto [cr, cg, cb] = magma(t);
+      put(img, static_cast<int>(f), bd.height - 1 - r, cr, cg, cb);
     }
   return img;
 }
@@ -167,10 +183,7 @@ std::string png_bytes(const RgbImage& img) {
 
 void write_png(const std::string& path, const RgbImage& img) {
   const std::string bytes = png_bytes(img);
-  std::ofstream f(path, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  MESHNN_CHECK_AS(InvalidArgument, f.good(), path, ": cannot write the PNG");
+  io::write_bytes_output(path, bytes.data(), bytes.size());  // the writers' rules (io/output.h)
 }
 
 }  // namespace meshnn::cli

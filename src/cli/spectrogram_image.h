@@ -30,8 +30,8 @@ struct RgbImage {
 };
 
 // One column per spectrogram frame, one row per band of bins (at most `max_height`, the low
-// frequencies at the bottom): black at top_db − range_db or below, through purple and orange to
-// yellow at top_db.
+// frequencies at the bottom): black at top_db − range_db or below, through purple, magenta and
+// orange to pale yellow at top_db.
 RgbImage level_image(const Spectrogram& s, double top_db, double range_db, int max_height);
 // b − a in dB, blue (B quieter) through white (equal) to red (B louder), saturated at ±range_db;
 // grey where both are below floor_db (nothing to compare). a and b of the same size.
@@ -40,7 +40,7 @@ RgbImage difference_image(const Spectrogram& a, const Spectrogram& b, double ran
 
 // The image as PNG bytes (8-bit RGB, libpng). BackendError when libpng fails.
 std::string png_bytes(const RgbImage& img);
-// Writes png_bytes(img) to `path`; InvalidArgument naming the path when it cannot be written.
+// Writes png_bytes(img) to `path` as every meshnn writer does (io::write_output: atomic rename).
 void write_png(const std::string& path, const RgbImage& img);
 
 }  // namespace meshnn::cli

@@ -26,6 +26,7 @@
 #include "cli/verify_report.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/npy.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
 
 namespace meshnn::cli {
@@ -320,6 +321,13 @@ void write_pictures(const Opts& o, const Signal& a, const Signal& b, const Repor
 void run(const Opts& o) {
   MESHNN_CHECK_AS(InvalidArgument, (o.n_fft & (o.n_fft - 1)) == 0,
                   "--n-fft must be a power of two, got ", o.n_fft);
+  // The pictures never replace an input (or each other): checked before any work.
+  if (!o.report.empty()) io::check_output_path(o.report, {o.a, o.b}, "--report");
+  if (!o.plot.empty()) io::check_output_path(o.plot, {o.a, o.b, o.report}, "--plot");
+  MESHNN_CHECK_AS(InvalidArgument,
+                  o.plot.empty() || o.report.empty() ||
+                      io::resolve_output_path(o.plot) != io::resolve_output_path(o.report),
+                  "--plot and --report name the same file ", o.plot);
   const Signal a = load_signal(o.a), b = load_signal(o.b);
   MESHNN_CHECK_AS(InvalidArgument, a.frames == b.frames && a.channels == b.channels,
                   "verify: shapes differ: ", o.a, " has ", a.frames, " frames of ", a.channels,

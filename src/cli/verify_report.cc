@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
+#include "io/file_util.h"
 #include "meshnn/core/error.h"
 
 namespace meshnn::cli {
 namespace {
 
-constexpr double kRangeDb = 100;     // the level images show 100 dB below the loudest bin of A
+constexpr double kRangeDb = 80;      // the level images show 80 dB below the loudest bin of A
 constexpr double kDiffRangeDb = 20;  // the difference saturates at ±20 dB
 constexpr int kMaxHeight = 256;
 
@@ -80,7 +80,7 @@ text-align:left;font-size:13px}th{background:#f3f5f8;font-weight:600}.bad{color:
 .verdict{font-weight:700;padding:4px 10px;border-radius:4px;display:inline-block}
 .pass{background:#e7f6ec;color:#146c2e}.fail{background:#fef3f2;color:#b42318}
 figure{margin:14px 0}figcaption{font-weight:600;margin-bottom:4px}
-img{display:block;max-width:100%;height:auto;image-rendering:pixelated;border:1px solid #d9dee5}
+img{display:block;box-sizing:border-box;width:100%;height:auto;image-rendering:pixelated;border:1px solid #d9dee5}
 .axes{font-size:12px;color:#667085}.levels td{text-align:right})";
 
 }  // namespace
@@ -88,7 +88,8 @@ img{display:block;max-width:100%;height:auto;image-rendering:pixelated;border:1p
 SpectrogramImages spectrogram_images(const float* a, const float* b, int64_t frames,
                                      int64_t channels, int n_fft) {
   SpectrogramImages out;
-  out.hop = std::max<int64_t>(n_fft / 4, (frames + 1199) / 1200);
+  // ~800 columns whatever the length: a short clip is not a sliver, a long one not a mile.
+  out.hop = std::max<int64_t>(1, (frames + 799) / 800);
   const Spectrogram sa = power_spectrogram(a, frames, channels, n_fft, out.hop);
   const Spectrogram sb = power_spectrogram(b, frames, channels, n_fft, out.hop);
   out.top_db = std::isfinite(sa.peak()) ? sa.peak() : 0.0;
@@ -129,10 +130,7 @@ void write_verify_report(const std::string& path, const VerifyReport& r,
                   fmt("%.0f", kDiffRangeDb) + " dB saturates; grey: both below the floor)",
               img.diff, axes, "spec-diff");
   h += "</body></html>\n";
-  std::ofstream f(path, std::ios::binary);
-  f << h;
-  f.close();
-  MESHNN_CHECK_AS(InvalidArgument, f.good(), "--report ", path, ": cannot write it");
+  io::write_bytes_output(path, h.data(), h.size());  // the writers' rules (io/output.h)
 }
 
 }  // namespace meshnn::cli

@@ -28,11 +28,11 @@ struct SpectrogramImages {
   int64_t hop = 0;
   double top_db = 0;
 };
-// n_fft from verify's --n-fft; the hop keeps the images at most ~1200 columns wide.
+// n_fft from verify's --n-fft; the hop keeps the images about 800 columns wide.
 SpectrogramImages spectrogram_images(const float* a, const float* b, int64_t frames,
                                      int64_t channels, int n_fft);
 
-// The HTML page; InvalidArgument naming `path` when it cannot be written.
+// Writes the HTML page to `path` as every meshnn writer does (io::write_output).
 void write_verify_report(const std::string& path, const VerifyReport& r,
                          const SpectrogramImages& img);
 

@@ -309,6 +309,15 @@ def test_verify_plot_writes_png(tmp_path, rng):
     assert w > 50 and h > 50
     # Where they differ the image differs from the equal pair's (red appears).
     assert (tmp_path / 'diff.png').read_bytes() != (tmp_path / 'same.png').read_bytes()
+    # A picture never replaces an input, nor the other picture.
+    import subprocess
+    before = a.read_bytes()
+    for args in (['--plot', a], ['--report', b], ['--plot', tmp_path / 'x', '--report',
+                                                  tmp_path / 'x']):
+        r = subprocess.run([cli_path(), 'verify', a, b, *map(str, args)], capture_output=True,
+                           text=True)
+        assert r.returncode != 0 and ('--plot' in r.stderr or '--report' in r.stderr), r.stderr
+    assert a.read_bytes() == before
 
 
 def test_verify_report_renders_in_browser(tmp_path, rng):
