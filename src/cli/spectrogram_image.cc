@@ -8,8 +8,8 @@
 #include <complex>
 #include <csetjmp>
 
-#include "meshnn/core/error.h"
 #include "io/file_util.h"
+#include "meshnn/core/error.h"
 #include "meshnn/ops/fft.h"
 
 namespace meshnn::cli {
