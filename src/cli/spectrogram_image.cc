@@ -7,8 +7,8 @@
 #include <cmath>
 #include <complex>
 #include <csetjmp>
+#include <fstream>
 
-#include "io/file_util.h"
 #include "meshnn/core/error.h"
 #include "meshnn/ops/fft.h"
 
@@ -181,9 +181,15 @@ std::string png_bytes(const RgbImage& img) {
   return out;
 }
 
+void write_file(const std::string& path, const std::string& bytes, const std::string& option) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.close();
+  MESHNN_CHECK_AS(InvalidArgument, f.good(), option, " ", path, ": cannot write it");
+}
+
 void write_png(const std::string& path, const RgbImage& img) {
-  const std::string bytes = png_bytes(img);
-  io::write_bytes_output(path, bytes.data(), bytes.size());  // the writers' rules (io/output.h)
+  write_file(path, png_bytes(img), "--plot");
 }
 
 }  // namespace meshnn::cli

@@ -40,7 +40,10 @@ RgbImage difference_image(const Spectrogram& a, const Spectrogram& b, double ran
 
 // The image as PNG bytes (8-bit RGB, libpng). BackendError when libpng fails.
 std::string png_bytes(const RgbImage& img);
-// Writes png_bytes(img) to `path` as every meshnn writer does (io::write_output: atomic rename).
+// `bytes` into `path` (created or truncated); InvalidArgument naming `option` and the path when
+// it cannot be written. The caller has checked the path (io::check_output_path: never an input).
+void write_file(const std::string& path, const std::string& bytes, const std::string& option);
+// write_file(path, png_bytes(img), "--plot").
 void write_png(const std::string& path, const RgbImage& img);
 
 }  // namespace meshnn::cli

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "io/file_util.h"
 #include "meshnn/core/error.h"
 
 namespace meshnn::cli {
@@ -130,7 +129,7 @@ void write_verify_report(const std::string& path, const VerifyReport& r,
                   fmt("%.0f", kDiffRangeDb) + " dB saturates; grey: both below the floor)",
               img.diff, axes, "spec-diff");
   h += "</body></html>\n";
-  io::write_bytes_output(path, h.data(), h.size());  // the writers' rules (io/output.h)
+  write_file(path, h, "--report");
 }
 
 }  // namespace meshnn::cli

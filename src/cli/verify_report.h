@@ -32,7 +32,7 @@ struct SpectrogramImages {
 SpectrogramImages spectrogram_images(const float* a, const float* b, int64_t frames,
                                      int64_t channels, int n_fft);
 
-// Writes the HTML page to `path` as every meshnn writer does (io::write_output).
+// Writes the HTML page to `path` (write_file; the caller has checked the path).
 void write_verify_report(const std::string& path, const VerifyReport& r,
                          const SpectrogramImages& img);
 
