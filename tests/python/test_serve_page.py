@@ -173,6 +173,30 @@ def test_health_ready(keyed):
     assert {'queue_depth', 'queue_capacity', 'busy_workers', 'open_streams'} <= set(j)
 
 
+def test_ready_is_503_while_draining():
+    import socket
+    import time
+    s = Server('--drain-timeout', 30, '--body-timeout', 30, models=[f'voc={VOC}'])
+    try:
+        # A request still sending its body keeps the drain open.
+        hold = socket.create_connection(('127.0.0.1', s.port))
+        hold.sendall(b'POST /v1/models/voc/decode HTTP/1.1\r\nHost: x\r\n'
+                     b'Content-Type: application/x-npy\r\nContent-Length: 100\r\n\r\n')
+        assert requests.get(f'{s.url}/ready').status_code == 200
+        s.sigterm()
+        t0 = time.time()
+        while (r := requests.get(f'{s.url}/ready')).status_code != 503:
+            assert time.time() - t0 < 10, 'no 503 while draining'
+            time.sleep(0.05)
+        j = r.json()
+        assert j['status'] == 'draining' and j['error']['code'] == 'draining', j
+        assert j['models'] == 1 and r.headers['Retry-After'] == '5'
+        assert requests.get(f'{s.url}/health').status_code == 200  # alive while draining
+        hold.close()
+    finally:
+        assert s.stop() == 0, s.stderr()
+
+
 def test_openapi_lists_exactly_the_answered_routes(keyed):
     doc = requests.get(f'{keyed.url}/openapi.json').json()
     assert doc['openapi'].startswith('3.')
