@@ -9,6 +9,7 @@ import json
 import os
 import re
 import struct
+import subprocess
 import zlib
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 
 import meshnn
 from cdp import Browser
-from conftest import cli_path, fixture, run_cli
+from conftest import SRC, cli_path, fixture, run_cli
 from test_serve import KEY, LTX23, VOC, Server
 
 requests = pytest.importorskip('requests')
@@ -46,14 +47,18 @@ def wav_frames(body):
     return n // (channels * bits // 8), rate
 
 
-def expected_frames(srv, model, seconds, seed):
-    """The frames the page's example decode must give: the same request, made here."""
+def expected_answer(srv, model, seconds, seed):
+    """The WAV the page's example decode must give: the same request, made here."""
     x = requests.get(f'{srv.url}/v1/models/{model}/example?seconds={seconds}&seed={seed}',
                      headers=auth()).content
     r = requests.post(f'{srv.url}/v1/models/{model}/decode', data=x,
                       headers={**auth(), 'Content-Type': 'application/x-npy'})
     assert r.status_code == 200, r.text
-    return wav_frames(r.content)
+    return r.content
+
+
+def expected_frames(srv, model, seconds, seed):
+    return wav_frames(expected_answer(srv, model, seconds, seed))
 
 
 def card(model, what):
@@ -105,6 +110,29 @@ def test_page_in_browser(keyed, tmp_path, rng):
         assert abs(duration - frames / rate) < 2e-3, (duration, frames / rate)
         assert b.evaluate(card('ltx', '.querySelector(".player").duration')) == pytest.approx(
             frames / rate, abs=2e-3)
+
+        # Against a reference WAV: meshnn verify's PSNR and log-spectral distance, in the page.
+        answer = tmp_path / 'answer.wav'
+        answer.write_bytes(expected_answer(keyed, 'ltx', 1, 3))
+        y = np.load(io.BytesIO(requests.post(
+            f'{keyed.url}/v1/models/ltx/decode', headers={**auth(), 'Content-Type':
+                                                          'application/x-npy',
+                                                          'Accept': 'application/x-npy'},
+            data=requests.get(f'{keyed.url}/v1/models/ltx/example?seconds=1&seed=3',
+                              headers=auth()).content).content))
+        reference = tmp_path / 'reference.wav'
+        meshnn.write_wav(reference, (0.9 * y + 0.01 * rng.standard_normal(y.shape)).astype(
+            np.float32), rate)
+        r = subprocess.run([cli_path(), 'verify', str(reference), str(answer), '--json',
+                            '--level-band-db', '100'], capture_output=True, text=True)
+        want = json.loads(r.stdout)
+        b.set_files('[data-model="ltx"] .reference', [reference])
+        b.wait_for(card('ltx', '.dataset.psnr'), what='the comparison')
+        assert float(b.evaluate(card('ltx', '.dataset.psnr'))) == pytest.approx(
+            want['psnr_db'], abs=0.01)
+        assert float(b.evaluate(card('ltx', '.dataset.lsd'))) == pytest.approx(
+            want['lsd_db'], abs=0.01)
+        assert b.evaluate(card('ltx', '.querySelector(".compare").hidden')) is False
 
         # An uploaded WAV: copy synthesis through the vocoder; a round trip through H3's encoder.
         wav = tmp_path / 'speech.wav'
@@ -218,7 +246,8 @@ def test_openapi_lists_exactly_the_answered_routes(keyed):
     # Every route the server answers is documented: the paths of the docs, the page's files and
     # some near misses; a path outside the document is "unknown path".
     answered = set()
-    for p in ['/', '/app.js', '/style.css', '/index.html', '/health', '/healthz', '/ready',
+    web = sorted('/' + n for n in os.listdir(os.path.join(SRC, 'web')) if n != 'index.html')
+    for p in ['/', *web, '/index.html', '/web/app.js', '/health', '/healthz', '/ready',
               '/readyz', '/metrics', '/openapi.json', '/openapi', '/v1/models', '/v1/models/',
               '/v1/models/ltx', '/v1/models/ltx/decode', '/v1/models/voc/vocode',
               '/v1/models/h3/encode', '/v1/models/ltx/stream', '/v1/models/ltx/example',
@@ -334,7 +363,6 @@ def test_verify_plot_writes_png(tmp_path, rng):
     # Where they differ the image differs from the equal pair's (red appears).
     assert (tmp_path / 'diff.png').read_bytes() != (tmp_path / 'same.png').read_bytes()
     # A picture never replaces an input, nor the other picture.
-    import subprocess
     before = a.read_bytes()
     for args in (['--plot', a], ['--report', b], ['--plot', tmp_path / 'x', '--report',
                                                   tmp_path / 'x']):
@@ -347,7 +375,6 @@ def test_verify_plot_writes_png(tmp_path, rng):
 def test_verify_report_renders_in_browser(tmp_path, rng):
     a, b = two_decodes(tmp_path, rng)
     report = tmp_path / 'report.html'
-    import subprocess
     r = subprocess.run([cli_path(), 'verify', str(a), str(b), '--report', str(report)],
                        capture_output=True, text=True)
     assert r.returncode == 1, r.stdout + r.stderr  # the louder band fails the level check
