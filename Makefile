@@ -10,13 +10,14 @@ FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
 # Every Debian package the project needs (build, tests, fuzzing, goldens, MPI, the Python module
-# and its pytest suite, whose reference tests run the PyTorch models in tools/).
+# and its pytest suite, whose reference tests run the PyTorch models in tools/; chromium runs the
+# serve page's headless-browser test, libpng writes verify's spectrogram images).
 DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
   libdnnl-dev ocl-icd-opencl-dev opencl-headers libopenmpi-dev openmpi-bin \
   nlohmann-json3-dev libsndfile1-dev libcli11-dev libspdlog-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev clang-format \
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch \
-  libboost-dev python3-requests python3-websockets iproute2 haproxy
+  libboost-dev python3-requests python3-websockets iproute2 haproxy libpng-dev chromium
 # Only `make goldens` and `make bench` (PyTorch comparisons) need these; OpenBLAS is PyTorch's
 # best BLAS here (Debian's torch otherwise runs the reference BLAS, ~100x slower on GEMMs).
 PY_PACKAGES := python3-torch python3-numpy libopenblas0-openmp

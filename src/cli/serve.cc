@@ -163,6 +163,9 @@ const Registrar reg("serve", [](CLI::App& app) {
                   "--api-key-env variable");
   cmd->add_option("--api-key-env", a->api_key_env, "environment variable holding the key")
       ->capture_default_str();
+  cmd->add_option("--cors-origin", a->cfg.cors_origins,
+                  "repeatable: an origin (e.g. https://app.example.com, or * for any) whose pages "
+                  "may call the API from a browser (CORS); the page at / needs none");
   cmd->add_flag("--insecure", a->insecure, "allow a non-loopback --host without a key");
   cmd->add_option("--port-file", a->cfg.port_file, "write the bound port to this file");
   cmd->add_option("--backend", a->backend,

@@ -40,6 +40,8 @@ struct ServeConfig {
   std::string api_key;    // "" = no key asked
   std::string port_file;  // written with the bound port once listening ("" = none)
   bool access_log = true;
+  // --cors-origin: origins whose pages may call the API ("*" = any); empty = no CORS headers.
+  std::vector<std::string> cors_origins;
   // --backend mpi (serve_mpi.h): one-shot calls go through this (one at a time, on the whole mesh)
   // instead of ServedModel::run, and streams are refused (501). A CommError from it (a rank died,
   // hung or stopped) answers 503 and stops the server: run_server returns 3 after the drain.

@@ -1,46 +1,60 @@
-// An HTTP session's routing (serve_http_session.h): path → handler, the WebSocket upgrade of
-// /v1/models/{name}/stream, and the one-shot jobs (/decode, /vocode, /encode) handed to the queue.
+// An HTTP session's routing (serve_http_session.h): path → handler through the route table
+// (the page, health, ready, metrics, OpenAPI, models, examples, CORS preflights), the WebSocket
+// upgrade of /v1/models/{name}/stream, and the one-shot jobs (/decode, /vocode, /encode).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/serve_assets.h"
 #include "cli/serve_errors.h"
+#include "cli/serve_example.h"
 #include "cli/serve_http_session.h"
 #include "cli/serve_ws_session.h"
 #include "meshnn/core/error.h"
 
 namespace meshnn::serve::internal {
 
-// Path → handler. Auth is checked before any model lookup.
+// Path → handler through the route table (serve_routes.h): the key, then the model and what it
+// must offer, then the method. A CORS preflight (OPTIONS with Origin) needs no key.
 void HttpSession::handle() {
   const Request& req = parser_->get();
   std::string decoded;
   if (!decoded_path(decoded)) return;
   const std::string_view path = decoded;
+  const auto match = match_route(path);
+  if (!match) return error(404, "not_found", "unknown path " + std::string(path));
+  const Route& route = *match->route;
+  cur_.endpoint = route.endpoint;
+  if (path == "/healthz" || path == "/readyz") cur_.endpoint = path.substr(1);  // as before
+  if (req.method() == http::verb::options && !srv_.cfg.cors_origins.empty() &&
+      req.count(http::field::origin))
+    return preflight(route);
+  if (route.auth && !srv_.authorized(req)) return unauthorized();
+  std::shared_ptr<const ServedModel> model;
+  if (route.has_name()) {
+    const auto it = srv_.models.find(match->name);
+    if (it == srv_.models.end())
+      return error(404, "not_found",
+                   "no model named '" + match->name + "' (GET /v1/models lists them)");
+    model = it->second;
+    cur_.model = match->name;
+    if (const std::string why = missing(route.needs, *model); !why.empty())
+      return error(404, "not_found", why);
+  }
   // HEAD is GET without the body (reply() drops it), wherever GET is allowed.
   const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
-  if (path == "/healthz") {
-    cur_.endpoint = "healthz";
-    if (!get) return not_allowed("GET");
-    return reply(200, R"({"status":"ok"})", "application/json");
-  }
-  if (path == "/readyz") {
-    cur_.endpoint = "readyz";
-    if (!get) return not_allowed("GET");
-    if (srv_.draining) return error(503, "draining", "the server is shutting down", false, 5);
-    if (srv_.queue.full()) return error(503, "overloaded", "the job queue is full", false, 1);
-    return reply(200, R"({"status":"ready"})", "application/json");
-  }
-  if (path == "/metrics") {
-    cur_.endpoint = "metrics";
-    if (!srv_.authorized(req)) return unauthorized();
-    if (!get) return not_allowed("GET");
-    return reply(200, srv_.metrics.render(), "text/plain; version=0.0.4");
-  }
-  if (path == "/v1/models" || path.rfind("/v1/models/", 0) == 0) {
-    cur_.endpoint = "models";
-    if (!srv_.authorized(req)) return unauthorized();
-    if (path == "/v1/models") {
-      if (!get) return not_allowed("GET");
+  if (route.post ? req.method() != http::verb::post : !get) return not_allowed(route.method());
+  switch (route.id) {
+    case RouteId::page:
+      return page(route);
+    case RouteId::health:
+      return reply(200, R"({"status":"ok"})", "application/json");
+    case RouteId::ready:
+      return ready(path == "/readyz");
+    case RouteId::metrics:
+      return reply(200, srv_.metrics.render(), "text/plain; version=0.0.4");
+    case RouteId::openapi:
+      return reply(200, openapi_json(!srv_.cfg.api_key.empty()), "application/json");
+    case RouteId::models: {
       std::string body = R"({"models":[)";
       bool first = true;
       for (const auto& [name, m] : srv_.models) {
@@ -49,48 +63,83 @@ void HttpSession::handle() {
       }
       return reply(200, body + "]}", "application/json");
     }
-    const std::string_view rest = path.substr(std::string_view("/v1/models/").size());
-    const size_t slash = rest.find('/');
-    const std::string name(rest.substr(0, slash));
-    const std::string action(slash == std::string_view::npos ? "" : rest.substr(slash + 1));
-    const auto it = srv_.models.find(name);
-    if (it == srv_.models.end())
-      return error(404, "not_found", "no model named '" + name + "' (GET /v1/models lists them)");
-    const auto& model = it->second;
-    cur_.model = name;
-    if (action.empty()) {
-      if (!get) return not_allowed("GET");
+    case RouteId::model:
       return reply(200, model->info_json(), "application/json");
-    }
-    if (action == "encode") {
-      cur_.endpoint = "encode";
-      if (!model->has_encoder())
-        return error(404, "not_found",
-                     "model '" + name + "' (" + model->kind_name() + ") has no encoder");
-      if (req.method() != http::verb::post) return not_allowed("POST");
+    case RouteId::decode:
+    case RouteId::vocode:
+      return one_shot(model, false);
+    case RouteId::encode:
       return one_shot(model, true);
-    }
-    if (action == "stream") {
-      cur_.endpoint = "stream";
-      if (!model->has_stream())
-        return error(404, "not_found",
-                     "model '" + name + "' (" + model->kind_name() + ") has no stream");
-      if (!get) return not_allowed("GET");
+    case RouteId::stream:
       return error(426, "upgrade_required",
                    "/stream is a WebSocket: connect with Upgrade: websocket");
-    }
-    if (action == "vocode" && !model->is_vocoder())
-      return error(
-          404, "not_found",
-          "/vocode is for vocoders; '" + name + "' is " + model->kind_name() + ": use /decode");
-    if (action == "decode" || action == "vocode") {
-      cur_.endpoint = action;
-      if (req.method() != http::verb::post) return not_allowed("POST");
-      return one_shot(model, false);
-    }
-    return error(404, "not_found", "unknown path " + std::string(path));
+    case RouteId::example:
+      return example(*model);
   }
-  return error(404, "not_found", "unknown path " + std::string(path));
+}
+
+// Why `m` cannot answer a route that needs `needs` ("" when it can).
+std::string HttpSession::missing(Needs needs, const ServedModel& m) {
+  const std::string who = "model '" + m.name() + "' (" + m.kind_name() + ")";
+  if (needs == Needs::encoder && !m.has_encoder()) return who + " has no encoder";
+  if (needs == Needs::stream && !m.has_stream()) return who + " has no stream";
+  if (needs == Needs::vocoder && !m.is_vocoder())
+    return "/vocode is for vocoders; '" + m.name() + "' is " + m.kind_name() + ": use /decode";
+  return "";
+}
+
+// A file of the page (web/, built into the binary).
+void HttpSession::page(const Route& route) {
+  for (const WebAsset& a : web_assets())
+    if (a.file == route.asset) return reply(200, std::string(a.body), std::string(a.content_type));
+  error(404, "not_found", "unknown path " + route.path);
+}
+
+// GET /ready: 200 with the numbers a balancer routes on; 503 (and the error body) while
+// draining or while the queue is full. /readyz (`legacy`) answers 200 as it always has.
+void HttpSession::ready(bool legacy) {
+  nlohmann::json j{{"status", "ready"},
+                   {"models", srv_.models.size()},
+                   {"queue_depth", srv_.metrics.queue_depth.load()},
+                   {"queue_capacity", srv_.cfg.max_queue},
+                   {"workers", srv_.cfg.workers},
+                   {"busy_workers", srv_.metrics.busy_workers.load()},
+                   {"open_streams", srv_.metrics.open_streams.load()}};
+  int retry = 0;
+  if (srv_.draining) {
+    j["status"] = "draining";
+    j["error"] = {{"code", "draining"}, {"message", "the server is shutting down"}};
+    retry = 5;
+  } else if (srv_.queue.full()) {
+    j["status"] = "overloaded";
+    j["error"] = {{"code", "overloaded"}, {"message", "the job queue is full"}};
+    retry = 1;
+  }
+  if (!retry) return reply(200, legacy ? R"({"status":"ready"})" : j.dump(), "application/json");
+  reply(503, j.dump(), "application/json", false, {{"Retry-After", std::to_string(retry)}});
+}
+
+// GET /v1/models/{name}/example?seconds=&seed=&items=: a seeded random input (.npy).
+void HttpSession::example(const ServedModel& model) {
+  const Request& req = parser_->get();
+  const std::string_view target(req.target().data(), req.target().size());
+  const size_t q = target.find('?');
+  try {
+    const ExampleQuery eq =
+        parse_example_query(q == std::string_view::npos ? "" : target.substr(q + 1));
+    return reply(200, example_input_npy(model.input_spec(), eq), "application/x-npy");
+  } catch (const meshnn::Error& e) {
+    return error(400, "bad_request", e.what());
+  }
+}
+
+// A CORS preflight: 204 with what the route allows, when the Origin is one --cors-origin names.
+void HttpSession::preflight(const Route& route) {
+  const std::string allow = std::string(route.method()) + ", OPTIONS";
+  reply(204, "", "text/plain", false,
+        {{"Access-Control-Allow-Methods", allow},
+         {"Access-Control-Allow-Headers", "Authorization, X-API-Key, Content-Type, Accept"},
+         {"Access-Control-Max-Age", "600"}});
 }
 
 void HttpSession::upgrade() {
@@ -102,12 +151,11 @@ void HttpSession::upgrade() {
   const std::string_view query =
       target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
   cur_.endpoint = "stream";
-  if (!srv_.authorized(req)) return unauthorized();
-  const std::string_view prefix = "/v1/models/";
-  if (path.rfind(prefix, 0) != 0 || path.size() < prefix.size() + 8 ||
-      path.substr(path.size() - 7) != "/stream")
+  const auto match = match_route(path);
+  if (!match || match->route->id != RouteId::stream)
     return error(404, "not_found", "WebSockets are served at /v1/models/{name}/stream", true);
-  const std::string name(path.substr(prefix.size(), path.size() - prefix.size() - 7));
+  if (!srv_.authorized(req, query_value(query, "api_key"))) return unauthorized();
+  const std::string& name = match->name;
   const auto it = srv_.models.find(name);
   if (it == srv_.models.end())
     return error(404, "not_found", "no model named '" + name + "'", true);
@@ -118,7 +166,7 @@ void HttpSession::upgrade() {
   StreamQuery q;
   cli::StreamFrame frame;
   try {
-    q = parse_stream_query(query);
+    q = parse_stream_query(query_without(query, "api_key"));
     frame = it->second->stream_frame(q.items);
   } catch (const meshnn::Error& e) {
     return error(400, "bad_request", e.what(), true);

@@ -47,7 +47,7 @@ void HttpSession::begin_request() {
   ++srv_.in_flight;
   const auto& req = parser_->get();
   cur_.method = std::string(req.method_string());
-  cur_.target = std::string(req.target());
+  cur_.target = redacted_target(std::string(req.target()));
   if (cur_.method.empty()) cur_.method = "-";
   if (cur_.target.empty()) cur_.target = "-";
 }
@@ -58,7 +58,7 @@ void HttpSession::end_request(int status, size_t bytes_out) {
   cur_.open = false;
   --srv_.in_flight;
   const double t = since(cur_.t0);
-  srv_.metrics.request(cur_.endpoint, status, t);
+  srv_.metrics.request(cur_.endpoint, status, t, cur_.bytes_in, bytes_out);
   srv_.access(cur_.id, cur_.method, cur_.target, cur_.model, status, cur_.bytes_in, bytes_out,
               cur_.audio_s, t);
 }
@@ -200,6 +200,7 @@ void HttpSession::reply(int status, std::string body, const std::string& content
   res->set(http::field::content_type, content_type);
   res->set("X-Request-Id", cur_.id);
   for (const auto& [k, v] : extra) res->set(k, v);
+  cors(req, *res);
   const bool keep = !close && !srv_.draining && req.keep_alive();
   res->keep_alive(keep);
   res->body() = std::move(body);
@@ -217,6 +218,19 @@ void HttpSession::reply(int status, std::string body, const std::string& content
         self->first_ = false;
         self->read_header();
       });
+}
+
+// --cors-origin: a request whose Origin is listed (or any, for "*") may read the answer.
+void HttpSession::cors(const Request& req, Response& res) const {
+  if (srv_.cfg.cors_origins.empty() || !req.count(http::field::origin)) return;
+  const std::string origin(req[http::field::origin]);
+  for (const std::string& o : srv_.cfg.cors_origins) {
+    if (o != "*" && o != origin) continue;
+    res.set(http::field::access_control_allow_origin, o == "*" ? "*" : origin);
+    res.set(http::field::vary, "Origin");
+    res.set(http::field::access_control_expose_headers, "X-Request-Id, Retry-After");
+    return;
+  }
 }
 
 // Closing with unread request bytes would reset the connection and lose the answer at the

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/serve_models.h"
+#include "cli/serve_routes.h"
 #include "cli/serve_server.h"
 
 namespace meshnn::serve::internal {
@@ -54,6 +55,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
              int retry_after = 0, const char* allow = nullptr);
   void reply(int status, std::string body, const std::string& content_type, bool close = false,
              const std::vector<std::pair<std::string, std::string>>& extra = {});
+  void cors(const Request& req, Response& res) const;
   void linger_close();
   void drain();
   void close_now();
@@ -62,6 +64,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void handle();
   void upgrade();
   void one_shot(const std::shared_ptr<const ServedModel>& model, bool encode);
+  static std::string missing(Needs needs, const ServedModel& m);
+  void page(const Route& route);
+  void ready(bool legacy);
+  void example(const ServedModel& model);
+  void preflight(const Route& route);
 
   // serve_http_semantics.cc
   bool decoded_path(std::string& out);

@@ -51,9 +51,12 @@ void Metrics::render_histogram(std::string& out, const std::string& name, const 
   out += name + "_count" + l + " " + std::to_string(h.count) + "\n";
 }
 
-void Metrics::request(const std::string& endpoint, int status, double seconds) {
+void Metrics::request(const std::string& endpoint, int status, double seconds, size_t bytes_in,
+                      size_t bytes_out) {
   std::lock_guard<std::mutex> lock(mu_);
   ++requests_[{endpoint, status}];
+  bytes_in_[endpoint] += static_cast<int64_t>(bytes_in);
+  bytes_out_[endpoint] += static_cast<int64_t>(bytes_out);
   observe(latency_[endpoint], kBuckets.data(), kBuckets.size(), seconds);
 }
 
@@ -65,9 +68,9 @@ void Metrics::audio(const std::string& model, double audio_seconds, double compu
     observe(rtf_[model], kRtfBuckets.data(), kRtfBuckets.size(), compute_seconds / audio_seconds);
 }
 
-void Metrics::first_audio(double seconds) {
+void Metrics::first_audio(const std::string& model, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
-  observe(first_audio_, kBuckets.data(), kBuckets.size(), seconds);
+  observe(first_audio_[model], kBuckets.data(), kBuckets.size(), seconds);
 }
 
 std::string Metrics::render() const {
@@ -122,10 +125,19 @@ std::string Metrics::render() const {
   for (const auto& [k, h] : rtf_)
     render_histogram(o, "meshnn_real_time_factor", "model=\"" + k + "\"", h, kRtfBuckets.data(),
                      kRtfBuckets.size());
-  o += "# HELP meshnn_stream_first_audio_seconds First stream frame in to first audio out.\n";
-  o += "# TYPE meshnn_stream_first_audio_seconds histogram\n";
-  render_histogram(o, "meshnn_stream_first_audio_seconds", "", first_audio_, kBuckets.data(),
-                   kBuckets.size());
+  o += "# HELP meshnn_time_to_first_audio_seconds Stream: first frame in to first audio out.\n";
+  o += "# TYPE meshnn_time_to_first_audio_seconds histogram\n";
+  for (const auto& [k, h] : first_audio_)
+    render_histogram(o, "meshnn_time_to_first_audio_seconds", "model=\"" + k + "\"", h,
+                     kBuckets.data(), kBuckets.size());
+  o += "# HELP meshnn_request_bytes_total Request bodies and stream messages received.\n";
+  o += "# TYPE meshnn_request_bytes_total counter\n";
+  for (const auto& [k, v] : bytes_in_)
+    o += "meshnn_request_bytes_total{endpoint=\"" + k + "\"} " + std::to_string(v) + "\n";
+  o += "# HELP meshnn_response_bytes_total Answer bodies and stream messages sent.\n";
+  o += "# TYPE meshnn_response_bytes_total counter\n";
+  for (const auto& [k, v] : bytes_out_)
+    o += "meshnn_response_bytes_total{endpoint=\"" + k + "\"} " + std::to_string(v) + "\n";
   return o;
 }
 

@@ -1,5 +1,7 @@
 // The counters of `meshnn serve`, rendered as Prometheus text (GET /metrics), every name prefixed
-// meshnn_. Updated from the I/O and worker threads under one mutex (a few per request).
+// meshnn_ and named by Prometheus's rules: base units in the name (_seconds, _bytes), counters
+// ending _total, latencies as histograms. Updated from the I/O and worker threads under one mutex
+// (a few per request).
 #pragma once
 
 #include <array>
@@ -14,10 +16,12 @@ namespace meshnn::serve {
 class Metrics {
  public:
   // One finished request: endpoint label ("decode", "stream", "healthz", ...), HTTP status.
-  void request(const std::string& endpoint, int status, double seconds);
+  void request(const std::string& endpoint, int status, double seconds, size_t bytes_in = 0,
+               size_t bytes_out = 0);
   // Audio produced by `model` and the compute it took (real-time factor = compute / audio).
   void audio(const std::string& model, double audio_seconds, double compute_seconds);
-  void first_audio(double seconds);  // WebSocket streams: first frame in → first audio out
+  // WebSocket streams of `model`: first frame in → first audio out.
+  void first_audio(const std::string& model, double seconds);
 
   std::atomic<int64_t> queue_depth{0}, busy_workers{0}, open_connections{0}, open_streams{0},
       rejected_connections{0};
@@ -43,7 +47,8 @@ class Metrics {
   std::map<std::string, Histogram> latency_;
   std::map<std::string, double> audio_s_, compute_s_;
   std::map<std::string, Histogram> rtf_;
-  Histogram first_audio_;
+  std::map<std::string, Histogram> first_audio_;
+  std::map<std::string, int64_t> bytes_in_, bytes_out_;
 };
 
 }  // namespace meshnn::serve

@@ -70,6 +70,8 @@ std::string ServedModel::info_json() const {
                                                 : "") +
                                (takes_wave() ? "; or a mono WAV" : "")},
                 {in.what == "mel" ? "num_mels" : "latent_channels", in.shape[1]},
+                {"shape", in.shape},  // −1: any size (T; B where the batch is free)
+                {"time_axis", in.time_axis},
                 {"frame_size", frame_size()},
                 {"stream_items", in.shape[0] < 0 ? kMaxBatchItems : 1},
                 {"frames_per_second", frames_per_second()}};

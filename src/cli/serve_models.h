@@ -29,6 +29,7 @@ class ServedModel {
   bool has_stream() const { return model_.can_stream(); }
   // A vocoder (its input is a mel): it answers /vocode as well as /decode.
   bool is_vocoder() const { return model_.input_spec().what == "mel"; }
+  const AudioIoSpec& input_spec() const { return model_.input_spec(); }
   // It takes a mono WAV body too (copy synthesis: the model computes its input from it).
   bool takes_wave() const { return model_.has_wave_input(); }
   // float32 values of one item's stream frame (the input's fixed dims; cli/stream_frame.h).

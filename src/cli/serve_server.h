@@ -73,15 +73,18 @@ struct Server {
     return b;
   }
 
-  // Authorization: Bearer KEY, or X-API-Key: KEY; compared in constant time.
-  bool authorized(const Request& req) const {
+  // Authorization: Bearer KEY, or X-API-Key: KEY, or (WebSocket upgrades only: browsers cannot
+  // set their headers) the query's api_key; compared in constant time.
+  bool authorized(const Request& req, const std::string& query_key = "") const {
     if (cfg.api_key.empty()) return true;
     std::string given;
     const auto auth = req[http::field::authorization];
     if (auth.size() > 7 && beast::iequals(auth.substr(0, 7), "Bearer "))
       given = std::string(auth.substr(7));
-    else
+    else if (req.count("X-API-Key"))
       given = std::string(req["X-API-Key"]);
+    else
+      given = query_key;
     const std::string& key = cfg.api_key;
     unsigned diff = given.size() != key.size();
     for (size_t i = 0; i < key.size(); ++i)

@@ -201,7 +201,7 @@ void WsSession::on_output(std::string bytes, int64_t samples, double compute, bo
   if (!have_audio_) {
     have_audio_ = true;
     first_audio_ms_ = have_frame_ ? 1e3 * since(first_frame_) : 0;
-    srv_.metrics.first_audio(first_audio_ms_ / 1e3);
+    srv_.metrics.first_audio(model_->name(), first_audio_ms_ / 1e3);
   }
   auto buf = std::make_shared<std::string>(std::move(bytes));
   bytes_out_ += buf->size();
@@ -250,7 +250,7 @@ void WsSession::finish() {
   if (finished_) return;
   finished_ = true;
   --srv_.in_flight;
-  srv_.metrics.request("stream", status_, since(t0_));
+  srv_.metrics.request("stream", status_, since(t0_), bytes_in_, bytes_out_);
   srv_.access(id_, "GET", target_, model_->name(), status_, bytes_in_, bytes_out_, audio_s_,
               since(t0_));
 }

@@ -23,8 +23,10 @@
 #include "cli/audio_metrics.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
+#include "cli/verify_report.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/npy.h"
+#include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
 
 namespace meshnn::cli {
@@ -129,6 +131,7 @@ struct Opts {
   int64_t segments = 10;
   int n_fft = 1024;
   bool json = false;
+  std::string report, plot;  // --report HTML, --plot PNG ("" = none)
 };
 
 struct Report {
@@ -276,9 +279,55 @@ void print_text(const Opts& o, const Signal& a, const Report& r, bool fail) {
   std::printf("result:        %s\n", fail ? "FAIL" : "ok");
 }
 
+// --report (the HTML page: metrics and the three spectrograms) and --plot (B − A alone, PNG).
+void write_pictures(const Opts& o, const Signal& a, const Signal& b, const Report& r, bool fail) {
+  const SpectrogramImages img =
+      spectrogram_images(a.x.data(), b.x.data(), a.frames, a.channels, o.n_fft);
+  if (!o.plot.empty()) write_png(o.plot, img.diff);
+  if (o.report.empty()) return;
+  VerifyReport v;
+  v.a_path = o.a;
+  v.b_path = o.b;
+  v.sample_rate = a.sample_rate ? a.sample_rate : b.sample_rate;
+  v.frames = a.frames;
+  v.channels = a.channels;
+  v.n_fft = o.n_fft;
+  auto fixed = [](const char* f, double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, x);
+    return std::string(buf);
+  };
+  v.metrics = {
+      {"samples", std::to_string(a.x.size()) + " (" + std::to_string(a.channels) + " channel" +
+                      (a.channels == 1 ? "" : "s") + ")"},
+      {"PSNR", fixed("%.2f dB", r.psnr)},
+      {"log-spectral distance", fixed("%.3f dB", r.lsd)},
+      {"level B/A", std::isnan(r.level_min)
+                        ? "–"
+                        : fixed("%+.2f", r.level_min) + " … " + fixed("%+.2f dB", r.level_max)},
+      {"DC offset", fixed("A %.3g", r.sa.dc) + fixed(", B %.3g", r.sb.dc)},
+      {"RMS", fixed("A %.1f dBFS", dbfs(r.sa.rms)) + (r.a_silent ? " (silent)" : "") +
+                  fixed(", B %.1f dBFS", dbfs(r.sb.rms)) + (r.b_silent ? " (silent)" : "")},
+      {"peak", fixed("A %.4g", r.sa.peak) + fixed(", B %.4g", r.sb.peak)},
+      {"NaN / Inf",
+       "A " + std::to_string(r.sa.non_finite) + ", B " + std::to_string(r.sb.non_finite)}};
+  v.level_db = r.level;
+  v.problems = r.failures;
+  v.warnings = r.warnings;
+  v.pass = !fail;
+  write_verify_report(o.report, v, img);
+}
+
 void run(const Opts& o) {
   MESHNN_CHECK_AS(InvalidArgument, (o.n_fft & (o.n_fft - 1)) == 0,
                   "--n-fft must be a power of two, got ", o.n_fft);
+  // The pictures never replace an input (or each other): checked before any work.
+  if (!o.report.empty()) io::check_output_path(o.report, {o.a, o.b}, "--report");
+  if (!o.plot.empty()) io::check_output_path(o.plot, {o.a, o.b, o.report}, "--plot");
+  MESHNN_CHECK_AS(InvalidArgument,
+                  o.plot.empty() || o.report.empty() ||
+                      io::resolve_output_path(o.plot) != io::resolve_output_path(o.report),
+                  "--plot and --report name the same file ", o.plot);
   const Signal a = load_signal(o.a), b = load_signal(o.b);
   MESHNN_CHECK_AS(InvalidArgument, a.frames == b.frames && a.channels == b.channels,
                   "verify: shapes differ: ", o.a, " has ", a.frames, " frames of ", a.channels,
@@ -288,6 +337,7 @@ void run(const Opts& o) {
                   "verify: sample rates differ: ", a.sample_rate, " vs ", b.sample_rate);
   const Report r = compare(o, a, b);
   const bool fail = !r.failures.empty();
+  write_pictures(o, a, b, r, fail);
   if (o.json)
     print_json(a, r, fail);
   else
@@ -322,6 +372,10 @@ const Registrar reg("verify", [](CLI::App& app) {
                  "frame length of the log-spectral distance (power of 2)")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->add_option("--report", o->report,
+                  "write a self-contained HTML report: the metrics and the spectrograms of A, B "
+                  "and their difference (PNG images inside)");
+  cmd->add_option("--plot", o->plot, "write the difference spectrogram B − A as a PNG");
   cmd->callback([o] { run(*o); });
 });
 

@@ -1,13 +1,15 @@
 // `meshnn verify A B` (the real binary): identical inputs give infinite PSNR and zero log-spectral
 // distance; a known noise level gives the PSNR it must (computed here in float64); silence, a DC
 // offset and NaN are reported; --min-psnr / --max-lsd turn into the exit status; mismatched
-// shapes are an error.
+// shapes are an error; --report / --plot write their pictures.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -31,6 +33,11 @@ double json_number(const std::string& out, const std::string& key) {
   const std::string rest = out.substr(at + key.size() + 4);
   if (rest.rfind("\"inf\"", 0) == 0) return INFINITY;
   return std::stod(rest);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
 class VerifyCli : public ::testing::Test {
@@ -99,6 +106,39 @@ TEST_F(VerifyCli, IdenticalAndNoisyWavs) {
   out = run(dir + "/a.wav " + dir + "/b.wav", &code);
   EXPECT_NE(out.find("PSNR:"), std::string::npos) << out;
   EXPECT_NE(out.find("result:        ok"), std::string::npos) << out;
+}
+
+// --report / --plot (the pictures, also run under ASan by make test-asan): a PNG and an HTML page
+// holding three PNGs; a NaN in B and a 1-sample-short clip still give pictures.
+TEST_F(VerifyCli, ReportAndPlotPictures) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> nd(0.f, 0.05f);
+  Tensor b = Tensor::empty({2, T});  // channel-first .npy: a WAV cannot hold the NaN
+  for (int64_t t = 0; t < T; ++t)
+    for (int c = 0; c < 2; ++c) b.data<float>()[c * T + t] = ref.data<float>()[t * 2 + c] + nd(rng);
+  b.data<float>()[777] = NAN;
+  io::save_npy(dir + "/b.npy", b);
+  int code = -1;
+  const std::string out = run(
+      dir + "/a.wav " + dir + "/b.npy --report " + dir + "/r.html --plot " + dir + "/d.png", &code);
+  EXPECT_EQ(code, 1) << out;  // the NaN fails verify; the pictures are written all the same
+  const std::string png = slurp(dir + "/d.png");
+  ASSERT_GT(png.size(), 100u);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  const std::string html = slurp(dir + "/r.html");
+  size_t images = 0;
+  for (size_t at = 0;
+       (at = html.find("data:image/png;base64,iVBORw0KGgo", at)) != std::string::npos; ++at)
+    ++images;
+  EXPECT_EQ(images, 3u);
+  EXPECT_NE(html.find("NaN / Inf"), std::string::npos);
+  // Short inputs (under one FFT frame) give pictures too.
+  Tensor s = Tensor::empty({301, 1});
+  for (int64_t t = 0; t < 301; ++t) s.data<float>()[t] = ref.data<float>()[2 * t];
+  io::write_wav(dir + "/s.wav", s, 16000);
+  run(dir + "/s.wav " + dir + "/s.wav --plot " + dir + "/s.png", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(slurp(dir + "/s.png").substr(1, 3), "PNG");
 }
 
 TEST_F(VerifyCli, SilenceDcOffsetAndNan) {

@@ -1,0 +1,42 @@
+// libFuzzer target: the request-line side of `meshnn serve`'s route table on arbitrary bytes: the
+// path matcher (match_route), the query helpers (query_value, query_without: the stream's api_key)
+// and the example route's query (parse_example_query) with the input it builds. A meshnn::Error is
+// the expected answer to a bad query; a crash, a hang or any other exception is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "cli/serve_assets.h"
+#include "cli/serve_example.h"
+#include "cli/serve_routes.h"
+#include "meshnn/core/error.h"
+
+// The page's files are generated into the CLI's build; the fuzzer routes without them.
+const std::vector<meshnn::serve::WebAsset>& meshnn::serve::web_assets() {
+  static const std::vector<WebAsset> none;
+  return none;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace meshnn;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (const auto m = serve::match_route(text)) {
+    // A {name} route matched a non-empty segment without '/'; others have no name.
+    if (m->route->has_name() == m->name.empty()) std::abort();
+    if (m->name.find('/') != std::string::npos) std::abort();
+  }
+  const std::string key = serve::query_value(text, "api_key");
+  const std::string rest = serve::query_without(text, "api_key");
+  if (rest.size() > text.size() || key.size() > text.size()) std::abort();
+  if (!serve::query_value(rest, "api_key").empty()) std::abort();  // every api_key removed
+  try {
+    serve::ExampleQuery q = serve::parse_example_query(text);
+    if (!(q.seconds > 0 && q.seconds <= 60) || q.items < 1 || q.items > 64) std::abort();
+    q.seconds = std::min(q.seconds, 0.5);  // bounded work per input
+    const AudioIoSpec spec{"latent", {-1, 4, -1}, 2, 25, 0};
+    if (serve::example_input_npy(spec, q).size() < 128) std::abort();
+  } catch (const meshnn::Error&) {
+  }
+  return 0;
+}
