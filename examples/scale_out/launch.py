@@ -8,7 +8,7 @@ Starts the replicas on free ports (`--port 0 --port-file`), writes haproxy.cfg b
 examples/scale_out/haproxy.cfg (the lines marked @BIND@, @SERVERS@, @STATS@ filled in), starts
 `haproxy -db` and prints the URL. --state writes {"url", "haproxy_pid", "stats_socket",
 "replicas": [{"name", "pid", "port"}]} once everything is up. SIGTERM / SIGINT drains: every
-replica gets SIGTERM (it leaves the pool through /readyz and finishes its work), then HAProxy
+replica gets SIGTERM (it leaves the pool through /ready and finishes its work), then HAProxy
 stops. Needs Debian's haproxy and python3 only."""
 import argparse
 import json
@@ -123,7 +123,7 @@ def main():
         while not stop['now'] and haproxy.poll() is None:
             time.sleep(0.1)
     finally:
-        # Drain: each replica leaves the pool (/readyz 503) and finishes its work, then stops.
+        # Drain: each replica leaves the pool (/ready 503) and finishes its work, then stops.
         for r in replicas:
             if r['proc'].poll() is None:
                 r['proc'].send_signal(signal.SIGTERM)
