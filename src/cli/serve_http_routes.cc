@@ -154,6 +154,16 @@ void HttpSession::upgrade() {
   const auto match = match_route(path);
   if (!match || match->route->id != RouteId::stream)
     return error(404, "not_found", "WebSockets are served at /v1/models/{name}/stream", true);
+  // Before the key is compared: a foreign page can neither stream (even holding ?api_key=) nor
+  // probe keys.
+  if (req.count(http::field::origin) &&
+      !origin_allowed(sv(req[http::field::origin]), sv(req[http::field::host]),
+                      srv_.cfg.cors_origins))
+    return error(403, "forbidden",
+                 "WebSocket from origin '" + std::string(req[http::field::origin]) +
+                     "' refused: it is not this server's own (Host: " +
+                     std::string(req[http::field::host]) + ") and not listed by --cors-origin",
+                 true);
   if (!srv_.authorized(req, query_value(query, "api_key"))) return unauthorized();
   const std::string& name = match->name;
   const auto it = srv_.models.find(name);

@@ -61,7 +61,7 @@ std::vector<Route> build() {
   add(RouteId::stream, "/v1/models/{name}/stream", false, true, Needs::stream, "stream",
       "WebSocket stream: float32 input frames in, PCM out as soon as it is final (a plain GET "
       "answers 426)",
-      {}, {}, {101, 400, 401, 404, 405, 426, 501, 503});
+      {}, {}, {101, 400, 401, 403, 404, 405, 426, 501, 503});
   add(RouteId::example, "/v1/models/{name}/example", false, true, Needs::nothing, "example",
       "A seeded random input of the model's layout (.npy), to try the model without data", {},
       {"application/x-npy"}, {200, 400, 401, 404, 405});
@@ -99,6 +99,9 @@ const char* reason(int status) {
       return "Bad request: the message says what is wrong with the input";
     case 401:
       return "Missing or wrong API key";
+    case 403:
+      return "Forbidden: the upgrade's Origin is neither this server's own nor listed by "
+             "--cors-origin";
     case 404:
       return "No such model, or the model does not offer this";
     case 405:
@@ -246,6 +249,43 @@ std::string query_without(std::string_view query, std::string_view key) {
     out += kv;
   }
   return out;
+}
+
+namespace {
+std::string lower(std::string_view a) {
+  std::string s(a);
+  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+// "host[:port]" in lower case, without the scheme's default port (":80" of http).
+std::string authority(std::string_view a, std::string_view default_port) {
+  std::string s = lower(a);
+  const std::string suffix = ":" + std::string(default_port);
+  if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+    s.resize(s.size() - suffix.size());
+  return s;
+}
+}  // namespace
+
+bool origin_allowed(std::string_view origin, std::string_view host,
+                    const std::vector<std::string>& listed) {
+  for (const std::string& o : listed)
+    if (o == "*" || o == origin) return true;
+  // An origin is scheme://host[:port], nothing more (RFC 6454); "null" and others are foreign.
+  const std::string o = lower(origin);
+  std::string_view rest, port;
+  if (o.rfind("http://", 0) == 0) {
+    rest = std::string_view(o).substr(7);
+    port = "80";
+  } else if (o.rfind("https://", 0) == 0) {
+    rest = std::string_view(o).substr(8);  // a TLS-terminating proxy in front
+    port = "443";
+  } else {
+    return false;
+  }
+  if (rest.empty() || host.empty() || rest.find_first_of("/?#@ ") != std::string_view::npos)
+    return false;
+  return authority(rest, port) == authority(host, port);
 }
 
 std::string redacted_target(std::string target) {

@@ -61,6 +61,13 @@ std::optional<RouteMatch> match_route(std::string_view path);
 std::string query_value(std::string_view query, std::string_view key);
 std::string query_without(std::string_view query, std::string_view key);
 
+// Whether a WebSocket upgrade carrying `origin` (its Origin header) may open: the origin is the
+// server's own (http:// or https:// and an authority equal to the request's `host` header, the
+// scheme's default port ignored) or `listed` names it (or holds "*"). Browsers apply no CORS to
+// WebSockets, so this is what keeps another site's page from streaming (cross-site hijacking).
+bool origin_allowed(std::string_view origin, std::string_view host,
+                    const std::vector<std::string>& listed);
+
 // A request target for the access log: the value of an api_key query parameter replaced by ***.
 std::string redacted_target(std::string target);
 

@@ -36,7 +36,8 @@ KEY = 'test-key-0123456789'
 class Server:
     """A `meshnn serve` process on 127.0.0.1 and a free port; stderr (the access log) kept."""
 
-    def __init__(self, *args, env=None, models=None):
+    def __init__(self, *args, env=None, models=None, host='127.0.0.1', prefix=()):
+        """`host`: --host; `prefix`: a command the server runs under (`ip netns exec NS`)."""
         cli = cli_path()
         if not os.path.isfile(cli):
             pytest.skip(f'the meshnn CLI is not built ({cli})')
@@ -44,7 +45,7 @@ class Server:
         port_file = os.path.join(self.dir, 'port')
         self.log_path = os.path.join(self.dir, 'stderr.log')
         models = models or [f'voc={VOC}', f'ltx={LTX23}', f'ltx2={LTX2}']
-        cmd = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--port-file', port_file,
+        cmd = [*prefix, cli, 'serve', '--host', host, '--port', '0', '--port-file', port_file,
                '--threads-per-worker', '1']
         for m in models:
             cmd += ['--model', m]
@@ -364,6 +365,84 @@ def test_api_key_and_exposure(tmp_path):
                         f'voc={VOC}'], capture_output=True, text=True, timeout=30,
                        env={k: v for k, v in os.environ.items() if k != 'MESHNN_API_KEY'})
     assert r.returncode != 0 and '--api-key' in r.stderr
+
+
+# ---- WebSocket upgrades and their Origin (cross-site WebSocket hijacking) ---------------------------
+
+def upgrade_request(path, host, origin=None):
+    """A WebSocket upgrade as a browser sends it (Origin set), for the answers websockets hides."""
+    head = (f'GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n'
+            'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+            'Sec-WebSocket-Version: 13\r\n')
+    if origin is not None:
+        head += f'Origin: {origin}\r\n'
+    return (head + '\r\n').encode()
+
+
+async def stream_from(url, frames, origin=None):
+    """A whole stream (frames, then the flush) from a page of `origin` (None: no Origin header,
+    as non-browser clients connect); returns (PCM bytes, the done message)."""
+    async with websockets.connect(url, origin=origin, max_size=None) as ws:
+        await ws.send(frames.tobytes())
+        await ws.send(json.dumps({'type': 'flush'}))
+        out = []
+        while isinstance(m := await ws.recv(), bytes):
+            out.append(m)
+        return b''.join(out), json.loads(m)
+
+
+def test_websocket_origin_is_checked(rng):
+    s = Server('--api-key', KEY, '--cors-origin', 'http://app.example', models=[f'voc={VOC}'])
+    try:
+        host = f'127.0.0.1:{s.port}'
+        path = f'/v1/models/voc/stream?api_key={KEY}'
+        frames = rng.standard_normal((12, 100)).astype(np.float32)  # 12 mel frames
+        one = post(s, 'voc', npy_bytes(frames.T.copy()), Authorization=f'Bearer {KEY}',
+                   Accept='application/x-npy')
+        want = np.load(io.BytesIO(one.content)).shape[1]
+        # Another site's page is refused with the key in hand, and without it (403 before 401):
+        # another host or port, the same host by another name, no scheme of a page, look-alikes.
+        for origin in ['http://evil.example', f'http://127.0.0.1:{s.port + 1}',
+                       f'http://localhost:{s.port}', 'null', f'ws://{host}', host,
+                       f'http://{host}.evil.example', f'http://{host}@evil.example',
+                       f'http://{host}/', 'https://app.example', 'http://app.example:80x']:
+            for p in (path, '/v1/models/voc/stream'):
+                out = raw(s.port, upgrade_request(p, host, origin))
+                assert status_of(out) == 403, (origin, out[:200])
+                err = json.loads(out.partition(b'\r\n\r\n')[2])['error']
+                assert err['code'] == 'forbidden', err
+                assert f"origin '{origin}'" in err['message'] and '--cors-origin' in err['message']
+        with pytest.raises(websockets.InvalidStatusCode) as e:
+            asyncio.run(stream_from(s.ws + path, frames, 'http://evil.example'))
+        assert e.value.status_code == 403
+        # The page's own origin (its host:port is the Host header; case and the default port do
+        # not matter), an origin --cors-origin lists, and a client that sends no Origin stream.
+        for origin in [None, f'http://{host}', f'HTTP://{host.upper()}', 'http://app.example']:
+            pcm, done = asyncio.run(stream_from(s.ws + path, frames, origin))
+            assert done['type'] == 'done' and done['samples'] == want, (origin, done)
+            assert len(pcm) == 2 * want
+        for h, origin in [('Meshnn.Example', 'http://meshnn.example:80'),
+                          ('meshnn.example:443', 'https://MESHNN.example')]:
+            out = raw(s.port, upgrade_request(path, h, origin), shut=True)
+            assert status_of(out) == 101, (h, origin, out[:200])
+        # Each refusal logged as any other (status 403, the key redacted).
+        log = s.stderr()
+        refused = re.findall(r'GET /v1/models/voc/stream\S* model=- status=403', log)
+        assert len(refused) == 23, log[-2000:]
+        assert KEY not in log
+        doc = requests.get(f'{s.url}/openapi.json').json()
+        assert '403' in doc['paths']['/v1/models/{name}/stream']['get']['responses']
+    finally:
+        assert s.stop() == 0, s.stderr()
+    # --cors-origin '*': any page may stream (the key still applies).
+    s = Server('--cors-origin', '*', models=[f'voc={VOC}'])
+    try:
+        frames = rng.standard_normal((12, 100)).astype(np.float32)
+        _, done = asyncio.run(stream_from(f'{s.ws}/v1/models/voc/stream', frames,
+                                          'http://evil.example'))
+        assert done['type'] == 'done'
+    finally:
+        assert s.stop() == 0, s.stderr()
 
 
 def test_queue_full_503_and_timeout_504(rng):
