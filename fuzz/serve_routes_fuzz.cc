@@ -1,6 +1,7 @@
 // libFuzzer target: the request-line side of `meshnn serve`'s route table on arbitrary bytes: the
 // path matcher (match_route), the query helpers (query_value, query_without: the stream's api_key)
-// and the example route's query (parse_example_query) with the input it builds. A meshnn::Error is
+// and the example route's query (parse_example_query) with the input it builds, the WebSocket's
+// Origin check (origin_allowed) and the access log's redaction. A meshnn::Error is
 // the expected answer to a bad query; a crash, a hang or any other exception is a bug.
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string rest = serve::query_without(text, "api_key");
   if (rest.size() > text.size() || key.size() > text.size()) std::abort();
   if (!serve::query_value(rest, "api_key").empty()) std::abort();  // every api_key removed
+  // The input split at its first newline into an Origin and a Host: "*" allows all, an origin
+  // without a scheme never is the server's own, and a plain host's own http origin always is.
+  const size_t nl = text.find('\n');
+  const std::string_view origin = text.substr(0, nl);
+  const std::string_view host = nl == std::string_view::npos ? "" : text.substr(nl + 1);
+  if (!serve::origin_allowed(origin, host, {"*"})) std::abort();
+  if (origin.find("://") == std::string_view::npos && serve::origin_allowed(origin, host, {}))
+    std::abort();
+  if (!host.empty() &&
+      host.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") == std::string_view::npos &&
+      !serve::origin_allowed("http://" + std::string(host), host, {}))
+    std::abort();
+  const std::string logged = serve::redacted_target(std::string(text));
+  if (text.find('?') == std::string_view::npos && logged != text) std::abort();
   try {
     serve::ExampleQuery q = serve::parse_example_query(text);
     if (!(q.seconds > 0 && q.seconds <= 60) || q.items < 1 || q.items > 64) std::abort();
