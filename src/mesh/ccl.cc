@@ -11,7 +11,7 @@
 
 namespace meshnn {
 
-namespace ccl_detail {
+namespace mesh_detail {
 
 const char* op_name(int32_t op) {
   switch (op) {
@@ -109,9 +109,9 @@ Region rows_region(const Shape& s, int d, size_t esize, int64_t r0, int64_t len)
   return r;
 }
 
-}  // namespace ccl_detail
+}  // namespace mesh_detail
 
-using namespace ccl_detail;
+using namespace mesh_detail;
 
 // ---- CclManager ---------------------------------------------------------------------------
 

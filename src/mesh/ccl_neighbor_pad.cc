@@ -10,7 +10,7 @@
 
 namespace meshnn {
 
-using namespace ccl_detail;
+using namespace mesh_detail;
 
 namespace {
 

@@ -10,11 +10,7 @@
 #include "mesh/communicator.h"
 #include "meshnn/core/tensor.h"
 
-namespace meshnn::ccl_detail {
-
-using mesh_detail::Communicator;
-using mesh_detail::OpDesc;
-using mesh_detail::Region;
+namespace meshnn::mesh_detail {
 
 enum Op : int32_t { kAllGather = 1, kReduceScatter, kNeighborPad, kHaloOnly, kPartition };
 
@@ -38,4 +34,4 @@ std::string key_of(const char* op, const Shape& s, DType dt, const std::vector<i
 // Rows [r0, r0 + len) along dim d of a tensor of shape s (element size esize) as a Region.
 Region rows_region(const Shape& s, int d, size_t esize, int64_t r0, int64_t len);
 
-}  // namespace meshnn::ccl_detail
+}  // namespace meshnn::mesh_detail
