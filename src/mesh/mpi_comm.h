@@ -1,5 +1,6 @@
 // MPI backend: one process per device, MPI_Cart_create over the mesh and MPI_Cart_sub per axis.
-// Only mpi_comm.cc includes mpi.h: callers see the Communicator interface.
+// Only the mpi_*.cc files include mpi.h (through mpi_communicator.h): callers see the
+// Communicator interface.
 #pragma once
 
 #include <memory>

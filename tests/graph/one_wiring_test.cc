@@ -118,27 +118,5 @@ TEST(AddingAModel, TheGuideListsEveryRegisteredModel) {
   EXPECT_EQ(listed, AudioModel::registered());
 }
 
-// A source file over ~500 lines says why at its top ("Long ..." in its first comment lines), so a
-// file does not grow past one idea unnoticed.
-TEST(SourceTree, LongFilesSayWhyAtTheirTop) {
-  int checked = 0;
-  for (const auto& e :
-       std::filesystem::recursive_directory_iterator(std::string(MESHNN_SOURCE_DIR) + "/src")) {
-    const std::string path = e.path().string();
-    if (!e.is_regular_file() || !(path.ends_with(".cc") || path.ends_with(".h"))) continue;
-    std::ifstream in(path);
-    std::vector<std::string> lines;
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-    if (lines.size() <= 520) continue;
-    ++checked;
-    bool says = false;
-    for (size_t i = 0; i < std::min<size_t>(lines.size(), 4); ++i)
-      says = says || (lines[i].starts_with("//") && lines[i].find("Long") != std::string::npos);
-    EXPECT_TRUE(says) << path << ": " << lines.size()
-                      << " lines and no 'Long (...): why' in its first comment lines";
-  }
-  EXPECT_GT(checked, 0);
-}
-
 }  // namespace
 }  // namespace meshnn::graph
