@@ -131,6 +131,9 @@ Tensor TimeShard::halo(const Tensor& x, int64_t left, int64_t right, PadMode mod
   ProfileScope prof("halo");
   MESHNN_CHECK(left >= 0 && right >= 0, "TimeShard::halo: negative pad (", left, ", ", right, ")");
   if (!sharded()) return local_pad(x, left, right, mode);
+  // No rows (a k1 conv): nothing to fetch, so no exchange — each one is a round trip on a mesh
+  // across hosts. Every device has the same pads, so all of them skip it.
+  if (left == 0 && right == 0) return x;
   MESHNN_CHECK_AS(ShapeError, left <= x.dim(1) && right <= x.dim(1), "TimeShard::halo: halo (",
                   left, ", ", right, ") larger than the shard of ", x.dim(1),
                   " rows; use fewer devices for this sequence length");
