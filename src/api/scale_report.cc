@@ -159,7 +159,8 @@ StreamSplit stream_split(const std::string& model, graph::NodePtr g, const Tenso
     filled = filled || (x.defined() && x.dim(1) > 0);
   }
   MESHNN_CHECK_AS(InvalidArgument, s.pushes >= 1, "stream split: ", rows.dim(1),
-                  " frames in pushes of ", push_frames, " never fill the look-ahead");
+                  " frames in pushes of ", push_frames,
+                  " never fill the look-ahead: give more seconds or smaller pushes");
   for (double& b : s.bytes_per_push) b /= s.pushes;
   s.cut = streaming::balanced_cuts(s.seconds, 2)[1];
   return s;
@@ -235,6 +236,8 @@ std::string scale_table(const ScaleAccount& a, const LinkProfile& link, int top)
     order.resize(static_cast<size_t>(top));
     put("the %d exchanges moving the most bytes of %zu:\n", top, a.rows.size());
   }
+  put("bytes/call: both directions over the line; compute: the layer on one device; link: one "
+      "exchange, latency + one device's bytes / bandwidth\n");
   put("%4s  %-16s %-44s %-9s %5s %11s %10s %10s %9s\n", "#", "kind", "layer", "row", "L/R",
       "bytes/call", "MFLOP/call", "compute ms", "link ms");
   for (size_t i : order) {

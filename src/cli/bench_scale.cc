@@ -19,7 +19,7 @@ struct Args {
   std::string link = "10g";
   int devices = 2;
   int top = 0;
-  int64_t push_frames = 32;
+  int64_t push_frames = -1;  // the model's default: BigVGAN 32 mel frames, LTX-2.3 8 latents
   uint64_t seed = 0;
   std::string bigvgan_config =
       std::string(MESHNN_SOURCE_DIR) + "/tests/fixtures/configs/bigvgan_v2_24khz_100band_256x.json";
@@ -38,9 +38,10 @@ void run(const Args& a) {
   const api::ScaleAccount acc =
       api::account_random_model(a.model, a.seconds, a.devices, a.seed, a.bigvgan_config);
   std::fputs(api::scale_table(acc, link, a.top).c_str(), stdout);
-  if (a.push_frames > 0)
-    std::fputs(api::stream_table(api::stream_split_random_model(a.model, a.seconds, a.push_frames,
-                                                                a.seed, a.bigvgan_config),
+  const int64_t push = a.push_frames >= 0 ? a.push_frames : (a.model == "bigvgan" ? 32 : 8);
+  if (push > 0)
+    std::fputs(api::stream_table(api::stream_split_random_model(a.model, a.seconds, push, a.seed,
+                                                                a.bigvgan_config),
                                  link)
                    .c_str(),
                stdout);
@@ -62,8 +63,9 @@ const Registrar reg("bench-scale", [](CLI::App& app) {
   add_int_option(cmd, "--top", args->top, 0, 100000,
                  "print only the N exchanges moving the most bytes (0 = all, run order)")
       ->capture_default_str();
-  add_int_option(cmd, "--push-frames", args->push_frames, int64_t{0}, int64_t{4096},
-                 "also the 1x2 stream pipeline's hand-over per push of N frames (0 = skip)")
+  add_int_option(cmd, "--push-frames", args->push_frames, int64_t{-1}, int64_t{4096},
+                 "also the 1x2 stream pipeline's hand-over per push of N input frames (-1: 32 "
+                 "for bigvgan, 8 for ltx23; 0: skip)")
       ->capture_default_str();
   add_int_option(cmd, "--seed", args->seed, uint64_t{0}, ~uint64_t{0}, "weights and input seed")
       ->capture_default_str();

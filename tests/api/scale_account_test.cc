@@ -38,6 +38,15 @@ void expect_account_matches_ccl(const ScaleAccount& a) {
   }
 }
 
+// The scale rule's constants (api/scale_rule.cc) are this account's numbers: the halo exchanges,
+// and the bytes of a call (halos, tail rows, the output gather) within 1 %.
+void expect_rule_uses_the_account(const std::string& kind, const ScaleAccount& a) {
+  const CallCost c = measured_cost(kind, a.seconds);
+  EXPECT_EQ(c.rounds, static_cast<double>(a.rows.size()));
+  const double bytes = a.halo_bytes + a.tail_bytes + a.gather_bytes;
+  EXPECT_NEAR(c.halo_bytes, bytes, 0.01 * bytes);
+}
+
 models::LtxAudioDecoder ltx_fixture() {
   const io::SafetensorsFile f = test::open_fixture("ltx23_small.safetensors");
   return *models::LtxAudioDecoder::load(f, StagePrecision());
@@ -107,6 +116,7 @@ TEST(ScaleAccount, RealSizeLtx23ExchangeCount) {
   // mel basis) were dropped.
   EXPECT_EQ(ltx.rows.size(), 441u);
   expect_account_matches_ccl(ltx);
+  expect_rule_uses_the_account("ltx-2.3", ltx);
 }
 
 TEST(ScaleAccount, RealSizeBigVganExchangeCount) {
@@ -114,6 +124,27 @@ TEST(ScaleAccount, RealSizeBigVganExchangeCount) {
       "bigvgan", 0.3, 2, 5, test::fixture_path("configs/bigvgan_v2_24khz_100band_256x.json"));
   EXPECT_EQ(bv.rows.size(), 225u);
   expect_account_matches_ccl(bv);
+  expect_rule_uses_the_account("bigvgan", bv);
+}
+
+TEST(ScaleAccount, StreamHandOverPerPush) {
+  // Once the look-ahead has filled, each push of N mel frames brings N · hop final samples out of
+  // the last operator; the 1x2 cut hands on what its stage 0's last operator made.
+  const io::SafetensorsFile f = test::open_fixture("bigvgan_v2_24k_small.safetensors");
+  const auto m = models::BigVgan::load(f, "", Precision::fp32);
+  const int64_t push = 8, mels = m->config().num_mels;
+  const StreamSplit s =
+      stream_split("BigVGAN", m->graph(), test::random_normal({1, 96, mels}, 12), push);
+  ASSERT_GE(s.pushes, 1);
+  const size_t n = s.bytes_per_push.size();
+  EXPECT_DOUBLE_EQ(s.bytes_per_push[n - 1], 4.0 * push * m->config().generator.hop());
+  ASSERT_GE(s.cut, 1u);
+  ASSERT_LT(s.cut, n);
+  EXPECT_GT(s.bytes_per_push[s.cut - 1], 0);
+  const std::string t = stream_table(s, parse_link("1g"));
+  EXPECT_NE(t.find("stage 0 runs [0, " + std::to_string(s.cut) + ")"), std::string::npos) << t;
+  EXPECT_THROW(stream_split("BigVGAN", m->graph(), test::random_normal({1, 8, mels}, 13), push),
+               InvalidArgument);
 }
 
 TEST(ScaleAccount, RefusesOneDeviceAndUnknownModels) {
