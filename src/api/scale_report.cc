@@ -9,6 +9,7 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
+#include "meshnn/scale_bench.h"
 #include "models/audio_description.h"
 #include "models/ltx_random.h"
 #include "streaming/stream_engine.h"
@@ -272,3 +273,30 @@ std::string scale_table(const ScaleAccount& a, const LinkProfile& link, int top)
 }
 
 }  // namespace meshnn::api
+
+namespace meshnn {
+
+std::string scale_bench_report(const ScaleBenchOptions& o) {
+  const api::LinkProfile link = api::parse_link(o.link);
+  if (o.model == "h3") {
+    // Stereo MiniMax-H3 splits by item (one channel per device): no halos, only the output meets.
+    const api::CallCost cost = api::measured_cost("minimax-h3", o.seconds);
+    const api::ScalePlan plan = api::plan_scale(o.devices, 2, cost, link);
+    return detail::concat("MiniMax-H3, ", o.seconds, " s of stereo over ", o.devices,
+                          " devices: ", plan.reason, "\n");
+  }
+  std::string out = api::scale_table(
+      api::account_random_model(o.model, o.seconds, o.devices, o.seed, o.bigvgan_config), link,
+      o.top);
+  const int64_t push = o.push_frames >= 0 ? o.push_frames : (o.model == "bigvgan" ? 32 : 8);
+  if (push <= 0) return out;
+  try {
+    out += api::stream_table(
+        api::stream_split_random_model(o.model, o.seconds, push, o.seed, o.bigvgan_config), link);
+  } catch (const InvalidArgument& e) {  // too short a clip for the stream: the table stands
+    out += std::string("stream: ") + e.what() + "\n";
+  }
+  return out;
+}
+
+}  // namespace meshnn
