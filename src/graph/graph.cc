@@ -355,7 +355,7 @@ class Upsample2xCausalConvNode final : public Node {
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t) override {
     ProfileScope prof("upsample2x_causal_conv");
     Tensor u = ops::upsample_nearest2x_hw(x);
-    return conv_.forward_padded(ts.halo(u, conv_.pad_left() - 1, 1, PadMode::zeros));
+    return conv_.forward_padded(ts.halo(u, conv_.pad_left() - 1, 1, PadMode::zeros, conv_.name()));
   }
   int64_t out_rows(int64_t n) const override { return stream_->out_rows(n); }
   Reach reach() const override { return stream_->reach(); }

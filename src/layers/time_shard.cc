@@ -52,9 +52,9 @@ Tensor local_pad(const Tensor& x, int64_t left, int64_t right, PadMode mode) {
 // padded tensor (a fresh buffer from the halo step; cloned only when no halo was needed), so the
 // caller's shard is never copied or changed.
 Tensor zero_padded_halo(const Tensor& x, const TimeShard& ts, int64_t real, int64_t left,
-                        int64_t right) {
+                        int64_t right, std::string_view layer) {
   const int64_t s = x.dim(1);
-  Tensor padded = ts.halo(x, left, right, PadMode::zeros);
+  Tensor padded = ts.halo(x, left, right, PadMode::zeros, layer);
   // Global row of padded row 0, and the first padded row at or past the real end.
   const int64_t g0 = ts.row0(s) - left;
   const int64_t t = padded.dim(1);
@@ -102,6 +102,7 @@ Tensor TimeShard::partition(const Tensor& full) const {
 Tensor TimeShard::gather(const Tensor& x, int64_t real) const {
   Tensor full = x;
   if (sharded()) {
+    record(ExchangeRecord::Kind::gather, x, 0, 0, {});
     // Gather the minor axis first, so the concatenation order is the row-major time order.
     for (int i = static_cast<int>(axes_.size()) - 1; i >= 0; --i)
       full = device_->ccl().all_gather(full, 1, axes_[i]);
@@ -111,13 +112,32 @@ Tensor TimeShard::gather(const Tensor& x, int64_t real) const {
   return full.dim(1) == real ? full : rows(full, 0, real);
 }
 
-Tensor TimeShard::halo(const Tensor& x, int64_t left, int64_t right, PadMode mode) const {
+void TimeShard::record(ExchangeRecord::Kind kind, const Tensor& x, int64_t left, int64_t right,
+                       std::string_view layer) const {
+  if (!log_) return;
+  ExchangeRecord r;
+  r.kind = kind;
+  r.layer = std::string(layer);
+  r.left = left;
+  r.right = right;
+  r.shard_rows = x.dim(1);
+  r.row_bytes = x.dim(1) > 0 ? static_cast<int64_t>(x.nbytes()) / x.dim(1) : 0;
+  for (int d = 2; d < x.rank(); ++d) r.row_shape.push_back(x.dim(d));
+  log_->push_back(std::move(r));
+}
+
+Tensor TimeShard::halo(const Tensor& x, int64_t left, int64_t right, PadMode mode,
+                       std::string_view layer) const {
   ProfileScope prof("halo");
   MESHNN_CHECK(left >= 0 && right >= 0, "TimeShard::halo: negative pad (", left, ", ", right, ")");
   if (!sharded()) return local_pad(x, left, right, mode);
+  // No rows (a k1 conv): nothing to fetch, so no exchange — each one is a round trip on a mesh
+  // across hosts. Every device has the same pads, so all of them skip it.
+  if (left == 0 && right == 0) return x;
   MESHNN_CHECK_AS(ShapeError, left <= x.dim(1) && right <= x.dim(1), "TimeShard::halo: halo (",
                   left, ", ", right, ") larger than the shard of ", x.dim(1),
                   " rows; use fewer devices for this sequence length");
+  record(ExchangeRecord::Kind::halo, x, left, right, layer);
   if (axes_.size() == 1)
     return device_->ccl().neighbor_pad(x, {1}, {left}, {right}, mode, {axes_[0]});
   return edge_exchange(x, left, right, mode);
@@ -155,6 +175,7 @@ Tensor TimeShard::last_real_row(const Tensor& x, int64_t real) const {
   Shape one = x.shape();
   one[1] = 1;
   Tensor offer = (local >= 0 && local < s) ? rows(x, local, 1) : Tensor(one, x.dtype());
+  record(ExchangeRecord::Kind::tail_row, offer, 0, 0, {});
   Tensor all = offer;
   for (int i = static_cast<int>(axes_.size()) - 1; i >= 0; --i)
     all = device_->ccl().all_gather(all, 1, axes_[i]);
@@ -166,19 +187,21 @@ Tensor TimeShard::last_real_row(const Tensor& x, int64_t real) const {
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
   ProfileScope prof("conv1d");
   if (!ts.sharded() && x.dim(1) == real) return conv.forward(x);
-  return conv.forward_padded(zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right()));
+  return conv.forward_padded(
+      zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right(), conv.name()));
 }
 
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
                       int64_t pad_left, int64_t pad_right) {
   ProfileScope prof("conv1d");
-  return conv.forward_padded(zero_padded_halo(x, ts, real, pad_left, pad_right));
+  return conv.forward_padded(zero_padded_halo(x, ts, real, pad_left, pad_right, conv.name()));
 }
 
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
   ProfileScope prof("conv2d");
   if (!ts.sharded() && x.dim(1) == real) return conv.forward(x);
-  return conv.forward_padded(zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right()));
+  return conv.forward_padded(
+      zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right(), conv.name()));
 }
 
 Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const TimeShard& ts,
@@ -192,7 +215,7 @@ Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const Ti
   // ⌈(s·a + p − k + 1)/s⌉ to ⌊(s·(a + S) − 1 + p)/s⌋: halos of hl and hr rows.
   const int64_t hl = (k - 1 - p + s - 1) / s;
   const int64_t hr = std::max<int64_t>(0, (s - 1 + p) / s);
-  Tensor padded = zero_padded_halo(x, ts, real, std::max<int64_t>(hl, 0), hr);
+  Tensor padded = zero_padded_halo(x, ts, real, std::max<int64_t>(hl, 0), hr, conv.name());
   Tensor full = conv.forward_padded(padded);  // (B, (S + hl + hr − 1)·s + k, C_out), uncropped
   // Row j of `full` is global pre-crop row s·(a − hl) + j; we want pre-crop rows s·a + p + [0,
   // s·S).
@@ -207,7 +230,7 @@ Tensor activation_sharded(const layers::AntiAliasedActivation& act, const Tensor
   if (!ts.sharded()) return act.forward_padded(x, 0, 0, 0, real);
   const int64_t ctx = layers::AntiAliasedActivation::context_rows();
   // Replicate mode: at the line's ends the halo is unused (the kernel clamps at the real ends).
-  Tensor slab = ts.halo(x, ctx, ctx, PadMode::replicate);
+  Tensor slab = ts.halo(x, ctx, ctx, PadMode::replicate, act.name());
   if (r0 >= real) return Tensor(x.shape());  // wholly in the padded tail: nothing real here
   return act.forward_padded(slab, ctx, ctx, r0, real);
 }
@@ -229,7 +252,7 @@ Tensor upsample1d_sharded(const Tensor& x, std::span<const float> taps,
   if (!ts.sharded()) return ops::upsample1d(xin, taps, g);
   // Output rows of input rows [a, b) depend on input rows [a − pad, b + pad) only. With that halo,
   // upsampling the window (whose own replicate padding only affects rows we crop) is exact.
-  Tensor window = ts.halo(xin, g.pad, g.pad, PadMode::replicate);
+  Tensor window = ts.halo(xin, g.pad, g.pad, PadMode::replicate, "upsample1d");
   Tensor up = ops::upsample1d(window, taps, g);
   return rows(up, g.ratio * g.pad, g.ratio * s);
 }

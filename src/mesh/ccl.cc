@@ -180,6 +180,8 @@ Tensor CclManager::all_gather(const Tensor& t, int dim, int axis, bool persisten
   const int64_t outer = prod(t.shape(), 0, d);
   const int64_t chunk = prod(t.shape(), d, t.rank()) * static_cast<int64_t>(dtype_size(t.dtype()));
   c->all_gather(t.raw(), out.raw(), outer, chunk);
+  traffic_.gather_calls += 1;
+  traffic_.gather_bytes += (n - 1) * outer * chunk;
   return out;
 }
 

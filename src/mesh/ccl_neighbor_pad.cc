@@ -236,9 +236,14 @@ Tensor CclManager::neighbor_pad_impl(const Tensor& t, const OpDesc& mine, bool p
     // Publish the core (interior done, earlier steps done), then pull the neighbours' edge rows.
     const std::vector<OpDesc> all = c->exchange(mine, core.raw());
     if (fused && c == vcomm && st == (step_comm[0] ? 0 : 1)) validate_all(all, check_np);
+    const Region prev = rows_region(cs, dd, es, 0, pl), next = rows_region(cs, dd, es, pl + S, pr);
     c->halo(core.raw(), rows_region(cs, dd, es, pl, pr), rows_region(cs, dd, es, pl + S - pl, pl),
-            rows_region(cs, dd, es, 0, pl), rows_region(cs, dd, es, pl + S, pr));
+            prev, next);
+    // What the transport fills from devices i − 1 and i + 1 (none past the line's ends).
+    traffic_.halo_bytes +=
+        (i > 0 ? prev.count * prev.block : 0) + (i < n - 1 ? next.count * next.block : 0);
   }
+  if (step_comm[0] || step_comm[1]) traffic_.halo_calls += 1;
   return out;
 }
 

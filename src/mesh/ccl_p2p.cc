@@ -33,6 +33,8 @@ void CclManager::send(const Tensor& t, int to, int axis) {
   MESHNN_CHECK(t.defined(), "send: undefined tensor");
   MESHNN_CHECK_AS(ShapeError, t.rank() <= kMaxRank, "send: rank ", t.rank(), " above ", kMaxRank);
   p2p_comm(comms_, device_, axis, to, "send")->send(t, to);
+  traffic_.p2p_sends += 1;
+  traffic_.p2p_bytes += static_cast<int64_t>(t.nbytes());
 }
 
 Tensor CclManager::recv(int from, int axis) {

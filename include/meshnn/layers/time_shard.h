@@ -20,6 +20,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "meshnn/core/tensor.h"
@@ -37,6 +39,23 @@ bool time_split_fits(int64_t frames, int parts, int64_t min_rows);
 // ShapeError naming the largest device count that fits when `parts` does not; `what` names the
 // sequence ("latent", "mel").
 void check_time_split(int64_t frames, int parts, int64_t min_rows, const char* what);
+
+// One exchange of a time-sharded run as the TimeShard of one device asked for it (accounting:
+// src/api/scale_account.h). Filled only when a log is attached (TimeShard::record_into).
+struct ExchangeRecord {
+  enum class Kind {
+    halo,      // rows from the neighbours: `left` from the previous device, `right` from the next
+    tail_row,  // the last real row, one row from every device (an all-gather)
+    gather,    // the output shards, every device's `shard_rows` rows (an all-gather)
+  };
+  Kind kind = Kind::halo;
+  std::string layer;       // the layer whose halo it is (halo only)
+  int64_t left = 0;        // halo rows asked from the previous device
+  int64_t right = 0;       // halo rows asked from the next device
+  int64_t row_bytes = 0;   // one time row of the shard over the batch: B × elements × dtype size
+  int64_t shard_rows = 0;  // rows of the shard that was exchanged (S)
+  std::vector<int64_t> row_shape;  // the shard's dims after time (channels, or width × channels)
+};
 
 class TimeShard {
  public:
@@ -61,18 +80,28 @@ class TimeShard {
 
   // x: (B, S, …) → (B, left + S + right, …): neighbour rows inside the line, `mode` at its ends
   // (replicate copies this device's own first / last row). left, right ≤ S.
-  Tensor halo(const Tensor& x, int64_t left, int64_t right, PadMode mode) const;
+  // `layer` names the layer for the exchange log.
+  Tensor halo(const Tensor& x, int64_t left, int64_t right, PadMode mode,
+              std::string_view layer = {}) const;
 
   // The real row with global index `real − 1`, from whichever device holds it. → (B, 1, …).
   Tensor last_real_row(const Tensor& x, int64_t real) const;
 
+  // Every exchange this TimeShard (and its copies) makes is appended to `log` (null: none). The
+  // log must outlive the calls; one log per device thread.
+  void record_into(std::vector<ExchangeRecord>* log) { log_ = log; }
+
  private:
+  void record(ExchangeRecord::Kind kind, const Tensor& x, int64_t left, int64_t right,
+              std::string_view layer) const;
+
   Tensor edge_exchange(const Tensor& x, int64_t left, int64_t right, PadMode mode) const;
 
   Device* device_ = nullptr;
   std::vector<int> axes_;
   int parts_ = 1;
   int index_ = 0;
+  std::vector<ExchangeRecord>* log_ = nullptr;
 };
 
 // ---- sharded layer forms. Each takes this device's (B, S, C) shard of a sequence with `real`

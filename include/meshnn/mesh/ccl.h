@@ -36,6 +36,15 @@ struct OpDesc;
 
 enum class PadMode { zeros, replicate };
 
+// What one device received from its peers, per kind of collective, since the last reset: counted
+// from the regions the transport copies (docs/scale_out.md checks the graph's exchange account
+// against it). Point-to-point counts what this device sent.
+struct CclTraffic {
+  int64_t halo_calls = 0, halo_bytes = 0;      // neighbor_pad (one call per time-sharded layer)
+  int64_t gather_calls = 0, gather_bytes = 0;  // all_gather
+  int64_t p2p_sends = 0, p2p_bytes = 0;        // send
+};
+
 class CclManager {
  public:
   CclManager(Device& device, std::vector<std::shared_ptr<mesh_detail::Communicator>> comms);
@@ -112,6 +121,8 @@ class CclManager {
 
   // Drops every persistent buffer.
   void reset();
+  const CclTraffic& traffic() const { return traffic_; }
+  void reset_traffic() { traffic_ = {}; }
   // Number of persistent buffers currently held (both halves of every pair).
   size_t pool_buffers() const;
 
@@ -129,6 +140,7 @@ class CclManager {
   Device& device_;
   std::vector<std::shared_ptr<mesh_detail::Communicator>> comms_;
   std::map<std::string, PoolEntry> pool_;
+  CclTraffic traffic_;
 };
 
 }  // namespace meshnn
