@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "cli/query_params.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -226,13 +227,8 @@ StreamControl parse_control(std::string_view text) {
 
 StreamQuery parse_stream_query(std::string_view query) {
   StreamQuery q;
-  size_t pos = 0;
-  while (pos < query.size()) {
-    const size_t amp = std::min(query.find('&', pos), query.size());
-    const std::string_view kv = query.substr(pos, amp - pos);
-    const size_t eq = kv.find('=');
-    const std::string_view k = kv.substr(0, eq);
-    const std::string_view v = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
+  for_each_query_param(query, [&q](const QueryParam& p) {
+    const std::string_view k = p.key, v = p.value;
     if (k == "format") {
       if (v == "s16le" || v == "s16")
         q.pcm = StreamPcm::s16le;
@@ -257,8 +253,7 @@ StreamQuery parse_stream_query(std::string_view query) {
       throw InvalidArgument(
           detail::concat("unknown stream parameter '", std::string(k), "' (known: format, items)"));
     }
-    pos = amp + 1;
-  }
+  });
   return q;
 }
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "cli/batch_limit.h"
+#include "cli/query_params.h"
 #include "cli/serve_body.h"
 #include "meshnn/core/error.h"
 
@@ -25,13 +26,8 @@ std::optional<T> number(std::string_view v) {
 
 ExampleQuery parse_example_query(std::string_view query) {
   ExampleQuery q;
-  size_t pos = 0;
-  while (pos < query.size()) {
-    const size_t amp = std::min(query.find('&', pos), query.size());
-    const std::string_view kv = query.substr(pos, amp - pos);
-    const size_t eq = kv.find('=');
-    const std::string_view k = kv.substr(0, eq);
-    const std::string_view v = eq == std::string_view::npos ? "" : kv.substr(eq + 1);
+  for_each_query_param(query, [&q](const QueryParam& p) {
+    const std::string_view k = p.key, v = p.value;
     if (k == "seconds") {
       const auto s = number<double>(v);
       MESHNN_CHECK_AS(InvalidArgument, s && std::isfinite(*s) && *s > 0 && *s <= 60,
@@ -51,8 +47,7 @@ ExampleQuery parse_example_query(std::string_view query) {
       throw InvalidArgument(detail::concat("unknown example parameter '", std::string(k),
                                            "' (known: seconds, seed, items)"));
     }
-    pos = amp + 1;
-  }
+  });
   return q;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/query_params.h"
 #include "cli/serve_assets.h"
 #include "cli/serve_errors.h"
 #include "cli/serve_example.h"
@@ -121,12 +122,8 @@ void HttpSession::ready(bool legacy) {
 
 // GET /v1/models/{name}/example?seconds=&seed=&items=: a seeded random input (.npy).
 void HttpSession::example(const ServedModel& model) {
-  const Request& req = parser_->get();
-  const std::string_view target(req.target().data(), req.target().size());
-  const size_t q = target.find('?');
   try {
-    const ExampleQuery eq =
-        parse_example_query(q == std::string_view::npos ? "" : target.substr(q + 1));
+    const ExampleQuery eq = parse_example_query(query_of(sv(parser_->get().target())));
     return reply(200, example_input_npy(model.input_spec(), eq), "application/x-npy");
   } catch (const meshnn::Error& e) {
     return error(400, "bad_request", e.what());
@@ -144,12 +141,10 @@ void HttpSession::preflight(const Route& route) {
 
 void HttpSession::upgrade() {
   const Request& req = parser_->get();
-  const std::string_view target(req.target().data(), req.target().size());
   std::string decoded;
   if (!decoded_path(decoded)) return;
   const std::string_view path = decoded;
-  const std::string_view query =
-      target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
+  const std::string_view query = query_of(sv(req.target()));
   cur_.endpoint = "stream";
   const auto match = match_route(path);
   if (!match || match->route->id != RouteId::stream)

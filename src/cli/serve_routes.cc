@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/query_params.h"
 #include "cli/serve_assets.h"
 
 namespace meshnn::serve {
@@ -211,21 +212,19 @@ std::optional<RouteMatch> match_route(std::string_view path) {
 }
 
 std::string query_value(std::string_view query, std::string_view key) {
-  for (size_t pos = 0; pos < query.size();) {
-    const size_t amp = std::min(query.find('&', pos), query.size());
-    const std::string_view kv = query.substr(pos, amp - pos);
-    pos = amp + 1;
-    const size_t eq = kv.find('=');
-    if (kv.substr(0, eq) != key || eq == std::string_view::npos) continue;
-    std::string out;
-    const std::string_view v = kv.substr(eq + 1);
+  const auto hex = [](char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+  };
+  std::string out;
+  bool found = false;
+  for_each_query_param(query, [&](const QueryParam& p) {
+    if (found || p.key != key || !p.has_value()) return;
+    found = true;
+    const std::string_view v = p.value;
     for (size_t i = 0; i < v.size(); ++i) {
-      const auto hex = [](char c) {
-        return c >= '0' && c <= '9'   ? c - '0'
-               : c >= 'a' && c <= 'f' ? c - 'a' + 10
-               : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                      : -1;
-      };
       if (v[i] == '%' && i + 2 < v.size() && hex(v[i + 1]) >= 0 && hex(v[i + 2]) >= 0) {
         out += static_cast<char>(hex(v[i + 1]) * 16 + hex(v[i + 2]));
         i += 2;
@@ -233,21 +232,17 @@ std::string query_value(std::string_view query, std::string_view key) {
         out += v[i] == '+' ? ' ' : v[i];
       }
     }
-    return out;
-  }
-  return "";
+  });
+  return out;
 }
 
 std::string query_without(std::string_view query, std::string_view key) {
   std::string out;
-  for (size_t pos = 0; pos < query.size();) {
-    const size_t amp = std::min(query.find('&', pos), query.size());
-    const std::string_view kv = query.substr(pos, amp - pos);
-    pos = amp + 1;
-    if (kv.substr(0, kv.find('=')) == key) continue;
+  for_each_query_param(query, [&](const QueryParam& p) {
+    if (p.key == key) return;
     if (!out.empty()) out += '&';
-    out += kv;
-  }
+    out += p.raw;
+  });
   return out;
 }
 
@@ -291,15 +286,12 @@ bool origin_allowed(std::string_view origin, std::string_view host,
 std::string redacted_target(std::string target) {
   const size_t q = target.find('?');
   if (q == std::string::npos) return target;
-  std::string out = target.substr(0, q + 1);
   const std::string_view query = std::string_view(target).substr(q + 1);
-  for (size_t pos = 0; pos < query.size();) {
-    const size_t amp = std::min(query.find('&', pos), query.size());
-    const std::string_view kv = query.substr(pos, amp - pos);
-    out += kv.substr(0, kv.find('=')) == "api_key" ? std::string_view("api_key=***") : kv;
-    if (amp < query.size()) out += '&';
-    pos = amp + 1;
-  }
+  std::string out = target.substr(0, q + 1);
+  for_each_query_param(query, [&](const QueryParam& p) {
+    out += p.key == "api_key" ? std::string_view("api_key=***") : p.raw;
+    if (p.raw.data() + p.raw.size() < query.data() + query.size()) out += '&';  // as written
+  });
   return out;
 }
 
