@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
+#include <optional>
+#include <string_view>
 
 #include "core/env.h"
 #include "meshnn/core/error.h"
@@ -16,11 +17,23 @@ LinkProfile parse_link(const std::string& text) {
   if (text == "100g") return {"100g", 100e9 / 8, 5e-6};
   if (text == "10g") return {"10g", 10e9 / 8, 50e-6};
   if (text == "1g") return {"1g", 1e9 / 8, 200e-6};
-  static const std::regex custom(R"(([0-9]+(\.[0-9]+)?):([0-9]+(\.[0-9]+)?))");
-  std::smatch m;
-  if (std::regex_match(text, m, custom)) {
-    const double gbit = std::stod(m[1].str()), us = std::stod(m[3].str());
-    if (gbit > 0 && gbit <= 1e4 && us <= 1e6) return {text, gbit * 1e9 / 8, us * 1e-6};
+  // GBITS:MICROSECONDS, each digits with an optional fraction (no sign, no exponent)
+  const auto number = [](std::string_view t) -> std::optional<double> {
+    if (t.size() > 16) return std::nullopt;  // keeps std::stod in range
+    const auto dot = t.find('.');
+    const auto digits = [](std::string_view d) {
+      return !d.empty() &&
+             std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (!digits(t.substr(0, dot)) || (dot != std::string_view::npos && !digits(t.substr(dot + 1))))
+      return std::nullopt;
+    return std::stod(std::string(t));
+  };
+  const std::string_view view(text);
+  if (const auto colon = view.find(':'); colon != std::string_view::npos) {
+    const auto gbit = number(view.substr(0, colon)), us = number(view.substr(colon + 1));
+    if (gbit && us && *gbit > 0 && *gbit <= 1e4 && *us <= 1e6)
+      return {text, *gbit * 1e9 / 8, *us * 1e-6};
   }
   throw InvalidArgument(detail::concat(
       "link '", text,

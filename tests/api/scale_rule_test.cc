@@ -18,7 +18,9 @@ TEST(ScaleRule, LinkProfiles) {
   const LinkProfile c = parse_link("25:10");
   EXPECT_DOUBLE_EQ(c.bytes_per_second, 25e9 / 8);
   EXPECT_DOUBLE_EQ(c.latency_seconds, 10e-6);
-  for (const char* bad : {"", "10G", "fast", "0:5", "-1:5", "25:", ":10", "25:10:1"})
+  EXPECT_DOUBLE_EQ(parse_link("2.5:0.5").latency_seconds, 0.5e-6);
+  for (const char* bad : {"", "10G", "fast", "0:5", "-1:5", "25:", ":10", "25:10:1", "1e3:5",
+                          "2.:5", ".5:5", "25:1.2.3", "99999999999999999999999:1", "25: 10"})
     EXPECT_THROW(parse_link(bad), InvalidArgument) << bad;
   ::setenv("MESHNN_LINK", "1g", 1);
   EXPECT_EQ(auto_link().name, "1g");
