@@ -18,6 +18,7 @@
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 #include "models/gr00t_description.h"
+#include "ops/softmax.h"
 
 namespace meshnn::gr00t {
 
@@ -84,7 +85,7 @@ bool all_finite(const Tensor& t) {
 
 // Multi-head attention with per-head strided K/V (the adapter's K/V are head-major):
 //   q: (Nq, H·Dh) rows ldq apart; k / v: head h, key l at base + h·hs + l·rs
-//   → out (Nq, H·Dh) rows ldo apart. key_valid: Lk bytes or null. f32, max-subtracted softmax.
+//   → out (Nq, H·Dh) rows ldo apart. key_valid: Lk bytes or null. Softmax: ops::softmax_row.
 struct AttnView {
   const float* k;
   int64_t k_hs, k_rs;
@@ -101,32 +102,24 @@ void attend(const float* q, int64_t ldq, const AttnView& kv, float* out, int64_t
       float* s = scores + (h * nq + i) * lk;
       const float* qi = q + i * ldq + h * dh;
       const float* kh = kv.k + h * kv.k_hs;
-      float mx = -INFINITY;
       for (int64_t l = 0; l < lk; ++l) {
         if (key_valid && !key_valid[l]) {
-          s[l] = -INFINITY;
+          s[l] = -INFINITY;  // hidden: not read by the softmax
           continue;
         }
         const float* kl = kh + l * kv.k_rs;
         float acc = 0.f;
         for (int64_t c = 0; c < dh; ++c) acc += qi[c] * kl[c];
         s[l] = acc * scale;
-        // NaN-propagating max (std::max(-inf, NaN) is -inf: an all-NaN row would become zeros).
-        if (std::isnan(s[l]) || s[l] > mx) mx = s[l];
       }
+      // No valid key gives a zero row (rejected before we get here).
+      ops::softmax_row(s, lk, key_valid);
       float* o = out + i * ldo + h * dh;
       for (int64_t c = 0; c < dh; ++c) o[c] = 0.f;
-      if (mx == -INFINITY) continue;  // no valid key: zero row (rejected before we get here)
-      double sum = 0;
-      for (int64_t l = 0; l < lk; ++l) {
-        s[l] = s[l] == -INFINITY ? 0.f : std::exp(s[l] - mx);
-        sum += s[l];
-      }
-      const float inv = static_cast<float>(1.0 / sum);
       const float* vh = kv.v + h * kv.v_hs;
       for (int64_t l = 0; l < lk; ++l) {
         if (s[l] == 0.f) continue;
-        const float p = s[l] * inv;
+        const float p = s[l];
         const float* vl = vh + l * kv.v_rs;
         for (int64_t c = 0; c < dh; ++c) o[c] += p * vl[c];
       }

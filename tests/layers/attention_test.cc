@@ -36,10 +36,19 @@ TEST(Gr00tAttention, MultiHeadWithKeyMaskMatchesFloat64) {
 }
 
 TEST(Gr00tAttention, FullyMaskedRowIsZero) {
-  std::vector<float> x = {1, 2, 3, 4};
-  std::vector<uint8_t> none = {0, 0, 0, 0};
-  layers::masked_softmax_rows(x.data(), 1, 4, 4, none.data());
-  for (float f : x) EXPECT_EQ(f, 0.f);
+  // A query none of whose keys is valid gets a zero output row (ops::softmax_row's rule).
+  const int64_t S = 5, H = 2, Dh = 8, D = H * Dh;
+  Tensor q = random_normal({S, D}, 31), k = random_normal({S, D}, 32),
+         v = random_normal({S, D}, 33);
+  std::vector<uint8_t> none(S, 0);
+  Tensor out = random_normal({S, D}, 34);
+  std::vector<float> scores(static_cast<size_t>(H * S * S));
+  layers::AttentionArgs a;
+  a.q = q.data<float>(), a.ldq = D, a.k = k.data<float>(), a.ldk = D, a.v = v.data<float>();
+  a.ldv = D, a.out = out.data<float>(), a.ldo = D, a.s_q = S, a.s_k = S, a.n_heads = H;
+  a.head_dim = Dh, a.key_valid = none.data();
+  layers::multi_head_attention(a, scores.data());
+  for (int64_t i = 0; i < S * D; ++i) EXPECT_EQ(out.data<float>()[i], 0.f) << i;
 }
 
 TEST(Gr00tAttention, EncoderBlockMatchesFloat64) {
