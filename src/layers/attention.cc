@@ -20,7 +20,8 @@ void multi_head_attention(const AttentionArgs& a, float* scores) {
   qk.K = Dh;
   qk.N = Sk;
   qk.src_strides[0] = Dh, qk.src_strides[1] = a.ldq, qk.src_strides[2] = 1;
-  qk.wei_strides[0] = Dh, qk.wei_strides[1] = 1, qk.wei_strides[2] = a.ldk;  // kᵀ as a view
+  qk.wei_strides[0] = a.k_hs ? a.k_hs : Dh;
+  qk.wei_strides[1] = 1, qk.wei_strides[2] = a.ldk;  // kᵀ as a view
   qk.dst_strides[0] = Sq * Sk, qk.dst_strides[1] = Sk, qk.dst_strides[2] = 1;
   qk.scale = a.scale;
   dnnl_glue::strided_matmul(qk, a.q, a.k, scores);
@@ -36,7 +37,7 @@ void multi_head_attention(const AttentionArgs& a, float* scores) {
   pv.K = Sk;
   pv.N = Dh;
   pv.src_strides[0] = Sq * Sk, pv.src_strides[1] = Sk, pv.src_strides[2] = 1;
-  pv.wei_strides[0] = Dh, pv.wei_strides[1] = a.ldv, pv.wei_strides[2] = 1;
+  pv.wei_strides[0] = a.v_hs ? a.v_hs : Dh, pv.wei_strides[1] = a.ldv, pv.wei_strides[2] = 1;
   pv.dst_strides[0] = Dh, pv.dst_strides[1] = a.ldo, pv.dst_strides[2] = 1;
   dnnl_glue::strided_matmul(pv, scores, a.v, a.out);
 }
