@@ -1,39 +1,13 @@
 #include "layers/attention.h"
 
 #include <cmath>
-#include <limits>
 
 #include "dnnl/matmul.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/profile.h"
+#include "ops/softmax.h"
 
 namespace meshnn::layers {
-
-void masked_softmax_rows(float* x, int64_t R, int64_t N, int64_t ld, const uint8_t* key_valid) {
-  ProfileScope prof("softmax");
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < R; ++r) {
-    float* row = x + r * ld;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j < N; ++j)
-      // NaN-propagating max: std::max(-inf, NaN) is -inf, which would turn an all-NaN row into
-      // the zeros of the no-valid-key case; a NaN max makes the whole row NaN instead.
-      if ((!key_valid || key_valid[j]) && (std::isnan(row[j]) || row[j] > mx)) mx = row[j];
-    if (mx == -std::numeric_limits<float>::infinity()) {
-      for (int64_t j = 0; j < N; ++j) row[j] = 0.f;
-      continue;
-    }
-    // The sum is accumulated in f64: over ~300 keys it removes the order dependence of f32 sums.
-    double sum = 0;
-    for (int64_t j = 0; j < N; ++j) {
-      const float e = (!key_valid || key_valid[j]) ? std::exp(row[j] - mx) : 0.f;
-      row[j] = e;
-      sum += e;
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j < N; ++j) row[j] *= inv;
-  }
-}
 
 void multi_head_attention(const AttentionArgs& a, float* scores) {
   const int64_t H = a.n_heads, Dh = a.head_dim, Sq = a.s_q, Sk = a.s_k;
@@ -46,11 +20,16 @@ void multi_head_attention(const AttentionArgs& a, float* scores) {
   qk.K = Dh;
   qk.N = Sk;
   qk.src_strides[0] = Dh, qk.src_strides[1] = a.ldq, qk.src_strides[2] = 1;
-  qk.wei_strides[0] = Dh, qk.wei_strides[1] = 1, qk.wei_strides[2] = a.ldk;  // kᵀ as a view
+  qk.wei_strides[0] = a.k_hs ? a.k_hs : Dh;
+  qk.wei_strides[1] = 1, qk.wei_strides[2] = a.ldk;  // kᵀ as a view
   qk.dst_strides[0] = Sq * Sk, qk.dst_strides[1] = Sk, qk.dst_strides[2] = 1;
   qk.scale = a.scale;
   dnnl_glue::strided_matmul(qk, a.q, a.k, scores);
-  masked_softmax_rows(scores, H * Sq, Sk, Sk, a.key_valid);
+  {
+    ProfileScope prof("softmax");
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < H * Sq; ++r) ops::softmax_row(scores + r * Sk, Sk, a.key_valid);
+  }
   // out_h (Sq, Dh) = p_h (Sq, Sk) · v_h (Sk, Dh), written straight into the interleaved rows.
   dnnl_glue::StridedMatmul pv;
   pv.batch = H;
@@ -58,7 +37,7 @@ void multi_head_attention(const AttentionArgs& a, float* scores) {
   pv.K = Sk;
   pv.N = Dh;
   pv.src_strides[0] = Sq * Sk, pv.src_strides[1] = Sk, pv.src_strides[2] = 1;
-  pv.wei_strides[0] = Dh, pv.wei_strides[1] = a.ldv, pv.wei_strides[2] = 1;
+  pv.wei_strides[0] = a.v_hs ? a.v_hs : Dh, pv.wei_strides[1] = a.ldv, pv.wei_strides[2] = 1;
   pv.dst_strides[0] = Dh, pv.dst_strides[1] = a.ldo, pv.dst_strides[2] = 1;
   dnnl_glue::strided_matmul(pv, scores, a.v, a.out);
 }

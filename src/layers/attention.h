@@ -16,16 +16,18 @@ namespace meshnn::layers {
 // Head-interleaved attention, every operand used in place through strides:
 //   q: (S_q, Nh·Dh) rows ldq apart; k, v: (S_k, Nh·Dh) rows ldk / ldv apart
 //   → out: (S_q, Nh·Dh) rows ldo apart; head h is columns h·Dh … h·Dh + Dh − 1.
+// K / V may also be head-major: key l of head h at k + h·k_hs + l·ldk (k_hs 0: Dh, interleaved).
+// A head slice (tensor-parallel) is the caller's pointers and n_heads.
 // out_h = softmax(scale · q_h·k_hᵀ + mask) · v_h. key_valid: S_k bytes (0 = hidden key) or null.
-// A query whose keys are all hidden gets a zero row (SDPA would give NaN; the slot layout never
-// produces one). scores: scratch of ≥ Nh·S_q·S_k floats.
+// The softmax is ops::softmax_row: a query whose keys are all hidden gets a zero row (as SDPA's
+// since torch 2.5; the slot layout never produces one). scores: scratch of ≥ Nh·S_q·S_k floats.
 struct AttentionArgs {
   const float* q = nullptr;
   int64_t ldq = 0;
   const float* k = nullptr;
-  int64_t ldk = 0;
+  int64_t ldk = 0, k_hs = 0;
   const float* v = nullptr;
-  int64_t ldv = 0;
+  int64_t ldv = 0, v_hs = 0;
   float* out = nullptr;
   int64_t ldo = 0;
   int64_t s_q = 0, s_k = 0;
@@ -34,9 +36,6 @@ struct AttentionArgs {
   const uint8_t* key_valid = nullptr;
 };
 void multi_head_attention(const AttentionArgs& a, float* scores);
-
-// Row softmax in place with an optional key mask: x (R, N) rows `ld` apart.
-void masked_softmax_rows(float* x, int64_t R, int64_t N, int64_t ld, const uint8_t* key_valid);
 
 // Weights of one encoder block, checkpoint layouts (nn.Linear [out, in]).
 struct EncoderBlockWeights {

@@ -2,6 +2,7 @@
 // reductions, and the output head (N1.5 DiT / N1.6-N1.7 AlternateVLDiT).
 #include <cmath>
 
+#include "layers/attention.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 #include "models/gr00t_action_head_impl.h"
@@ -12,7 +13,7 @@ namespace {
 
 // Multi-head attention with per-head strided K/V (the adapter's K/V are head-major):
 //   q: (Nq, H·Dh) rows ldq apart; k / v: head h, key l at base + h·hs + l·rs
-//   → out (Nq, H·Dh) rows ldo apart. key_valid: Lk bytes or null. f32, max-subtracted softmax.
+//   → out (Nq, H·Dh) rows ldo apart. key_valid: Lk bytes or null. layers::multi_head_attention.
 struct AttnView {
   const float* k;
   int64_t k_hs, k_rs;
@@ -23,42 +24,13 @@ struct AttnView {
 void attend(const float* q, int64_t ldq, const AttnView& kv, float* out, int64_t ldo, int64_t nq,
             int64_t lk, int64_t heads, int64_t dh, float scale, const uint8_t* key_valid,
             float* scores) {
-#pragma omp parallel for schedule(static) collapse(2)
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t i = 0; i < nq; ++i) {
-      float* s = scores + (h * nq + i) * lk;
-      const float* qi = q + i * ldq + h * dh;
-      const float* kh = kv.k + h * kv.k_hs;
-      float mx = -INFINITY;
-      for (int64_t l = 0; l < lk; ++l) {
-        if (key_valid && !key_valid[l]) {
-          s[l] = -INFINITY;
-          continue;
-        }
-        const float* kl = kh + l * kv.k_rs;
-        float acc = 0.f;
-        for (int64_t c = 0; c < dh; ++c) acc += qi[c] * kl[c];
-        s[l] = acc * scale;
-        // NaN-propagating max (std::max(-inf, NaN) is -inf: an all-NaN row would become zeros).
-        if (std::isnan(s[l]) || s[l] > mx) mx = s[l];
-      }
-      float* o = out + i * ldo + h * dh;
-      for (int64_t c = 0; c < dh; ++c) o[c] = 0.f;
-      if (mx == -INFINITY) continue;  // no valid key: zero row (rejected before we get here)
-      double sum = 0;
-      for (int64_t l = 0; l < lk; ++l) {
-        s[l] = s[l] == -INFINITY ? 0.f : std::exp(s[l] - mx);
-        sum += s[l];
-      }
-      const float inv = static_cast<float>(1.0 / sum);
-      const float* vh = kv.v + h * kv.v_hs;
-      for (int64_t l = 0; l < lk; ++l) {
-        if (s[l] == 0.f) continue;
-        const float p = s[l] * inv;
-        const float* vl = vh + l * kv.v_rs;
-        for (int64_t c = 0; c < dh; ++c) o[c] += p * vl[c];
-      }
-    }
+  layers::AttentionArgs a;
+  a.q = q, a.ldq = ldq;
+  a.k = kv.k, a.k_hs = kv.k_hs, a.ldk = kv.k_rs;
+  a.v = kv.v, a.v_hs = kv.v_hs, a.ldv = kv.v_rs;
+  a.out = out, a.ldo = ldo, a.s_q = nq, a.s_k = lk, a.n_heads = heads, a.head_dim = dh;
+  a.scale = scale, a.key_valid = key_valid;
+  layers::multi_head_attention(a, scores);
 }
 
 // Non-affine LayerNorm of rows, then x·(1 + scale) + shift: src (M, D) → dst (M, D).

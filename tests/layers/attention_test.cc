@@ -35,11 +35,49 @@ TEST(Gr00tAttention, MultiHeadWithKeyMaskMatchesFloat64) {
   EXPECT_TRUE(close_rel_l2(out, want, 1e-6));
 }
 
+TEST(Gr00tAttention, HeadMajorKeysAndValuesMatchFloat64) {
+  // The action head's cross K/V layout: key l of head h at base + h·L·Dh + l·Dh (k_hs, v_hs).
+  const int64_t Sq = 11, Sk = 29, H = 3, Dh = 8, D = H * Dh;
+  Tensor q = random_normal({Sq, D}, 41), k = random_normal({H, Sk, Dh}, 42),
+         v = random_normal({H, Sk, Dh}, 43);
+  std::vector<uint8_t> kv(Sk, 1);
+  for (int64_t j : {0, 5, 27, 28}) kv[j] = 0;
+  Tensor out = Tensor::empty({Sq, D});
+  std::vector<float> scores(static_cast<size_t>(H * Sq * Sk));
+  layers::AttentionArgs a;
+  a.q = q.data<float>(), a.ldq = D;
+  a.k = k.data<float>(), a.k_hs = Sk * Dh, a.ldk = Dh;
+  a.v = v.data<float>(), a.v_hs = Sk * Dh, a.ldv = Dh;
+  a.out = out.data<float>(), a.ldo = D, a.s_q = Sq, a.s_k = Sk, a.n_heads = H, a.head_dim = Dh;
+  a.scale = 0.3f, a.key_valid = kv.data();
+  layers::multi_head_attention(a, scores.data());
+  // Reference on the interleaved (S, H·Dh) layout.
+  std::vector<double> kd(Sk * D), vd(Sk * D);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t l = 0; l < Sk; ++l)
+      for (int64_t c = 0; c < Dh; ++c) {
+        kd[l * D + h * Dh + c] = k.data<float>()[(h * Sk + l) * Dh + c];
+        vd[l * D + h * Dh + c] = v.data<float>()[(h * Sk + l) * Dh + c];
+      }
+  const Tensor want =
+      ref::to_tensor(ref::attention(ref::f64(q), kd, vd, Sq, Sk, H, Dh, 0.3, kv), {Sq, D});
+  EXPECT_TRUE(close_rel_l2(out, want, 1e-6));
+}
+
 TEST(Gr00tAttention, FullyMaskedRowIsZero) {
-  std::vector<float> x = {1, 2, 3, 4};
-  std::vector<uint8_t> none = {0, 0, 0, 0};
-  layers::masked_softmax_rows(x.data(), 1, 4, 4, none.data());
-  for (float f : x) EXPECT_EQ(f, 0.f);
+  // A query none of whose keys is valid gets a zero output row (ops::softmax_row's rule).
+  const int64_t S = 5, H = 2, Dh = 8, D = H * Dh;
+  Tensor q = random_normal({S, D}, 31), k = random_normal({S, D}, 32),
+         v = random_normal({S, D}, 33);
+  std::vector<uint8_t> none(S, 0);
+  Tensor out = random_normal({S, D}, 34);
+  std::vector<float> scores(static_cast<size_t>(H * S * S));
+  layers::AttentionArgs a;
+  a.q = q.data<float>(), a.ldq = D, a.k = k.data<float>(), a.ldk = D, a.v = v.data<float>();
+  a.ldv = D, a.out = out.data<float>(), a.ldo = D, a.s_q = S, a.s_k = S, a.n_heads = H;
+  a.head_dim = Dh, a.key_valid = none.data();
+  layers::multi_head_attention(a, scores.data());
+  for (int64_t i = 0; i < S * D; ++i) EXPECT_EQ(out.data<float>()[i], 0.f) << i;
 }
 
 TEST(Gr00tAttention, EncoderBlockMatchesFloat64) {

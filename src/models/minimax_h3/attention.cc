@@ -6,6 +6,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/layers/state_dict.h"
 #include "models/minimax_h3/weights.h"
+#include "ops/softmax.h"
 
 namespace meshnn::models::minimax_h3 {
 
@@ -124,7 +125,6 @@ void CausalAttentionProjection::attend(int64_t b, const float* qkv, int64_t n, f
     std::fill(mean.begin(), mean.end(), 0.f);
     for (int64_t h = 0; h < H_; ++h) {
       const float* qh = q + h * hd_;
-      float mx = -INFINITY;
       for (int64_t j = 0; j < keys; ++j) {
         const float* kh = kv.data() + j * 2 * D_ + h * hd_;
         float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -134,21 +134,15 @@ void CausalAttentionProjection::attend(int64_t b, const float* qkv, int64_t n, f
         float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
         for (; e < hd_; ++e) s += qh[e] * kh[e];
         scores[j] = s * scale;
-        mx = std::max(mx, scores[j]);
       }
-      float sum = 0.f;
-      for (int64_t j = 0; j < keys; ++j) {
-        scores[j] = std::exp(scores[j] - mx);
-        sum += scores[j];
-      }
+      ops::softmax_row(scores.data(), keys);
       std::fill(o.begin(), o.end(), 0.f);
       for (int64_t j = 0; j < keys; ++j) {
         const float* vh = kv.data() + j * 2 * D_ + D_ + h * hd_;
         const float p = scores[j];
         for (int64_t e = 0; e < hd_; ++e) o[e] += p * vh[e];
       }
-      const float inv = 1.f / sum;
-      for (int64_t e = 0; e < hd_; ++e) mean[e] += o[e] * inv;
+      for (int64_t e = 0; e < hd_; ++e) mean[e] += o[e];
     }
     // Heads averaged, then the adaptive average pool hd → C over features: bin c averages
     // [⌊c·hd/C⌋, ⌈(c + 1)·hd/C⌉).
