@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/enum_names.h"
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/mesh.h"
 
@@ -12,20 +13,13 @@ namespace {
 
 using Kind = ExchangeRecord::Kind;
 
-const char* kind_name(models::LayerDesc::Kind k) {
-  switch (k) {
-    case models::LayerDesc::Kind::conv1d:
-      return "conv1d";
-    case models::LayerDesc::Kind::conv2d:
-      return "conv2d";
-    case models::LayerDesc::Kind::conv_transpose1d:
-      return "conv_transpose1d";
-    case models::LayerDesc::Kind::activation:
-      return "activation";
-    default:
-      return "tensor";
-  }
-}
+using LayerKind = models::LayerDesc::Kind;
+constexpr EnumNames<LayerKind, 4> kKindNames{"layer kind",
+                                             {{LayerKind::conv1d, "conv1d"},
+                                              {LayerKind::conv2d, "conv2d"},
+                                              {LayerKind::conv_transpose1d, "conv_transpose1d"},
+                                              {LayerKind::activation, "activation"}}};
+const char* kind_name(LayerKind k) { return kKindNames.name(k, "tensor"); }
 
 // A layer's description entry by its name as the layer carries it (convs: the key; activations:
 // the key and a '.'), with the model input rows its rate refers to.

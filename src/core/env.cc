@@ -2,31 +2,24 @@
 
 #include <cstdlib>
 
+#include "core/enum_names.h"
+
 namespace meshnn {
 
-const char* env_name(EnvSwitch s) {
-  switch (s) {
-    case EnvSwitch::log:
-      return "MESHNN_LOG";
-    case EnvSwitch::profile:
-      return "MESHNN_PROFILE";
-    case EnvSwitch::alloc_cache_mb:
-      return "MESHNN_ALLOC_CACHE_MB";
-    case EnvSwitch::comm_timeout:
-      return "MESHNN_COMM_TIMEOUT";
-    case EnvSwitch::conv_algo:
-      return "MESHNN_CONV_ALGO";
-    case EnvSwitch::conv_direct:
-      return "MESHNN_CONV_DIRECT";
-    case EnvSwitch::conv_fold:
-      return "MESHNN_CONV_FOLD";
-    case EnvSwitch::deconv_algo:
-      return "MESHNN_DECONV_ALGO";
-    case EnvSwitch::link:
-      return "MESHNN_LINK";
-  }
-  return "";
-}
+namespace {
+constexpr EnumNames<EnvSwitch, 9> kEnvNames{"environment switch",
+                                            {{EnvSwitch::log, "MESHNN_LOG"},
+                                             {EnvSwitch::profile, "MESHNN_PROFILE"},
+                                             {EnvSwitch::alloc_cache_mb, "MESHNN_ALLOC_CACHE_MB"},
+                                             {EnvSwitch::comm_timeout, "MESHNN_COMM_TIMEOUT"},
+                                             {EnvSwitch::conv_algo, "MESHNN_CONV_ALGO"},
+                                             {EnvSwitch::conv_direct, "MESHNN_CONV_DIRECT"},
+                                             {EnvSwitch::conv_fold, "MESHNN_CONV_FOLD"},
+                                             {EnvSwitch::deconv_algo, "MESHNN_DECONV_ALGO"},
+                                             {EnvSwitch::link, "MESHNN_LINK"}}};
+}  // namespace
+
+const char* env_name(EnvSwitch s) { return kEnvNames.name(s, ""); }
 
 std::optional<std::string> env_value(EnvSwitch s) {
   const char* v = std::getenv(env_name(s));

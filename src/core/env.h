@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "core/enum_names.h"
+
 namespace meshnn {
 
 enum class EnvSwitch {
@@ -23,5 +25,14 @@ enum class EnvSwitch {
 const char* env_name(EnvSwitch s);
 // Its value when set and not empty.
 std::optional<std::string> env_value(EnvSwitch s);
+// Its value as one of `names` (nullopt when unset); InvalidArgument "MESHNN_X=v: expected a, b or
+// c" otherwise.
+template <class E, std::size_t N>
+std::optional<E> env_choice(EnvSwitch s, const EnumNames<E, N>& names) {
+  const auto v = env_value(s);
+  if (!v) return std::nullopt;
+  if (const auto e = names.find(*v)) return e;
+  throw InvalidArgument(detail::concat(env_name(s), "=", *v, ": expected ", names.list_text()));
+}
 
 }  // namespace meshnn

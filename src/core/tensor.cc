@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/env.h"
 #include "meshnn/core/memory.h"
 
@@ -41,27 +42,19 @@ size_t dtype_size(DType dt) {
   return 0;
 }
 
-const char* dtype_name(DType dt) {
-  switch (dt) {
-    case DType::f32:
-      return "f32";
-    case DType::bf16:
-      return "bf16";
-    case DType::f16:
-      return "f16";
-    case DType::f64:
-      return "f64";
-    case DType::i64:
-      return "i64";
-    case DType::i32:
-      return "i32";
-    case DType::u8:
-      return "u8";
-    case DType::boolean:
-      return "bool";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<DType, 8> kDTypeNames{"dtype",
+                                          {{DType::f32, "f32"},
+                                           {DType::bf16, "bf16"},
+                                           {DType::f16, "f16"},
+                                           {DType::f64, "f64"},
+                                           {DType::i64, "i64"},
+                                           {DType::i32, "i32"},
+                                           {DType::u8, "u8"},
+                                           {DType::boolean, "bool"}}};
+}  // namespace
+
+const char* dtype_name(DType dt) { return kDTypeNames.name(dt); }
 
 std::string shape_str(const Shape& s) {
   std::ostringstream os;

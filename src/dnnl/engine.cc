@@ -3,32 +3,25 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <sstream>
 
+#include "core/enum_names.h"
 #include "meshnn/core/cpu.h"
 
 namespace meshnn::dnnl_glue {
 
-std::string effective_isa() {
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "other";
-  }
-}
+namespace {
+using Isa = dnnl::cpu_isa;
+constexpr EnumNames<Isa, 8> kIsaNames{"oneDNN ISA",
+                                      {{Isa::sse41, "sse41"},
+                                       {Isa::avx, "avx"},
+                                       {Isa::avx2, "avx2"},
+                                       {Isa::avx2_vnni, "avx2_vnni"},
+                                       {Isa::avx512_core, "avx512_core"},
+                                       {Isa::avx512_core_vnni, "avx512_core_vnni"},
+                                       {Isa::avx512_core_bf16, "avx512_core_bf16"},
+                                       {Isa::avx512_core_amx, "avx512_core_amx"}}};
+}  // namespace
+
+std::string effective_isa() { return kIsaNames.name(dnnl::get_effective_cpu_isa(), "other"); }
 
 }  // namespace meshnn::dnnl_glue
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/enum_names.h"
 #include "core/env.h"
 #include "kernels/conv1d_direct.h"
 #include "kernels/strided_gemm_conv1d.h"
@@ -142,40 +143,24 @@ bool winograd_fits(const Conv1dGeometry& g) {
 
 }  // namespace
 
+namespace {
+constexpr EnumNames<Conv1dAlgo, 6> kConvAlgoNames{"convolution algorithm",
+                                                  {{Conv1dAlgo::automatic, "auto"},
+                                                   {Conv1dAlgo::direct, "direct"},
+                                                   {Conv1dAlgo::winograd, "winograd"},
+                                                   {Conv1dAlgo::gemm, "gemm"},
+                                                   {Conv1dAlgo::fft, "fft"},
+                                                   {Conv1dAlgo::onednn, "onednn"}}};
+}  // namespace
+
 Conv1dAlgo conv_algo_override() {
-  if (const auto e = env_value(EnvSwitch::conv_algo)) {
-    const std::string& v = *e;
-    if (v == "auto") return Conv1dAlgo::automatic;
-    if (v == "direct") return Conv1dAlgo::direct;
-    if (v == "winograd") return Conv1dAlgo::winograd;
-    if (v == "gemm") return Conv1dAlgo::gemm;
-    if (v == "fft") return Conv1dAlgo::fft;
-    if (v == "onednn") return Conv1dAlgo::onednn;
-    throw InvalidArgument("MESHNN_CONV_ALGO=" + v +
-                          ": expected auto, direct, winograd, gemm, fft or onednn");
-  }
+  if (const auto a = env_choice(EnvSwitch::conv_algo, kConvAlgoNames)) return *a;
   // The switch this one replaced: MESHNN_CONV_DIRECT=0 kept every conv on oneDNN.
   if (env_value(EnvSwitch::conv_direct) == "0") return Conv1dAlgo::onednn;
   return Conv1dAlgo::automatic;
 }
 
-const char* to_string(Conv1dAlgo a) {
-  switch (a) {
-    case Conv1dAlgo::automatic:
-      return "auto";
-    case Conv1dAlgo::direct:
-      return "direct";
-    case Conv1dAlgo::winograd:
-      return "winograd";
-    case Conv1dAlgo::gemm:
-      return "gemm";
-    case Conv1dAlgo::fft:
-      return "fft";
-    case Conv1dAlgo::onednn:
-      return "onednn";
-  }
-  return "?";
-}
+const char* to_string(Conv1dAlgo a) { return kConvAlgoNames.name(a); }
 
 Conv1dAlgo choose_conv1d(const Conv1dGeometry& g) {
   const Conv1dAlgo o = conv_algo_override();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/enum_names.h"
 #include "core/env.h"
 #include "layers/conv_algorithm.h"
 #include "meshnn/core/error.h"
@@ -43,12 +44,12 @@ Conv1dAlgo algo_choice(const ConvSpec& spec) {
 
 // MESHNN_DECONV_ALGO (auto when unset).
 enum class DeconvAlgo { automatic, polyphase, onednn };
+constexpr EnumNames<DeconvAlgo, 3> kDeconvAlgoNames{"deconvolution algorithm",
+                                                    {{DeconvAlgo::automatic, "auto"},
+                                                     {DeconvAlgo::polyphase, "polyphase"},
+                                                     {DeconvAlgo::onednn, "onednn"}}};
 DeconvAlgo deconv_algo_override() {
-  const auto e = env_value(EnvSwitch::deconv_algo);
-  if (!e || *e == "auto") return DeconvAlgo::automatic;
-  if (*e == "polyphase") return DeconvAlgo::polyphase;
-  if (*e == "onednn") return DeconvAlgo::onednn;
-  throw InvalidArgument("MESHNN_DECONV_ALGO=" + *e + ": expected auto, polyphase or onednn");
+  return env_choice(EnvSwitch::deconv_algo, kDeconvAlgoNames).value_or(DeconvAlgo::automatic);
 }
 
 // The Conv1d geometry of the polyphase form.

@@ -9,6 +9,7 @@
 #include <exception>
 #include <thread>
 
+#include "core/enum_names.h"
 #include "core/env.h"
 #include "mesh/local_comm.h"
 #include "mesh/mpi_comm.h"
@@ -20,11 +21,15 @@
 
 namespace meshnn {
 
-const char* backend_name(Backend b) { return b == Backend::local ? "local" : "mpi"; }
+namespace {
+constexpr EnumNames<Backend, 2> kBackendNames{"backend",
+                                              {{Backend::local, "local"}, {Backend::mpi, "mpi"}}};
+}  // namespace
+
+const char* backend_name(Backend b) { return kBackendNames.name(b); }
 
 Backend parse_backend(const std::string& s) {
-  if (s == "local") return Backend::local;
-  if (s == "mpi") return Backend::mpi;
+  if (const auto b = kBackendNames.find(s)) return *b;
   throw InvalidArgument("backend must be local or mpi, got '" + s + "'");
 }
 

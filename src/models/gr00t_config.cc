@@ -5,6 +5,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
 #include "io/json.h"
 #include "meshnn/core/error.h"
 #include "models/gr00t_config_fields.h"
@@ -17,36 +18,33 @@ using nlohmann::json;
 // versions
 // ------------------------------------------------------------------------------------------------
 
-const char* version_name(Version v) {
-  switch (v) {
-    case Version::n1_5:
-      return "n1.5";
-    case Version::n1_6:
-      return "n1.6";
-    case Version::n1_7:
-      return "n1.7";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<Version, 3> kVersionNames{
+    "GR00T version", {{Version::n1_5, "n1.5"}, {Version::n1_6, "n1.6"}, {Version::n1_7, "n1.7"}}};
+constexpr EnumNames<GatherMode, 2> kGatherModeNames{
+    "gather_mode", {{GatherMode::splice, "splice"}, {GatherMode::onehot, "onehot"}}};
+}  // namespace
+
+const char* version_name(Version v) { return kVersionNames.name(v); }
 
 Version parse_version(const std::string& s) {
   std::string t;
   for (char c : s)
     if (std::isalnum(static_cast<unsigned char>(c))) t += static_cast<char>(std::tolower(c));
   // "n1.5" → "n15", "n1d5" → "n1d5", "gr00t_n1_5" → "gr00tn15"
-  for (Version v : {Version::n1_5, Version::n1_6, Version::n1_7}) {
+  for (Version v : kVersionNames.values()) {
     const char minor = version_name(v)[3];
     const std::string a = std::string("n1") + minor, b = std::string("n1d") + minor;
     if (t == a || t == b || t == "gr00t" + a || t == "gr00t" + b) return v;
   }
-  throw InvalidArgument("unknown GR00T version '" + s + "' (expected n1.5, n1.6 or n1.7)");
+  throw InvalidArgument(
+      detail::concat("unknown GR00T version '", s, "' (expected ", kVersionNames.list_text(), ")"));
 }
 
-const char* gather_mode_name(GatherMode g) { return g == GatherMode::splice ? "splice" : "onehot"; }
+const char* gather_mode_name(GatherMode g) { return kGatherModeNames.name(g); }
 
 GatherMode parse_gather_mode(const std::string& s) {
-  if (s == "splice") return GatherMode::splice;
-  if (s == "onehot") return GatherMode::onehot;
+  if (const auto g = kGatherModeNames.find(s)) return *g;
   throw InvalidArgument("gather_mode must be one of (splice, onehot), got '" + s + "'");
 }
 
