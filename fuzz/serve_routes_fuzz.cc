@@ -13,7 +13,7 @@
 #include "serve/example.h"
 #include "serve/routes.h"
 
-// The page's files are generated into the CLI's build; the fuzzer routes without them.
+// The page's files are generated into meshnn-serve's build; the fuzzer routes without them.
 const std::vector<meshnn::serve::WebAsset>& meshnn::serve::web_assets() {
   static const std::vector<WebAsset> none;
   return none;
