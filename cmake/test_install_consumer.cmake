@@ -1,7 +1,7 @@
 # Installs the built project into a scratch prefix and builds examples/consumer against it with
 # find_package(meshnn), then decodes a small random LTX-2.3 checkpoint with the consumer and with
-# the installed CLI and checks the two WAV files are byte-identical. Invoked by CTest
-# (install_consumer).
+# the installed CLI and checks the two WAV files are byte-identical, and that the installed `meshnn
+# serve` runs the installed meshnn-serve. Invoked by CTest (install_consumer).
 set(prefix "${BIN}/consumer-test/prefix")
 set(cbuild "${BIN}/consumer-test/build")
 file(REMOVE_RECURSE "${BIN}/consumer-test")
@@ -35,4 +35,13 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${BIN}/consumer-test/
                         "${BIN}/consumer-test/cli.wav" RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "the consumer's WAV differs from the CLI's")
+endif()
+# The installed `meshnn serve` finds the installed meshnn-serve beside it (PATH emptied, so no other
+# copy is found): its help lists the server's options.
+if(EXISTS "${BIN}/meshnn-serve")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PATH= "${prefix}/bin/meshnn" serve --help
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "--drain-timeout")
+    message(FATAL_ERROR "installed `meshnn serve --help` failed (${rc}): ${out}${err}")
+  endif()
 endif()

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "cli/serve_body.h"
 #include "meshnn/core/error.h"
+#include "serve/body.h"
 
 namespace {
 

@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "cli/serve_assets.h"
-#include "cli/serve_example.h"
-#include "cli/serve_routes.h"
 #include "meshnn/core/error.h"
+#include "serve/assets.h"
+#include "serve/example.h"
+#include "serve/routes.h"
 
-// The page's files are generated into the CLI's build; the fuzzer routes without them.
+// The page's files are generated into meshnn-serve's build; the fuzzer routes without them.
 const std::vector<meshnn::serve::WebAsset>& meshnn::serve::web_assets() {
   static const std::vector<WebAsset> none;
   return none;

@@ -89,6 +89,7 @@ std::string first_unknown_option(CLI::App& app, int argc, char** argv) {
         sub = cur->get_subcommand(tok);
       } catch (const CLI::OptionNotFound&) {
       }
+      if (sub && sub->get_prefix_command()) return "";  // `serve`: the rest is meshnn-serve's
       if (sub) cur = sub;
       continue;
     }

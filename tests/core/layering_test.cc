@@ -1,6 +1,8 @@
 // Dependencies point down (docs/architecture.md, "Layers"), checked on the source tree: the CLI is
-// a client of the public API, the oneDNN backend uses nothing above it, and the installed headers
-// need nothing but each other and the standard library. Each failure names file:line.
+// a client of the public API, the server (src/serve, meshnn-serve) too plus the CLI's shared
+// helpers, the CLI holds no server file and includes no Boost, the oneDNN backend uses nothing
+// above it, and the installed headers need nothing but each other and the standard library. Each
+// failure names file:line.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -82,6 +84,40 @@ std::vector<std::string> cli_violations(const fs::path& root) {
   return bad;
 }
 
+// src/serve is the meshnn-serve program: public headers (meshnn/…), its own (serve/…), the
+// library's api/, io/ and core/ internals, and of src/cli only the helpers both programs link
+// (the meshnn_cli_common library of CMakeLists.txt). Third-party headers in <…> are fine.
+std::vector<std::string> serve_violations(const fs::path& root) {
+  static const std::set<std::string> allowed = {"meshnn", "serve", "api", "io", "core"};
+  static const std::set<std::string> shared_cli = {"cli/numeric_option.h", "cli/audio_common.h",
+                                                   "cli/stream_frame.h", "cli/batch_limit.h"};
+  const std::set<std::string> internal = internal_folders(root);
+  std::vector<std::string> bad;
+  for (const Include& inc : includes_in(root, "src/serve")) {
+    const std::string top = top_folder(inc.path);
+    const bool ok =
+        allowed.count(top) || shared_cli.count(inc.path) || (!inc.quoted && !internal.count(top));
+    if (!ok)
+      bad.push_back(inc.where + " includes " + inc.path +
+                    " (src/serve may include meshnn/…, serve/…, api/, io/, core/ and the shared "
+                    "cli/ helpers only)");
+  }
+  return bad;
+}
+
+// The CLI is not the server: no serve* file in src/cli and no Boost include there (meshnn links
+// no Boost; `meshnn serve` runs meshnn-serve).
+std::vector<std::string> server_code_in_cli(const fs::path& root) {
+  std::vector<std::string> bad;
+  for (const auto& e : fs::recursive_directory_iterator(root / "src/cli"))
+    if (e.is_regular_file() && e.path().filename().string().rfind("serve", 0) == 0)
+      bad.push_back(fs::relative(e.path(), root).string() + " is server code (src/serve/)");
+  for (const Include& inc : includes_in(root, "src/cli"))
+    if (top_folder(inc.path) == "boost")
+      bad.push_back(inc.where + " includes " + inc.path + " (meshnn links no Boost)");
+  return bad;
+}
+
 // src/dnnl is a backend: nothing from the layers above it (docs/architecture.md), internal
 // (layers/…, models/…) or their public headers (meshnn/layers/…, meshnn/models/…).
 std::vector<std::string> dnnl_violations(const fs::path& root) {
@@ -133,6 +169,19 @@ TEST(Layering, CliIncludesOnlyPublicHeaders) {
   EXPECT_TRUE(bad.empty()) << joined(bad);
 }
 
+TEST(Layering, ServeIncludesOnlyPublicSharedAndLibraryHeaders) {
+  const fs::path root = MESHNN_SOURCE_DIR;
+  ASSERT_GT(files_under(root / "src/serve"), 10);
+  const std::vector<std::string> bad = serve_violations(root);
+  EXPECT_TRUE(bad.empty()) << joined(bad);
+}
+
+TEST(Layering, CliHoldsNoServerCode) {
+  const fs::path root = MESHNN_SOURCE_DIR;
+  const std::vector<std::string> bad = server_code_in_cli(root);
+  EXPECT_TRUE(bad.empty()) << joined(bad);
+}
+
 TEST(Layering, DnnlIncludesNothingFromTheLayersAbove) {
   const fs::path root = MESHNN_SOURCE_DIR;
   ASSERT_GT(files_under(root / "src/dnnl"), 4);
@@ -152,12 +201,19 @@ TEST(Layering, PublicHeadersIncludeOnlyPublicAndStandardHeaders) {
 TEST(Layering, ChecksNameTheOffendingLine) {
   const fs::path root = fs::temp_directory_path() / ("meshnn-layering-" + std::to_string(getpid()));
   fs::remove_all(root);
-  for (const char* d : {"src/cli", "src/dnnl", "src/models", "src/layers", "include/meshnn"})
+  for (const char* d :
+       {"src/cli", "src/serve", "src/dnnl", "src/models", "src/layers", "include/meshnn"})
     fs::create_directories(root / d);
   auto write = [&](const char* file, const char* text) { std::ofstream(root / file) << text; };
   write("src/cli/a.cc",
         "#include \"cli/commands.h\"\n#include <nlohmann/json.hpp>\n"
-        "#include \"models/bigvgan.h\"\n  #  include <layers/conv.h>\n");
+        "#include \"models/bigvgan.h\"\n  #  include <layers/conv.h>\n"
+        "#include <boost/beast/http.hpp>\n");
+  write("src/cli/serve_x.cc", "\n");
+  write("src/serve/d.cc",
+        "#include \"serve/http.h\"\n#include \"cli/numeric_option.h\"\n"
+        "#include \"io/json.h\"\n#include <boost/asio.hpp>\n#include \"cli/commands.h\"\n"
+        "#include \"models/bigvgan.h\"\n");
   write("src/dnnl/b.cc",
         "#include \"dnnl/matmul.h\"\n#include \"meshnn/core/tensor.h\"\n"
         "#include \"layers/conv_algorithm.h\"\n#include \"meshnn/models/gr00t_config.h\"\n");
@@ -165,11 +221,18 @@ TEST(Layering, ChecksNameTheOffendingLine) {
         "#include <string>\n#include \"meshnn/core/tensor.h\"\n#include <nlohmann/json.hpp>\n"
         "#include \"io/json.h\"\n");
   const std::vector<std::string> cli = cli_violations(root), dnnl = dnnl_violations(root),
-                                 pub = public_header_violations(root);
+                                 pub = public_header_violations(root),
+                                 serve = serve_violations(root), in_cli = server_code_in_cli(root);
   fs::remove_all(root);
   ASSERT_EQ(cli.size(), 2u) << joined(cli);
   EXPECT_EQ(cli[0].rfind("src/cli/a.cc:3 includes models/bigvgan.h", 0), 0u) << cli[0];
   EXPECT_EQ(cli[1].rfind("src/cli/a.cc:4 includes layers/conv.h", 0), 0u) << cli[1];
+  ASSERT_EQ(serve.size(), 2u) << joined(serve);
+  EXPECT_EQ(serve[0].rfind("src/serve/d.cc:5 includes cli/commands.h", 0), 0u) << serve[0];
+  EXPECT_EQ(serve[1].rfind("src/serve/d.cc:6 includes models/bigvgan.h", 0), 0u) << serve[1];
+  ASSERT_EQ(in_cli.size(), 2u) << joined(in_cli);
+  EXPECT_EQ(in_cli[0].rfind("src/cli/serve_x.cc is server code", 0), 0u) << in_cli[0];
+  EXPECT_EQ(in_cli[1].rfind("src/cli/a.cc:5 includes boost/beast/http.hpp", 0), 0u) << in_cli[1];
   ASSERT_EQ(dnnl.size(), 2u) << joined(dnnl);
   EXPECT_EQ(dnnl[0].rfind("src/dnnl/b.cc:3 includes layers/conv_algorithm.h", 0), 0u) << dnnl[0];
   EXPECT_EQ(dnnl[1].rfind("src/dnnl/b.cc:4 includes meshnn/models/gr00t_config.h", 0), 0u)

@@ -3,7 +3,8 @@ serves, each request runs on the 1x2 mesh of both ranks and equals the single-pr
 same mesh bit for bit (and the 1x1 CLI to f32 rounding); streams are refused; a rank that stops
 makes the next request answer 503 and the job exit non-zero, a rank that is killed ends the job
 non-zero; an input the mesh cannot split is a 400 and the mesh goes on; SIGTERM to rank 0 stops
-every rank with 0."""
+every rank with 0. The stop is found within the bound given as `meshnn --comm-timeout 3 serve`: the
+CLI passes it on to meshnn-serve, which it runs on each rank."""
 import io
 import os
 import shutil
@@ -37,9 +38,13 @@ def npy_bytes(a):
 
 
 class MpiServer:
-    """mpiexec -np 2 meshnn serve --backend mpi --mesh 1x2 on 127.0.0.1 and a free port."""
+    """mpiexec -np 2 meshnn serve --backend mpi --mesh 1x2 on 127.0.0.1 and a free port (each rank
+    runs meshnn-serve in its own process: `meshnn serve` execs it)."""
 
-    def __init__(self, comm_timeout=3):
+    def __init__(self, comm_timeout=3, timeout_option=False):
+        """timeout_option: give the bound as `meshnn --comm-timeout S serve` (passed on to
+        meshnn-serve) with MESHNN_COMM_TIMEOUT far above it, so that only the option can end a
+        wait within the test's time; else as MESHNN_COMM_TIMEOUT."""
         mpiexec = shutil.which('mpiexec.openmpi')
         if not mpiexec:
             pytest.skip('mpiexec.openmpi is not installed')
@@ -52,8 +57,10 @@ class MpiServer:
         self.log = open(self.log_path, 'w')
         # TMPDIR: ours, so that anything the ranks write there is found (and removed with it).
         env = dict(os.environ, OMPI_MCA_btl='^ofi,openib', OMPI_MCA_mtl='^ofi,psm',
-                   MESHNN_COMM_TIMEOUT=str(comm_timeout), TMPDIR=self.dir)
-        cmd = [mpiexec, '--allow-run-as-root', '--oversubscribe', '-np', '2', cli, 'serve',
+                   MESHNN_COMM_TIMEOUT='600' if timeout_option else str(comm_timeout),
+                   TMPDIR=self.dir)
+        timeout = ['--comm-timeout', str(comm_timeout)] if timeout_option else []
+        cmd = [mpiexec, '--allow-run-as-root', '--oversubscribe', '-np', '2', cli, *timeout, 'serve',
                '--backend', 'mpi', '--mesh', '1x2', '--host', '127.0.0.1', '--port', '0',
                '--port-file', port_file, '--threads-per-worker', '1', '--model', f'voc={VOC}',
                '--model', f'ltx={LTX23}']
@@ -141,7 +148,7 @@ def cli_out(tmp_path, kind, x, mesh):
 
 
 def test_mpi_server_answers_on_the_mesh_and_ends_when_a_rank_stops(tmp_path):
-    srv = MpiServer(comm_timeout=3)
+    srv = MpiServer(comm_timeout=3, timeout_option=True)
     stopped = None
     try:
         assert requests.get(f'{srv.url}/readyz', timeout=10).status_code == 200
@@ -163,7 +170,8 @@ def test_mpi_server_answers_on_the_mesh_and_ends_when_a_rank_stops(tmp_path):
                                   'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ=='})
         assert r.status_code == 501 and 'mpi' in r.json()['error']['message'], r.text
         # A follower that stops (hung, or its machine gone silent): the next request times out on
-        # the collectives (MESHNN_COMM_TIMEOUT=3) and answers 503; the job ends non-zero.
+        # the collectives (`meshnn --comm-timeout 3 serve`, over MESHNN_COMM_TIMEOUT=600) and
+        # answers 503; the job ends non-zero.
         _, stopped = srv.ranks()
         os.kill(stopped, signal.SIGSTOP)
         t0 = time.time()

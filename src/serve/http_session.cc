@@ -1,14 +1,14 @@
-// An HTTP session's request lifecycle (serve_http_session.h): reading the header and body under
+// An HTTP session's request lifecycle (http_session.h): reading the header and body under
 // their deadlines, the per-request accounting, the drain's cut, the disconnect watch while a job
 // runs, and answering (errors, HEAD, keep-alive) and closing.
-#include "cli/serve_http_session.h"
+#include "serve/http_session.h"
 
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <chrono>
 
-#include "cli/serve_errors.h"
+#include "serve/errors.h"
 
 namespace meshnn::serve::internal {
 

@@ -1,9 +1,9 @@
-#include "cli/serve_routes.h"
+#include "serve/routes.h"
 
 #include <nlohmann/json.hpp>
 
-#include "cli/query_params.h"
-#include "cli/serve_assets.h"
+#include "serve/assets.h"
+#include "serve/query_params.h"
 
 namespace meshnn::serve {
 namespace {

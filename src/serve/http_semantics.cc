@@ -1,11 +1,11 @@
-// HTTP request semantics of an HTTP session (serve_http_session.h): the transfer and content
+// HTTP request semantics of an HTTP session (http_session.h): the transfer and content
 // codings refused, and the request path's %XX escapes decoded. (Accept negotiation and the
-// Content-Type of a body are serve_body.h's; HEAD is answered in reply().)
+// Content-Type of a body are body.h's; HEAD is answered in reply().)
 #include <algorithm>
 #include <string_view>
 
-#include "cli/serve_http_session.h"
 #include "meshnn/core/error.h"
+#include "serve/http_session.h"
 
 namespace meshnn::serve::internal {
 

@@ -19,9 +19,9 @@
 #include <memory>
 #include <vector>
 
-#include "cli/serve_http.h"
-#include "cli/serve_models.h"
 #include "meshnn/mesh/mesh.h"
+#include "serve/http.h"
+#include "serve/models.h"
 
 namespace meshnn::serve {
 

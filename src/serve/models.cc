@@ -1,4 +1,4 @@
-#include "cli/serve_models.h"
+#include "serve/models.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,8 +1,8 @@
 // An HTTP/1.1 session of `meshnn serve`: one connection, its requests read under the header / body
 // / idle deadlines, routed, and answered in order. Its member functions live by concern:
-// serve_http_session.cc (request lifecycle, deadlines, disconnect watch, answering, closing),
-// serve_http_routes.cc (path → handler: health, metrics, models, one-shot jobs, the WebSocket
-// upgrade), serve_http_semantics.cc (HTTP request semantics: codings refused, path escapes).
+// http_session.cc (request lifecycle, deadlines, disconnect watch, answering, closing),
+// http_routes.cc (path → handler: health, metrics, models, one-shot jobs, the WebSocket
+// upgrade), http_semantics.cc (HTTP request semantics: codings refused, path escapes).
 // Internal to the serve_* files.
 #pragma once
 
@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "cli/serve_models.h"
-#include "cli/serve_routes.h"
-#include "cli/serve_server.h"
+#include "serve/models.h"
+#include "serve/routes.h"
+#include "serve/server.h"
 
 namespace meshnn::serve::internal {
 
@@ -39,7 +39,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     std::shared_ptr<Token> token;
   };
 
-  // serve_http_session.cc
+  // http_session.cc
   void read_header();
   void begin_request();
   void end_request(int status, size_t bytes_out = 0);
@@ -60,7 +60,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void drain();
   void close_now();
 
-  // serve_http_routes.cc
+  // http_routes.cc
   void handle();
   void upgrade();
   void one_shot(const std::shared_ptr<const ServedModel>& model, bool encode);
@@ -70,7 +70,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void example(const ServedModel& model);
   void preflight(const Route& route);
 
-  // serve_http_semantics.cc
+  // http_semantics.cc
   bool decoded_path(std::string& out);
   bool codings_supported();
 

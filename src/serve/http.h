@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/serve_models.h"
+#include "serve/models.h"
 
 namespace meshnn::serve {
 
@@ -42,7 +42,7 @@ struct ServeConfig {
   bool access_log = true;
   // --cors-origin: origins whose pages may call the API ("*" = any); empty = no CORS headers.
   std::vector<std::string> cors_origins;
-  // --backend mpi (serve_mpi.h): one-shot calls go through this (one at a time, on the whole mesh)
+  // --backend mpi (mpi.h): one-shot calls go through this (one at a time, on the whole mesh)
   // instead of ServedModel::run, and streams are refused (501). A CommError from it (a rank died,
   // hung or stopped) answers 503 and stops the server: run_server returns 3 after the drain.
   std::function<Tensor(const ServedModel&, const Tensor&)> mesh_run;

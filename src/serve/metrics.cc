@@ -1,4 +1,4 @@
-#include "cli/serve_metrics.h"
+#include "serve/metrics.h"
 
 #include <cstdio>
 

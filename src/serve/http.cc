@@ -1,8 +1,8 @@
-// The server's listener side (serve_http.h): the accept loop with its connection cap, then
+// The server's listener side (http.h): the accept loop with its connection cap, then
 // run_server's listen, --port-file, signals, drain and exit code. The sessions it starts are
-// serve_http_session.h (HTTP) and serve_ws_session.h (WebSocket streams); what they share is
-// serve_server.h.
-#include "cli/serve_http.h"
+// http_session.h (HTTP) and ws_session.h (WebSocket streams); what they share is
+// server.h.
+#include "serve/http.h"
 
 #include <sys/socket.h>
 
@@ -18,10 +18,10 @@
 #include <system_error>
 #include <thread>
 
-#include "cli/serve_http_session.h"
-#include "cli/serve_server.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/memory.h"
+#include "serve/http_session.h"
+#include "serve/server.h"
 
 namespace meshnn::serve {
 namespace internal {

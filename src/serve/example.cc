@@ -1,4 +1,4 @@
-#include "cli/serve_example.h"
+#include "serve/example.h"
 
 #include <charconv>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <random>
 
 #include "cli/batch_limit.h"
-#include "cli/query_params.h"
-#include "cli/serve_body.h"
 #include "meshnn/core/error.h"
+#include "serve/body.h"
+#include "serve/query_params.h"
 
 namespace meshnn::serve {
 namespace {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "cli/serve_models.h"
-#include "cli/serve_server.h"
 #include "cli/stream_frame.h"
+#include "serve/models.h"
+#include "serve/server.h"
 
 namespace meshnn::serve::internal {
 

@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/serve_http.h"
-#include "cli/serve_metrics.h"
-#include "cli/serve_work_queue.h"
+#include "serve/http.h"
+#include "serve/metrics.h"
+#include "serve/work_queue.h"
 
 namespace meshnn::serve::internal {
 

@@ -1,20 +1,20 @@
-// An HTTP session's routing (serve_http_session.h): path → handler through the route table
+// An HTTP session's routing (http_session.h): path → handler through the route table
 // (the page, health, ready, metrics, OpenAPI, models, examples, CORS preflights), the WebSocket
 // upgrade of /v1/models/{name}/stream, and the one-shot jobs (/decode, /vocode, /encode).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "cli/query_params.h"
-#include "cli/serve_assets.h"
-#include "cli/serve_errors.h"
-#include "cli/serve_example.h"
-#include "cli/serve_http_session.h"
-#include "cli/serve_ws_session.h"
 #include "meshnn/core/error.h"
+#include "serve/assets.h"
+#include "serve/errors.h"
+#include "serve/example.h"
+#include "serve/http_session.h"
+#include "serve/query_params.h"
+#include "serve/ws_session.h"
 
 namespace meshnn::serve::internal {
 
-// Path → handler through the route table (serve_routes.h): the key, then the model and what it
+// Path → handler through the route table (routes.h): the key, then the model and what it
 // must offer, then the method. A CORS preflight (OPTIONS with Origin) needs no key.
 void HttpSession::handle() {
   const Request& req = parser_->get();

@@ -1,5 +1,5 @@
-// The server's error → status table (serve_errors.h).
-#include "cli/serve_errors.h"
+// The server's error → status table (errors.h).
+#include "serve/errors.h"
 
 #include <nlohmann/json.hpp>
 

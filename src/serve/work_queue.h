@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli/serve_metrics.h"
 #include "meshnn/core/error.h"
+#include "serve/metrics.h"
 
 namespace meshnn::serve::internal {
 

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "cli/serve_body.h"
 #include "cli/stream_frame.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/streaming.h"
+#include "serve/body.h"
 
 namespace meshnn::serve {
 
@@ -53,7 +53,7 @@ class ServedModel {
   // (1, C, S) planar f32 (a batch's (B, 1, S) as (1, B, S): one channel per item).
   // threads: OpenMP threads of the call.
   Tensor run(const Tensor& input, int threads, const ProgressFn& progress) const;
-  // --backend mpi (serve_mpi.h): one shot on run's mesh and backend, every rank calling it with the
+  // --backend mpi (mpi.h): one shot on run's mesh and backend, every rank calling it with the
   // same input (the mesh splits time, so a long input's memory is split too: no chunking).
   // input as parse_body gives it → (1, C, S) planar f32 on every rank.
   Tensor run_on_mesh(const Tensor& input, const RunOptions& run) const;

@@ -1,4 +1,4 @@
-#include "cli/serve_mpi.h"
+#include "serve/mpi.h"
 
 #include <condition_variable>
 #include <csignal>

@@ -1,4 +1,4 @@
-#include "cli/serve_body.h"
+#include "serve/body.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "cli/query_params.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/stream_io.h"
+#include "serve/query_params.h"
 
 namespace meshnn::serve {
 namespace {

@@ -1,23 +1,34 @@
-// meshnn serve: the loaded decoders behind HTTP and WebSocket endpoints (docs/serve.md).
+// meshnn-serve: the loaded decoders behind HTTP and WebSocket endpoints (docs/serve.md). `meshnn
+// serve ARGS` runs this program with the same ARGS (src/cli/exec_serve.cc). Exit codes: 0 ok, 1
+// runtime error (meshnn::Error), 2 usage error, and the server's own (docs/serve.md, "Stopping").
+// Under --backend mpi a runtime error on any rank aborts the whole job (MPI_Abort, code 1).
 #include <boost/asio/ip/address.hpp>
 #include <csignal>
 #include <cstdio>
+#include <new>
 #include <thread>
 
 #include "cli/audio_common.h"
-#include "cli/commands.h"
 #include "cli/numeric_option.h"
-#include "cli/serve_http.h"
-#include "cli/serve_models.h"
-#include "cli/serve_mpi.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
+#include "meshnn/core/log.h"
 #include "meshnn/core/memory.h"
 #include "meshnn/io/config_policy.h"
+#include "meshnn/io/output.h"
+#include "meshnn/mesh/mesh.h"
 #include "meshnn/mesh/world.h"
+#include "serve/http.h"
+#include "serve/models.h"
+#include "serve/mpi.h"
 
-namespace meshnn::cli {
+namespace meshnn::serve {
 namespace {
+
+using cli::add_int_option;
+using cli::add_real_option;
+using cli::kMaxSeconds;
+using cli::RealRange;
 
 constexpr int kMaxWorkers = 256;      // compute workers: far above any core count served
 constexpr int kMaxCount = 1'000'000;  // queue slots, connections
@@ -27,7 +38,7 @@ struct Args {
   std::string precision = "fp32", api_key_env = "MESHNN_API_KEY", backend = "local", mesh;
   double max_request_mb = 64;
   bool insecure = false, allow_unknown_config = false;
-  serve::ServeConfig cfg;
+  ServeConfig cfg;
 };
 
 // A bind other than loopback needs a key unless --insecure says otherwise.
@@ -75,9 +86,9 @@ void run(Args& a) {
   // of every length (and concurrency) it has ever served, and RSS would step up for hours.
   set_allocation_cache_max_age(a.cfg.cache_max_age);
 
-  std::vector<std::shared_ptr<const serve::ServedModel>> models;
+  std::vector<std::shared_ptr<const ServedModel>> models;
   for (const std::string& spec : a.models) {
-    models.push_back(serve::ServedModel::load(spec, precision));
+    models.push_back(ServedModel::load(spec, precision));
     for (size_t i = 0; i + 1 < models.size(); ++i)
       MESHNN_CHECK(models[i]->name() != models.back()->name(), "--model ", models.back()->name(),
                    " given twice");
@@ -86,7 +97,7 @@ void run(Args& a) {
   }
 
   if (backend == Backend::mpi && process_rank(Backend::mpi) != 0) {
-    const int rc = serve::run_mpi_server(a.cfg, models, mesh, a.cfg.threads_per_worker);
+    const int rc = run_mpi_server(a.cfg, models, mesh, a.cfg.threads_per_worker);
     finalize_backends();
     if (rc != 0) std::exit(rc);
     return;
@@ -95,16 +106,15 @@ void run(Args& a) {
   // leave anything behind.
   std::signal(SIGPIPE, SIG_IGN);
   const int rc = backend == Backend::mpi
-                     ? serve::run_mpi_server(a.cfg, models, mesh, a.cfg.threads_per_worker)
-                     : serve::run_server(a.cfg, models);
+                     ? run_mpi_server(a.cfg, models, mesh, a.cfg.threads_per_worker)
+                     : run_server(a.cfg, models);
   if (backend == Backend::mpi) finalize_backends();
   if (rc != 0) std::exit(rc);
 }
 
-const Registrar reg("serve", [](CLI::App& app) {
-  auto a = std::make_shared<Args>();
-  auto* cmd =
-      app.add_subcommand("serve", "Serve the decoders over HTTP and WebSocket (docs/serve.md)");
+// The options of `meshnn serve` / meshnn-serve, in the order --help lists them: what is served
+// and how it computes, then the bounds, then who may call it and how it runs.
+void add_compute_options(CLI::App* cmd, Args* a) {
   cmd->add_option("--model", a->models,
                   "NAME=PATH, repeatable: anything the model registry loads (a checkpoint, a "
                   "BigVGAN folder, a MiniMax-H3 diffusers folder); the model is found from it")
@@ -121,7 +131,10 @@ const Registrar reg("serve", [](CLI::App& app) {
   add_int_option(cmd, "--io-threads", a->cfg.io_threads, 1, 64,
                  "network threads (never run a model)")
       ->capture_default_str();
-  cmd->add_option("--precision", a->precision, kPrecisionHelp)->capture_default_str();
+  cmd->add_option("--precision", a->precision, cli::kPrecisionHelp)->capture_default_str();
+}
+
+void add_limit_options(CLI::App* cmd, Args* a) {
   add_int_option(cmd, "--max-queue", a->cfg.max_queue, 1, kMaxCount,
                  "jobs waiting for a worker before 503 + Retry-After")
       ->capture_default_str();
@@ -158,6 +171,9 @@ const Registrar reg("serve", [](CLI::App& app) {
                   "seconds a freed tensor block stays cached for reuse before its memory goes "
                   "back to the system (0 = until reused)")
       ->capture_default_str();
+}
+
+void add_access_options(CLI::App* cmd, Args* a) {
   cmd->add_option("--api-key", a->cfg.api_key,
                   "key clients send (Authorization: Bearer KEY or X-API-Key); default from the "
                   "--api-key-env variable");
@@ -178,8 +194,70 @@ const Registrar reg("serve", [](CLI::App& app) {
       "no access-log line per request on stderr");
   cmd->add_flag("--allow-unknown-config", a->allow_unknown_config,
                 "accept config fields meshnn does not know (logged and ignored)");
-  cmd->callback([a] { run(*a); });
-});
+  cmd->add_option_function<double>(
+         "--comm-timeout", [](double s) { set_default_comm_timeout(s); },
+         "liveness bound of every collective in seconds (default: MESHNN_COMM_TIMEOUT or 120; 0 = "
+         "wait forever)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+// CLI11 reports a missing required option before an unknown one (`--bogus` alone would answer
+// "--model is required"): the first unknown long option of argv, or "" (as the meshnn CLI does).
+std::string first_unknown_option(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string tok = argv[i];
+    if (tok == "--") break;
+    if (tok.rfind("--", 0) != 0) continue;
+    const std::string name = tok.substr(0, tok.find('='));
+    if (name == "--help") return "";
+    if (app.get_option_no_throw(name) == nullptr) return name;
+  }
+  return "";
+}
+
+// Under --backend mpi an error may escape on one rank only while the others wait in a collective:
+// print it with the rank and abort the whole job (does not return). Otherwise print it, exit 1.
+int fail(const std::string& message) {
+  abort_job_if_distributed(1, message);
+  std::fprintf(stderr, "%s\n", message.c_str());
+  return 1;
+}
 
 }  // namespace
-}  // namespace meshnn::cli
+}  // namespace meshnn::serve
+
+int main(int argc, char** argv) {
+  // Line-buffered stdout so the "listening" line and the stderr log stay in order when piped.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  meshnn::init_logging_from_env();
+  CLI::App app{"Serve the decoders over HTTP and WebSocket (docs/serve.md)"};
+  auto args = std::make_shared<meshnn::serve::Args>();
+  meshnn::serve::add_compute_options(&app, args.get());
+  meshnn::serve::add_limit_options(&app, args.get());
+  meshnn::serve::add_access_options(&app, args.get());
+  meshnn::io::remove_temp_files_on_signal();
+  const std::string unknown = meshnn::serve::first_unknown_option(app, argc, argv);
+  if (!unknown.empty()) {
+    std::fprintf(stderr, "meshnn serve %s: unknown option (see --help)\n", unknown.c_str());
+    return 2;
+  }
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      // Usage errors exit 2 (CLI11's own codes are 100+); --help exits 0.
+      const int rc = app.exit(e);
+      return rc == 0 ? 0 : 2;
+    }
+    meshnn::serve::run(*args);
+  } catch (const meshnn::Error& e) {
+    return meshnn::serve::fail(std::string("meshnn: error: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return meshnn::serve::fail(
+        "meshnn: error: out of memory (an input or option asks for more memory than the "
+        "machine has; see docs/reliability.md for the memory of long inputs)");
+  } catch (const std::exception& e) {
+    return meshnn::serve::fail(std::string("meshnn: internal error: ") + e.what());
+  }
+  return 0;
+}

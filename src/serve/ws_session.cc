@@ -1,13 +1,13 @@
-// The WebSocket stream session of `meshnn serve` (serve_ws_session.h).
-#include "cli/serve_ws_session.h"
+// The WebSocket stream session of `meshnn serve` (ws_session.h).
+#include "serve/ws_session.h"
 
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "cli/serve_errors.h"
 #include "meshnn/core/error.h"
+#include "serve/errors.h"
 
 namespace meshnn::serve::internal {
 
