@@ -1,7 +1,7 @@
-// meshnn bench vocode: NVIDIA BigVGAN (default v2 24 kHz) on a seeded random checkpoint at the
+// meshnn-bench vocode: NVIDIA BigVGAN (default v2 24 kHz) on a seeded random checkpoint at the
 // released size (written by tools/make_checkpoint.py), mel → waveform for each --seconds, timed
 // per convolution algorithm setting side by side (MESHNN_CONV_ALGO values, interleaved rounds),
-// and in PyTorch (tools/bench/torch_bigvgan_bench.py, same weights and mel, same threads, its best
+// and in PyTorch (bench/torch/torch_bigvgan_bench.py, same weights and mel, same threads, its best
 // set-up) unless --skip-torch.
 #include <unistd.h>
 
@@ -13,9 +13,9 @@
 #include <random>
 
 #include "cli/audio_common.h"
-#include "cli/bench_util.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
+#include "e2e/util.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -117,10 +117,10 @@ void run(const Args& a) {
     const std::string cmd =
         "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE MALLOC_MMAP_MAX_=0 "
         "MALLOC_TRIM_THRESHOLD_=68719476736 /usr/bin/python3 " +
-        tools + "/bench/torch_bigvgan_bench.py --config " + a.config + " --seed " +
-        std::to_string(a.seed) + " --threads " + std::to_string(a.threads) + " --repeat " +
-        std::to_string(a.repeat) + " --mel " + (dir / "mel.npy").string() + " --out " +
-        (dir / "torch_out.npy").string();
+        std::string(MESHNN_SOURCE_DIR) + "/bench/torch/torch_bigvgan_bench.py --config " +
+        a.config + " --seed " + std::to_string(a.seed) + " --threads " + std::to_string(a.threads) +
+        " --repeat " + std::to_string(a.repeat) + " --mel " + (dir / "mel.npy").string() +
+        " --out " + (dir / "torch_out.npy").string();
     const std::string text = run_capture(cmd, rc);
     if (rc != 0 || text.find('{') == std::string::npos) {
       std::printf("PyTorch run failed (exit %d): %s\n", rc, text.c_str());
@@ -143,9 +143,9 @@ void run(const Args& a) {
   std::filesystem::remove_all(dir);
 }
 
-const Registrar reg("bench-vocode", [](CLI::App& app) {
+const Registrar reg("vocode", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = bench_parent(app)->add_subcommand(
+  auto* cmd = app.add_subcommand(
       "vocode", "NVIDIA BigVGAN mel → waveform: conv algorithms side by side, and PyTorch");
   cmd->add_option("--config", args->config, "released BigVGAN config name")->capture_default_str();
   add_real_list_option(cmd, "--seconds", args->seconds, {0.01, 3600},

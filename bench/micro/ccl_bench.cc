@@ -1,15 +1,14 @@
 // Collective throughput on a local 1×2 mesh (one thread per device) for 64 KiB – 16 MiB per
 // device, beside a single-thread memcpy of the same bytes (the ceiling). Bytes per op are those of
 // ccl_bench_op_bytes (all_gather: its n·S output; reduce_scatter: its S input;
-// neighbor_pad: its padded output). MPI numbers: `meshnn bench ccl` (Google Benchmark's adaptive
+// neighbor_pad: its padded output). MPI numbers: `meshnn-bench ccl` (Google Benchmark's adaptive
 // iteration count cannot keep several MPI ranks in lockstep).
 //
 // Each benchmark iteration runs the mesh once and times `reps` persistent-buffer ops between two
 // barriers (manual time = seconds per op), so thread start-up is not measured.
-#include "meshnn/mesh/ccl_bench.h"
-
 #include <benchmark/benchmark.h>
 
+#include "e2e/ccl_loops.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
 

@@ -1,10 +1,12 @@
-// meshnn bench audio: LTX-2.3 audio decode (full architecture, seeded random weights) timed in
-// meshnn and in PyTorch (tools/bench/torch_audio_bench.py on the same checkpoint and latent) in one
+// meshnn-bench audio: LTX-2.3 audio decode (full architecture, seeded random weights) timed in
+// meshnn and in PyTorch (bench/torch/torch_audio_bench.py on the same checkpoint and latent) in one
 // invocation: medians, the ratio, real-time factors, peak memory, output agreement, and the mesh
 // scaling from 1×1 with 1 thread to 1×2 with 1 thread per device. The 1×1 run is repeated per
 // convolution algorithm setting (--algos, MESHNN_CONV_ALGO values; default "direct,auto": the
 // path without fast algorithms, then the default choice), interleaved, with the speed-up and the
 // waveform PSNR of each against the first.
+#include "meshnn/audio.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,10 +18,9 @@
 #include <random>
 
 #include "cli/audio_common.h"
-#include "cli/bench_util.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
-#include "meshnn/audio.h"
+#include "e2e/util.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -64,8 +65,8 @@ Timed time_decode(const LtxAudioDecoder& dec, const std::string& mesh, int threa
 }
 
 std::string torch_bench_path() {
-  for (std::string p : {std::string(MESHNN_SOURCE_DIR) + "/tools/bench/torch_audio_bench.py",
-                        std::string("tools/bench/torch_audio_bench.py")})
+  for (std::string p : {std::string(MESHNN_SOURCE_DIR) + "/bench/torch/torch_audio_bench.py",
+                        std::string("bench/torch/torch_audio_bench.py")})
     if (std::filesystem::exists(p)) return p;
   return "";
 }
@@ -155,7 +156,7 @@ void run(const Args& a) {
   const std::string script = torch_bench_path();
   if (a.skip_torch || script.empty()) {
     if (!a.skip_torch)
-      std::printf("PyTorch comparison skipped: tools/bench/torch_audio_bench.py not found\n");
+      std::printf("PyTorch comparison skipped: bench/torch/torch_audio_bench.py not found\n");
     return;
   }
   // Same weights and latent for PyTorch: write them to a scratch folder.
@@ -197,10 +198,9 @@ void run(const Args& a) {
   std::filesystem::remove_all(dir);
 }
 
-const Registrar reg("bench-audio", [](CLI::App& app) {
+const Registrar reg("audio", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = bench_parent(app)->add_subcommand(
-      "audio", "LTX-2.3 audio decode: meshnn vs PyTorch, mesh scaling");
+  auto* cmd = app.add_subcommand("audio", "LTX-2.3 audio decode: meshnn vs PyTorch, mesh scaling");
   add_real_option(cmd, "--seconds", args->seconds, {0.08, 3600}, "audio length")
       ->capture_default_str();
   add_int_option(cmd, "--threads", args->threads, 1, max_threads(),

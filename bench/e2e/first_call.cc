@@ -1,4 +1,4 @@
-// meshnn bench first-call: what a one-shot `meshnn audio-decode` pays before its output, split up.
+// meshnn-bench first-call: what a one-shot `meshnn audio-decode` pays before its output, split up.
 // Loads an LTX-2.3 checkpoint (a given file, or a seeded random bf16 one at the real architecture
 // written to a scratch folder), then decodes the same latent `--calls` times on one loaded decoder
 // and prints: load seconds, RSS after load, call 1 (a fresh decoder: every plan, JIT kernel,
@@ -17,9 +17,9 @@
 #include <random>
 
 #include "cli/audio_common.h"
-#include "cli/bench_util.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
+#include "e2e/util.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -123,9 +123,9 @@ void run(const Args& a) {
   if (!scratch.empty()) std::filesystem::remove_all(scratch);
 }
 
-const Registrar reg("bench-first-call", [](CLI::App& app) {
+const Registrar reg("first-call", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = bench_parent(app)->add_subcommand(
+  auto* cmd = app.add_subcommand(
       "first-call", "LTX-2.3 decode: load time, first call vs steady state on one decoder");
   cmd->add_option("--checkpoint", args->checkpoint, "LTX-2.3 checkpoint (default: random bf16)");
   cmd->add_option("--latent", args->latent, "latent .npy (default: random, --seconds long)");

@@ -1,12 +1,14 @@
-// meshnn bench ccl: all-gather, reduce-scatter and neighbour-pad throughput on a 1×2 mesh, local
+// meshnn-bench ccl: all-gather, reduce-scatter and neighbour-pad throughput on a 1×2 mesh, local
 // backend vs MPI backend, beside a single-thread memcpy of the same bytes (the ceiling).
 //
 // MPI numbers come from this same executable relaunched as
-//   mpiexec.openmpi --allow-run-as-root --oversubscribe --bind-to core -np 2 meshnn bench ccl
+//   mpiexec.openmpi --allow-run-as-root --oversubscribe --bind-to core -np 2 meshnn-bench ccl
 //   --mpi-worker
 // whose rank 0 prints "RESULT <op> <bytes per device> <median seconds>" lines that are parsed
 // here. Timing is the median over trials, each trial the mean of `reps` back-to-back ops between
 // two barriers (so the slower device bounds it); outputs are persistent (pre-faulted) buffers.
+#include "meshnn/mesh/ccl.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,12 +20,11 @@
 #include <tuple>
 #include <vector>
 
-#include "cli/bench_util.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
+#include "e2e/ccl_loops.h"
+#include "e2e/util.h"
 #include "meshnn/core/error.h"
-#include "meshnn/mesh/ccl.h"
-#include "meshnn/mesh/ccl_bench.h"
 #include "meshnn/mesh/mesh.h"
 
 namespace meshnn::cli {
@@ -101,7 +102,7 @@ std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::vector<int64_
   setenv("OMPI_MCA_mtl", "^ofi,psm", 0);
   const std::string cmd =
       "mpiexec.openmpi --allow-run-as-root --oversubscribe --bind-to core -np 2 /proc/" +
-      std::to_string(getpid()) + "/exe bench ccl --mpi-worker --sizes " + sizes_arg + " --trials " +
+      std::to_string(getpid()) + "/exe ccl --mpi-worker --sizes " + sizes_arg + " --trials " +
       std::to_string(trials) + " --pipeline-ms " + std::to_string(pipeline_ms) +
       (pipeline_sleep ? " --pipeline-sleep" : "") + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
@@ -130,9 +131,9 @@ std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::vector<int64_
   return res;
 }
 
-const Registrar reg("bench.ccl", [](CLI::App& app) {
-  CLI::App* cmd = bench_parent(app)->add_subcommand(
-      "ccl", "Collective throughput on a 1x2 mesh: local vs MPI vs memcpy");
+const Registrar reg("ccl", [](CLI::App& app) {
+  CLI::App* cmd =
+      app.add_subcommand("ccl", "Collective throughput on a 1x2 mesh: local vs MPI vs memcpy");
   auto sizes = std::make_shared<std::vector<int64_t>>(
       std::vector<int64_t>{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20});
   auto trials = std::make_shared<int>(9);

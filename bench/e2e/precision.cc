@@ -1,11 +1,11 @@
-// meshnn bench precision: the precision table of docs/precision.md, measured. For each model
+// meshnn-bench precision: the precision table of docs/precision.md, measured. For each model
 // (LTX-2.3 decode on a seeded random checkpoint at the released architecture; NVIDIA BigVGAN v2
 // 24 kHz vocode on a seeded random checkpoint written by tools/make_checkpoint.py) it runs fp32
 // and every --modes entry — for LTX-2.3 on every stage at once, on each stage alone (vae=MODE,
 // vocoder=MODE, bwe=MODE) and as the bf16-safe preset — and reports the output's waveform PSNR and
 // log-spectral distance (the metrics of `meshnn verify`, cli/audio_metrics.h) against the fp32
 // run, and against the upstream PyTorch reference in tools/ (ltx-core's decoder via
-// tools/bench/torch_audio_bench.py, NVIDIA's BigVGAN via tools/bench/torch_bigvgan_bench.py, both
+// bench/torch/torch_audio_bench.py, NVIDIA's BigVGAN via bench/torch/torch_bigvgan_bench.py, both
 // fp32) unless --skip-torch. Writes the markdown table (--out) and replaces the generated block
 // of a document (--update-doc docs/precision.md).
 #include <unistd.h>
@@ -20,9 +20,9 @@
 
 #include "cli/audio_common.h"
 #include "cli/audio_metrics.h"
-#include "cli/bench_util.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
+#include "e2e/util.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
@@ -152,7 +152,7 @@ std::vector<Row> measure_ltx(const Args& a, const std::filesystem::path& dir) {
   io::save_npy((dir / "latent.npy").string(), latent);
   // ltx-core's decoder verbatim (--upsample-impl convt), fp32, one run.
   const Tensor ty = run_torch(
-      std::string(MESHNN_SOURCE_DIR) + "/tools/bench/torch_audio_bench.py --threads " +
+      std::string(MESHNN_SOURCE_DIR) + "/bench/torch/torch_audio_bench.py --threads " +
           std::to_string(a.threads) + " --repeat 1 --warmup 0 --upsample-impl convt --checkpoint " +
           (dir / "ltx.safetensors").string() + " --latent " + (dir / "latent.npy").string() +
           " --out " + (dir / "ltx_torch.npy").string(),
@@ -211,10 +211,10 @@ std::vector<Row> measure_bigvgan(const Args& a, const std::filesystem::path& dir
   io::save_npy((dir / "mel.npy").string(), mel);
   // NVIDIA's BigVGAN code with the same seeded weights, fp32, one run.
   const Tensor ty =
-      run_torch(tools + "/bench/torch_bigvgan_bench.py --config " + config + " --seed " +
-                    std::to_string(a.seed) + " --threads " + std::to_string(a.threads) +
-                    " --repeat 1 --warmup 0 --mel " + (dir / "mel.npy").string() + " --out " +
-                    (dir / "bigvgan_torch.npy").string(),
+      run_torch(std::string(MESHNN_SOURCE_DIR) + "/bench/torch/torch_bigvgan_bench.py --config " +
+                    config + " --seed " + std::to_string(a.seed) + " --threads " +
+                    std::to_string(a.threads) + " --repeat 1 --warmup 0 --mel " +
+                    (dir / "mel.npy").string() + " --out " + (dir / "bigvgan_torch.npy").string(),
                 dir / "bigvgan_torch.npy");
   if (!ty.defined()) return rows;
   const Planar ref = planar_of(ty.reshape({1, 1, ty.numel()}));
@@ -320,9 +320,9 @@ void run(const Args& a) {
   }
 }
 
-const Registrar reg("bench-precision", [](CLI::App& app) {
+const Registrar reg("precision", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = bench_parent(app)->add_subcommand(
+  auto* cmd = app.add_subcommand(
       "precision",
       "Error of each precision mode (per stage for LTX-2.3) against fp32 and PyTorch: the table "
       "of docs/precision.md");

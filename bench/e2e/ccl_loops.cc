@@ -1,4 +1,4 @@
-#include "meshnn/mesh/ccl_bench.h"
+#include "e2e/ccl_loops.h"
 
 #include <algorithm>
 #include <chrono>

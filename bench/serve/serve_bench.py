@@ -32,7 +32,7 @@ import requests
 import websockets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(HERE)
+SRC = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get('MESHNN_BINARY_DIR', os.path.join(SRC, 'build'))
 sys.path.insert(0, os.path.join(BUILD, 'python'))
 import meshnn  # noqa: E402

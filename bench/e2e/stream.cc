@@ -1,4 +1,4 @@
-// meshnn bench stream: streaming decode against the one-shot call on the same weights and input.
+// meshnn-bench stream: streaming decode against the one-shot call on the same weights and input.
 // For each model (NVIDIA BigVGAN v2 24 kHz at its released size, seeded random weights written by
 // tools/make_checkpoint.py; the LTX-2.3 chain at its real architecture, seeded in memory):
 //   - the one-shot call (1x1, --threads threads), median of --repeat warm runs;
@@ -18,9 +18,9 @@
 #include <random>
 
 #include "cli/audio_common.h"
-#include "cli/bench_util.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
+#include "e2e/util.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -237,9 +237,9 @@ void run(const Args& a) {
   }
 }
 
-const Registrar reg("bench-stream", [](CLI::App& app) {
+const Registrar reg("stream", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = bench_parent(app)->add_subcommand(
+  auto* cmd = app.add_subcommand(
       "stream", "Streaming decode: throughput and per-chunk latency against one shot, pipeline");
   cmd->add_option("--models", args->models, "bigvgan, ltx23")->capture_default_str();
   cmd->add_option("--bigvgan-config", args->bigvgan_config, "released BigVGAN config name")

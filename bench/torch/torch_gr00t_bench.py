@@ -19,7 +19,7 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'tools'))
 from gr00t_ref import adapter as g  # noqa: E402
 
 TOKENS = 300

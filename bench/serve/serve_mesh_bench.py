@@ -28,7 +28,7 @@ import numpy as np
 import requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(HERE)
+SRC = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get('MESHNN_BINARY_DIR', os.path.join(SRC, 'build'))
 CLI = os.environ.get('MESHNN_CLI', os.path.join(BUILD, 'meshnn'))
 

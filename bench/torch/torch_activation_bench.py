@@ -24,7 +24,7 @@ if os.environ.get("MALLOC_MMAP_MAX_") != "0":
 
 import torch  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from ltx_audio import model as M  # noqa: E402
 
 SHAPES = [(1536, 188), (768, 375), (384, 1500), (192, 3000), (96, 6000), (48, 12000), (24, 24000)]

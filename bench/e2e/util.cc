@@ -1,4 +1,4 @@
-#include "cli/bench_util.h"
+#include "e2e/util.h"
 
 #include <algorithm>
 #include <cmath>

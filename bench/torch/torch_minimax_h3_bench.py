@@ -17,7 +17,7 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools'))
 from ltx_audio import model as ltx_model  # noqa: E402
 from minimax_h3 import model as h3  # noqa: E402
 

@@ -1,4 +1,4 @@
-// meshnn bench scale: the per-layer account of a time-sharded call for a seeded random real-size
+// meshnn-bench scale: the per-layer account of a time-sharded call for a seeded random real-size
 // model (meshnn/scale_bench.h; the table itself is library code). It runs the call once on a
 // local 1xP mesh (threads), so it takes about one decode.
 #include <cstdio>
@@ -10,11 +10,11 @@
 namespace meshnn::cli {
 namespace {
 
-const Registrar reg("bench-scale", [](CLI::App& app) {
+const Registrar reg("scale", [](CLI::App& app) {
   auto o = std::make_shared<ScaleBenchOptions>();
   o->bigvgan_config =
       std::string(MESHNN_SOURCE_DIR) + "/tests/fixtures/configs/bigvgan_v2_24khz_100band_256x.json";
-  auto* cmd = bench_parent(app)->add_subcommand(
+  auto* cmd = app.add_subcommand(
       "scale", "Per-layer halo bytes and FLOPs of a time-sharded call, and the scale rule's plan");
   cmd->add_option("--model", o->model, "ltx23 | bigvgan | h3 (seeded random, real size)")
       ->check(CLI::IsMember({"ltx23", "bigvgan", "h3"}))

@@ -28,7 +28,7 @@ import numpy as np
 import requests
 import websockets
 
-SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get('MESHNN_BINARY_DIR', os.path.join(SRC, 'build'))
 FIX = os.path.join(SRC, 'tests', 'fixtures')
 

@@ -1,4 +1,4 @@
-// Helpers shared by the `meshnn bench` commands.
+// Helpers shared by the `meshnn-bench` commands.
 #pragma once
 
 #include <cstdint>

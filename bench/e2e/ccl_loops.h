@@ -1,5 +1,5 @@
-// Collective benchmarks: the timing loops of `meshnn bench ccl` and bench/ccl_bench.cc, for any
-// program that measures the mesh's collectives (call them inside run_spmd, on every device).
+// Collective benchmarks: the timing loops of `meshnn-bench ccl` and bench/micro/ccl_bench.cc
+// (call them inside run_spmd, on every device). Internal to the benchmarks, not installed.
 //
 // Byte accounting ("bytes" = what one device must write or read, compared with a single-thread
 // memcpy of the same number of bytes, the ceiling):
