@@ -85,7 +85,7 @@ std::pair<double, double> compare(const Planar& ref, const Planar& got, int n_ff
   return {psnr, lsd / static_cast<double>(ref.channels)};
 }
 
-// PyTorch run of a tools/bench script with --out; returns its output, undefined on failure
+// PyTorch run of a bench/torch script with --out; returns its output, undefined on failure
 // (reported, the table then has no PyTorch columns for that model).
 Tensor run_torch(const std::string& cmd, const std::filesystem::path& out) {
   int rc = 0;
@@ -109,7 +109,7 @@ std::string fmt(double v, const char* f) {
 // LTX-2.3: fp32, then each mode on every stage, on each stage alone, and the preset.
 std::vector<Row> measure_ltx(const Args& a, const std::filesystem::path& dir) {
   const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
-  Tensor latent({1, 8, T, 16});  // the latent of `meshnn bench audio` (same seed rule)
+  Tensor latent({1, 8, T, 16});  // the latent of `meshnn-bench audio` (same seed rule)
   std::mt19937_64 rng(a.seed + 1);
   std::normal_distribution<float> nd(0.f, 1.f);
   for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
@@ -187,7 +187,7 @@ std::vector<Row> measure_bigvgan(const Args& a, const std::filesystem::path& dir
   one.threads = a.threads;
   for (const std::string& spec : specs) {
     const BigVganVocoder voc = BigVganVocoder::load(ckpt, cfg_path, StagePrecision::parse(spec));
-    if (!mel.defined()) {  // the mel of `meshnn bench vocode` (same seed rule)
+    if (!mel.defined()) {  // the mel of `meshnn-bench vocode` (same seed rule)
       const int64_t frames =
           std::max<int64_t>(1, std::llround(a.seconds * voc.sample_rate() / voc.hop_length()));
       mel = Tensor({1, voc.num_mels(), frames});

@@ -1,6 +1,6 @@
 // Fused anti-aliased SnakeBeta (BigVGAN Activation1d, ×2 kaiser up → SnakeBeta → ×2 kaiser down) at
 // the shapes of bigvgan_v2_24khz_100band_256x for 1 s of audio, 1 and 2 OpenMP threads.
-// tools/bench/torch_activation_bench.py times PyTorch's op chain on the same shapes and, given this
+// bench/torch/torch_activation_bench.py times PyTorch's op chain on the same shapes and, given this
 // binary, prints both with ratios.
 #include <benchmark/benchmark.h>
 #include <omp.h>

@@ -3,7 +3,7 @@
 //   conv2d_ci<C_in>_co<C_out>_H<H>_W<W>/winograd|/onednn   (MESHNN_CONV_ALGO for that layer)
 // GFLOP/s counts the direct algorithm's 2·H_out·W_out·C_out·C_in·9 per call.
 //
-//   OMP_NUM_THREADS=2 meshnn_bench --benchmark_filter=conv2d
+//   OMP_NUM_THREADS=2 meshnn_microbench --benchmark_filter=conv2d
 #include <benchmark/benchmark.h>
 
 #include <cstdio>

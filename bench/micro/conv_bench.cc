@@ -2,7 +2,7 @@
 // conv_pre T = 400 frames, then ×5, ×2, ×2, ×2, ×2, ×2 up to T = 64000 samples; BWE upsampler;
 // the MiniMax-H3 encoder's stages on 1 s).
 //
-// Case names are the shape keys that tools/bench/torch_conv_bench.py parses, so its --ours option
+// Case names are the shape keys that bench/torch/torch_conv_bench.py parses, so its --ours option
 // can join the two runs and print ratios:
 //   conv_ci<C_in>_co<C_out>_k<K>_s<stride>_d<dilation>_T<T>   "same" padded Conv1d
 //   deconv_ci<C_in>_co<C_out>_k<K>_s<stride>_T<T>            ConvTranspose1d, padding (k − s)//2
@@ -13,7 +13,7 @@
 // GFLOP/s of the fast algorithms is "direct-equivalent": the direct algorithm's FLOPs / time.
 // GFLOP/s counts 2·T_out·C_out·C_in·K per call (the real, unpadded work).
 //
-//   OMP_NUM_THREADS=2 meshnn_bench --benchmark_filter=conv --benchmark_format=json > ours.json
+//   OMP_NUM_THREADS=2 meshnn_microbench --benchmark_filter=conv --benchmark_format=json > ours.json
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

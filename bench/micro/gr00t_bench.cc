@@ -3,9 +3,10 @@
 // seeded random checkpoints built in memory (tools/make_gr00t_checkpoint.py writes the same keys).
 //
 // Case names: gr00t_<version>_S<tokens>/<precision>, e.g. gr00t_n1.5_S300/fp32. The PyTorch side
-// (tools/bench/torch_gr00t_bench.py) runs this binary with the same thread count and prints both
+// (bench/torch/torch_gr00t_bench.py) runs this binary with the same thread count and prints both
 // medians and the ratio in one invocation:
-//   /usr/bin/python3 tools/bench/torch_gr00t_bench.py --threads 2 --meshnn-bench build/meshnn_bench
+//   /usr/bin/python3 bench/torch/torch_gr00t_bench.py --threads 2 --meshnn-bench
+//   build/meshnn_microbench
 // bf16 on a CPU without avx512_bf16 is emulated (bf16-rounded operands on the f32 kernel), so it
 // costs the f32 time plus the rounding passes; it is not faster here.
 #include <benchmark/benchmark.h>

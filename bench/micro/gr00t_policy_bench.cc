@@ -7,8 +7,8 @@
 // cross K/V hoist, state encoder: once per call), step_ms ((call − adapter) / K) and call_ms, all
 // medians over the iterations (one process-wide policy per case, built once). The PyTorch
 // side and the ratio, in one invocation:
-//   /usr/bin/python3 tools/bench/torch_gr00t_policy_bench.py --threads 2 --meshnn-bench
-//   build/meshnn_bench
+//   /usr/bin/python3 bench/torch/torch_gr00t_policy_bench.py --threads 2 --meshnn-bench
+//   build/meshnn_microbench
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -22,7 +22,7 @@
 // chunking, so a call with one block keeps only one thread busy on every backend.
 // GFLOP/s counts the Winograd multiply FLOPs actually run (2·rows·C_in·C_out per GEMM).
 //
-//   OMP_NUM_THREADS=1 meshnn_bench --benchmark_filter=wgemm --benchmark_repetitions=3
+//   OMP_NUM_THREADS=1 meshnn_microbench --benchmark_filter=wgemm --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -217,7 +217,7 @@ void register_conv() {
 
 // Long inputs (one-shot decode shapes): the f32 default tile against bf16 operands at several
 // tiles, the whole kernel per iteration (the tile choice of default_winograd_tile for bf16).
-//   meshnn_bench --benchmark_filter=wtile_ --benchmark_repetitions=3
+//   meshnn_microbench --benchmark_filter=wtile_ --benchmark_repetitions=3
 void run_tile(benchmark::State& state, int64_t c, int64_t k, int64_t d, int64_t T,
               kernels::WinogradTile tile, kernels::WinogradPrecision p) {
   if (p == kernels::WinogradPrecision::bf16 &&

@@ -8,7 +8,7 @@
   3. the WebSocket stream's first-audio latency (first frame sent → first PCM received) against
      the in-process stream's (first push → first non-empty output), 8-frame pushes.
 
-  bench/serve_bench.py [--model DIR_OR_FILE] [--threads N] [--workers W] [--reps R]
+  bench/serve/serve_bench.py [--model DIR_OR_FILE] [--threads N] [--workers W] [--reps R]
 
 --model: a BigVGAN folder or checkpoint; default a seeded random BigVGAN v2 24 kHz at the real
 size, made by tools/make_checkpoint.py in a temp folder (needs torch). Prints a Markdown table

@@ -6,7 +6,7 @@ when"), for LTX-2.3 decodes of --seconds (default 1 and 10 s) at the real archit
     request first, of the first length);
   - latency per request and requests per minute with 2 clients at once (each sends --reps).
 
-  bench/serve_mesh_bench.py [--checkpoint LTX23.safetensors] [--seconds 1 10] [--reps 3]
+  bench/serve/serve_mesh_bench.py [--checkpoint LTX23.safetensors] [--seconds 1 10] [--reps 3]
 
 --checkpoint: default a seeded random LTX-2.3 at the real size (tools/make_checkpoint.py, needs
 torch) in a temp folder. Both servers get the machine's cores: 2 workers x cores/2 threads, or 2

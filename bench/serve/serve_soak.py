@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Mixed-load soak of `meshnn serve` (issue 21's 10-minute run; by hand, not in CI):
 
-  bench/serve_soak.py [--seconds 600]
+  bench/serve/serve_soak.py [--seconds 600]
 
 Runs the server on the small fixture models (tests/fixtures) on a free loopback port, then for
 --seconds: 3 one-shot clients (each answer compared with the expected bytes of its own input), 1

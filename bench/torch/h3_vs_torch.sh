@@ -5,7 +5,7 @@
 # summary line, the PyTorch script's JSON); then the accuracy of meshnn's last outputs against
 # PyTorch's.
 #
-#   tools/bench/h3_vs_torch.sh FOLDER LATENT.npy WAVE.npy WAVE.wav [ROUNDS] [THREADS]
+#   bench/torch/h3_vs_torch.sh FOLDER LATENT.npy WAVE.npy WAVE.wav [ROUNDS] [THREADS]
 # WAVE.npy (B, 1, L) and WAVE.wav (one channel per item) must hold the same 16-bit values.
 set -euo pipefail
 folder=$1 latent=$2 wave_npy=$3 wave_wav=$4 rounds=${5:-2} threads=${6:-2}

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Per-call overhead of the Python module over the C++ call it wraps, BigVGAN vocode.
 
-  PYTHONPATH=build/python tools/bench/python_overhead.py MODEL [--seconds 1] [--repeat 11]
+  PYTHONPATH=build/python bench/torch/python_overhead.py MODEL [--seconds 1] [--repeat 11]
       [--mesh auto] [--threads 0] [--tiny-repeat 300]
 
 MODEL: BigVGAN folder or .safetensors (a full-size random one: tools/make_checkpoint.py bigvgan

@@ -1,14 +1,14 @@
 #!/usr/bin/python3
 """Times BigVGAN's torch Activation1d(SnakeBeta) chain (UpSample1d → SnakeBeta → DownSample1d, the
 torch ops of alias_free_activation/torch, from tools/ltx_audio with BigVGAN's torch.sinc taps) on the shapes of
-bench/activation_bench.cc, 1 and 2 threads, and — given the meshnn_bench binary — runs the fused
+bench/micro/activation_bench.cc, 1 and 2 threads, and — given the meshnn_microbench binary — runs the fused
 kernel in the same invocation and prints both with ratios.
 
 Set-up: Debian torch 1.13, fp32, inference mode, glibc malloc told to keep freed memory
 (MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=…, the 'best set-up' of docs/benchmarks.md;
 BLAS choice does not matter here: these are depthwise convolutions, not GEMMs).
 
-usage: /usr/bin/python3 tools/bench/torch_activation_bench.py [--meshnn-bench build/meshnn_bench] [--reps 7]
+usage: /usr/bin/python3 bench/torch/torch_activation_bench.py [--meshnn-bench build/meshnn_microbench] [--reps 7]
 """
 import argparse
 import json
@@ -66,7 +66,7 @@ def main():
     ap.add_argument("--meshnn-bench", default=None)
     ap.add_argument("--reps", type=int, default=7)
     args = ap.parse_args()
-    ours = run_meshnn(args.meshnn_bench, args.reps) if args.meshnn_bench else {}
+    ours = run_meshnn(args.meshnn_microbench, args.reps) if args.meshnn_microbench else {}
     print(f"torch {torch.__version__}, {os.cpu_count()} cpus, fp32, median of {args.reps}")
     print("| C | T | threads | torch ms | meshnn fused ms | speed-up |")
     print("|---|---|---|---|---|---|")

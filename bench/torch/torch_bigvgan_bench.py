@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch baseline for NVIDIA BigVGAN (tools/ltx_audio/bigvgan.py, seeded random weights, weight
-norm folded), the counterpart of `meshnn bench vocode`.
+norm folded), the counterpart of `meshnn-bench vocode`.
 
   torch_bigvgan_bench.py --config bigvgan_v2_24khz_100band_256x --mel M.npy [--threads 2]
                          [--repeat 3] [--warmup 1] [--seed 0] [--upsample-impl stuffed|convt]

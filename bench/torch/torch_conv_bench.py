@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch timing of the conv shapes in bench/conv_bench.cc, same thread count, and the ratio.
+"""PyTorch timing of the conv shapes in bench/micro/conv_bench.cc, same thread count, and the ratio.
 
 Keys (shared with the C++ benchmark):
   conv_ci<C_in>_co<C_out>_k<K>_s<stride>_d<dilation>_T<T>   torch.nn.Conv1d, padding (eff_k)//2
@@ -8,8 +8,8 @@ torch runs in its native (B, C, T) layout with a preallocated output (out= is no
 conv, so torch allocates per call — that is PyTorch's real cost and part of what we compare).
 
 usage:
-  OMP_NUM_THREADS=2 meshnn_bench --benchmark_filter='fp32|tap|bf16' --benchmark_format=json > ours.json
-  /usr/bin/python3 tools/bench/torch_conv_bench.py --threads 2 --ours ours.json
+  OMP_NUM_THREADS=2 meshnn_microbench --benchmark_filter='fp32|tap|bf16' --benchmark_format=json > ours.json
+  /usr/bin/python3 bench/torch/torch_conv_bench.py --threads 2 --ours ours.json
 """
 import argparse
 import json
@@ -73,7 +73,7 @@ def time_key(key, min_time=0.3):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ours", help="meshnn_bench --benchmark_format=json output")
+    ap.add_argument("--ours", help="meshnn_microbench --benchmark_format=json output")
     ap.add_argument("--keys", nargs="*", help="only these shape keys (default: all)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)

@@ -4,9 +4,9 @@ at the released dims, the same thread count as meshnn, and the ratio, in one inv
 
 The torch side is tools/gr00t_ref/adapter.py:adapter_forward (the golden reference) on a
 seeded random checkpoint, f32 and (unless --no-torch-bf16) bf16 weights and activations. The meshnn
-side is bench/gr00t_bench.cc, run as a subprocess with the same OMP_NUM_THREADS.
+side is bench/micro/gr00t_bench.cc, run as a subprocess with the same OMP_NUM_THREADS.
 
-usage: /usr/bin/python3 tools/bench/torch_gr00t_bench.py --threads 2 --meshnn-bench build/meshnn_bench
+usage: /usr/bin/python3 bench/torch/torch_gr00t_bench.py --threads 2 --meshnn-bench build/meshnn_microbench
 """
 import argparse
 import json
@@ -58,13 +58,13 @@ def meshnn_medians(bench, threads):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--threads', type=int, default=2)
-    ap.add_argument('--meshnn-bench', default=None, help='path to meshnn_bench (omit: torch only)')
+    ap.add_argument('--meshnn-bench', default=None, help='path to meshnn_microbench (omit: torch only)')
     ap.add_argument('--reps', type=int, default=5)
     ap.add_argument('--no-torch-bf16', action='store_true',
                     help='skip timing torch with bf16 weights and activations (about 2 min)')
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    ours = meshnn_medians(a.meshnn_bench, a.threads) if a.meshnn_bench else {}
+    ours = meshnn_medians(a.meshnn_microbench, a.threads) if a.meshnn_microbench else {}
     print(f'threads {a.threads}, torch {torch.__version__}, {TOKENS} tokens')
     print(f'{"case":<28}{"torch ms":>12}{"meshnn ms":>12}{"speed-up":>10}')
     for version in ('n1.5', 'n1.6'):

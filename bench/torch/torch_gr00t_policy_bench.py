@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Whole GR00T get_action (VL adapter + flow-matching action head, 4 Euler steps) at the released
 dims on 300 VL tokens: the PyTorch reference (tools/gr00t_ref/action_head.py on top of
-gr00t_ref/adapter.py: adapter_forward) against meshnn (bench/gr00t_policy_bench.cc, run as a
+gr00t_ref/adapter.py: adapter_forward) against meshnn (bench/micro/gr00t_policy_bench.cc, run as a
 subprocess with the same OMP_NUM_THREADS), medians and the ratio in one invocation, latency per
 call and per step.
 
@@ -9,7 +9,7 @@ The torch reference is the upstream computation: the cross K/V are projected fro
 in every cross block at every step (key masks for N1.6 / N1.7), the t-only vectors every step.
 `--torch-cache-kv` also times it with the K/V cached per call (what meshnn does).
 
-usage: /usr/bin/python3 tools/bench/torch_gr00t_policy_bench.py --threads 2 --meshnn-bench build/meshnn_bench
+usage: /usr/bin/python3 bench/torch/torch_gr00t_policy_bench.py --threads 2 --meshnn-bench build/meshnn_microbench
 """
 import argparse
 import json
@@ -73,7 +73,7 @@ def meshnn_times(bench, threads, versions, precisions):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--threads', type=int, default=2)
-    ap.add_argument('--meshnn-bench', default=None, help='path to meshnn_bench (omit: torch only)')
+    ap.add_argument('--meshnn-bench', default=None, help='path to meshnn_microbench (omit: torch only)')
     ap.add_argument('--reps', type=int, default=5)
     ap.add_argument('--versions', default='n1.5,n1.7')
     ap.add_argument('--torch-cache-kv', action='store_true', help='also time torch with cached cross K/V')
@@ -89,7 +89,7 @@ def main():
     for version in a.versions.split(','):
         ratios = {p: [] for p in precs}
         for rnd in range(a.rounds):
-            ours = meshnn_times(a.meshnn_bench, a.threads, [version], precs) if a.meshnn_bench else {}
+            ours = meshnn_times(a.meshnn_microbench, a.threads, [version], precs) if a.meshnn_microbench else {}
             refs = [('torch f32', torch_times(version, a.reps, False))]
             if a.torch_cache_kv:
                 refs.append(('torch f32 cached K/V', torch_times(version, a.reps, True)))

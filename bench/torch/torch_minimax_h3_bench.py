@@ -2,7 +2,7 @@
 """Time the tools/ PyTorch MiniMax-H3 audio VAE reference (fp32) on one input, in its best set-up
 (the zero-stuffed x2 upsampler, weight norm folded, no autograd), and print one JSON line:
 load / call wall seconds, process CPU seconds of the call, peak RSS. Used beside `meshnn
-audio-decode` / `audio-encode` by tools/bench/h3_vs_torch.sh so both are timed in one invocation.
+audio-decode` / `audio-encode` by bench/torch/h3_vs_torch.sh so both are timed in one invocation.
 
   torch_minimax_h3_bench.py decode FOLDER latent.npy [--threads 2] [--out y.npy]
   torch_minimax_h3_bench.py encode FOLDER wave.npy   [--threads 2] [--out z.npy]
