@@ -9,6 +9,17 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install "${BIN}" --prefix "${prefix}"
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
+# The benchmarks are not part of the library: their CCL header is not installed; meshnn-bench is,
+# beside meshnn, which runs it as `meshnn bench`.
+if(EXISTS "${prefix}/include/meshnn/mesh/ccl_bench.h")
+  message(FATAL_ERROR "include/meshnn/mesh/ccl_bench.h was installed (internal to bench/e2e)")
+endif()
+if(EXISTS "${prefix}/bin/meshnn-bench")
+  execute_process(COMMAND "${prefix}/bin/meshnn" bench --help RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(rc OR NOT out MATCHES "Usage: meshnn-bench")
+    message(FATAL_ERROR "installed `meshnn bench --help` did not reach meshnn-bench (${rc}): ${out}")
+  endif()
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S "${SRC}/examples/consumer" -B "${cbuild}" -G Ninja
                         -DCMAKE_PREFIX_PATH=${prefix} RESULT_VARIABLE rc)
 if(rc)

@@ -12,29 +12,29 @@ echo "== meshnn benchmarks, $(date -u +%F\ %T) UTC, $(nproc) cores, load $(cut -
 "$build/meshnn" info
 
 echo; echo "== LTX-2.3 audio decode: meshnn vs PyTorch, mesh scaling"
-"$build/meshnn" bench audio --seconds 4 --threads "$threads"
+"$build/meshnn-bench" audio --seconds 4 --threads "$threads"
 
 echo; echo "== convolutions: meshnn (Google Benchmark) vs PyTorch, fp32, $threads threads"
 ours=$(mktemp --suffix=.json)
 trap 'rm -f "$ours"' EXIT
-OMP_NUM_THREADS=$threads "$build/meshnn_bench" --benchmark_filter='^(de)?conv_.*/fp32/' \
+OMP_NUM_THREADS=$threads "$build/meshnn_microbench" --benchmark_filter='^(de)?conv_.*/fp32/' \
   --benchmark_repetitions=3 --benchmark_out="$ours" --benchmark_out_format=json >/dev/null
-$py tools/bench/torch_conv_bench.py --threads "$threads" --ours "$ours"
+$py bench/torch/torch_conv_bench.py --threads "$threads" --ours "$ours"
 
 echo; echo "== anti-aliased SnakeBeta activation: fused kernel vs PyTorch"
-$py tools/bench/torch_activation_bench.py --meshnn-bench "$build/meshnn_bench"
+$py bench/torch/torch_activation_bench.py --meshnn-bench "$build/meshnn_microbench"
 
 echo; echo "== GR00T VL adapter: meshnn vs PyTorch, released dims, 300 tokens"
-$py tools/bench/torch_gr00t_bench.py --threads "$threads" --meshnn-bench "$build/meshnn_bench"
+$py bench/torch/torch_gr00t_bench.py --threads "$threads" --meshnn-bench "$build/meshnn_microbench"
 
 echo; echo "== collectives: local vs MPI vs memcpy"
-"$build/meshnn" bench ccl
+"$build/meshnn-bench" ccl
 
 echo; echo "== NVIDIA BigVGAN v2 24 kHz: direct vs fast algorithms vs PyTorch"
-"$build/meshnn" bench vocode --threads "$threads"
+"$build/meshnn-bench" vocode --threads "$threads"
 
 echo; echo "== LTX-2.3: load time, first call vs steady state"
-"$build/meshnn" bench first-call --seconds 4
+"$build/meshnn-bench" first-call --seconds 4
 
 echo; echo "== streaming: throughput and per-push latency vs one shot, 1x2 pipeline"
-"$build/meshnn" bench stream --threads "$threads"
+"$build/meshnn-bench" stream --threads "$threads"

@@ -1,4 +1,4 @@
-// `meshnn bench scale`: the per-layer account of a time-sharded call (every halo exchange with its
+// `meshnn-bench scale`: the per-layer account of a time-sharded call (every halo exchange with its
 // layer, rows and bytes, every layer's FLOPs, the compute at the measured rate and each
 // exchange's cost on a link), its totals and the scale rule's decision, for a seeded random
 // real-size model; and the 1x2 stream pipeline's hand-over per push. docs/scale_out.md,

@@ -1,4 +1,4 @@
-// `meshnn bench scale`'s library half: the scale account (api/scale_account.h) of a model's
+// `meshnn-bench scale`'s library half: the scale account (api/scale_account.h) of a model's
 // time-sharded call, the per-layer table with compute and link costs, and the rule's decision.
 // The CLI only parses options and prints (issue 33 moves the bench commands to their own binary).
 #pragma once

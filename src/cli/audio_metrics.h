@@ -1,4 +1,4 @@
-// The audio comparison metrics of `meshnn verify`, shared with `meshnn bench precision` (one
+// The audio comparison metrics of `meshnn verify`, shared with `meshnn-bench precision` (one
 // definition of PSNR and log-spectral distance for the CLI and docs/precision.md's table).
 #pragma once
 

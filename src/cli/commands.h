@@ -3,6 +3,7 @@
 //   static const meshnn::cli::Registrar reg("info", [](CLI::App& app) { ... add_subcommand ... });
 //
 // main.cc adds every registered command in name order, so new commands need no edit elsewhere.
+// meshnn-bench (bench/e2e/main.cc) registers its benchmarks through the same struct.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -18,15 +19,5 @@ std::map<std::string, RegisterFn>& command_registry();
 struct Registrar {
   Registrar(const std::string& name, RegisterFn fn) { command_registry()[name] = std::move(fn); }
 };
-
-// The shared `meshnn bench` parent; each benchmark file adds its own sub-subcommand to it.
-inline CLI::App* bench_parent(CLI::App& app) {
-  auto found = app.get_subcommands([](CLI::App* s) { return s->get_name() == "bench"; });
-  if (!found.empty()) return found.front();
-  CLI::App* b =
-      app.add_subcommand("bench", "Benchmarks (median timings, ratios against baselines)");
-  b->require_subcommand(1);
-  return b;
-}
 
 }  // namespace meshnn::cli

@@ -81,6 +81,7 @@ void check_outputs(const CLI::App* cmd) {
 std::string first_unknown_option(CLI::App& app, int argc, char** argv) {
   CLI::App* cur = &app;
   for (int i = 1; i < argc; ++i) {
+    if (cur->get_prefix_command()) break;  // `bench`: the rest is meshnn-bench's to check
     const std::string tok = argv[i];
     if (tok == "--") break;
     if (tok.rfind("--", 0) != 0) {

@@ -159,7 +159,7 @@ struct ConvPrimitives::Impl {
   // exactly a DENSE 2-D conv with kernel (K, 1) on the same bytes viewed as (T', d, C): output
   // row d·t' + r only reads input rows d·(t' + j) + r. oneDNN 2.6 on AVX2 runs dilated nwc convs
   // as im2col + gemm (x64:gemm:jit) but dense ones with its direct jit:avx2 kernel; measured
-  // 2-4x faster for C ≤ 96 and slower from C = 384 up (bench/conv_bench.cc,
+  // 2-4x faster for C ≤ 96 and slower from C = 384 up (bench/micro/conv_bench.cc,
   // docs/benchmarks.md), hence the channel threshold.
   static constexpr int64_t kFoldMaxChannels = 192;
   bool fold_dilation() const {

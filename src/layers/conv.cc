@@ -6,7 +6,7 @@
 
 // Channel alignment: the seed pads C_in / C_out to a multiple of 32 (32 × factor under channel
 // TP) because its conv3d kernel tiles channels in 32s. oneDNN has no such constraint. Measured on
-// the AVX2 EPYC (bench/conv_bench.cc /pad16 cases, docs/benchmarks.md): padding C = 24 to 32
+// the AVX2 EPYC (bench/micro/conv_bench.cc /pad16 cases, docs/benchmarks.md): padding C = 24 to 32
 // made Conv1d k7 at T = 64k 1.5–1.8× SLOWER and ConvTranspose1d 48→24 no faster (48 and 96 are
 // already multiples of 16), so the layers run on the real channel counts and never pad.
 

@@ -19,13 +19,13 @@ namespace {
 
 // Our direct kernel up to this many channels (max of C_in, C_out): there it runs at 120-185
 // GFLOP/s on 2 threads where oneDNN 2.6's AVX2 kernels reach 33-156; from C = 384 oneDNN's gemm
-// path is as fast (bench/conv_bench.cc, docs/benchmarks.md).
+// path is as fast (bench/micro/conv_bench.cc, docs/benchmarks.md).
 constexpr int64_t kDirectMaxChannels = 192;
 
 // Winograd when both channel counts reach this, and the layer does not widen more than 4×
 // (conv_pre-like 64/128 → 512/1536 layers on few frames stay on oneDNN). Measured with
-// bench/conv_bench.cc /direct /winograd /onednn (docs/benchmarks.md): Winograd 1.3-2× ahead of the
-// best direct algorithm from C = 48 up, behind at C = 32 and below (the transforms, O(C) per
+// bench/micro/conv_bench.cc /direct /winograd /onednn (docs/benchmarks.md): Winograd 1.3-2× ahead
+// of the best direct algorithm from C = 48 up, behind at C = 32 and below (the transforms, O(C) per
 // row, and the thin GEMMs cost more than the multiplies saved), behind on the widening layers.
 constexpr int64_t kWinogradMinChannels = 48;
 constexpr int64_t kWinogradMaxWidening = 4;
@@ -105,7 +105,7 @@ class StridedGemmAlgorithm final : public Conv1dAlgorithm {
 };
 
 // Winograd F(2×2, 3×3) for Conv2d when both channel counts reach this (measured against oneDNN
-// with bench/conv_bench.cc conv2d cases, docs/benchmarks.md).
+// with bench/micro/conv_bench.cc conv2d cases, docs/benchmarks.md).
 constexpr int64_t kWinograd2dMinChannels = 64;
 
 class Winograd2dAlgorithm final : public Conv2dAlgorithm {

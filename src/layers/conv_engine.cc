@@ -61,7 +61,7 @@ Conv1dGeometry polyphase_geometry(const ConvSpec& spec) {
 // The algorithm running the polyphase conv, or onednn to keep oneDNN's deconvolution. Polyphase
 // only where the phase conv lands on one of our kernels (Winograd for M ≥ 3 wide layers, a GEMM
 // per tap for wide M = 2 ones, the direct kernel for thin ones): measured 1.4-2.9× faster than
-// oneDNN's deconv for Winograd and direct (bench/conv_bench.cc deconv /polyphase vs /onednn,
+// oneDNN's deconv for Winograd and direct (bench/micro/conv_bench.cc deconv /polyphase vs /onednn,
 // docs/benchmarks.md "Issue 22 (wave 6): polyphase ConvTranspose1d"). Wide M = 1 layers (kernel ≤
 // stride) would run the phase conv on oneDNN's conv, which is not ahead of its deconv, so they
 // keep the deconv primitive.

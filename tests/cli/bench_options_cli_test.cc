@@ -1,4 +1,4 @@
-// Every count and length option of every `meshnn bench` subcommand is checked when parsed (issue
+// Every count and length option of every `meshnn-bench` subcommand is checked when parsed (issue
 // 35, finding 9): `bench ccl --sizes 0` died of SIGFPE, `bench stream --chunks 0` looped forever.
 // Each bad value must be a usage error (exit 2) naming the option, within seconds (the runs are
 // bounded by `timeout`, so a loop fails the test instead of hanging it).

@@ -1,6 +1,6 @@
 // --precision on the command line (the real binary): per-stage forms and the preset decode, bad
 // forms fail before any work with a message naming the valid values, a model refuses a stage it
-// lacks, and `meshnn bench precision` writes its table into a document's generated block.
+// lacks, and `meshnn-bench precision` writes its table into a document's generated block.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 

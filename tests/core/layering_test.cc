@@ -150,6 +150,26 @@ std::vector<std::string> public_header_violations(const fs::path& root) {
   return bad;
 }
 
+// Benchmarks live under bench/ (meshnn-bench, bench/e2e): no bench* file in src/cli, and no
+// benchmark code in the library (the CCL timing loops once were src/mesh/ccl_bench.cc and the
+// installed include/meshnn/mesh/ccl_bench.h).
+std::vector<std::string> benchmark_violations(const fs::path& root) {
+  std::vector<std::string> bad;
+  for (const auto& e : fs::recursive_directory_iterator(root / "src")) {
+    const std::string name = e.path().filename().string();
+    const bool in_cli = e.path().parent_path() == root / "src/cli";
+    if (e.is_regular_file() &&
+        ((in_cli && name.starts_with("bench")) || name.starts_with("ccl_bench")))
+      bad.push_back(fs::relative(e.path(), root).string() + " (benchmarks live under bench/)");
+  }
+  for (const auto& e : fs::recursive_directory_iterator(root / "include/meshnn"))
+    if (e.path().filename().string().starts_with("ccl_bench"))
+      bad.push_back(fs::relative(e.path(), root).string() +
+                    " (benchmark headers are internal to bench/e2e, not installed)");
+  std::sort(bad.begin(), bad.end());
+  return bad;
+}
+
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += x + "\n";
@@ -196,6 +216,13 @@ TEST(Layering, PublicHeadersIncludeOnlyPublicAndStandardHeaders) {
   EXPECT_TRUE(bad.empty()) << joined(bad);
 }
 
+TEST(Layering, BenchmarksLiveUnderBench) {
+  const fs::path root = MESHNN_SOURCE_DIR;
+  ASSERT_TRUE(fs::exists(root / "bench/e2e/main.cc"));
+  const std::vector<std::string> bad = benchmark_violations(root);
+  EXPECT_TRUE(bad.empty()) << joined(bad);
+}
+
 // The checks themselves catch what they are for, naming file:line (a tree made here: one good and
 // one bad include per rule).
 TEST(Layering, ChecksNameTheOffendingLine) {
@@ -220,10 +247,21 @@ TEST(Layering, ChecksNameTheOffendingLine) {
   write("include/meshnn/c.h",
         "#include <string>\n#include \"meshnn/core/tensor.h\"\n#include <nlohmann/json.hpp>\n"
         "#include \"io/json.h\"\n");
+  write("src/cli/bench_audio.cc", "");
+  write("src/cli/run_bench.cc", "");  // bench in the name, not a bench* file: allowed
+  fs::create_directories(root / "src/mesh");
+  fs::create_directories(root / "include/meshnn/mesh");
+  write("src/mesh/ccl_bench.cc", "");
+  write("include/meshnn/mesh/ccl_bench.h", "");
   const std::vector<std::string> cli = cli_violations(root), dnnl = dnnl_violations(root),
                                  pub = public_header_violations(root),
-                                 serve = serve_violations(root), in_cli = server_code_in_cli(root);
+                                 serve = serve_violations(root), in_cli = server_code_in_cli(root),
+                                 bench = benchmark_violations(root);
   fs::remove_all(root);
+  ASSERT_EQ(bench.size(), 3u) << joined(bench);
+  EXPECT_EQ(bench[0].rfind("include/meshnn/mesh/ccl_bench.h (", 0), 0u) << bench[0];
+  EXPECT_EQ(bench[1].rfind("src/cli/bench_audio.cc (", 0), 0u) << bench[1];
+  EXPECT_EQ(bench[2].rfind("src/mesh/ccl_bench.cc (", 0), 0u) << bench[2];
   ASSERT_EQ(cli.size(), 2u) << joined(cli);
   EXPECT_EQ(cli[0].rfind("src/cli/a.cc:3 includes models/bigvgan.h", 0), 0u) << cli[0];
   EXPECT_EQ(cli[1].rfind("src/cli/a.cc:4 includes layers/conv.h", 0), 0u) << cli[1];

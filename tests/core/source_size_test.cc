@@ -228,10 +228,11 @@ std::string read(const std::filesystem::path& p) {
 
 bool is_cpp(const std::string& p) { return p.ends_with(".cc") || p.ends_with(".h"); }
 
-// Every product source file: C++ and Python under src/, python/ and include/.
+// Every product source file: C++ and Python under src/, python/ and include/, and meshnn-bench's
+// (bench/e2e, once src/cli's `meshnn bench`).
 std::vector<std::filesystem::path> product_files() {
   std::vector<std::filesystem::path> files;
-  for (const char* dir : {"src", "python", "include"})
+  for (const char* dir : {"src", "python", "include", "bench/e2e"})
     for (const auto& e : std::filesystem::recursive_directory_iterator(
              std::string(MESHNN_SOURCE_DIR) + "/" + dir)) {
       const std::string p = e.path().string();

@@ -4,7 +4,7 @@ flow-matching Euler loop, the per-embodiment action encoder and decoder, the DiT
 N1.6 / N1.7 `AlternateVLDiT`) with AdaLN from the timestep embedding. Written from the action-head
 specification (meshnn docs/gr00t.md summarises it); used by the golden generator
 (tools/goldens/gen_gr00t_action_head.py), the checkpoint writer (tools/make_gr00t_checkpoint.py)
-and the benchmark (tools/bench/torch_gr00t_policy_bench.py).
+and the benchmark (bench/torch/torch_gr00t_policy_bench.py).
 
 It computes the cross-attention K/V from `vl` in every cross block at every step with boolean key
 masks, as the upstream heads do (no caching), unless `cache_kv=True`.

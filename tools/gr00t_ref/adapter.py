@@ -3,7 +3,7 @@ configs (released and reduced dims), the adapter's key list, seeded random check
 adapter forward (vlln, VL self-attention, key sets, the cross blocks' K / V, state encoder), written
 from the adapter's specification (meshnn docs/gr00t.md summarises it). Used by the golden
 generators (tools/goldens/gen_gr00t*.py), the checkpoint writer (tools/make_gr00t_checkpoint.py)
-and the benchmarks (tools/bench/torch_gr00t*_bench.py).
+and the benchmarks (bench/torch/torch_gr00t*_bench.py).
 """
 import math
 

@@ -1,5 +1,5 @@
 // A float64 radix-2 FFT, the one meshnn uses for its STFTs (the BigVGAN mel front end) and for the
-// spectral comparisons of `meshnn verify` / `meshnn bench precision`.
+// spectral comparisons of `meshnn verify` / `meshnn-bench precision`.
 #pragma once
 
 #include <complex>
