@@ -81,7 +81,6 @@ void check_outputs(const CLI::App* cmd) {
 std::string first_unknown_option(CLI::App& app, int argc, char** argv) {
   CLI::App* cur = &app;
   for (int i = 1; i < argc; ++i) {
-    if (cur->get_prefix_command()) break;  // `bench`: the rest is meshnn-bench's to check
     const std::string tok = argv[i];
     if (tok == "--") break;
     if (tok.rfind("--", 0) != 0) {
@@ -90,7 +89,8 @@ std::string first_unknown_option(CLI::App& app, int argc, char** argv) {
         sub = cur->get_subcommand(tok);
       } catch (const CLI::OptionNotFound&) {
       }
-      if (sub && sub->get_prefix_command()) return "";  // `serve`: the rest is meshnn-serve's
+      if (sub && sub->get_prefix_command())
+        return "";  // `serve` / `bench`: the rest is their program's
       if (sub) cur = sub;
       continue;
     }

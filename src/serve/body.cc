@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
@@ -125,16 +126,15 @@ std::optional<OutputFormat> parse_accept(std::string_view accept) {
   return negotiate(accept, {OutputFormat::wav, OutputFormat::npy, OutputFormat::l16});
 }
 
+namespace {
+constexpr EnumNames<OutputFormat, 3> kContentTypes{"output format",
+                                                   {{OutputFormat::wav, "audio/wav"},
+                                                    {OutputFormat::npy, "application/x-npy"},
+                                                    {OutputFormat::l16, "audio/L16"}}};
+}  // namespace
+
 const char* content_type_of(OutputFormat f) {
-  switch (f) {
-    case OutputFormat::wav:
-      return "audio/wav";
-    case OutputFormat::npy:
-      return "application/x-npy";
-    case OutputFormat::l16:
-      return "audio/L16";
-  }
-  return "application/octet-stream";
+  return kContentTypes.name(f, "application/octet-stream");
 }
 
 BodyType parse_content_type(std::string_view content_type) {
