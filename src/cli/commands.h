@@ -2,8 +2,8 @@
 //
 //   static const meshnn::cli::Registrar reg("info", [](CLI::App& app) { ... add_subcommand ... });
 //
-// main.cc adds every registered command in name order, so new commands need no edit elsewhere.
-// meshnn-bench (bench/e2e/main.cc) registers its benchmarks through the same struct.
+// cli/program.cc adds every registered command in name order, so new commands need no edit
+// elsewhere. meshnn-bench (bench/e2e/main.cc) registers its benchmarks through the same struct.
 #pragma once
 
 #include <CLI/CLI.hpp>
