@@ -1,5 +1,5 @@
 // meshnn-serve: the loaded decoders behind HTTP and WebSocket endpoints (docs/serve.md). `meshnn
-// serve ARGS` runs this program with the same ARGS (src/cli/exec_serve.cc). Exit codes: 0 ok, 1
+// serve ARGS` runs this program with the same ARGS (src/cli/exec_program.cc). Exit codes: 0 ok, 1
 // runtime error (meshnn::Error), 2 usage error, and the server's own (docs/serve.md, "Stopping").
 // Under --backend mpi a runtime error on any rank aborts the whole job (MPI_Abort, code 1).
 #include <boost/asio/ip/address.hpp>

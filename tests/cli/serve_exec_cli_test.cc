@@ -1,4 +1,4 @@
-// `meshnn serve ARGS` runs the meshnn-serve program (src/cli/exec_serve.cc): its help is
+// `meshnn serve ARGS` runs the meshnn-serve program (src/cli/exec_program.cc): its help is
 // meshnn-serve's, the arguments and a --comm-timeout given before `serve` reach it unchanged, a
 // missing meshnn-serve is a clear error naming where it was looked for, and the meshnn binary
 // carries no server (Boost) code. Runs the real binaries.
