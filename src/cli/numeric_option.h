@@ -59,7 +59,9 @@ CLI::Option* add_int_list_option(CLI::App* cmd, const std::string& name, std::ve
   static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_signed_v<T>);
   return cmd->add_option(name, values, description)
       ->delimiter(',')
-      ->check(bounded_int(static_cast<int64_t>(lo), static_cast<int64_t>(hi), binary_suffixes));
+      // a transform, not a check: CLI11 hands a check a copy, and "64K" must reach the
+      // conversion (and any check added after this one) as "65536"
+      ->transform(bounded_int(static_cast<int64_t>(lo), static_cast<int64_t>(hi), binary_suffixes));
 }
 
 // A real option (seconds, milliseconds, dB) inside r, finite.
