@@ -1,15 +1,16 @@
 #include "serve/mpi.h"
 
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
-#include <mutex>
+#include <future>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "core/bounded_queue.h"
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/world.h"
 
@@ -70,56 +71,27 @@ Command parse_command(const std::string& s) {
   return c;
 }
 
-// Runs the calls of other threads on the thread that calls loop() (the MPI thread).
+// Runs the calls of other threads on the thread that calls loop() (the MPI thread), one at a time,
+// through core's BoundedQueue (one call waiting while one runs).
 class MainThread {
  public:
+  // fn's result or its exception; BackendError once stop() has been called.
   Tensor call(const std::function<Tensor()>& fn) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return job_ == nullptr; });  // one call at a time
-    Slot slot;
-    slot.fn = &fn;
-    job_ = &slot;
-    cv_.notify_all();
-    cv_.wait(lock, [&slot] { return slot.done; });
-    if (slot.error) std::rethrow_exception(slot.error);
-    return slot.out;
+    std::packaged_task<Tensor()> task([&fn] { return fn(); });
+    std::future<Tensor> out = task.get_future();
+    MESHNN_CHECK_AS(BackendError, calls_.push(task) == Calls::Push::ok,
+                    "serve --backend mpi: the server is stopping (the MPI thread takes no call)");
+    return out.get();
   }
   // Until stop(); a call already handed over still runs.
   void loop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      cv_.wait(lock, [this] { return stop_ || (job_ && !job_->done); });
-      if (!job_ || job_->done) return;
-      Slot* slot = job_;
-      lock.unlock();
-      try {
-        slot->out = (*slot->fn)();
-      } catch (...) {
-        slot->error = std::current_exception();
-      }
-      lock.lock();
-      slot->done = true;
-      job_ = nullptr;
-      cv_.notify_all();
-    }
+    while (std::optional<std::packaged_task<Tensor()>> task = calls_.pop()) (*task)();
   }
-  void stop() {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    cv_.notify_all();
-  }
+  void stop() { calls_.close(); }
 
  private:
-  struct Slot {
-    const std::function<Tensor()>* fn = nullptr;
-    Tensor out;
-    std::exception_ptr error;
-    bool done = false;
-  };
-  std::mutex mu_;
-  std::condition_variable cv_;
-  Slot* job_ = nullptr;
-  bool stop_ = false;
+  using Calls = BoundedQueue<std::packaged_task<Tensor()>>;
+  Calls calls_{1};
 };
 
 int lead(ServeConfig config, const std::vector<std::shared_ptr<const ServedModel>>& models,

@@ -2,26 +2,28 @@
 // queue refuses at once (503) instead of growing memory. Internal to the serve_* files.
 #pragma once
 
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <functional>
-#include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include "core/bounded_queue.h"
 #include "meshnn/core/error.h"
 #include "serve/metrics.h"
 
 namespace meshnn::serve::internal {
 
-// The bounded queue in front of the workers.
+// The worker threads and the bounded queue (core's BoundedQueue) in front of them.
 class WorkQueue {
  public:
   // A worker thread that cannot start (a thread or memory limit) is a BackendError, after the
   // ones already started are stopped: a clean exit 1 instead of std::terminate.
-  WorkQueue(int workers, int capacity, Metrics& metrics) : capacity_(capacity), metrics_(metrics) {
+  WorkQueue(int workers, int capacity, Metrics& metrics)
+      : metrics_(metrics), q_(static_cast<size_t>(capacity), [&metrics](size_t n) {
+          metrics.queue_depth = static_cast<int64_t>(n);
+        }) {
     try {
       for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
     } catch (const std::system_error& e) {
@@ -38,50 +40,23 @@ class WorkQueue {
   // false when full (a stream's later jobs pass `force`: a stream admitted holds one job at most)
   // or stopped.
   bool push(std::function<void()> job, bool force) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stop_ || (!force && static_cast<int>(q_.size()) >= capacity_)) return false;
-      q_.push_back(std::move(job));
-      metrics_.queue_depth = static_cast<int64_t>(q_.size());
-    }
-    cv_.notify_one();
-    return true;
+    using Push = BoundedQueue<std::function<void()>>::Push;
+    return (force ? q_.push_past_capacity(std::move(job)) : q_.try_push(job)) == Push::ok;
   }
-  bool full() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return static_cast<int>(q_.size()) >= capacity_;
-  }
+  bool full() const { return q_.full(); }
+  // The jobs still queued are dropped; a job that runs ends first.
   void stop() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stop_ && threads_.empty()) return;
-      stop_ = true;
-    }
-    cv_.notify_all();
+    q_.close_and_clear();
     for (auto& t : threads_) t.join();
     threads_.clear();
-    std::deque<std::function<void()>> dropped;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      dropped.swap(q_);
-    }
   }
 
  private:
   void loop() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !q_.empty(); });
-        if (stop_) return;
-        job = std::move(q_.front());
-        q_.pop_front();
-        metrics_.queue_depth = static_cast<int64_t>(q_.size());
-      }
+    while (std::optional<std::function<void()>> job = q_.pop()) {
       ++metrics_.busy_workers;
       try {
-        job();
+        (*job)();
       } catch (const std::exception& e) {  // jobs catch their own; this is a last guard
         std::fprintf(stderr, "meshnn serve: internal: job escaped with %s\n", e.what());
       }
@@ -89,12 +64,8 @@ class WorkQueue {
     }
   }
 
-  int capacity_;
   Metrics& metrics_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> q_;
-  bool stop_ = false;
+  BoundedQueue<std::function<void()>> q_;
   std::vector<std::thread> threads_;
 };
 

@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <limits>
 #include <mutex>
 #include <thread>
 
+#include "core/bounded_queue.h"
 #include "mesh/mpi_comm.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/log.h"
@@ -70,55 +69,10 @@ struct Message {
   Tensor rows;  // Kind::rows only; may be undefined (nothing final yet)
 };
 
-// A blocking FIFO between the caller's thread and the first / last stage. close() wakes every
-// waiter; a closed queue throws from push and from pop once it is empty. The waits poll: they
-// return after `poll` so that the caller can check the stages' liveness between waits.
-class Queue {
- public:
-  using Poll = std::chrono::steady_clock::duration;
-  explicit Queue(size_t capacity) : capacity_(capacity) {}
-  // Appends m → true; false when the queue stayed full for `poll` (m untouched then).
-  bool push(Message& m, Poll poll = Poll::max()) {
-    std::unique_lock<std::mutex> lock(mu_);
-    const auto room = [&] { return closed_ || q_.size() < capacity_; };
-    if (poll == Poll::max())
-      cv_.wait(lock, room);
-    else if (!cv_.wait_for(lock, poll, room))
-      return false;
-    MESHNN_CHECK_AS(BackendError, !closed_, "stream pipeline stopped");
-    q_.push_back(std::move(m));
-    cv_.notify_all();
-    return true;
-  }
-  enum class Pop { got, closed, waiting };
-  // Takes the next message; `closed` when closed and empty; `waiting` when none arrived within
-  // `poll` (zero: do not wait).
-  Pop pop(Message& m, Poll poll) {
-    std::unique_lock<std::mutex> lock(mu_);
-    const auto ready = [&] { return closed_ || !q_.empty(); };
-    if (poll == Poll::max())
-      cv_.wait(lock, ready);
-    else if (poll > Poll::zero())
-      cv_.wait_for(lock, poll, ready);
-    if (q_.empty()) return closed_ ? Pop::closed : Pop::waiting;
-    m = std::move(q_.front());
-    q_.pop_front();
-    cv_.notify_all();
-    return Pop::got;
-  }
-  void close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Message> q_;
-  bool closed_ = false;
-};
+// The FIFOs between the caller's thread and the first / last stage (core's BoundedQueue): close()
+// wakes every waiter; the caller's waits are bounded (poll()) so that it can check the stages'
+// liveness between waits.
+using Queue = BoundedQueue<Message>;
 
 // Stage k's hand-over to stage k + 1 along mesh axis 1: a two-value header (kind, has rows), then
 // the rows when there are any.
@@ -210,7 +164,7 @@ class LocalPipeline final : public StreamEngine {
           for (;;) {
             Message m;
             if (k == 0) {
-              if (in_.pop(m, Queue::Poll::max()) != Queue::Pop::got) m.kind = Kind::close;
+              if (in_.pop(m) != Queue::Pop::got) m.kind = Kind::close;
             } else {
               m = recv_message(d.ccl(), k - 1);
             }
@@ -220,7 +174,9 @@ class LocalPipeline final : public StreamEngine {
             step_start_[k].store(kIdle);
             for (Message& o : outs) {
               if (k == n - 1) {
-                if (o.kind != Kind::rows || has_rows(o.rows)) out_.push(o);
+                if ((o.kind != Kind::rows || has_rows(o.rows)) &&
+                    out_.push(o) == Queue::Push::closed)
+                  throw BackendError("stream pipeline stopped");
               } else {
                 send_message(d.ccl(), o, k + 1);
               }
@@ -236,11 +192,7 @@ class LocalPipeline final : public StreamEngine {
     });
   }
   ~LocalPipeline() override {
-    try {
-      Message close{Kind::close, Tensor()};
-      in_.push(close);
-    } catch (...) {
-    }
+    (void)in_.push(Message{Kind::close, Tensor()});  // refused when the pipeline has stopped
     runner_.join();
   }
 
@@ -248,7 +200,7 @@ class LocalPipeline final : public StreamEngine {
     send({Kind::rows, rows});
     std::vector<Tensor> parts;
     Message m;
-    while (out_.pop(m, Queue::Poll::zero()) == Queue::Pop::got)
+    while (out_.pop(m, Queue::Wait::zero()) == Queue::Pop::got)
       if (m.kind == Kind::rows) parts.push_back(m.rows);
     check_liveness();
     rethrow();
@@ -265,17 +217,20 @@ class LocalPipeline final : public StreamEngine {
         .count();
   }
   // How often a waiting caller looks at the stages: a tenth of the bound, 1 ms … 100 ms.
-  Queue::Poll poll() const {
-    if (bound_ <= 0) return Queue::Poll::max();
+  Queue::Wait poll() const {
+    if (bound_ <= 0) return Queue::kForever;
     const double s = std::clamp(bound_ / 10, 1e-3, 0.1);
-    return std::chrono::duration_cast<Queue::Poll>(std::chrono::duration<double>(s));
+    return std::chrono::duration_cast<Queue::Wait>(std::chrono::duration<double>(s));
   }
   void send(Message m) {
-    try {
-      while (!in_.push(m, poll())) check_liveness();
-    } catch (const BackendError&) {
-      rethrow();
-      throw;
+    for (;;) {
+      const Queue::Push r = in_.push(m, poll());
+      if (r == Queue::Push::ok) break;
+      if (r == Queue::Push::closed) {
+        rethrow();
+        throw BackendError("stream pipeline stopped");
+      }
+      check_liveness();
     }
     check_liveness();
   }
@@ -285,7 +240,7 @@ class LocalPipeline final : public StreamEngine {
     std::vector<Tensor> parts;
     for (Message m;;) {
       const Queue::Pop r = out_.pop(m, poll());
-      if (r == Queue::Pop::waiting) {
+      if (r == Queue::Pop::empty) {
         check_liveness();
         continue;
       }
