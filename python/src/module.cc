@@ -10,7 +10,8 @@
 // a capsule that owns the storage; numpy's array points at it (no copy).
 //
 // The GIL is released for the whole compute; the progress callback takes it back on the device
-// thread that reports. Errors: InvalidArgument / ShapeError → ValueError, WeightError → KeyError,
+// thread that reports. Errors: each meshnn error becomes the Python exception of core's one error
+// table (core/error_codes.h: InvalidArgument / ShapeError → ValueError, WeightError → KeyError).
 //
 // The bindings live in one file per area (bind_audio.cc, bind_gr00t.cc; shared helpers in
 // bind_common.{h,cc}); this file is the module's entry point, its error mapping, and the small
@@ -23,6 +24,7 @@
 
 #include "bind_common.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/error_codes.h"
 #include "meshnn/io/wav.h"
 #include "meshnn/mesh/mesh.h"
 
@@ -65,18 +67,29 @@ PYBIND11_MODULE(_meshnn, m) {
   m.doc() = "meshnn compiled core (use the `meshnn` package, not this module directly)";
   m.attr("__version__") = MESHNN_VERSION;
 
+  // meshnn's errors → the Python exception of core's one error table (core/error_codes.h); other
+  // exceptions go on to pybind11's own translators (std::bad_alloc → MemoryError, …).
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const InvalidArgument& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const ShapeError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const WeightError& e) {
-      PyErr_SetString(PyExc_KeyError, e.what());
     } catch (const Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      PyObject* type =
+          PyDict_GetItemString(PyEval_GetBuiltins(), error_code_of(e).python_exception);
+      PyErr_SetString(type ? type : PyExc_RuntimeError, e.what());
     }
+  });
+  // The table and a thrower, for tests/python/test_errors.py (walks every row through the
+  // translator above).
+  m.def("_error_table", [] {
+    py::list rows;
+    for (const ErrorCode& r : error_codes())
+      rows.append(py::make_tuple(r.type, r.http_status, r.code, r.exit_code, r.python_exception));
+    return rows;
+  });
+  m.def("_raise_error", [](const std::string& type, const std::string& message) {
+    for (const ErrorCode& r : error_codes())
+      if (type == r.type) r.raise(message);
+    throw InvalidArgument("_raise_error: no error type '" + type + "' in the table");
   });
 
   bind_audio(m);

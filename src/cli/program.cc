@@ -6,11 +6,11 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/failure.h"
 #include "cli/preflight.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
@@ -25,15 +25,6 @@ std::map<std::string, RegisterFn>& command_registry() {
 }  // namespace meshnn::cli
 
 namespace {
-// Under a multi-process MPI launch an error may escape on one rank only while the others wait in
-// a collective: print it with the rank and abort the whole job (does not return). Otherwise print
-// it and exit with 1.
-int fail(const std::string& message) {
-  meshnn::abort_job_if_distributed(1, message);
-  std::fprintf(stderr, "%s\n", message.c_str());
-  return 1;
-}
-
 // The output options of a command: --out (the CLI's one spelling of the main output) and
 // --log-std (audio-encode's second output).
 bool is_output_option(const CLI::Option* o) {
@@ -141,14 +132,8 @@ int run_program(const Program& program, int argc, char** argv) {
     // Usage errors exit 2 (CLI11's own codes are 100+); --help exits 0.
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
-  } catch (const meshnn::Error& e) {
-    return fail(name + ": error: " + e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(name +
-                ": error: out of memory (an input or option asks for more memory than the "
-                "machine has; see docs/reliability.md for the memory of long inputs)");
   } catch (const std::exception& e) {
-    return fail(name + ": internal error: " + e.what());
+    return meshnn::cli::report_failure(name, e);  // the exit code of core's error table
   }
   return 0;
 }

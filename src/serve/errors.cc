@@ -1,10 +1,9 @@
-// The server's error → status table (errors.h).
+// serve's side of the one error → status table (errors.h, core/error_codes.h).
 #include "serve/errors.h"
 
 #include <nlohmann/json.hpp>
 
-#include "meshnn/core/error.h"
-#include "meshnn/core/input_checks.h"
+#include "meshnn/core/error_codes.h"
 
 namespace meshnn::serve::internal {
 
@@ -12,15 +11,21 @@ std::string error_json(const std::string& code, const std::string& message) {
   return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
 }
 
+std::string ws_error_frame(const std::string& code, const std::string& message,
+                           const std::string& request_id) {
+  return nlohmann::json{
+      {"type", "error"}, {"code", code}, {"message", message}, {"request_id", request_id}}
+      .dump();
+}
+
 ErrorStatus classify(const std::exception& e) {
-  if (dynamic_cast<const InvalidArgument*>(&e) || dynamic_cast<const ShapeError*>(&e) ||
-      dynamic_cast<const FormatError*>(&e))
-    return {400, "bad_request"};
-  // Finite inputs so large that float32 overflows inside the model (a 3e38 mel): the input's
-  // fault, and the message says where.
-  if (dynamic_cast<const NumericalError*>(&e)) return {422, "unprocessable"};
-  if (dynamic_cast<const CommError*>(&e)) return {503, "mesh_failed"};
-  return {500, "internal"};
+  const ErrorCode& row = error_code_of(e);
+  return {row.http_status, row.code};
+}
+
+std::string shown_message(const ErrorStatus& st, const std::string& message,
+                          const std::string& request_id) {
+  return st.ours() ? "internal error (request id " + request_id + ")" : message;
 }
 
 }  // namespace meshnn::serve::internal

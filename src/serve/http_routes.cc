@@ -3,6 +3,7 @@
 // upgrade of /v1/models/{name}/stream, and the one-shot jobs (/decode, /vocode, /encode).
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "meshnn/core/error.h"
 #include "serve/assets.h"
@@ -190,6 +191,69 @@ void HttpSession::upgrade() {
   ws->start(parser_->release());
 }
 
+namespace {
+
+// What a one-shot job hands back to its session.
+struct Answer {
+  int status = 200;
+  std::string body, ctype;
+  double audio = 0;  // seconds of audio answered
+};
+
+// A one-shot job's model call on a worker, free of the transport: the encoded answer, or the
+// error answer of the one error table; nullopt when the session has answered already (504) or
+// the client left. A failed MPI mesh stops the server (mesh_failed).
+std::optional<Answer> compute_one_shot(Server& srv, const ServedModel& model, const Tensor& input,
+                                       OutputFormat fmt, bool encode, const Token& token,
+                                       const std::string& id) {
+  int status = 200;
+  std::string body, ctype = content_type_of(fmt);
+  double audio = 0;
+  try {
+    const auto t = Clock::now();
+    if (encode) {
+      const Tensor z = model.encode(input, srv.threads());  // (B, C, T)
+      audio = static_cast<double>(input.dim(2)) / model.sample_rate();
+      srv.metrics.audio(model.name(), audio, since(t));
+      body = npy_body(z);  // audio-encode's --out bytes
+    } else {
+      // Under MPI a started call runs to its end: every rank is in it.
+      const Tensor y = srv.cfg.mesh_run ? srv.cfg.mesh_run(model, input)
+                                        : model.run(input, srv.threads(),
+                                                    [&token](int, int, const std::string&) {
+                                                      if (token.expired()) throw Cancelled();
+                                                    });
+      const double compute = since(t);
+      audio = static_cast<double>(y.dim(2)) / model.sample_rate();
+      body = encode_output(y, model.sample_rate(), fmt);
+      if (fmt == OutputFormat::l16)
+        ctype += "; rate=" + std::to_string(model.sample_rate()) +
+                 "; channels=" + std::to_string(y.dim(1));
+      srv.metrics.audio(model.name(), audio, compute);
+    }
+  } catch (const CommError& e) {
+    // A rank of the mesh died, hung or stopped: this server cannot answer any more.
+    std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
+    if (!srv.mesh_failed.exchange(true)) srv.stop_after_mesh_fault();
+    if (token.expired()) return std::nullopt;
+    status = 503;
+    body =
+        error_json("mesh_failed",
+                   "a rank of the MPI mesh failed; the server is stopping (request id " + id + ")");
+    ctype = "application/json";
+  } catch (const std::exception& e) {
+    if (token.expired()) return std::nullopt;  // the session has answered (504) or the client left
+    const ErrorStatus st = classify(e);
+    status = st.status;
+    if (st.ours()) std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
+    body = error_json(st.code, shown_message(st, e.what(), id));
+    ctype = "application/json";
+  }
+  return Answer{status, std::move(body), std::move(ctype), audio};
+}
+
+}  // namespace
+
 // /decode, /vocode, or /encode (`encode`: a WAV in, .npy latents out).
 void HttpSession::one_shot(const std::shared_ptr<const ServedModel>& model, bool encode) {
   const Request& req = parser_->get();
@@ -236,56 +300,12 @@ void HttpSession::one_shot(const std::shared_ptr<const ServedModel>& model, bool
   const bool queued = srv_.queue.push(
       [self, model, input, token, fmt, id, encode] {
         if (token->expired()) return;
-        int status = 200;
-        std::string body, ctype = content_type_of(fmt);
-        double audio = 0;
-        try {
-          const auto t = Clock::now();
-          if (encode) {
-            const Tensor z = model->encode(input, self->srv_.threads());  // (B, C, T)
-            audio = static_cast<double>(input.dim(2)) / model->sample_rate();
-            self->srv_.metrics.audio(model->name(), audio, since(t));
-            body = npy_body(z);  // audio-encode's --out bytes
-          } else {
-            // Under MPI a started call runs to its end: every rank is in it.
-            const Tensor y = self->srv_.cfg.mesh_run
-                                 ? self->srv_.cfg.mesh_run(*model, input)
-                                 : model->run(input, self->srv_.threads(),
-                                              [token](int, int, const std::string&) {
-                                                if (token->expired()) throw Cancelled();
-                                              });
-            const double compute = since(t);
-            audio = static_cast<double>(y.dim(2)) / model->sample_rate();
-            body = encode_output(y, model->sample_rate(), fmt);
-            if (fmt == OutputFormat::l16)
-              ctype += "; rate=" + std::to_string(model->sample_rate()) +
-                       "; channels=" + std::to_string(y.dim(1));
-            self->srv_.metrics.audio(model->name(), audio, compute);
-          }
-        } catch (const CommError& e) {
-          // A rank of the mesh died, hung or stopped: this server cannot answer any more.
-          std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
-          if (!self->srv_.mesh_failed.exchange(true)) self->srv_.stop_after_mesh_fault();
-          if (token->expired()) return;
-          status = 503;
-          body = error_json(
-              "mesh_failed",
-              "a rank of the MPI mesh failed; the server is stopping (request id " + id + ")");
-          ctype = "application/json";
-        } catch (const std::exception& e) {
-          if (token->expired()) return;  // the session has answered (504) or the client left
-          const ErrorStatus st = classify(e);
-          status = st.status;
-          if (st.ours())
-            std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id.c_str(), e.what());
-          body =
-              error_json(st.code, st.ours() ? "internal error (request id " + id + ")" : e.what());
-          ctype = "application/json";
-        }
-        net::post(self->stream_.get_executor(),
-                  [self, status, b = std::move(body), ctype, audio]() mutable {
-                    self->on_job_done(status, std::move(b), ctype, audio);
-                  });
+        std::optional<Answer> a =
+            compute_one_shot(self->srv_, *model, input, fmt, encode, *token, id);
+        if (!a) return;  // the session has answered (504) or the client left
+        net::post(self->stream_.get_executor(), [self, a = std::move(*a)]() mutable {
+          self->on_job_done(a.status, std::move(a.body), a.ctype, a.audio);
+        });
       },
       false);
   if (!queued) return error(503, "overloaded", "the job queue is full, retry later", false, 1);

@@ -5,10 +5,10 @@
 #include <boost/asio/ip/address.hpp>
 #include <csignal>
 #include <cstdio>
-#include <new>
 #include <thread>
 
 #include "cli/audio_common.h"
+#include "cli/failure.h"
 #include "cli/numeric_option.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
@@ -215,14 +215,6 @@ std::string first_unknown_option(const CLI::App& app, int argc, char** argv) {
   return "";
 }
 
-// Under --backend mpi an error may escape on one rank only while the others wait in a collective:
-// print it with the rank and abort the whole job (does not return). Otherwise print it, exit 1.
-int fail(const std::string& message) {
-  abort_job_if_distributed(1, message);
-  std::fprintf(stderr, "%s\n", message.c_str());
-  return 1;
-}
-
 }  // namespace
 }  // namespace meshnn::serve
 
@@ -250,14 +242,8 @@ int main(int argc, char** argv) {
       return rc == 0 ? 0 : 2;
     }
     meshnn::serve::run(*args);
-  } catch (const meshnn::Error& e) {
-    return meshnn::serve::fail(std::string("meshnn: error: ") + e.what());
-  } catch (const std::bad_alloc&) {
-    return meshnn::serve::fail(
-        "meshnn: error: out of memory (an input or option asks for more memory than the "
-        "machine has; see docs/reliability.md for the memory of long inputs)");
   } catch (const std::exception& e) {
-    return meshnn::serve::fail(std::string("meshnn: internal error: ") + e.what());
+    return meshnn::cli::report_failure("meshnn", e);  // the exit code of core's error table
   }
   return 0;
 }

@@ -74,7 +74,7 @@ void WsSession::on_accept(beast::error_code ec) {
         }
       },
       false);
-  if (!queued) fail(503, "server busy: the job queue is full, retry later");
+  if (!queued) fail({503, "overloaded"}, "server busy: the job queue is full, retry later");
 }
 
 void WsSession::do_read() {
@@ -92,36 +92,44 @@ void WsSession::on_read(beast::error_code ec, size_t n) {
   bytes_in_ += n;
   std::string data = beast::buffers_to_string(buf_.data());
   buf_.consume(buf_.size());
-  auto self = shared_from_this();
-  if (ws_.got_text()) {
-    try {
-      parse_control(data);
-    } catch (const meshnn::Error& e) {
-      return fail(e);
-    }
-    srv_.queue.push(
-        [self] {
-          if (self->token_->expired()) return;
-          job(
-              [&] {
-                const auto t = Clock::now();
-                const Tensor y = cli::StreamFrame::as_planar(self->st_->stream->flush());
-                const double c = since(t);
-                return std::make_tuple(self->st_->encoder->encode(y), y.dim(2), c);
-              },
-              self, true);
-        },
-        true);
-    return;
+  if (ws_.got_text()) return on_control(data);
+  on_frames(data);
+}
+
+// A text message: the control message (a flush), queued behind the frames before it.
+void WsSession::on_control(const std::string& data) {
+  try {
+    parse_control(data);
+  } catch (const meshnn::Error& e) {
+    return fail(e);
   }
+  auto self = shared_from_this();
+  srv_.queue.push(
+      [self] {
+        if (self->token_->expired()) return;
+        job(
+            [&] {
+              const auto t = Clock::now();
+              const Tensor y = cli::StreamFrame::as_planar(self->st_->stream->flush());
+              const double c = since(t);
+              return std::make_tuple(self->st_->encoder->encode(y), y.dim(2), c);
+            },
+            self, true);
+      },
+      true);
+}
+
+// A binary message: whole frames, queued as one push job.
+void WsSession::on_frames(const std::string& data) {
   // A frame is what `--frames-from` reads for this model and item count (cli/stream_frame.h):
   // a message of another size is refused, never decoded as some other layout.
   const size_t frame_bytes = static_cast<size_t>(frame_.size()) * sizeof(float);
   if (data.size() % frame_bytes != 0)
-    return fail(400, detail::concat("stream message of ", data.size(),
-                                    " bytes: not a whole number of frames (a frame of '",
-                                    model_->name(), "' here is ", frame_.describe(),
-                                    "; connect with ?items=N for N batch items)"));
+    return fail({400, "bad_request"},
+                detail::concat("stream message of ", data.size(),
+                               " bytes: not a whole number of frames (a frame of '", model_->name(),
+                               "' here is ", frame_.describe(),
+                               "; connect with ?items=N for N batch items)"));
   Tensor frames;
   try {
     frames = frames_from_message(data, frame_.size());
@@ -134,9 +142,11 @@ void WsSession::on_read(beast::error_code ec, size_t n) {
   }
   frames_ += frames.dim(0);
   if (model_->stream_seconds(frames_, frame_.items) > srv_.cfg.max_audio_seconds)
-    return fail(413, "stream longer than --max-audio-seconds " +
-                         std::to_string(srv_.cfg.max_audio_seconds) +
-                         " s (audio seconds summed over the output channels)");
+    return fail({413, "payload_too_large"},
+                "stream longer than --max-audio-seconds " +
+                    std::to_string(srv_.cfg.max_audio_seconds) +
+                    " s (audio seconds summed over the output channels)");
+  auto self = shared_from_this();
   srv_.queue.push(
       [self, frames] {
         if (self->token_->expired()) return;
@@ -184,9 +194,9 @@ void WsSession::job(Work&& work, const std::shared_ptr<WsSession>& self, bool fl
 
 // An error of a worker's job, answered on the session's strand by the server's one table.
 void WsSession::post_error(const std::shared_ptr<WsSession>& self, const std::exception& e) {
-  const int status = classify(e).status;
+  const ErrorStatus st = classify(e);
   std::string m = e.what();
-  net::post(self->ws_.get_executor(), [self, status, m] { self->fail(status, m); });
+  net::post(self->ws_.get_executor(), [self, st, m] { self->fail(st, m); });
 }
 
 void WsSession::on_output(std::string bytes, int64_t samples, double compute, bool flush) {
@@ -242,7 +252,7 @@ void WsSession::send_done() {
                   });
 }
 
-void WsSession::fail(const std::exception& e) { fail(classify(e).status, e.what()); }
+void WsSession::fail(const std::exception& e) { fail(classify(e), e.what()); }
 
 // Access log, metrics, drain accounting: once, when the session goes or when a drain cut it
 // (a worker may still hold the session then, and the process exits without waiting for it).
@@ -259,22 +269,22 @@ void WsSession::finish() {
 void WsSession::cut() {
   if (finished_ || failed_) return;
   ++srv_.cut_requests;
-  fail(503, "the server stopped before this stream ended (--drain-timeout or a second signal)");
+  fail({503, "draining"},
+       "the server stopped before this stream ended (--drain-timeout or a second signal)");
 }
 
-// {"type": "error"} then a close; the session ends with the close. A 500 shows only the request
-// id (the cause goes to the log), as over HTTP.
-void WsSession::fail(int status, const std::string& message) {
+// {"type": "error", "code", …} then a close; the session ends with the close. A fault of ours
+// shows only the request id (the cause goes to the log), as over HTTP.
+void WsSession::fail(const ErrorStatus& st, const std::string& message) {
   if (failed_) return;
   failed_ = true;
   token_->cancelled = true;
+  const int status = st.status;
   status_ = status;
-  if (status >= 500 && status != 503)
+  if (st.ours())
     std::fprintf(stderr, "meshnn serve: error id=%s: %s\n", id_.c_str(), message.c_str());
-  const std::string shown =
-      status >= 500 && status != 503 ? "internal error (request id " + id_ + ")" : message;
-  auto buf = std::make_shared<std::string>(
-      nlohmann::json{{"type", "error"}, {"message", shown}, {"request_id", id_}}.dump());
+  auto buf =
+      std::make_shared<std::string>(ws_error_frame(st.code, shown_message(st, message, id_), id_));
   ws_.text(true);
   const websocket::close_code code = status == 503   ? websocket::close_code::try_again_later
                                      : status >= 500 ? websocket::close_code::internal_error

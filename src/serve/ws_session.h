@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/stream_frame.h"
+#include "serve/errors.h"
 #include "serve/models.h"
 #include "serve/server.h"
 
@@ -31,6 +32,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void on_accept(beast::error_code ec);
   void do_read();
   void on_read(beast::error_code ec, size_t n);
+  void on_control(const std::string& data);
+  void on_frames(const std::string& data);
   template <class Work>
   static void job(Work&& work, const std::shared_ptr<WsSession>& self, bool flush);
   static void post_error(const std::shared_ptr<WsSession>& self, const std::exception& e);
@@ -39,7 +42,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void fail(const std::exception& e);
   void finish();
   void cut();
-  void fail(int status, const std::string& message);
+  void fail(const ErrorStatus& st, const std::string& message);
 
   websocket::stream<beast::tcp_stream> ws_;
   beast::flat_buffer buf_;

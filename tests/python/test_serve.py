@@ -256,7 +256,8 @@ def test_stream_errors(srv, rng):
         async with websockets.connect(url, max_size=None) as ws:
             await ws.send(payload)
             m = json.loads(await ws.recv())
-            assert m['type'] == 'error' and m['message']
+            # The code of the one error table (every case here is the client's input: 400).
+            assert m['type'] == 'error' and m['message'] and m['code'] == 'bad_request'
             with pytest.raises(websockets.ConnectionClosed) as e:
                 await ws.recv()
             assert e.value.code == code
