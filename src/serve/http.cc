@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <system_error>
 #include <thread>
 
@@ -54,14 +53,8 @@ void do_accept(Server& srv) {
       });
 }
 
-}  // namespace
-
-}  // namespace internal
-
-int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const ServedModel>> models) {
-  using namespace internal;
-  Server srv(config, std::move(models));
-  const std::string host = config.host == "localhost" ? "127.0.0.1" : config.host;
+// The listening socket (--host, --port); the port bound (--port 0 picks a free one).
+int listen_on(Server& srv, const ServeConfig& config, const std::string& host) {
   beast::error_code ec;
   const auto addr = net::ip::make_address(host, ec);
   MESHNN_CHECK(!ec, "--host ", config.host, ": not an IP address");
@@ -72,109 +65,148 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
   if (!ec) srv.acceptor.listen(net::socket_base::max_listen_connections, ec);
   MESHNN_CHECK_AS(BackendError, !ec, "cannot listen on ", config.host, ":", config.port, ": ",
                   ec.message());
-  const int port = srv.acceptor.local_endpoint().port();
-  if (!config.port_file.empty()) {
-    // Written beside and renamed, so a reader never sees a partial number; a file that cannot be
-    // written stops the server (whoever waits for it would wait forever).
-    const std::string tmp = config.port_file + ".tmp";
-    bool ok = false;
-    {
-      std::ofstream f(tmp);
-      f << port << "\n";
-      f.close();
-      ok = f.good();
-    }
-    if (!ok || std::rename(tmp.c_str(), config.port_file.c_str()) != 0) {
-      const int err = errno;
-      std::remove(tmp.c_str());
-      throw BackendError(detail::concat("--port-file ", config.port_file,
-                                        ": cannot write it: ", std::strerror(err ? err : EIO)));
-    }
+  return srv.acceptor.local_endpoint().port();
+}
+
+// --port-file: written beside and renamed, so a reader never sees a partial number; a file that
+// cannot be written stops the server (whoever waits for it would wait forever).
+void write_port_file(const std::string& path, int port) {
+  const std::string tmp = path + ".tmp";
+  bool ok = false;
+  {
+    std::ofstream f(tmp);
+    f << port << "\n";
+    f.close();
+    ok = f.good();
   }
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw BackendError(detail::concat("--port-file ", path,
+                                      ": cannot write it: ", std::strerror(err ? err : EIO)));
+  }
+}
+
+// Signals, the drain and the idle trim of the allocation cache, run on the server's io_context.
+class Lifecycle {
+ public:
+  Lifecycle(Server& srv, const ServeConfig& config)
+      : srv_(srv),
+        cfg_(config),
+        signals_(srv.ioc, SIGINT, SIGTERM),
+        drain_timer_(srv.ioc),
+        trim_timer_(srv.ioc) {}
+  void start() {
+    wait_signal();
+    srv_.stop_after_mesh_fault = [this] {
+      net::post(srv_.ioc, [this] {
+        if (!srv_.draining) begin_drain("mesh failure");
+      });
+    };
+    trim_idle();
+  }
+  // The drain's deadline passed (or a second signal came) with requests open: they were cut.
+  bool cut() const { return cut_; }
+
+ private:
+  void wait_signal() {
+    signals_.async_wait([this](beast::error_code e, int sig) { on_signal(e, sig); });
+  }
+  void on_signal(beast::error_code e, int sig) {
+    if (e) return;
+    wait_signal();
+    if (srv_.draining) {  // a second signal: end the drain now, answering what is open
+      std::fprintf(stderr, "meshnn serve: second signal: ending the drain\n");
+      drain_deadline_ = Clock::now();
+      return;
+    }
+    begin_drain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  }
+  // The listener stays open while draining: /readyz and /healthz keep answering (503 and 200),
+  // new work is answered 503 draining, so a load balancer sees the drain instead of a refusal.
+  void begin_drain(const char* why) {
+    std::fprintf(stderr, "meshnn serve: %s: draining (%lld in flight, deadline %.0f s)\n", why,
+                 static_cast<long long>(srv_.in_flight.load()), cfg_.drain_timeout);
+    srv_.draining = true;
+    drain_deadline_ = Clock::now() + ms(cfg_.drain_timeout);
+    poll_drain();
+  }
+  // Polled every 20 ms while draining: done when nothing is in flight. At the deadline (or a
+  // second signal) every open request and stream is answered 503 and logged; the process stops
+  // once those answers are written (or after a short grace for a client that does not read).
+  void poll_drain() {
+    const int64_t open = srv_.in_flight.load();
+    if (open > 0 && !cut_ && Clock::now() >= drain_deadline_) {
+      std::fprintf(stderr, "meshnn serve: drain ended with %lld request(s) open: answering 503\n",
+                   static_cast<long long>(open));
+      cut_ = true;
+      cut_deadline_ = Clock::now() + ms(std::min(2.0, cfg_.write_timeout));
+      srv_.cut_all();
+    }
+    if (open <= 0 || (cut_ && Clock::now() >= cut_deadline_)) {
+      srv_.ioc.stop();
+      return;
+    }
+    drain_timer_.expires_after(std::chrono::milliseconds(20));
+    drain_timer_.async_wait([this](beast::error_code e) {
+      if (!e) poll_drain();
+    });
+  }
+  // The cache's age limit is checked as blocks are freed; this timer also frees old blocks while
+  // no request comes, so an idle server shrinks back.
+  void trim_idle() {
+    if (cfg_.cache_max_age <= 0) return;
+    trim_timer_.expires_after(ms(std::max(0.25, cfg_.cache_max_age / 2)));
+    trim_timer_.async_wait([this](beast::error_code e) {
+      if (e || srv_.draining) return;
+      trim_allocation_cache();
+      trim_idle();
+    });
+  }
+
+  Server& srv_;
+  const ServeConfig& cfg_;
+  net::signal_set signals_;
+  net::steady_timer drain_timer_, trim_timer_;
+  Clock::time_point drain_deadline_{}, cut_deadline_{};
+  bool cut_ = false;
+};
+
+// Runs the network threads until the io_context stops; a thread that cannot start is a
+// BackendError after the started ones are stopped.
+void run_network(Server& srv, int io_threads) {
+  std::vector<std::thread> io;
+  try {
+    for (int i = 0; i < std::max(1, io_threads); ++i) io.emplace_back([&] { srv.ioc.run(); });
+  } catch (const std::system_error& e) {
+    srv.ioc.stop();
+    for (auto& t : io) t.join();
+    throw BackendError(detail::concat("serve: cannot start network thread ", io.size() + 1, " of ",
+                                      io_threads, ": ", e.what(),
+                                      " (lower --io-threads / --workers, or raise the limits)"));
+  }
+  for (auto& t : io) t.join();
+}
+
+}  // namespace
+
+}  // namespace internal
+
+int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const ServedModel>> models) {
+  using namespace internal;
+  Server srv(config, std::move(models));
+  const std::string host = config.host == "localhost" ? "127.0.0.1" : config.host;
+  const int port = listen_on(srv, config, host);
+  if (!config.port_file.empty()) write_port_file(config.port_file, port);
   std::printf("meshnn serve: listening on http://%s:%d (%zu model%s, %d worker%s x %d threads)\n",
               host.find(':') != std::string::npos ? ("[" + host + "]").c_str() : host.c_str(), port,
               srv.models.size(), srv.models.size() == 1 ? "" : "s", config.workers,
               config.workers == 1 ? "" : "s", config.threads_per_worker);
   std::fflush(stdout);
-
-  net::signal_set signals(srv.ioc, SIGINT, SIGTERM);
-  net::steady_timer drain_timer(srv.ioc);
-  Clock::time_point drain_deadline{}, cut_deadline{};
-  bool cut = false;
-  // Polled every 20 ms while draining: done when nothing is in flight. At the deadline (or a
-  // second signal) every open request and stream is answered 503 and logged; the process stops
-  // once those answers are written (or after a short grace for a client that does not read).
-  std::function<void()> poll_drain = [&] {
-    const int64_t open = srv.in_flight.load();
-    if (open > 0 && !cut && Clock::now() >= drain_deadline) {
-      std::fprintf(stderr, "meshnn serve: drain ended with %lld request(s) open: answering 503\n",
-                   static_cast<long long>(open));
-      cut = true;
-      cut_deadline = Clock::now() + ms(std::min(2.0, config.write_timeout));
-      srv.cut_all();
-    }
-    if (open <= 0 || (cut && Clock::now() >= cut_deadline)) {
-      srv.ioc.stop();
-      return;
-    }
-    drain_timer.expires_after(std::chrono::milliseconds(20));
-    drain_timer.async_wait([&](beast::error_code e) {
-      if (!e) poll_drain();
-    });
-  };
-  // The listener stays open while draining: /readyz and /healthz keep answering (503 and 200),
-  // new work is answered 503 draining, so a load balancer sees the drain instead of a refusal.
-  auto begin_drain = [&](const char* why) {
-    std::fprintf(stderr, "meshnn serve: %s: draining (%lld in flight, deadline %.0f s)\n", why,
-                 static_cast<long long>(srv.in_flight.load()), config.drain_timeout);
-    srv.draining = true;
-    drain_deadline = Clock::now() + ms(config.drain_timeout);
-    poll_drain();
-  };
-  std::function<void(beast::error_code, int)> on_signal = [&](beast::error_code e, int sig) {
-    if (e) return;
-    signals.async_wait(on_signal);
-    if (srv.draining) {  // a second signal: end the drain now, answering what is open
-      std::fprintf(stderr, "meshnn serve: second signal: ending the drain\n");
-      drain_deadline = Clock::now();
-      return;
-    }
-    begin_drain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
-  };
-  signals.async_wait(on_signal);
-  srv.stop_after_mesh_fault = [&] {
-    net::post(srv.ioc, [&] {
-      if (!srv.draining) begin_drain("mesh failure");
-    });
-  };
-
-  // The cache's age limit is checked as blocks are freed; this timer also frees old blocks while
-  // no request comes, so an idle server shrinks back.
-  net::steady_timer trim_timer(srv.ioc);
-  std::function<void()> trim_idle = [&] {
-    if (config.cache_max_age <= 0) return;
-    trim_timer.expires_after(ms(std::max(0.25, config.cache_max_age / 2)));
-    trim_timer.async_wait([&](beast::error_code e) {
-      if (e || srv.draining) return;
-      trim_allocation_cache();
-      trim_idle();
-    });
-  };
-  trim_idle();
-
+  Lifecycle life(srv, config);
+  life.start();
   do_accept(srv);
-  std::vector<std::thread> io;
-  try {
-    for (int i = 0; i < std::max(1, config.io_threads); ++i)
-      io.emplace_back([&] { srv.ioc.run(); });
-  } catch (const std::system_error& e) {
-    srv.ioc.stop();
-    for (auto& t : io) t.join();
-    throw BackendError(detail::concat("serve: cannot start network thread ", io.size() + 1, " of ",
-                                      config.io_threads, ": ", e.what(),
-                                      " (lower --io-threads / --workers, or raise the limits)"));
-  }
-  for (auto& t : io) t.join();
+  run_network(srv, config.io_threads);
   // From here a signal must not kill the process mid-teardown.
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGTERM, SIG_IGN);
@@ -183,7 +215,7 @@ int run_server(const ServeConfig& config, std::vector<std::shared_ptr<const Serv
   if (cut_requests > 0)
     std::fprintf(stderr, "meshnn serve: %lld request(s) cut by the drain (answered 503)\n",
                  static_cast<long long>(cut_requests));
-  if (cut || srv.in_flight.load() > 0) {
+  if (life.cut() || srv.in_flight.load() > 0) {
     // Jobs still running on the workers are abandoned, not waited for.
     std::fprintf(stderr, "meshnn serve: stopped\n");
     std::fflush(nullptr);

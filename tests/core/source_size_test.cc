@@ -332,7 +332,7 @@ const char* const kFunctionBoundHolds[] = {
     "src/layers/",
     "src/mesh/",
     "src/ops/",
-    "src/serve/main.cc",
+    "src/serve/",
     "src/streaming/",
     "src/models/minimax_h3/",
     "src/models/gr00t_action_head.cc",
