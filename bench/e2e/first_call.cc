@@ -1,11 +1,12 @@
-// meshnn-bench first-call: what a one-shot `meshnn audio-decode` pays before its output, split up.
-// Loads an LTX-2.3 checkpoint (a given file, or a seeded random bf16 one at the real architecture
-// written to a scratch folder), then decodes the same latent `--calls` times on one loaded decoder
-// and prints: load seconds, RSS after load, call 1 (a fresh decoder: every plan, JIT kernel,
-// packed layout and scratch page made here), the median of calls 2..n (steady state), and their
-// ratio — the figure issue 13 bounds at 1.15. Each phase also gets its process CPU time (user +
-// system): on a busy machine wall times swing, CPU time much less (run with
-// OMP_WAIT_POLICY=passive so that waiting OpenMP threads do not spin and count as work).
+// meshnn-bench first-call: what a one-shot `meshnn audio-decode` / `vocode` pays before its output,
+// split up. Loads an LTX-2.3 checkpoint (a given file, or a seeded random bf16 one at the real
+// architecture written to a scratch folder) or, with --model bigvgan, an NVIDIA BigVGAN one (a
+// seeded random one at the released size, written by tools/make_checkpoint.py), then runs the same
+// input `--calls` times on the one loaded model and prints: load seconds, RSS after load, call 1 (a
+// fresh decoder: every plan, JIT kernel, packed layout and scratch page made here), the median of
+// calls 2..n (steady state), and their ratio — the figure issue 13 bounds at 1.15. Each phase also
+// gets its process CPU time (user + system): on a busy machine wall times swing, CPU time much less
+// (run with OMP_WAIT_POLICY=passive so that waiting OpenMP threads do not spin and count as work).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "cli/audio_common.h"
@@ -21,6 +23,8 @@
 #include "cli/numeric_option.h"
 #include "e2e/util.h"
 #include "meshnn/audio.h"
+#include "meshnn/core/cpu.h"
+#include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
@@ -29,6 +33,7 @@ namespace meshnn::cli {
 namespace {
 
 struct Args {
+  std::string model = "ltx23", config = "bigvgan_v2_24khz_100band_256x";
   std::string checkpoint, latent, mesh = "auto";
   double seconds = 4.0;
   int threads = 0, calls = 4;
@@ -44,6 +49,13 @@ double cpu_s() {
          1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
+// Minor page faults of the process so far (first touches of fresh pages).
+long minor_faults() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
+
 // Resident set size now (VmRSS) in MB, from /proc/self/status; -1 when unreadable.
 double rss_mb() {
   std::ifstream f("/proc/self/status");
@@ -53,35 +65,93 @@ double rss_mb() {
   return -1;
 }
 
-void run(const Args& a) {
-  double l[1];
-  std::printf("meshnn bench first-call: load average at start %.1f\n",
-              getloadavg(l, 1) == 1 ? l[0] : -1.0);
-  std::filesystem::path scratch;
-  std::string ckpt = a.checkpoint;
-  if (ckpt.empty()) {
-    scratch =
-        std::filesystem::temp_directory_path() / ("meshnn-first-call-" + std::to_string(getpid()));
-    std::filesystem::create_directories(scratch);
-    ckpt = (scratch / "ltx23.safetensors").string();
-    LtxAudioDecoder::save_random_ltx23(ckpt, a.seed);  // bf16 like the published checkpoints
-  }
-  Tensor latent;
+// A loaded model: how to run it once, and what it is.
+struct Loaded {
+  std::function<Tensor(const RunOptions&)> call;
+  std::string what;
+  double params = 0, sample_rate = 1;
+};
+
+Tensor random_latent(const Args& a) {
   if (!a.latent.empty()) {
-    latent = io::load_npy(a.latent).to(DType::f32);
+    Tensor latent = io::load_npy(a.latent).to(DType::f32);
     if (latent.rank() == 3)
       latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
-  } else {
-    const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(a.seconds * 25 + 0.5));
-    latent = Tensor({1, 8, T, 16});
-    std::mt19937_64 rng(a.seed + 1);
-    std::normal_distribution<float> nd(0.f, 1.f);
-    for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
+    return latent;
   }
+  const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(a.seconds * 25 + 0.5));
+  Tensor latent({1, 8, T, 16});
+  std::mt19937_64 rng(a.seed + 1);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
+  return latent;
+}
+
+// The checkpoint and config the run loads: a.checkpoint, or a seeded random one at the released
+// size written to `scratch` (before the load is timed).
+std::pair<std::string, std::string> checkpoint_files(const Args& a,
+                                                     const std::filesystem::path& scratch) {
+  if (!a.checkpoint.empty()) return {a.checkpoint, ""};
+  if (a.model == "ltx23") {
+    const std::string ckpt = (scratch / "ltx23.safetensors").string();
+    LtxAudioDecoder::save_random_ltx23(ckpt, a.seed);  // bf16 like the published checkpoints
+    return {ckpt, ""};
+  }
+  int rc = 0;
+  const std::string made =
+      run_capture("/usr/bin/python3 " + std::string(MESHNN_SOURCE_DIR) +
+                      "/tools/make_checkpoint.py bigvgan " + scratch.string() + " --config " +
+                      a.config + " --fold --no-check --seed " + std::to_string(a.seed) + " 2>&1",
+                  rc);
+  if (rc != 0) throw Error("could not write the BigVGAN checkpoint: " + made);
+  return {(scratch / "bigvgan_generator.safetensors").string(), (scratch / "config.json").string()};
+}
+
+// LTX-2.3 loaded at a.precision, and its input.
+Loaded load_ltx(const Args& a, const std::string& ckpt) {
+  const Tensor latent = random_latent(a);
+  auto dec = std::make_shared<const LtxAudioDecoder>(
+      LtxAudioDecoder::load(ckpt, StagePrecision::parse(a.precision)));
+  Loaded l;
+  l.call = [dec, latent](const RunOptions& run) { return dec->decode(latent, run); };
+  l.what = std::string(a.checkpoint.empty() ? "random LTX-2.3 bf16" : a.checkpoint) + ", latent " +
+           std::to_string(latent.dim(2)) + " frames";
+  l.params = static_cast<double>(dec->parameters());
+  l.sample_rate = dec->sample_rate();
+  return l;
+}
+
+// NVIDIA BigVGAN loaded at a.precision, and a random log-mel of a.seconds.
+Loaded load_bigvgan(const Args& a, const std::string& ckpt, const std::string& config) {
+  auto voc = std::make_shared<const BigVganVocoder>(
+      BigVganVocoder::load(ckpt, config, StagePrecision::parse(a.precision)));
+  const int64_t frames = std::max<int64_t>(
+      1, std::llround(a.seconds * voc->sample_rate() / static_cast<double>(voc->hop_length())));
+  Tensor mel({1, voc->num_mels(), frames});
+  std::mt19937_64 rng(a.seed + 7);
+  std::normal_distribution<float> nd(-4.f, 2.f);  // log-mel range of speech
+  for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
+  Loaded l;
+  l.call = [voc, mel](const RunOptions& run) { return voc->vocode(mel, run); };
+  l.what = (a.checkpoint.empty() ? "random " + a.config : a.checkpoint) + ", mel " +
+           std::to_string(frames) + " frames";
+  l.sample_rate = voc->sample_rate();
+  return l;
+}
+
+void run(const Args& a) {
+  double l[1];
+  std::printf("meshnn bench first-call: %s at %s; cpu: %s (%s); load average at start %.1f\n",
+              a.model.c_str(), a.precision.c_str(), cpu_features().brand.c_str(),
+              cpu_features_str().c_str(), getloadavg(l, 1) == 1 ? l[0] : -1.0);
+  const std::filesystem::path scratch =
+      std::filesystem::temp_directory_path() / ("meshnn-first-call-" + std::to_string(getpid()));
+  std::filesystem::create_directories(scratch);
+  const auto [ckpt, config] = checkpoint_files(a, scratch);
   const double rss0 = rss_mb();
-  const auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = cpu_s();
-  const LtxAudioDecoder dec = LtxAudioDecoder::load(ckpt, StagePrecision::parse(a.precision));
+  const auto t0 = std::chrono::steady_clock::now();
+  const Loaded m = a.model == "bigvgan" ? load_bigvgan(a, ckpt, config) : load_ltx(a, ckpt);
   const double load_s = seconds_since(t0);
   const double load_cpu = cpu_s() - cpu0;
   const double rss_load = rss_mb();
@@ -89,28 +159,31 @@ void run(const Args& a) {
   run.mesh = a.mesh;
   run.threads = a.threads;
   std::vector<double> calls, cpus;
+  std::vector<long> faults;
   Tensor first, out;
   for (int i = 0; i < std::max(2, a.calls); ++i) {
     const auto c0 = std::chrono::steady_clock::now();
     const double u0 = cpu_s();
-    out = dec.decode(latent, run);
+    const long f0 = minor_faults();
+    out = m.call(run);
     calls.push_back(seconds_since(c0));
     cpus.push_back(cpu_s() - u0);
+    faults.push_back(minor_faults() - f0);
     if (i == 0) first = out;
   }
   const double steady = median(std::vector<double>(calls.begin() + 1, calls.end()));
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  const double audio_s = static_cast<double>(out.dim(2)) / dec.sample_rate();
-  std::printf("checkpoint %s (%.1f M values), latent %lld frames (%.2f s of audio), mesh %s\n",
-              a.checkpoint.empty() ? "random LTX-2.3 bf16" : a.checkpoint.c_str(),
-              dec.parameters() / 1e6, static_cast<long long>(latent.dim(2)), audio_s,
-              a.mesh.c_str());
+  const double audio_s = static_cast<double>(out.dim(2)) / m.sample_rate;
+  std::printf("model %s (%.2f s of audio), mesh %s\n", m.what.c_str(), audio_s, a.mesh.c_str());
   std::printf("load %.3f s, CPU %.3f s (RSS %.0f -> %.0f MB)\n", load_s, load_cpu, rss0, rss_load);
   std::printf("call 1 %.3f s; calls 2..%zu:", calls[0], calls.size());
   for (size_t i = 1; i < calls.size(); ++i) std::printf(" %.3f", calls[i]);
   const double steady_cpu = median(std::vector<double>(cpus.begin() + 1, cpus.end()));
   std::printf("; median %.3f s\n", steady);
+  std::printf("page faults: call 1 %ld; calls 2..%zu:", faults[0], faults.size());
+  for (size_t i = 1; i < faults.size(); ++i) std::printf(" %ld", faults[i]);
+  std::printf("\n");
   std::printf("CPU s: call 1 %.3f, median of calls 2..%zu %.3f, ratio %.3f\n", cpus[0], cpus.size(),
               steady_cpu, cpus[0] / steady_cpu);
   std::printf("first / steady: %.3f (call 1 output %s the steady one); load + call 1 %.3f s\n",
@@ -120,16 +193,22 @@ void run(const Args& a) {
                   : "DIFFERS from",
               load_s + calls[0]);
   std::printf("peak RSS %.0f MB\n", ru.ru_maxrss / 1024.0);
-  if (!scratch.empty()) std::filesystem::remove_all(scratch);
+  std::filesystem::remove_all(scratch);
 }
 
 const Registrar reg("first-call", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "first-call", "LTX-2.3 decode: load time, first call vs steady state on one decoder");
-  cmd->add_option("--checkpoint", args->checkpoint, "LTX-2.3 checkpoint (default: random bf16)");
+      "first-call", "LTX-2.3 decode / BigVGAN vocode: load time, first call vs steady state");
+  cmd->add_option("--model", args->model, "ltx23 or bigvgan")
+      ->check(CLI::IsMember({"ltx23", "bigvgan"}))
+      ->capture_default_str();
+  cmd->add_option("--config", args->config, "--model bigvgan: released config of the random one")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "checkpoint (default: a random one; bigvgan: config.json beside it)");
   cmd->add_option("--latent", args->latent, "latent .npy (default: random, --seconds long)");
-  add_real_option(cmd, "--seconds", args->seconds, {0.08, 3600}, "random latent length")
+  add_real_option(cmd, "--seconds", args->seconds, {0.08, 3600}, "random latent / mel length")
       ->capture_default_str();
   cmd->add_option("--mesh", args->mesh, "device mesh, as audio-decode")->capture_default_str();
   add_int_option(cmd, "--threads", args->threads, 0, max_threads(),
