@@ -71,61 +71,54 @@ std::string torch_bench_path() {
   return "";
 }
 
-void run(const Args& a) {
-  std::printf(
-      "meshnn bench audio: LTX-2.3 decode, %.1f s of audio, %d thread(s), %d repetitions "
-      "(medians)\n",
-      a.seconds, a.threads, a.repeat);
-  std::printf("cpu: %s (%s); load average at start %.1f\n", cpu_features().brand.c_str(),
-              cpu_features_str().c_str(), [] {
-                double l[1];
-                return getloadavg(l, 1) == 1 ? l[0] : -1.0;
-              }());
-  const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
-  Tensor latent({1, 8, T, 16});
-  std::mt19937_64 rng(a.seed + 1);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
-  const double audio_s = static_cast<double>((4 * T - 3) * 160) / 16000.0;
+// The decoders of each setting (--algos, or --precision), timed `repeat` times after one warm-up
+// in rounds that interleave the settings; the last setting is the one compared with PyTorch.
+struct Settings {
+  std::vector<std::string> names;
+  std::vector<LtxAudioDecoder> decs;
+  std::vector<Timed> per;
+};
 
+Settings time_settings(const Args& a, const Tensor& latent) {
+  Settings st;
   // One decoder per algorithm setting (built under its MESHNN_CONV_ALGO, which is read when the
   // layers are built), timed in rounds that interleave the settings so machine-load drift hits
   // them alike.
   // --precision instead: one decoder per precision (a mode, the preset or stage=mode pairs) at
   // the default algorithm choice.
-  std::vector<std::string> algos = a.precisions.empty() ? split_csv(a.algos) : a.precisions;
+  std::vector<std::string>& algos = st.names;
+  algos = a.precisions.empty() ? split_csv(a.algos) : a.precisions;
   if (algos.empty()) algos.push_back("");
-  std::vector<LtxAudioDecoder> decs;
   for (const std::string& entry : algos) {
     if (!a.precisions.empty()) {
-      decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, StagePrecision::parse(entry)));
+      st.decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, StagePrecision::parse(entry)));
       continue;
     }
     const auto [algo, precision] = algo_and_precision(entry);
     const ScopedConvAlgo env(algo);
-    decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, precision));
+    st.decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, precision));
   }
-  std::vector<Timed> per(algos.size());
+  st.per.resize(algos.size());
   for (int r = 0; r < a.repeat + 1; ++r)
     for (size_t i = 0; i < algos.size(); ++i) {
-      const Timed one = time_decode(decs[i], "1x1", a.threads, latent, 0);
-      per[i].out = one.out;
+      const Timed one = time_decode(st.decs[i], "1x1", a.threads, latent, 0);
+      st.per[i].out = one.out;
       if (r == 0)
-        per[i].first = one.first;
+        st.per[i].first = one.first;
       else
-        per[i].runs.push_back(one.first);
+        st.per[i].runs.push_back(one.first);
     }
-  const size_t def = algos.size() - 1;  // the last setting is the one compared with PyTorch
-  Timed& ours = per[def];
-  const double ours_med = median(ours.runs);
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
+  return st;
+}
+
+void print_settings(const Args& a, const Settings& st, double audio_s) {
+  const std::vector<Timed>& per = st.per;
   std::printf("\n%-48s %10s %10s %8s %9s %9s\n", "run", "median s", "first s", "RTF", "speed-up",
               "PSNR dB");
-  for (size_t i = 0; i < algos.size(); ++i) {
+  for (size_t i = 0; i < st.names.size(); ++i) {
     const std::string label = "meshnn 1x1, " + std::to_string(a.threads) + " threads, " +
                               (a.precisions.empty() ? "algo " : "precision ") +
-                              (algos[i].empty() ? "(env)" : algos[i]);
+                              (st.names[i].empty() ? "(env)" : st.names[i]);
     const double med = median(per[i].runs);
     std::printf("%-48s %10.3f %10.3f %8.3f %8.2fx %9.1f\n", label.c_str(), med, per[i].first,
                 med / audio_s, median(per[0].runs) / med,
@@ -134,31 +127,30 @@ void run(const Args& a) {
   std::printf(
       "(speed-up and PSNR against the first setting; first s = the first decode of a fresh "
       "decoder, which builds every plan)\n");
+}
 
-  if (!a.skip_mesh) {
-    const LtxAudioDecoder& dec = decs.back();
-    Timed s1 = time_decode(dec, "1x1", 1, latent, a.repeat);
-    Timed s2 = time_decode(dec, "1x2", 1, latent, a.repeat);
-    std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x1, 1 thread", median(s1.runs), s1.first,
-                median(s1.runs) / audio_s);
-    std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x2, 1 thread per device", median(s2.runs),
-                s2.first, median(s2.runs) / audio_s);
-    double diff = 0;
-    for (int64_t i = 0; i < s2.out.numel(); ++i)
-      diff = std::max(
-          diff, static_cast<double>(std::abs(s2.out.data<float>()[i] - ours.out.data<float>()[i])));
-    std::printf(
-        "mesh speed-up 1x1/1t → 1x2/1t per device: %.2fx (sharded vs unsharded max |diff| %.2g)\n",
-        median(s1.runs) / median(s2.runs), diff);
-  }
-  std::printf("meshnn peak RSS: %.0f MB\n", ru.ru_maxrss / 1024.0);
+// 1x1 against 1x2 at one thread per device; ours: the 1x1 output the sharded one must match.
+void print_mesh_scaling(const Args& a, const LtxAudioDecoder& dec, const Tensor& latent,
+                        const Timed& ours, double audio_s) {
+  Timed s1 = time_decode(dec, "1x1", 1, latent, a.repeat);
+  Timed s2 = time_decode(dec, "1x2", 1, latent, a.repeat);
+  std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x1, 1 thread", median(s1.runs), s1.first,
+              median(s1.runs) / audio_s);
+  std::printf("%-34s %10.3f %10.3f %8.3f\n", "meshnn 1x2, 1 thread per device", median(s2.runs),
+              s2.first, median(s2.runs) / audio_s);
+  double diff = 0;
+  for (int64_t i = 0; i < s2.out.numel(); ++i)
+    diff = std::max(
+        diff, static_cast<double>(std::abs(s2.out.data<float>()[i] - ours.out.data<float>()[i])));
+  std::printf(
+      "mesh speed-up 1x1/1t → 1x2/1t per device: %.2fx (sharded vs unsharded max |diff| %.2g)\n",
+      median(s1.runs) / median(s2.runs), diff);
+}
 
-  const std::string script = torch_bench_path();
-  if (a.skip_torch || script.empty()) {
-    if (!a.skip_torch)
-      std::printf("PyTorch comparison skipped: bench/torch/torch_audio_bench.py not found\n");
-    return;
-  }
+// PyTorch (bench/torch/torch_audio_bench.py) on the same weights and latent: its median, and the
+// speed-up and waveform PSNR of ours (the compared setting's output and median) against it.
+void compare_with_torch(const Args& a, const std::string& script, const Tensor& latent,
+                        const Timed& ours, double ours_med, double audio_s) {
   // Same weights and latent for PyTorch: write them to a scratch folder.
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("meshnn-bench-" + std::to_string(getpid()));
@@ -196,6 +188,41 @@ void run(const Args& a) {
   std::printf("\nspeed-up over PyTorch (same threads): %.2fx; waveform PSNR vs PyTorch %.1f dB\n",
               torch_med / ours_med, psnr);
   std::filesystem::remove_all(dir);
+}
+
+void run(const Args& a) {
+  std::printf(
+      "meshnn bench audio: LTX-2.3 decode, %.1f s of audio, %d thread(s), %d repetitions "
+      "(medians)\n",
+      a.seconds, a.threads, a.repeat);
+  std::printf("cpu: %s (%s); load average at start %.1f\n", cpu_features().brand.c_str(),
+              cpu_features_str().c_str(), [] {
+                double l[1];
+                return getloadavg(l, 1) == 1 ? l[0] : -1.0;
+              }());
+  const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(a.seconds * 25)));
+  Tensor latent({1, 8, T, 16});
+  std::mt19937_64 rng(a.seed + 1);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (int64_t i = 0; i < latent.numel(); ++i) latent.data<float>()[i] = nd(rng);
+  const double audio_s = static_cast<double>((4 * T - 3) * 160) / 16000.0;
+
+  const Settings st = time_settings(a, latent);
+  const Timed& ours = st.per.back();  // the last setting is the one compared with PyTorch
+  const double ours_med = median(ours.runs);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  print_settings(a, st, audio_s);
+  if (!a.skip_mesh) print_mesh_scaling(a, st.decs.back(), latent, ours, audio_s);
+  std::printf("meshnn peak RSS: %.0f MB\n", ru.ru_maxrss / 1024.0);
+
+  const std::string script = torch_bench_path();
+  if (a.skip_torch || script.empty()) {
+    if (!a.skip_torch)
+      std::printf("PyTorch comparison skipped: bench/torch/torch_audio_bench.py not found\n");
+    return;
+  }
+  compare_with_torch(a, script, latent, ours, ours_med, audio_s);
 }
 
 const Registrar reg("audio", [](CLI::App& app) {

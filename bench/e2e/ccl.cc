@@ -131,92 +131,105 @@ std::map<std::pair<int, int64_t>, double> run_mpi_child(const std::vector<int64_
   return res;
 }
 
+struct Args {
+  std::vector<int64_t> sizes{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
+  int trials = 9;
+  bool no_mpi = false, worker = false, pipeline_sleep = false;
+  double pipeline_ms = 0;
+};
+
+using Timings = std::map<std::pair<int, int64_t>, double>;
+
+// One row per (collective, size): local and MPI time and bandwidth beside a memcpy of the bytes.
+void print_collectives(const Args& a, const Timings& local, const Timings& mpi) {
+  std::printf(
+      "1x2 mesh, 1 thread per device, median of %d trials; GB/s = bytes per device / time\n",
+      a.trials);
+  std::printf("%-15s %9s %10s %10s %10s %10s %10s %8s %8s\n", "op", "size/dev", "local us",
+              "local GB/s", "mpi us", "mpi GB/s", "memcpy GB/s", "loc/mcpy", "loc/mpi");
+  for (CclBenchOp op : kOps)
+    for (int64_t s : a.sizes) {
+      const double bytes = ccl_bench_op_bytes(op, s, 2);
+      const double tl = local.at({static_cast<int>(op), s});
+      const double tm =
+          median(ccl_bench_memcpy(static_cast<int64_t>(bytes), reps_for(s), a.trials));
+      const auto it = mpi.find({static_cast<int>(op), s});
+      const double tp = it == mpi.end() ? 0 : it->second;
+      char mpi_us[32] = "-", mpi_bw[32] = "-", ratio[32] = "-";
+      if (tp > 0) {
+        std::snprintf(mpi_us, sizeof mpi_us, "%.1f", tp * 1e6);
+        std::snprintf(mpi_bw, sizeof mpi_bw, "%.2f", bytes / tp * 1e-9);
+        std::snprintf(ratio, sizeof ratio, "%.2f", tp / tl);
+      }
+      std::printf("%-15s %9s %10.1f %10.2f %10s %10s %10.2f %8.2f %8s\n", ccl_bench_op_name(op),
+                  size_str(s).c_str(), tl * 1e6, bytes / tl * 1e-9, mpi_us, mpi_bw,
+                  bytes / tm * 1e-9, tm / tl, ratio);
+    }
+}
+
+// One row per size: the 2-stage pipeline against its serial baseline, local and MPI.
+void print_pipeline(const Args& a, const Timings& local, const Timings& mpi) {
+  std::printf(
+      "\n2-stage pipeline, %g ms of %s per stage, %d chunks, one hand-over of "
+      "size/dev per chunk: ms per chunk (ideal %g overlapped, %g serial); serial = "
+      "one device doing both stages, same load\n",
+      a.pipeline_ms, a.pipeline_sleep ? "sleep" : "busy work", kPipelineChunks, a.pipeline_ms,
+      2 * a.pipeline_ms);
+  std::printf("%-15s %9s %10s %10s %10s %10s %10s %10s\n", "", "size/dev", "local", "serial",
+              "speed-up", "mpi", "serial", "speed-up");
+  for (int64_t s : a.sizes) {
+    const double tl = local.at({kPipelineKey, s}), tsl = local.at({kSerialKey, s});
+    const auto it = mpi.find({kPipelineKey, s}), its = mpi.find({kSerialKey, s});
+    char mpi_ms[32] = "-", mpi_ser[32] = "-", mpi_x[32] = "-";
+    if (it != mpi.end() && its != mpi.end()) {
+      std::snprintf(mpi_ms, sizeof mpi_ms, "%.3f", it->second * 1e3);
+      std::snprintf(mpi_ser, sizeof mpi_ser, "%.3f", its->second * 1e3);
+      std::snprintf(mpi_x, sizeof mpi_x, "%.2f", its->second / it->second);
+    }
+    std::printf("%-15s %9s %10.3f %10.3f %10.2f %10s %10s %10s\n", "pipeline", size_str(s).c_str(),
+                tl * 1e3, tsl * 1e3, tsl / tl, mpi_ms, mpi_ser, mpi_x);
+  }
+}
+
+void run(const Args& a) {
+  const std::vector<int64_t>& S = a.sizes;
+  if (a.worker) {
+    run_mesh(Backend::mpi, S, a.trials, process_rank(Backend::mpi) == 0, a.pipeline_ms,
+             a.pipeline_sleep);
+    finalize_backends();
+    return;
+  }
+  const auto local = run_mesh(Backend::local, S, a.trials, false, a.pipeline_ms, a.pipeline_sleep);
+  std::string mpi_error;
+  Timings mpi;
+  if (!a.no_mpi) mpi = run_mpi_child(S, a.trials, a.pipeline_ms, a.pipeline_sleep, mpi_error);
+  print_collectives(a, local, mpi);
+  if (a.pipeline_ms > 0) print_pipeline(a, local, mpi);
+  if (!mpi_error.empty()) std::printf("mpi: %s\n", mpi_error.c_str());
+}
+
 const Registrar reg("ccl", [](CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("ccl", "Collective throughput on a 1x2 mesh: local vs MPI vs memcpy");
-  auto sizes = std::make_shared<std::vector<int64_t>>(
-      std::vector<int64_t>{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20});
-  auto trials = std::make_shared<int>(9);
-  auto no_mpi = std::make_shared<bool>(false);
-  auto worker = std::make_shared<bool>(false);
-  auto pipeline_ms = std::make_shared<double>(0);
-  auto pipeline_sleep = std::make_shared<bool>(false);
+  auto args = std::make_shared<Args>();
   // Sizes: whole 1 KiB rows (the neighbour-pad layout), at least its two halo rows, at most
   // 256 MiB per device.
-  add_int_list_option(cmd, "--sizes", *sizes, int64_t{2} << 10, int64_t{256} << 20,
+  add_int_list_option(cmd, "--sizes", args->sizes, int64_t{2} << 10, int64_t{256} << 20,
                       "bytes per device, comma separated (K / M suffixes), multiples of 1K", true)
       ->check(CLI::Validator(
           [](std::string& s) {
             return std::stoll(s) % 1024 == 0 ? std::string() : s + ": not a multiple of 1K";
           },
           "", "multiple of 1K"));
-  add_int_option(cmd, "--trials", *trials, 1, 10000, "trials per point (median reported)");
-  cmd->add_flag("--no-mpi", *no_mpi, "skip the MPI backend");
-  cmd->add_flag("--pipeline-sleep", *pipeline_sleep,
+  add_int_option(cmd, "--trials", args->trials, 1, 10000, "trials per point (median reported)");
+  cmd->add_flag("--no-mpi", args->no_mpi, "skip the MPI backend");
+  cmd->add_flag("--pipeline-sleep", args->pipeline_sleep,
                 "the pipeline stages sleep instead of computing (overlap without core contention)");
-  add_real_option(cmd, "--pipeline-ms", *pipeline_ms, {0, 60000},
+  add_real_option(cmd, "--pipeline-ms", args->pipeline_ms, {0, 60000},
                   "also time a 2-stage pipeline (send/recv) with this many ms of work per stage");
-  cmd->add_flag("--mpi-worker", *worker, "internal: run as one rank of the MPI measurement")
+  cmd->add_flag("--mpi-worker", args->worker, "internal: run as one rank of the MPI measurement")
       ->group("");
-  cmd->callback([=] {
-    const std::vector<int64_t>& S = *sizes;
-    if (*worker) {
-      run_mesh(Backend::mpi, S, *trials, process_rank(Backend::mpi) == 0, *pipeline_ms,
-               *pipeline_sleep);
-      finalize_backends();
-      return;
-    }
-    const auto local = run_mesh(Backend::local, S, *trials, false, *pipeline_ms, *pipeline_sleep);
-    std::string mpi_error;
-    std::map<std::pair<int, int64_t>, double> mpi;
-    if (!*no_mpi) mpi = run_mpi_child(*sizes, *trials, *pipeline_ms, *pipeline_sleep, mpi_error);
-    std::printf(
-        "1x2 mesh, 1 thread per device, median of %d trials; GB/s = bytes per device / time\n",
-        *trials);
-    std::printf("%-15s %9s %10s %10s %10s %10s %10s %8s %8s\n", "op", "size/dev", "local us",
-                "local GB/s", "mpi us", "mpi GB/s", "memcpy GB/s", "loc/mcpy", "loc/mpi");
-    for (CclBenchOp op : kOps)
-      for (int64_t s : S) {
-        const double bytes = ccl_bench_op_bytes(op, s, 2);
-        const double tl = local.at({static_cast<int>(op), s});
-        const double tm =
-            median(ccl_bench_memcpy(static_cast<int64_t>(bytes), reps_for(s), *trials));
-        const auto it = mpi.find({static_cast<int>(op), s});
-        const double tp = it == mpi.end() ? 0 : it->second;
-        char mpi_us[32] = "-", mpi_bw[32] = "-", ratio[32] = "-";
-        if (tp > 0) {
-          std::snprintf(mpi_us, sizeof mpi_us, "%.1f", tp * 1e6);
-          std::snprintf(mpi_bw, sizeof mpi_bw, "%.2f", bytes / tp * 1e-9);
-          std::snprintf(ratio, sizeof ratio, "%.2f", tp / tl);
-        }
-        std::printf("%-15s %9s %10.1f %10.2f %10s %10s %10.2f %8.2f %8s\n", ccl_bench_op_name(op),
-                    size_str(s).c_str(), tl * 1e6, bytes / tl * 1e-9, mpi_us, mpi_bw,
-                    bytes / tm * 1e-9, tm / tl, ratio);
-      }
-    if (*pipeline_ms > 0) {
-      std::printf(
-          "\n2-stage pipeline, %g ms of %s per stage, %d chunks, one hand-over of "
-          "size/dev per chunk: ms per chunk (ideal %g overlapped, %g serial); serial = "
-          "one device doing both stages, same load\n",
-          *pipeline_ms, *pipeline_sleep ? "sleep" : "busy work", kPipelineChunks, *pipeline_ms,
-          2 * *pipeline_ms);
-      std::printf("%-15s %9s %10s %10s %10s %10s %10s %10s\n", "", "size/dev", "local", "serial",
-                  "speed-up", "mpi", "serial", "speed-up");
-      for (int64_t s : S) {
-        const double tl = local.at({kPipelineKey, s}), tsl = local.at({kSerialKey, s});
-        const auto it = mpi.find({kPipelineKey, s}), its = mpi.find({kSerialKey, s});
-        char mpi_ms[32] = "-", mpi_ser[32] = "-", mpi_x[32] = "-";
-        if (it != mpi.end() && its != mpi.end()) {
-          std::snprintf(mpi_ms, sizeof mpi_ms, "%.3f", it->second * 1e3);
-          std::snprintf(mpi_ser, sizeof mpi_ser, "%.3f", its->second * 1e3);
-          std::snprintf(mpi_x, sizeof mpi_x, "%.2f", its->second / it->second);
-        }
-        std::printf("%-15s %9s %10.3f %10.3f %10.2f %10s %10s %10s\n", "pipeline",
-                    size_str(s).c_str(), tl * 1e3, tsl * 1e3, tsl / tl, mpi_ms, mpi_ser, mpi_x);
-      }
-    }
-    if (!mpi_error.empty()) std::printf("mpi: %s\n", mpi_error.c_str());
-  });
+  cmd->callback([args] { run(*args); });
 });
 
 }  // namespace

@@ -33,6 +33,118 @@ struct Args {
   std::string algos = "direct,auto";
 };
 
+// The checkpoint and config of one run, in its scratch folder.
+struct Checkpoint {
+  std::filesystem::path dir;
+  std::string ckpt, config;
+};
+
+// Per setting: the timed seconds, the first (warm-up) call's seconds, the last output.
+struct Measured {
+  std::vector<std::vector<double>> runs;
+  std::vector<double> first;
+  std::vector<Tensor> outs;
+};
+
+// mel: (1, num_mels, frames) → one vocoder per setting, each timed `repeat` times after a
+// warm-up.
+Measured time_algos(const Args& a, const Checkpoint& ck, const std::vector<std::string>& algos,
+                    const Tensor& mel) {
+  RunOptions one;
+  one.mesh = "1x1";
+  one.threads = a.threads;
+  Measured ms;
+  ms.runs.resize(algos.size());
+  ms.first.resize(algos.size());
+  ms.outs.resize(algos.size());
+  // One vocoder per setting, built under its MESHNN_CONV_ALGO (read when the layers are built),
+  // timed in rounds that interleave the settings so machine-load drift hits them alike.
+  std::vector<BigVganVocoder> vocoders;
+  for (const std::string& entry : algos) {
+    const auto [algo, precision] = algo_and_precision(entry);
+    const ScopedConvAlgo env(algo);
+    vocoders.push_back(BigVganVocoder::load(ck.ckpt, ck.config, precision));
+  }
+  for (int r = 0; r < a.repeat + 1; ++r)
+    for (size_t i = 0; i < algos.size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      ms.outs[i] = vocoders[i].vocode(mel, one);
+      const double s = seconds_since(t0);
+      if (r == 0)
+        ms.first[i] = s;
+      else
+        ms.runs[i].push_back(s);
+    }
+  return ms;
+}
+
+// PyTorch (bench/torch/torch_bigvgan_bench.py) on the same weights and mel against the last
+// setting.
+void compare_with_torch(const Args& a, const Checkpoint& ck, const std::vector<std::string>& algos,
+                        const Tensor& mel, const Measured& ms, double audio_s) {
+  const std::filesystem::path& dir = ck.dir;
+  io::save_npy((dir / "mel.npy").string(), mel);
+  // PyTorch's best set-up on these machines (docs/benchmarks.md): OpenBLAS without the preset
+  // core type, glibc malloc keeping freed memory, the zero-stuffed upsampler.
+  const std::string cmd =
+      "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE MALLOC_MMAP_MAX_=0 "
+      "MALLOC_TRIM_THRESHOLD_=68719476736 /usr/bin/python3 " +
+      std::string(MESHNN_SOURCE_DIR) + "/bench/torch/torch_bigvgan_bench.py --config " + a.config +
+      " --seed " + std::to_string(a.seed) + " --threads " + std::to_string(a.threads) +
+      " --repeat " + std::to_string(a.repeat) + " --mel " + (dir / "mel.npy").string() + " --out " +
+      (dir / "torch_out.npy").string();
+  int rc = 0;
+  const std::string text = run_capture(cmd, rc);
+  if (rc != 0 || text.find('{') == std::string::npos) {
+    std::printf("PyTorch run failed (exit %d): %s\n", rc, text.c_str());
+    return;
+  }
+  const nlohmann::json j = torch_bench_json(text);
+  const double torch_med = j.at("median_s").get<double>();
+  const Tensor ty = io::load_npy((dir / "torch_out.npy").string()).to(DType::f32);
+  const size_t last = algos.size() - 1;
+  std::printf("%-44s %10.3f %10s %8.3f   (upsample stuffed, peak RSS %.0f MB)\n",
+              ("PyTorch " + j.at("torch").get<std::string>() + ", " + std::to_string(a.threads) +
+               " threads")
+                  .c_str(),
+              torch_med, "-", torch_med / audio_s, j.at("peak_rss_mb").get<double>());
+  std::printf("speed-up over PyTorch (algo %s): %.2fx; waveform PSNR vs PyTorch %.1f dB\n",
+              algos[last].c_str(), torch_med / median(ms.runs[last]),
+              psnr_db(ms.outs[last].data<float>(), ty.data<float>(),
+                      std::min(ty.numel(), ms.outs[last].numel())));
+}
+
+// One --seconds length: a seeded random mel, every setting timed, then PyTorch.
+void run_length(const Args& a, const Checkpoint& ck, const std::vector<std::string>& algos,
+                double secs) {
+  int64_t hop = 0, sr = 0, num_mels = 0;
+  {
+    const BigVganVocoder probe = BigVganVocoder::load(ck.ckpt, ck.config, Precision::fp32);
+    hop = probe.hop_length();
+    sr = probe.sample_rate();
+    num_mels = probe.num_mels();
+  }
+  const int64_t frames = std::max<int64_t>(1, std::llround(secs * sr / hop));
+  Tensor mel({1, num_mels, frames});
+  std::mt19937_64 rng(a.seed + 7);
+  std::normal_distribution<float> nd(-4.f, 2.f);  // log-mel range of speech
+  for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
+  const double audio_s = static_cast<double>(frames * hop) / static_cast<double>(sr);
+
+  const Measured ms = time_algos(a, ck, algos, mel);
+  std::printf("\n%.2f s of audio (%ld mel frames at %ld Hz)\n", audio_s, long(frames), long(sr));
+  std::printf("%-44s %10s %10s %8s %9s %9s\n", "run", "median s", "first s", "RTF", "speed-up",
+              "PSNR dB");
+  for (size_t i = 0; i < algos.size(); ++i) {
+    const double med = median(ms.runs[i]);
+    std::printf("%-44s %10.3f %10.3f %8.3f %8.2fx %9.1f\n",
+                ("meshnn, " + std::to_string(a.threads) + " threads, algo " + algos[i]).c_str(),
+                med, ms.first[i], med / audio_s, median(ms.runs[0]) / med,
+                psnr_db(ms.outs[i].data<float>(), ms.outs[0].data<float>(), ms.outs[0].numel()));
+  }
+  if (!a.skip_torch) compare_with_torch(a, ck, algos, mel, ms, audio_s);
+}
+
 void run(const Args& a) {
   const std::string tools = std::string(MESHNN_SOURCE_DIR) + "/tools";
   const std::filesystem::path dir =
@@ -57,89 +169,10 @@ void run(const Args& a) {
     std::filesystem::remove_all(dir);
     return;
   }
-  const std::string ckpt = (dir / "bigvgan_generator.safetensors").string();
-  const std::string config = (dir / "config.json").string();
+  const Checkpoint ck{dir, (dir / "bigvgan_generator.safetensors").string(),
+                      (dir / "config.json").string()};
   const std::vector<std::string> algos = split_csv(a.algos);
-  RunOptions one;
-  one.mesh = "1x1";
-  one.threads = a.threads;
-
-  for (const double secs : a.seconds) {
-    int64_t hop = 0, sr = 0, num_mels = 0;
-    {
-      const BigVganVocoder probe = BigVganVocoder::load(ckpt, config, Precision::fp32);
-      hop = probe.hop_length();
-      sr = probe.sample_rate();
-      num_mels = probe.num_mels();
-    }
-    const int64_t frames = std::max<int64_t>(1, std::llround(secs * sr / hop));
-    Tensor mel({1, num_mels, frames});
-    std::mt19937_64 rng(a.seed + 7);
-    std::normal_distribution<float> nd(-4.f, 2.f);  // log-mel range of speech
-    for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
-    const double audio_s = static_cast<double>(frames * hop) / static_cast<double>(sr);
-
-    std::vector<std::vector<double>> runs(algos.size());
-    std::vector<double> first(algos.size());
-    std::vector<Tensor> outs(algos.size());
-    // One vocoder per setting, built under its MESHNN_CONV_ALGO (read when the layers are built),
-    // timed in rounds that interleave the settings so machine-load drift hits them alike.
-    std::vector<BigVganVocoder> vocoders;
-    for (const std::string& entry : algos) {
-      const auto [algo, precision] = algo_and_precision(entry);
-      const ScopedConvAlgo env(algo);
-      vocoders.push_back(BigVganVocoder::load(ckpt, config, precision));
-    }
-    for (int r = 0; r < a.repeat + 1; ++r)
-      for (size_t i = 0; i < algos.size(); ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        outs[i] = vocoders[i].vocode(mel, one);
-        const double s = seconds_since(t0);
-        if (r == 0)
-          first[i] = s;
-        else
-          runs[i].push_back(s);
-      }
-    std::printf("\n%.2f s of audio (%ld mel frames at %ld Hz)\n", audio_s, long(frames), long(sr));
-    std::printf("%-44s %10s %10s %8s %9s %9s\n", "run", "median s", "first s", "RTF", "speed-up",
-                "PSNR dB");
-    for (size_t i = 0; i < algos.size(); ++i) {
-      const double med = median(runs[i]);
-      std::printf("%-44s %10.3f %10.3f %8.3f %8.2fx %9.1f\n",
-                  ("meshnn, " + std::to_string(a.threads) + " threads, algo " + algos[i]).c_str(),
-                  med, first[i], med / audio_s, median(runs[0]) / med,
-                  psnr_db(outs[i].data<float>(), outs[0].data<float>(), outs[0].numel()));
-    }
-    if (a.skip_torch) continue;
-    io::save_npy((dir / "mel.npy").string(), mel);
-    // PyTorch's best set-up on these machines (docs/benchmarks.md): OpenBLAS without the preset
-    // core type, glibc malloc keeping freed memory, the zero-stuffed upsampler.
-    const std::string cmd =
-        "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE MALLOC_MMAP_MAX_=0 "
-        "MALLOC_TRIM_THRESHOLD_=68719476736 /usr/bin/python3 " +
-        std::string(MESHNN_SOURCE_DIR) + "/bench/torch/torch_bigvgan_bench.py --config " +
-        a.config + " --seed " + std::to_string(a.seed) + " --threads " + std::to_string(a.threads) +
-        " --repeat " + std::to_string(a.repeat) + " --mel " + (dir / "mel.npy").string() +
-        " --out " + (dir / "torch_out.npy").string();
-    const std::string text = run_capture(cmd, rc);
-    if (rc != 0 || text.find('{') == std::string::npos) {
-      std::printf("PyTorch run failed (exit %d): %s\n", rc, text.c_str());
-      continue;
-    }
-    const nlohmann::json j = torch_bench_json(text);
-    const double torch_med = j.at("median_s").get<double>();
-    const Tensor ty = io::load_npy((dir / "torch_out.npy").string()).to(DType::f32);
-    const size_t last = algos.size() - 1;
-    std::printf("%-44s %10.3f %10s %8.3f   (upsample stuffed, peak RSS %.0f MB)\n",
-                ("PyTorch " + j.at("torch").get<std::string>() + ", " + std::to_string(a.threads) +
-                 " threads")
-                    .c_str(),
-                torch_med, "-", torch_med / audio_s, j.at("peak_rss_mb").get<double>());
-    std::printf("speed-up over PyTorch (algo %s): %.2fx; waveform PSNR vs PyTorch %.1f dB\n",
-                algos[last].c_str(), torch_med / median(runs[last]),
-                psnr_db(outs[last].data<float>(), ty.data<float>(),
-                        std::min(ty.numel(), outs[last].numel())));
-  }
+  for (const double secs : a.seconds) run_length(a, ck, algos, secs);
   std::filesystem::remove_all(dir);
 }
 

@@ -48,6 +48,77 @@ struct Layer {
   int64_t ci, co, d, t;
 };
 
+// The transform-point filters of one backend, w: [ξ][s][C_in][C_out] f32. packed_bf16: one
+// packed matrix per ξ; dnnl_*: primitives [thread][ξ] (dnnl_packed_k) or [thread][ξ·S + s],
+// thread 0 owning the originals, the others forks sharing their weights.
+struct Filters {
+  std::vector<kernels::PackedMatrix> pk;
+  std::vector<std::vector<std::unique_ptr<dnnl_glue::LinearPrimitive>>> lp;
+};
+
+Filters make_filters(Backend be, std::vector<float>& w, int a, int64_t S, int64_t Ci, int64_t Co,
+                     int threads) {
+  Filters f;
+  std::vector<kernels::PackedMatrix>& pk = f.pk;
+  auto& lp = f.lp;
+  lp.resize(threads);
+  if (be == Backend::packed_bf16)
+    for (int xi = 0; xi < a; ++xi)
+      pk.emplace_back(w.data() + xi * S * Ci * Co, S * Ci, Co, Co, kernels::GemmType::bf16);
+  if (be == Backend::dnnl_packed_k) {
+    for (int xi = 0; xi < a; ++xi) {
+      Tensor wt = Tensor::view(w.data() + xi * S * Ci * Co, {S * Ci, Co}, DType::f32);
+      auto p = std::make_unique<dnnl_glue::LinearPrimitive>(
+          wt, dnnl_glue::LinearPrimitive::WeightLayout::in_out, Tensor(), dnnl_glue::PostOp::none,
+          Precision::fp32);
+      p->set_packed_f32(true);
+      for (int th = 1; th < threads; ++th) lp[th].push_back(p->fork());
+      lp[0].push_back(std::move(p));
+    }
+  }
+  if (be == Backend::dnnl_packed || be == Backend::dnnl_bf16) {
+    for (int64_t q = 0; q < a * S; ++q) {
+      Tensor wt = Tensor::view(w.data() + q * Ci * Co, {Ci, Co}, DType::f32);
+      auto p = std::make_unique<dnnl_glue::LinearPrimitive>(
+          wt, dnnl_glue::LinearPrimitive::WeightLayout::in_out, Tensor(), dnnl_glue::PostOp::none,
+          be == Backend::dnnl_bf16 ? Precision::bf16 : Precision::fp32);
+      if (be == Backend::dnnl_packed) p->set_packed_f32(true);
+      for (int th = 1; th < threads; ++th) lp[th].push_back(p->fork());
+      lp[0].push_back(std::move(p));
+    }
+  }
+  return f;
+}
+
+// One block of n rows on thread th: the α transform points' GEMMs of vv (v16: its bf16 copy)
+// into out, vstride / mstride apart per point.
+void block_gemms(Backend be, const Filters& f, const std::vector<float>& w, int a, int64_t S,
+                 int64_t Ci, int64_t Co, int64_t n, int th, float* vv, uint16_t* v16, float* out,
+                 int64_t vstride, int64_t mstride) {
+  if (be == Backend::packed_bf16) kernels::convert_to_bf16(vv, a * vstride, v16);
+  for (int xi = 0; xi < a; ++xi) {
+    if (be == Backend::dnnl_packed_k) {
+      f.lp[th][static_cast<size_t>(xi)]->run(vv + xi * vstride, n, Ci, out + xi * mstride, Co,
+                                             false);
+      continue;
+    }
+    if (be == Backend::packed_bf16) {
+      kernels::packed_gemm(f.pk[static_cast<size_t>(xi)], n, v16 + xi * vstride, Ci,
+                           out + xi * mstride, Co, 0, Co, false);
+      continue;
+    }
+    for (int64_t s = 0; s < S; ++s) {
+      const float* src = vv + xi * vstride + s * Ci;
+      float* dst = out + xi * mstride;
+      if (be == Backend::sgemm)
+        dnnl_sgemm('N', 'N', n, Co, Ci, 1.f, src, Ci, w.data() + (xi * S + s) * Ci * Co, Co,
+                   s == 0 ? 0.f : 1.f, dst, Co);
+      else
+        f.lp[th][static_cast<size_t>(xi * S + s)]->run(src, n, Ci, dst, Co, s > 0);
+    }
+  }
+}
+
 void run_gemms(benchmark::State& state, Layer L, Backend be) {
   const bool bf16 = be == Backend::packed_bf16 || be == Backend::dnnl_bf16;
   if (bf16 && !kernels::packed_gemm_available(kernels::GemmType::bf16)) {
@@ -78,64 +149,13 @@ void run_gemms(benchmark::State& state, Layer L, Backend be) {
     v16[th].resize(v[th].size());
     mo[th].resize(static_cast<size_t>(a * nb * Co));
   }
-  std::vector<kernels::PackedMatrix> pk;
-  // [thread][ξ·S + s]: thread 0 owns the originals, the others forks sharing their weights.
-  std::vector<std::vector<std::unique_ptr<dnnl_glue::LinearPrimitive>>> lp(threads);
-  if (be == Backend::packed_bf16)
-    for (int xi = 0; xi < a; ++xi)
-      pk.emplace_back(w.data() + xi * S * Ci * Co, S * Ci, Co, Co, kernels::GemmType::bf16);
-  if (be == Backend::dnnl_packed_k) {
-    for (int xi = 0; xi < a; ++xi) {
-      Tensor wt = Tensor::view(w.data() + xi * S * Ci * Co, {S * Ci, Co}, DType::f32);
-      auto p = std::make_unique<dnnl_glue::LinearPrimitive>(
-          wt, dnnl_glue::LinearPrimitive::WeightLayout::in_out, Tensor(), dnnl_glue::PostOp::none,
-          Precision::fp32);
-      p->set_packed_f32(true);
-      for (int th = 1; th < threads; ++th) lp[th].push_back(p->fork());
-      lp[0].push_back(std::move(p));
-    }
-  }
-  if (be == Backend::dnnl_packed || be == Backend::dnnl_bf16) {
-    for (int64_t q = 0; q < a * S; ++q) {
-      Tensor wt = Tensor::view(w.data() + q * Ci * Co, {Ci, Co}, DType::f32);
-      auto p = std::make_unique<dnnl_glue::LinearPrimitive>(
-          wt, dnnl_glue::LinearPrimitive::WeightLayout::in_out, Tensor(), dnnl_glue::PostOp::none,
-          be == Backend::dnnl_bf16 ? Precision::bf16 : Precision::fp32);
-      if (be == Backend::dnnl_packed) p->set_packed_f32(true);
-      for (int th = 1; th < threads; ++th) lp[th].push_back(p->fork());
-      lp[0].push_back(std::move(p));
-    }
-  }
+  const Filters filters = make_filters(be, w, a, S, Ci, Co, threads);
   const auto one_pass = [&] {
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t b = 0; b < blocks.size(); ++b) {
       const int th = omp_get_thread_num();
-      const int64_t n = blocks[b];
-      float* vv = v[th].data();
-      float* out = mo[th].data();
-      const int64_t vstride = vrows * Ci, mstride = nb * Co;
-      if (be == Backend::packed_bf16) kernels::convert_to_bf16(vv, a * vstride, v16[th].data());
-      for (int xi = 0; xi < a; ++xi) {
-        if (be == Backend::dnnl_packed_k) {
-          lp[th][static_cast<size_t>(xi)]->run(vv + xi * vstride, n, Ci, out + xi * mstride, Co,
-                                               false);
-          continue;
-        }
-        if (be == Backend::packed_bf16) {
-          kernels::packed_gemm(pk[static_cast<size_t>(xi)], n, v16[th].data() + xi * vstride, Ci,
-                               out + xi * mstride, Co, 0, Co, false);
-          continue;
-        }
-        for (int64_t s = 0; s < S; ++s) {
-          const float* src = vv + xi * vstride + s * Ci;
-          float* dst = out + xi * mstride;
-          if (be == Backend::sgemm)
-            dnnl_sgemm('N', 'N', n, Co, Ci, 1.f, src, Ci, w.data() + (xi * S + s) * Ci * Co, Co,
-                       s == 0 ? 0.f : 1.f, dst, Co);
-          else
-            lp[th][static_cast<size_t>(xi * S + s)]->run(src, n, Ci, dst, Co, s > 0);
-        }
-      }
+      block_gemms(be, filters, w, a, S, Ci, Co, blocks[b], th, v[th].data(), v16[th].data(),
+                  mo[th].data(), vrows * Ci, nb * Co);
     }
   };
   one_pass();  // plans, JIT, first touch

@@ -120,6 +120,73 @@ async def ws_first_audio(port, frames, push):
         return first
 
 
+def in_process_first(voc, frames, threads):
+    """First frame pushed → first samples out of an in-process stream, pushes of 8 frames."""
+    st = voc.stream(threads=threads)
+    t0 = time.perf_counter()
+    first = None
+    for i in range(0, len(frames), 8):
+        y = st.push(np.ascontiguousarray(frames[i:i + 8].T[None]))
+        if first is None and y.shape[2] > 0:
+            first = time.perf_counter() - t0
+    st.flush()
+    return first
+
+
+def single_worker_rows(cli, model, voc, mel1, a, tmp):
+    """One worker with all the threads against the same calls in process: 1 s vocode over HTTP,
+    first audio of a stream over WebSocket → table rows."""
+    rows = []
+    # 1. one worker with all the threads against the same call in process.
+    p, port = start_server(cli, model, 1, a.threads, tmp)
+    try:
+        with requests.Session() as s:
+            body = npy(mel1)
+            want = voc(mel1)
+            got = np.load(io.BytesIO(post(s, port, body)))
+            assert np.array_equal(got, want[0]), 'HTTP and in-process outputs differ'
+            voc(mel1)  # warm
+            t_in, t_http = median_times([lambda: voc(mel1), lambda: post(s, port, body)], a.reps)
+        rows.append(('1 s vocode, in process (median)', f'{t_in * 1e3:.1f} ms'))
+        rows.append(('1 s vocode, HTTP (median)', f'{t_http * 1e3:.1f} ms'))
+        rows.append(('HTTP overhead', f'{100 * (t_http / t_in - 1):+.1f} %'))
+
+        # 3. first audio, stream: in process vs WebSocket (same single worker).
+        frames = np.ascontiguousarray(mel1[0].T)
+        in_process_first(voc, frames, a.threads)
+        asyncio.run(ws_first_audio(port, frames, 8))
+        fi, fw = [], []
+        for _ in range(a.reps):
+            fi.append(in_process_first(voc, frames, a.threads))
+            fw.append(asyncio.run(ws_first_audio(port, frames, 8)))
+        f_in, f_ws = statistics.median(fi), statistics.median(fw)
+        rows.append(('stream first audio, in process (median)', f'{f_in * 1e3:.1f} ms'))
+        rows.append(('stream first audio, WebSocket (median)', f'{f_ws * 1e3:.1f} ms'))
+        rows.append(('WebSocket / in process', f'{f_ws / f_in:.2f}x ({(f_ws - f_in) * 1e3:+.1f} ms)'))
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait()
+    return rows
+
+
+def load_rows(cli, model, mel_q, a, tmp):
+    """2. throughput and latency at 1, 2, 4, 16 clients, --workers workers sharing the cores."""
+    rows = []
+    p, port = start_server(cli, model, a.workers, max(1, a.threads // a.workers), tmp)
+    try:
+        body = npy(mel_q)
+        load_level(port, body, 1, 2)  # warm every worker's runner
+        load_level(port, body, a.workers, 2)
+        for c in (1, 2, 4, 16):
+            rps, p50, p99 = load_level(port, body, c, a.per_client)
+            rows.append((f'0.25 s vocode, {c} client{"s" if c > 1 else ""}',
+                         f'{rps:.1f} req/s, p50 {p50 * 1e3:.0f} ms, p99 {p99 * 1e3:.0f} ms'))
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait()
+    return rows
+
+
 def main():
     if os.environ.get("MESHNN_BENCH_TRACE"):
         faulthandler.dump_traceback_later(int(os.environ["MESHNN_BENCH_TRACE"]))
@@ -144,62 +211,9 @@ def main():
     rng = np.random.default_rng(0)
     mel1 = rng.uniform(-8, 1, (1, M, sr // hop)).astype(np.float32)            # 1 s
     mel_q = rng.uniform(-8, 1, (1, M, sr // hop // 4)).astype(np.float32)      # 0.25 s
-    rows = []
     print(f'model {model}: {sr} Hz, hop {hop}; load average {os.getloadavg()}', flush=True)
-
-    # 1. one worker with all the threads against the same call in process.
-    p, port = start_server(cli, model, 1, a.threads, tmp)
-    try:
-        with requests.Session() as s:
-            body = npy(mel1)
-            want = voc(mel1)
-            got = np.load(io.BytesIO(post(s, port, body)))
-            assert np.array_equal(got, want[0]), 'HTTP and in-process outputs differ'
-            voc(mel1)  # warm
-            t_in, t_http = median_times([lambda: voc(mel1), lambda: post(s, port, body)], a.reps)
-        rows.append(('1 s vocode, in process (median)', f'{t_in * 1e3:.1f} ms'))
-        rows.append(('1 s vocode, HTTP (median)', f'{t_http * 1e3:.1f} ms'))
-        rows.append(('HTTP overhead', f'{100 * (t_http / t_in - 1):+.1f} %'))
-
-        # 3. first audio, stream: in process vs WebSocket (same single worker).
-        frames = np.ascontiguousarray(mel1[0].T)
-        def in_process_first():
-            st = voc.stream(threads=a.threads)
-            t0 = time.perf_counter()
-            first = None
-            for i in range(0, len(frames), 8):
-                y = st.push(np.ascontiguousarray(frames[i:i + 8].T[None]))
-                if first is None and y.shape[2] > 0:
-                    first = time.perf_counter() - t0
-            st.flush()
-            return first
-        in_process_first()
-        asyncio.run(ws_first_audio(port, frames, 8))
-        fi, fw = [], []
-        for _ in range(a.reps):
-            fi.append(in_process_first())
-            fw.append(asyncio.run(ws_first_audio(port, frames, 8)))
-        f_in, f_ws = statistics.median(fi), statistics.median(fw)
-        rows.append(('stream first audio, in process (median)', f'{f_in * 1e3:.1f} ms'))
-        rows.append(('stream first audio, WebSocket (median)', f'{f_ws * 1e3:.1f} ms'))
-        rows.append(('WebSocket / in process', f'{f_ws / f_in:.2f}x ({(f_ws - f_in) * 1e3:+.1f} ms)'))
-    finally:
-        p.send_signal(signal.SIGTERM)
-        p.wait()
-
-    # 2. throughput and latency at 1, 2, 4, 16 clients, --workers workers sharing the cores.
-    p, port = start_server(cli, model, a.workers, max(1, a.threads // a.workers), tmp)
-    try:
-        body = npy(mel_q)
-        load_level(port, body, 1, 2)  # warm every worker's runner
-        load_level(port, body, a.workers, 2)
-        for c in (1, 2, 4, 16):
-            rps, p50, p99 = load_level(port, body, c, a.per_client)
-            rows.append((f'0.25 s vocode, {c} client{"s" if c > 1 else ""}',
-                         f'{rps:.1f} req/s, p50 {p50 * 1e3:.0f} ms, p99 {p99 * 1e3:.0f} ms'))
-    finally:
-        p.send_signal(signal.SIGTERM)
-        p.wait()
+    rows = single_worker_rows(cli, model, voc, mel1, a, tmp)
+    rows += load_rows(cli, model, mel_q, a, tmp)
     print(f'\n| measurement ({a.threads} threads; load test {a.workers} workers) | value |')
     print('|---|---|')
     for k, v in rows:

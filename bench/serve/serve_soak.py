@@ -39,11 +39,8 @@ def npy(a):
     return b.getvalue()
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--seconds', type=float, default=600)
-    a = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix='meshnn_soak_')
+def start_server(tmp):
+    """The server on the fixture models → (process, port)."""
     pf = os.path.join(tmp, 'port')
     log = open(os.path.join(tmp, 'server.log'), 'w')
     proc = subprocess.Popen([os.path.join(BUILD, 'meshnn'), 'serve', '--port', '0', '--port-file', pf,
@@ -56,10 +53,14 @@ def main():
     while not os.path.exists(pf):
         assert proc.poll() is None
         time.sleep(0.05)
-    port = int(open(pf).read())
-    url = f'http://127.0.0.1:{port}'
+    return proc, int(open(pf).read())
+
+
+def make_cases(url):
+    """12 random inputs over the three models with their expected answers:
+    (model, input, body, expected wav bytes, expected f32 planar)."""
     rng = np.random.default_rng(7)
-    cases = []  # (model, body, expected wav bytes, expected f32 planar)
+    cases = []
     for k in range(12):
         model = ['voc', 'ltx', 'ltx2'][k % 3]
         x = (rng.standard_normal((100, int(rng.integers(5, 40)))) if model == 'voc'
@@ -70,33 +71,41 @@ def main():
         f32 = np.load(io.BytesIO(requests.post(f'{url}/v1/models/{model}/decode', data=body,
                                                headers={**h, 'Accept': 'application/x-npy'}).content))
         cases.append((model, x, body, wav, f32))
-    stop = time.time() + a.seconds
-    stats = {'ok': 0, 'streams': 0, 'bad': 0, 'disconnects': 0}
-    errors = []
-    lock = threading.Lock()
+    return cases
 
-    def count(k):
-        with lock:
-            stats[k] += 1
 
-    def one_shot(seed):
+class Load:
+    """The soak's clients, each run on its own thread until `stop`; they count into `stats` and
+    append what went wrong to `errors`."""
+
+    def __init__(self, port, cases, stop):
+        self.port, self.url, self.cases, self.stop = port, f'http://127.0.0.1:{port}', cases, stop
+        self.stats = {'ok': 0, 'streams': 0, 'bad': 0, 'disconnects': 0}
+        self.errors = []
+        self.lock = threading.Lock()
+
+    def count(self, k):
+        with self.lock:
+            self.stats[k] += 1
+
+    def one_shot(self, seed):
         r = random.Random(seed)
         with requests.Session() as s:
-            while time.time() < stop:
-                model, _, body, wav, _ = r.choice(cases)
-                resp = s.post(f'{url}/v1/models/{model}/decode', data=body,
+            while time.time() < self.stop:
+                model, _, body, wav, _ = r.choice(self.cases)
+                resp = s.post(f'{self.url}/v1/models/{model}/decode', data=body,
                               headers={'Content-Type': 'application/x-npy'}, timeout=60)
                 if resp.status_code != 200 or resp.content != wav:
-                    errors.append(('one-shot', model, resp.status_code))
-                count('ok')
+                    self.errors.append(('one-shot', model, resp.status_code))
+                self.count('ok')
 
-    async def streams():
+    async def streams(self):
         r = random.Random(3)
-        while time.time() < stop:
-            model, x, _, _, f32 = r.choice(cases)
+        while time.time() < self.stop:
+            model, x, _, _, f32 = r.choice(self.cases)
             frames = x.T if model == 'voc' else x.transpose(1, 0, 2).reshape(x.shape[1], 128)
             frames = np.ascontiguousarray(frames)
-            async with websockets.connect(f'ws://127.0.0.1:{port}/v1/models/{model}/stream'
+            async with websockets.connect(f'ws://127.0.0.1:{self.port}/v1/models/{model}/stream'
                                           '?format=f32le', max_size=None) as ws:
                 i = 0
                 while i < len(frames):
@@ -112,63 +121,71 @@ def main():
                     out.append(m)
             got = np.frombuffer(b''.join(out), np.float32).reshape(-1, f32.shape[0]).T
             if got.shape != f32.shape or np.abs(got - f32).max() > 1e-5:
-                errors.append(('stream', model))
-            count('streams')
+                self.errors.append(('stream', model))
+            self.count('streams')
 
-    def bad():
+    def bad_request(self, r, kind, body):
+        """One bad request of `kind` (0 … 3) → (response, the status it must get)."""
+        url = self.url
+        if kind == 0:
+            return requests.post(f'{url}/v1/models/ltx/decode', data=body[:len(body) // 2],
+                                 headers={'Content-Type': 'application/x-npy'}), 400
+        if kind == 1:
+            return requests.post(f'{url}/v1/models/ltx/decode', data=body,
+                                 headers={'Content-Type': 'text/plain'}), 415
+        if kind == 2:
+            return requests.post(f'{url}/v1/models/nope/decode', data=body), 404
+        nan = self.cases[1][1].copy()
+        nan.flat[r.randrange(nan.size)] = np.nan
+        return requests.post(f'{url}/v1/models/ltx/decode', data=npy(nan),
+                             headers={'Content-Type': 'application/x-npy'}), 400
+
+    def bad(self):
         r = random.Random(5)
-        body = cases[1][2]
-        while time.time() < stop:
+        body = self.cases[1][2]
+        while time.time() < self.stop:
             kind = r.randrange(5)
-            if kind == 0:
-                resp = requests.post(f'{url}/v1/models/ltx/decode', data=body[:len(body) // 2],
-                                     headers={'Content-Type': 'application/x-npy'})
-                want = 400
-            elif kind == 1:
-                resp = requests.post(f'{url}/v1/models/ltx/decode', data=body,
-                                     headers={'Content-Type': 'text/plain'})
-                want = 415
-            elif kind == 2:
-                resp = requests.post(f'{url}/v1/models/nope/decode', data=body)
-                want = 404
-            elif kind == 3:
-                nan = cases[1][1].copy()
-                nan.flat[r.randrange(nan.size)] = np.nan
-                resp = requests.post(f'{url}/v1/models/ltx/decode', data=npy(nan),
-                                     headers={'Content-Type': 'application/x-npy'})
-                want = 400
-            else:
-                with socket.create_connection(('127.0.0.1', port)) as s:
+            if kind == 4:
+                with socket.create_connection(('127.0.0.1', self.port)) as s:
                     s.sendall(bytes(r.getrandbits(8) for _ in range(300)) + b'\r\n\r\n')
                     s.recv(4096)
-                count('bad')
+                self.count('bad')
                 time.sleep(0.02)
                 continue
+            resp, want = self.bad_request(r, kind, body)
             if resp.status_code != want:
-                errors.append(('bad', kind, resp.status_code))
-            count('bad')
+                self.errors.append(('bad', kind, resp.status_code))
+            self.count('bad')
             time.sleep(0.02)
 
-    def disconnects():
+    def disconnects(self):
         r = random.Random(9)
         big = npy(np.random.default_rng(1).standard_normal((8, 120, 16)).astype(np.float32))
         head = (b'POST /v1/models/ltx/decode HTTP/1.1\r\nHost: x\r\nContent-Type: '
                 b'application/x-npy\r\nContent-Length: %d\r\n\r\n' % len(big))
-        while time.time() < stop:
-            s = socket.create_connection(('127.0.0.1', port))
+        while time.time() < self.stop:
+            s = socket.create_connection(('127.0.0.1', self.port))
             s.sendall(head + big[:r.randrange(len(big))] if r.random() < 0.3 else head + big)
             time.sleep(r.random() * 0.3)
             s.close()
-            count('disconnects')
+            self.count('disconnects')
             time.sleep(0.5)
 
-    def rss():
-        with open(f'/proc/{proc.pid}/status') as f:
-            return int(re.search(r'VmRSS:\s+(\d+)', f.read()).group(1))
+    def threads(self):
+        ts = [threading.Thread(target=self.one_shot, args=(k,)) for k in range(3)]
+        ts += [threading.Thread(target=lambda: asyncio.run(self.streams())),
+               threading.Thread(target=self.bad), threading.Thread(target=self.disconnects)]
+        return ts
 
-    ts = [threading.Thread(target=one_shot, args=(k,)) for k in range(3)]
-    ts += [threading.Thread(target=lambda: asyncio.run(streams())), threading.Thread(target=bad),
-           threading.Thread(target=disconnects)]
+
+def rss(pid):
+    with open(f'/proc/{pid}/status') as f:
+        return int(re.search(r'VmRSS:\s+(\d+)', f.read()).group(1))
+
+
+def watch(proc, load, ts):
+    """Samples the server's RSS (and allocator cache) every 5 s while the clients run →
+    [(seconds since start, RSS kB)]."""
     t0 = time.time()
     for t in ts:
         t.start()
@@ -176,24 +193,37 @@ def main():
     while any(t.is_alive() for t in ts):
         time.sleep(5)
         if proc.poll() is not None:
-            errors.append(('server exited', proc.returncode))
+            load.errors.append(('server exited', proc.returncode))
             break
-        samples.append((time.time() - t0, rss()))
+        samples.append((time.time() - t0, rss(proc.pid)))
         try:
             m = re.search(r'^meshnn_alloc_cache_bytes (\d+)$',
-                          requests.get(f'{url}/metrics', timeout=10).text, re.M)
+                          requests.get(f'{load.url}/metrics', timeout=10).text, re.M)
             cache = f'{int(m.group(1)) / 2**20:.1f}'
         except (requests.RequestException, AttributeError):
             cache = '?'
         print(f'{samples[-1][0]:6.0f} s  RSS {samples[-1][1] / 1024:.1f} MiB  cache {cache} MiB  '
-              f'{stats}', flush=True)
+              f'{load.stats}', flush=True)
     for t in ts:
         t.join()
+    return samples
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--seconds', type=float, default=600)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix='meshnn_soak_')
+    proc, port = start_server(tmp)
+    cases = make_cases(f'http://127.0.0.1:{port}')
+    load = Load(port, cases, time.time() + a.seconds)
+    samples = watch(proc, load, load.threads())
     warm = [r for t, r in samples if t >= min(60, a.seconds / 2)]
     growth = (warm[-1] / warm[0] - 1) * 100 if len(warm) > 1 else 0
     proc.send_signal(signal.SIGTERM)
     rc = proc.wait(timeout=60)
-    print(f'done: {stats}; RSS after warm-up {warm[0] / 1024:.1f} → {warm[-1] / 1024:.1f} MiB '
+    errors = load.errors
+    print(f'done: {load.stats}; RSS after warm-up {warm[0] / 1024:.1f} → {warm[-1] / 1024:.1f} MiB '
           f'({growth:+.2f} %); errors {len(errors)} {errors[:5]}; exit code {rc}; '
           f'load average {os.getloadavg()}')
     ok = not errors and growth < 5 and rc == 0

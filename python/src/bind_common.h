@@ -105,7 +105,10 @@ py::array compute(ProgressBridge& bridge, const Call& call) {
 
 // One function per area, each adding its classes and functions to the module (called in this
 // order by PYBIND11_MODULE in module.cc).
-void bind_audio(py::module_& m);  // LTX, MiniMax-H3, BigVGAN, streams, AudioModel
-void bind_gr00t(py::module_& m);  // GR00T VL adapter and policy
+void bind_audio(py::module_& m);       // streams, AudioModel, and the three below first
+void bind_ltx(py::module_& m);         // LtxAudioDecoder (bind_ltx.cc)
+void bind_minimax_h3(py::module_& m);  // MiniMaxH3AudioVae and its streams (bind_minimax_h3.cc)
+void bind_bigvgan(py::module_& m);     // BigVganVocoder (bind_bigvgan.cc)
+void bind_gr00t(py::module_& m);       // GR00T VL adapter and policy
 
 }  // namespace meshnn::python

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "io/file_util.h"
@@ -81,11 +82,45 @@ struct SafetensorsFile::Impl {
   std::map<std::string, std::string> metadata;
 
   void parse();
+  // The stages of parse(), in order (defined beside it).
+  nlohmann::json read_header();
+  Entry parse_entry(const std::string& key, const nlohmann::json& info,
+                    const std::function<uint64_t()>& off);
+  void check_no_overlap() const;
   const Entry& entry(const std::string& key) const;
 };
 
 // Layout: [0, 8) u64 LE header length N | [8, 8+N) JSON | [8+N, size) tensor data.
 void SafetensorsFile::Impl::parse() {
+  const nlohmann::json header = read_header();
+  const std::string_view text(reinterpret_cast<const char*>(bytes->data + 8), data_start - 8);
+  // Best-effort offset of a key inside the header (exact for names without JSON escapes).
+  auto key_offset = [&](const std::string& key) -> uint64_t {
+    const size_t at = text.find("\"" + key + "\"");
+    return 8 + (at == std::string_view::npos ? 0 : at);
+  };
+  for (const auto& item : header.items()) {
+    // Named references, not a structured binding: clang 14 cannot capture bindings in lambdas.
+    const std::string& key = item.key();
+    const nlohmann::json& info = item.value();
+    // Only computed on failure: a search per key would make big headers quadratic.
+    const std::function<uint64_t()> off = [&] { return key_offset(key); };
+    if (key == "__metadata__") {
+      if (!info.is_object()) format_fail(path, off(), "__metadata__ is not an object");
+      for (const auto& kv : info.items()) {
+        if (!kv.value().is_string())
+          format_fail(path, off(), "__metadata__ value for '", kv.key(), "' is not a string");
+        metadata[kv.key()] = kv.value().get<std::string>();
+      }
+      continue;
+    }
+    entries.emplace(key, parse_entry(key, info, off));
+  }
+  check_no_overlap();
+}
+
+// The length prefix and the JSON header of the whole file → the header object; sets data_start.
+nlohmann::json SafetensorsFile::Impl::read_header() {
   const uint8_t* p = bytes->data;
   const uint64_t size = bytes->size;
   if (size < 8) format_fail(path, 0, "truncated: ", size, " bytes, need 8 for the header length");
@@ -120,81 +155,66 @@ void SafetensorsFile::Impl::parse() {
     format_fail(path, 8, "header is not valid JSON: ", e.what());
   }
   if (!header.is_object()) format_fail(path, 8, "header is not a JSON object");
+  return header;
+}
 
-  const std::string_view text(reinterpret_cast<const char*>(p + 8), n);
-  // Best-effort offset of a key inside the header (exact for names without JSON escapes).
-  auto key_offset = [&](const std::string& key) -> uint64_t {
-    const size_t at = text.find("\"" + key + "\"");
-    return 8 + (at == std::string_view::npos ? 0 : at);
+// One tensor's header entry → its dtype, shape and byte range, each checked against the file;
+// off() is the entry's offset in the file, for the error.
+SafetensorsFile::Impl::Entry SafetensorsFile::Impl::parse_entry(
+    const std::string& key, const nlohmann::json& info, const std::function<uint64_t()>& off) {
+  const uint64_t data_size = bytes->size - data_start;
+  auto bad = [&](const auto&... parts) {
+    format_fail(path, off(), "tensor '", key, "': ", parts...);
   };
-  const uint64_t data_size = size - data_start;
+  if (!info.is_object()) bad("entry is not an object");
+  const auto dt = info.find("dtype");
+  const auto sh = info.find("shape");
+  const auto of = info.find("data_offsets");
+  if (dt == info.end() || sh == info.end() || of == info.end())
+    bad("entry needs dtype, shape and data_offsets");
+  if (!dt->is_string()) bad("dtype is not a string");
+  const std::string dname = dt->get<std::string>();
+  const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
+                                  [&](const DTypeName& d) { return dname == d.name; });
+  if (known == std::end(kDTypes)) bad("unknown dtype '", dname, "'");
 
-  for (const auto& item : header.items()) {
-    // Named references, not a structured binding: clang 14 cannot capture bindings in lambdas.
-    const std::string& key = item.key();
-    const nlohmann::json& info = item.value();
-    // Only computed on failure: a search per key would make big headers quadratic.
-    auto off = [&] { return key_offset(key); };
-    if (key == "__metadata__") {
-      if (!info.is_object()) format_fail(path, off(), "__metadata__ is not an object");
-      for (const auto& kv : info.items()) {
-        if (!kv.value().is_string())
-          format_fail(path, off(), "__metadata__ value for '", kv.key(), "' is not a string");
-        metadata[kv.key()] = kv.value().get<std::string>();
-      }
-      continue;
-    }
-    auto bad = [&](const auto&... parts) {
-      format_fail(path, off(), "tensor '", key, "': ", parts...);
-    };
-    if (!info.is_object()) bad("entry is not an object");
-    const auto dt = info.find("dtype");
-    const auto sh = info.find("shape");
-    const auto of = info.find("data_offsets");
-    if (dt == info.end() || sh == info.end() || of == info.end())
-      bad("entry needs dtype, shape and data_offsets");
-    if (!dt->is_string()) bad("dtype is not a string");
-    const std::string dname = dt->get<std::string>();
-    const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
-                                    [&](const DTypeName& d) { return dname == d.name; });
-    if (known == std::end(kDTypes)) bad("unknown dtype '", dname, "'");
-
-    if (!sh->is_array()) bad("shape is not an array");
-    if (sh->size() > static_cast<size_t>(kMaxRank)) bad("rank ", sh->size(), " exceeds ", kMaxRank);
-    Entry e{known->dtype, {}, 0, 0};
-    uint64_t numel = 1;
-    for (const auto& d : *sh) {
-      // is_number_unsigned: a non-negative integer literal (rejects -1, 2.5, "3", true).
-      // (Errors print type names, never dump(): dump() recurses and the value may nest deeply.)
-      if (!d.is_number_unsigned())
-        bad("shape entry ", e.shape.size(), " (", d.is_number() ? "number" : d.type_name(),
-            ") is not a non-negative integer");
-      const uint64_t v = d.get<uint64_t>();
-      if (v > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, v, &numel))
-        bad("shape overflows at entry ", e.shape.size(), " (", v, ")");
-      e.shape.push_back(static_cast<int64_t>(v));
-    }
-    uint64_t nbytes = 0;
-    if (numel > static_cast<uint64_t>(INT64_MAX) ||
-        __builtin_mul_overflow(numel, dtype_size(e.dtype), &nbytes))
-      bad("shape ", shape_str(e.shape), " overflows");
-
-    if (!of->is_array() || of->size() != 2 || !(*of)[0].is_number_unsigned() ||
-        !(*of)[1].is_number_unsigned())
-      bad("data_offsets must be [begin, end] with non-negative integers");
-    e.begin = (*of)[0].get<uint64_t>();
-    e.end = (*of)[1].get<uint64_t>();
-    if (e.begin > e.end) bad("data_offsets begin ", e.begin, " > end ", e.end);
-    if (e.end > data_size)
-      format_fail(path, data_start + e.begin, "tensor '", key, "': data_offsets [", e.begin, ", ",
-                  e.end, "] run past the end of the data (", data_size, " bytes)");
-    if (e.end - e.begin != nbytes)
-      format_fail(path, data_start + e.begin, "tensor '", key, "': ", e.end - e.begin,
-                  " bytes for shape ", shape_str(e.shape), " ", dname, " (needs ", nbytes, ")");
-    entries.emplace(key, std::move(e));
+  if (!sh->is_array()) bad("shape is not an array");
+  if (sh->size() > static_cast<size_t>(kMaxRank)) bad("rank ", sh->size(), " exceeds ", kMaxRank);
+  Entry e{known->dtype, {}, 0, 0};
+  uint64_t numel = 1;
+  for (const auto& d : *sh) {
+    // is_number_unsigned: a non-negative integer literal (rejects -1, 2.5, "3", true).
+    // (Errors print type names, never dump(): dump() recurses and the value may nest deeply.)
+    if (!d.is_number_unsigned())
+      bad("shape entry ", e.shape.size(), " (", d.is_number() ? "number" : d.type_name(),
+          ") is not a non-negative integer");
+    const uint64_t v = d.get<uint64_t>();
+    if (v > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, v, &numel))
+      bad("shape overflows at entry ", e.shape.size(), " (", v, ")");
+    e.shape.push_back(static_cast<int64_t>(v));
   }
+  uint64_t nbytes = 0;
+  if (numel > static_cast<uint64_t>(INT64_MAX) ||
+      __builtin_mul_overflow(numel, dtype_size(e.dtype), &nbytes))
+    bad("shape ", shape_str(e.shape), " overflows");
 
-  // Tensors must not share bytes (a writer bug or a crafted file aliasing two weights).
+  if (!of->is_array() || of->size() != 2 || !(*of)[0].is_number_unsigned() ||
+      !(*of)[1].is_number_unsigned())
+    bad("data_offsets must be [begin, end] with non-negative integers");
+  e.begin = (*of)[0].get<uint64_t>();
+  e.end = (*of)[1].get<uint64_t>();
+  if (e.begin > e.end) bad("data_offsets begin ", e.begin, " > end ", e.end);
+  if (e.end > data_size)
+    format_fail(path, data_start + e.begin, "tensor '", key, "': data_offsets [", e.begin, ", ",
+                e.end, "] run past the end of the data (", data_size, " bytes)");
+  if (e.end - e.begin != nbytes)
+    format_fail(path, data_start + e.begin, "tensor '", key, "': ", e.end - e.begin,
+                " bytes for shape ", shape_str(e.shape), " ", dname, " (needs ", nbytes, ")");
+  return e;
+}
+
+// Tensors must not share bytes (a writer bug or a crafted file aliasing two weights).
+void SafetensorsFile::Impl::check_no_overlap() const {
   std::vector<std::pair<const std::string*, const Entry*>> by_begin;
   for (const auto& [k, e] : entries)
     if (e.end > e.begin) by_begin.emplace_back(&k, &e);

@@ -318,17 +318,116 @@ int64_t winograd_column_chunks(int64_t items, int64_t c_out, int threads) {
   return std::max<int64_t>(1, std::min(want, panels / 2));
 }
 
+namespace {
+
+// One Winograd1d::run call: its input, output, geometry and the layer's transforms, read by each
+// of its work items (the two functions below).
+struct WinogradCall {
+  const float* x = nullptr;
+  int64_t T = 0, pad_l = 0;
+  float* y = nullptr;
+  int64_t T_out = 0;
+  bool accumulate = false;
+  int a = 0, m = 0;
+  int64_t d = 0, Ci = 0, Co = 0, S = 0, n_t = 0, nb = 0, blocks_per_phase = 0;
+  int64_t vstride = 0, mstride = 0;  // per transform point, in v and in mo
+  const float* bt = nullptr;
+  const float* at = nullptr;
+  const float* bias = nullptr;
+  const float* u = nullptr;  // sgemm path: transformed filters [ξ][s][C_in][C_out]
+  const std::vector<PackedMatrix>* pk = nullptr;
+  InputFn in_fn = nullptr;
+  OutputFn out_fn = nullptr;
+  bool bf16 = false, native_bf16 = false, packed = false;
+};
+
+// The short path's one block, output columns [o0, o1): every phase's tiles stacked in v
+// (transformed when `transform`, else reused from the thread's previous item).
+void short_path_item(const WinogradCall& c, bool transform, float* v, float* mo,
+                     std::vector<int64_t>& a_rows, int64_t o0, int64_t o1) {
+  const int a = c.a, m = c.m;
+  const int64_t d = c.d, Ci = c.Ci, Co = c.Co, S = c.S, n_t = c.n_t;
+  const int64_t vstride = c.vstride, mstride = c.mstride;
+  // Phase p's n_t + S − 1 input tiles at rows p·(n_t + S − 1) of v; output tile (p, i)
+  // reads rows from p·(n_t + S − 1) + i on (a_rows) and writes product row p·n_t + i.
+  const int64_t in_rows = n_t + S - 1;
+  if (transform) {
+    for (int64_t p = 0; p < d; ++p)
+      for (int64_t j = 0; j < in_rows; ++j)
+        c.in_fn(c.bt, c.x, c.T, p + d * j * m - c.pad_l, d, Ci, v + (p * in_rows + j) * Ci,
+                vstride);
+    a_rows.resize(static_cast<size_t>(d * n_t));
+    for (int64_t p = 0; p < d; ++p)
+      for (int64_t i = 0; i < n_t; ++i) a_rows[p * n_t + i] = (p * in_rows + i) * Ci;
+  }
+  for (int xi = 0; xi < a; ++xi)
+    packed_gemm((*c.pk)[static_cast<size_t>(xi)], d * n_t, v + xi * vstride, Ci, mo + xi * mstride,
+                Co, o0, o1, false, a_rows.data());
+  for (int64_t p = 0; p < d; ++p)
+    for (int64_t i = 0; i < n_t; ++i)
+      c.out_fn(c.at, m, mo + (p * n_t + i) * Co + o0, mstride, c.bias + o0, o1 - o0, c.y + o0, Co,
+               p + d * i * m, d, c.T_out, c.accumulate);
+}
+
+// Block blk (nb output tiles of one phase), output columns [o0, o1): its input tiles transformed
+// into v (when `transform`, else reused), the GEMMs, the output transform. A failed dnnl_sgemm
+// leaves its status in `failed` (exceptions cannot leave the parallel region).
+void block_item(const WinogradCall& c, int64_t blk, bool transform, float* v, uint16_t* v16,
+                float* mo, int64_t o0, int64_t o1, std::atomic<int>& failed) {
+  const int a = c.a, m = c.m;
+  const int64_t d = c.d, Ci = c.Ci, Co = c.Co, S = c.S, nb = c.nb;
+  const int64_t vstride = c.vstride, mstride = c.mstride;
+  const int64_t p = blk / c.blocks_per_phase, i0 = (blk % c.blocks_per_phase) * nb;
+  const int64_t n = std::min(nb, c.n_t - i0);
+  const int64_t rows = n + S - 1;
+  if (transform) {
+    for (int64_t j = 0; j < rows; ++j)
+      c.in_fn(c.bt, c.x, c.T, p + d * (i0 + j) * m - c.pad_l, d, Ci, v + j * Ci, vstride);
+    if (c.bf16)
+      for (int xi = 0; xi < a; ++xi) {
+        if (c.native_bf16)
+          convert_to_bf16(v + xi * vstride, rows * Ci, v16 + xi * vstride);
+        else
+          round_to_bf16_inplace(v + xi * vstride, rows * Ci);
+      }
+  }
+  for (int xi = 0; xi < a; ++xi) {
+    if (c.packed) {
+      // The S segments stacked along K: rows C_in apart, S·C_in long (read overlapping).
+      const void* av = c.native_bf16 ? static_cast<const void*>(v16 + xi * vstride)
+                                     : static_cast<const void*>(v + xi * vstride);
+      packed_gemm((*c.pk)[static_cast<size_t>(xi)], n, av, Ci, mo + xi * mstride, Co, o0, o1,
+                  false);
+      continue;
+    }
+    for (int64_t s = 0; s < S; ++s) {
+      const dnnl_status_t st = dnnl_sgemm('N', 'N', n, o1 - o0, Ci, 1.f, v + xi * vstride + s * Ci,
+                                          Ci, c.u + (xi * S + s) * Ci * Co + o0, Co,
+                                          s == 0 ? 0.f : 1.f, mo + xi * mstride + o0, Co);
+      if (st != dnnl_success) failed.store(static_cast<int>(st), std::memory_order_relaxed);
+    }
+  }
+  for (int64_t j = 0; j < n; ++j)
+    c.out_fn(c.at, m, mo + j * Co + o0, mstride, c.bias + o0, o1 - o0, c.y + o0, Co,
+             p + d * (i0 + j) * m, d, c.T_out, c.accumulate);
+}
+
+}  // namespace
+
 void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
                      bool accumulate) const {
   MESHNN_CHECK(winograd1d_available(), "winograd conv1d needs AVX2 and FMA");
   if (T_out <= 0) return;
-  const int a = tile_.alpha(), m = tile_.m;
-  const int64_t d = d_, Ci = c_in_, Co = c_out_, S = segs_;
+  WinogradCall c;
+  c.x = x, c.T = T, c.pad_l = pad_l, c.y = y, c.T_out = T_out, c.accumulate = accumulate;
+  const int a = c.a = tile_.alpha();
+  const int m = c.m = tile_.m;
+  const int64_t d = c.d = d_, Ci = c.Ci = c_in_, Co = c.Co = c_out_, S = c.S = segs_;
   // Per phase p (output rows p + d·q, q < ⌈T_out / d⌉): n_t output tiles. Output tile i's
   // segment s reads input tile i + s of its phase, so a block of n output tiles transforms
   // n + S − 1 input tiles.
   const int64_t n_q = (T_out + d - 1) / d;
-  const int64_t n_t = (n_q + m - 1) / m;
+  const int64_t n_t = c.n_t = (n_q + m - 1) / m;
   // Work items: blocks of nb output tiles of one phase, times column chunks of C_out when there
   // are too few blocks for the threads (short streaming windows). Each thread runs whole items
   // (input transform → single-threaded GEMMs → output transform of its columns) in its own
@@ -337,33 +436,34 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   // transformed reuses the transform. nb: the products of a block stay cache-sized; with the
   // packed filters small blocks cost no re-packing (dnnl_sgemm re-packed the C_in × C_out
   // filter per call: 32 rows were up to 1.5× slower than 64 there).
-  const int64_t nb = block_tiles(a, Ci, Co);
+  const int64_t nb = c.nb = block_tiles(a, Ci, Co);
   // Short inputs (streaming pushes, see WinogradIsa): the tiles of all d phases stacked in one
   // block, so each transform point's filters are read once per call rather than once per phase,
   // its columns split over the threads (each reads its part of the filters once).
   const bool short_in = uses_short_path(T_out);
   static_assert(kShortMaxRows <= 64, "the short path's stacked block must fit one block buffer");
-  const std::vector<PackedMatrix>& pk = short_in ? short_b_ : pk_;
-  const int64_t blocks_per_phase = short_in ? 1 : (n_t + nb - 1) / nb;
+  c.pk = short_in ? &short_b_ : &pk_;
+  const int64_t blocks_per_phase = c.blocks_per_phase = short_in ? 1 : (n_t + nb - 1) / nb;
   const int64_t n_blocks = short_in ? 1 : d * blocks_per_phase;
   const int64_t chunks = short_in ? std::min<int64_t>(omp_get_max_threads(), (Co + 31) / 32)
                                   : winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
   const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
   const int64_t n_items = n_blocks * chunks;
   const int64_t vrows = nb + S - 1;
-  const InputFn in_fn = pick_input(a);
-  const OutputFn out_fn = pick_output(a);
-  const bool bf16 = precision_ == WinogradPrecision::bf16;
+  // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products; native bf16: the
+  // transformed inputs as bf16 bits in the bf16 buffer ([ξ][tile][C_in] too).
+  const int64_t vstride = c.vstride = vrows * Ci, mstride = c.mstride = nb * Co;
+  c.bt = bt_.data(), c.at = at_.data(), c.bias = bias_.data(), c.u = u_.data();
+  c.in_fn = pick_input(a);
+  c.out_fn = pick_output(a);
+  c.bf16 = precision_ == WinogradPrecision::bf16;
+  c.native_bf16 = native_bf16_, c.packed = packed_;
   std::atomic<int> failed{0};  // a dnnl status (exceptions cannot leave the parallel region)
 #pragma omp parallel
   {
     WinogradScratch& sc = winograd_scratch();
     std::vector<float>& buf = sc.f32;
     std::vector<uint16_t>& buf16 = sc.bf16;
-    std::vector<int64_t>& a_rows = sc.rows;
-    // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products; native bf16: the
-    // transformed inputs as bf16 bits in buf16 ([ξ][tile][C_in] too).
-    const int64_t vstride = vrows * Ci, mstride = nb * Co;
     if (buf.size() < static_cast<size_t>(a * (vstride + mstride)))
       buf.resize(static_cast<size_t>(a * (vstride + mstride)));
     if (native_bf16_ && buf16.size() < static_cast<size_t>(a * vstride))
@@ -376,63 +476,11 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
       const int64_t blk = item / chunks, ch = item % chunks;
       const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
       if (o0 >= o1) continue;
-      if (short_in) {
-        // Phase p's n_t + S − 1 input tiles at rows p·(n_t + S − 1) of v; output tile (p, i)
-        // reads rows from p·(n_t + S − 1) + i on (a_rows) and writes product row p·n_t + i.
-        const int64_t in_rows = n_t + S - 1;
-        if (have != blk) {
-          for (int64_t p = 0; p < d; ++p)
-            for (int64_t j = 0; j < in_rows; ++j)
-              in_fn(bt_.data(), x, T, p + d * j * m - pad_l, d, Ci, v + (p * in_rows + j) * Ci,
-                    vstride);
-          a_rows.resize(static_cast<size_t>(d * n_t));
-          for (int64_t p = 0; p < d; ++p)
-            for (int64_t i = 0; i < n_t; ++i) a_rows[p * n_t + i] = (p * in_rows + i) * Ci;
-          have = blk;
-        }
-        for (int xi = 0; xi < a; ++xi)
-          packed_gemm(pk[static_cast<size_t>(xi)], d * n_t, v + xi * vstride, Ci, mo + xi * mstride,
-                      Co, o0, o1, false, a_rows.data());
-        for (int64_t p = 0; p < d; ++p)
-          for (int64_t i = 0; i < n_t; ++i)
-            out_fn(at_.data(), m, mo + (p * n_t + i) * Co + o0, mstride, bias_.data() + o0, o1 - o0,
-                   y + o0, Co, p + d * i * m, d, T_out, accumulate);
-        continue;
-      }
-      const int64_t p = blk / blocks_per_phase, i0 = (blk % blocks_per_phase) * nb;
-      const int64_t n = std::min(nb, n_t - i0);
-      const int64_t rows = n + S - 1;
-      if (have != blk) {
-        for (int64_t j = 0; j < rows; ++j)
-          in_fn(bt_.data(), x, T, p + d * (i0 + j) * m - pad_l, d, Ci, v + j * Ci, vstride);
-        if (bf16)
-          for (int xi = 0; xi < a; ++xi) {
-            if (native_bf16_)
-              convert_to_bf16(v + xi * vstride, rows * Ci, buf16.data() + xi * vstride);
-            else
-              round_to_bf16_inplace(v + xi * vstride, rows * Ci);
-          }
-        have = blk;
-      }
-      for (int xi = 0; xi < a; ++xi) {
-        if (packed_) {
-          // The S segments stacked along K: rows C_in apart, S·C_in long (read overlapping).
-          const void* av = native_bf16_ ? static_cast<const void*>(buf16.data() + xi * vstride)
-                                        : static_cast<const void*>(v + xi * vstride);
-          packed_gemm(pk[static_cast<size_t>(xi)], n, av, Ci, mo + xi * mstride, Co, o0, o1, false);
-          continue;
-        }
-        for (int64_t s = 0; s < S; ++s) {
-          const dnnl_status_t st =
-              dnnl_sgemm('N', 'N', n, o1 - o0, Ci, 1.f, v + xi * vstride + s * Ci, Ci,
-                         u_.data() + (xi * S + s) * Ci * Co + o0, Co, s == 0 ? 0.f : 1.f,
-                         mo + xi * mstride + o0, Co);
-          if (st != dnnl_success) failed.store(static_cast<int>(st), std::memory_order_relaxed);
-        }
-      }
-      for (int64_t j = 0; j < n; ++j)
-        out_fn(at_.data(), m, mo + j * Co + o0, mstride, bias_.data() + o0, o1 - o0, y + o0, Co,
-               p + d * (i0 + j) * m, d, T_out, accumulate);
+      if (short_in)
+        short_path_item(c, have != blk, v, mo, sc.rows, o0, o1);
+      else
+        block_item(c, blk, have != blk, v, buf16.data(), mo, o0, o1, failed);
+      have = blk;
     }
   }
   MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN sgemm K=", Ci,

@@ -249,6 +249,125 @@ bool is_ltx_audio_config(const json& config) {
   return config.is_object() && config.contains("audio_vae") && config.contains("vocoder");
 }
 
+namespace {
+
+// The latent mel's frame rate: the audio VAE's sampling rate over its STFT hop (16000 / 160).
+struct LtxMelRate {
+  int vae_rate = 16000, mel_hop = 160;
+  int fps() const { return vae_rate / mel_hop; }
+};
+
+LtxMelRate read_ltx_mel_rate(ConfigReader& vae, ConfigReader& params, const std::string& where) {
+  LtxMelRate m;
+  m.vae_rate = params.get_or<int>("sampling_rate", 16000);
+  if (ConfigReader* pre = vae.child_if("preprocessing")) {
+    pre->allow_any();
+    if (ConfigReader* stft = pre->child_if("stft")) {
+      stft->allow_any();
+      m.mel_hop = stft->get<int>("hop_length");
+    }
+  }
+  MESHNN_CHECK(m.vae_rate > 0 && m.mel_hop > 0 && m.vae_rate % m.mel_hop == 0, where,
+               ": audio_vae sampling_rate ", m.vae_rate, " and STFT hop_length ", m.mel_hop,
+               " must be positive with an integer frame rate");
+  return m;
+}
+
+// config.audio_vae.model.params.ddconfig (dd), beside its params → the decoder's shape; refuses
+// what this decoder does not implement, naming the field.
+AudioVaeDecoderConfig read_ltx_vae_decoder(ConfigReader& dd, ConfigReader& params,
+                                           const std::string& vwhere) {
+  AudioVaeDecoderConfig v;
+  dd.allow({"double_z", "mel_bins", "z_channels", "resolution", "downsample_time", "in_channels",
+            "out_ch", "ch", "ch_mult", "num_res_blocks", "attn_resolutions", "dropout",
+            "mid_block_add_attention", "norm_type", "causality_axis"});
+  dd.require_eq("norm_type", "pixel");
+  dd.require_eq("causality_axis", "height");
+  MESHNN_CHECK(dd.get_or<bool>("mid_block_add_attention", false) == false, vwhere,
+               ": mid_block_add_attention = true is not supported");
+  MESHNN_CHECK(dd.get_or<json>("attn_resolutions", json::array()).empty(), vwhere,
+               ": attention blocks (attn_resolutions) are not supported");
+  v.ch = dd.get<int>("ch");
+  v.ch_mult = dd.get<std::vector<int>>("ch_mult");
+  v.num_res_blocks = dd.get<int>("num_res_blocks");
+  v.z_channels = dd.get<int>("z_channels");
+  v.out_ch = dd.get<int>("out_ch");
+  v.mel_bins = dd.get<int>("mel_bins");
+  MESHNN_CHECK(!v.ch_mult.empty() && v.num_res_blocks >= 1 && v.ch >= 1, vwhere,
+               ": ch, ch_mult and num_res_blocks must be positive");
+  const int levels = static_cast<int>(v.ch_mult.size());
+  MESHNN_CHECK(v.mel_bins % (1 << (levels - 1)) == 0, vwhere, ": mel_bins ", v.mel_bins,
+               " not divisible by 2^", levels - 1);
+  v.latent_mel_bins = v.mel_bins >> (levels - 1);
+  MESHNN_CHECK(v.z_channels >= 1 && v.out_ch >= 1 && v.mel_bins >= 1, vwhere,
+               ": z_channels, out_ch and mel_bins must be positive");
+  MESHNN_CHECK(v.ch <= 4096 && levels <= 8 && v.num_res_blocks <= 16 && v.z_channels <= 4096,
+               vwhere, ": ch, ch_mult, num_res_blocks or z_channels out of range");
+  for (int m : v.ch_mult)
+    MESHNN_CHECK(m >= 1 && m <= 64, vwhere, ": ch_mult entries must be in [1, 64], got ", m);
+  if (params.has("embed_dim"))
+    MESHNN_CHECK(params.get<int>("embed_dim") == v.z_channels, params.where(),
+                 ": embed_dim must equal ddconfig.z_channels (", v.z_channels, ")");
+  // Encoder-side or training-only fields: typed, and the decoder-relevant one fixed.
+  dd.require_if_present("downsample_time", false);
+  for (const char* k : {"in_channels", "resolution"})
+    if (dd.has(k)) positive_int(dd, k);
+  if (dd.has("double_z")) dd.get<bool>("double_z");
+  if (dd.has("dropout")) dd.get<double>("dropout");
+  return v;
+}
+
+// config.vocoder.bwe (LTX-2.3's bandwidth extension) → c.bwe, and the main vocoder's rate.
+void read_ltx_bwe(ConfigReader& bwe, LtxAudioConfig& c) {
+  c.bwe.generator = parse_ltx_generator(bwe, true);
+  const std::string& bw = bwe.where();
+  c.bwe.input_sampling_rate = bwe.get<int>("input_sampling_rate");
+  c.bwe.output_sampling_rate = bwe.get<int>("output_sampling_rate");
+  c.bwe.hop_length = bwe.get<int>("hop_length");
+  c.bwe.n_fft = bwe.get<int>("n_fft");
+  c.bwe.num_mels = bwe.get<int>("num_mels");
+  c.vocoder.sampling_rate = c.bwe.input_sampling_rate;
+  c.bwe.generator.sampling_rate = c.bwe.output_sampling_rate;
+  MESHNN_CHECK(c.bwe.output_sampling_rate % c.bwe.input_sampling_rate == 0, bw,
+               ": output rate must be an integer multiple of the input rate");
+  MESHNN_CHECK(c.bwe.generator.hop() ==
+                   c.bwe.hop_length * (c.bwe.output_sampling_rate / c.bwe.input_sampling_rate),
+               bw, ": BWE upsampling ", c.bwe.generator.hop(),
+               " must equal hop_length × rate ratio");
+  MESHNN_CHECK(c.bwe.num_mels * 2 == c.bwe.generator.in_channels, bw,
+               ": num_mels must be 64 (stereo × 64 = 128 input channels)");
+  MESHNN_CHECK(c.bwe.input_sampling_rate > 0 && c.bwe.hop_length > 0 && c.bwe.n_fft >= 2 &&
+                   c.bwe.n_fft % 2 == 0 && c.bwe.n_fft <= 8192 && c.bwe.n_fft >= c.bwe.hop_length,
+               bw,
+               ": need input_sampling_rate > 0, hop_length > 0 and an even n_fft in [hop_length, "
+               "8192] (got ",
+               c.bwe.input_sampling_rate, ", ", c.bwe.hop_length, ", ", c.bwe.n_fft, ")");
+  bwe.require_if_present("win_size", c.bwe.n_fft);  // ltx-core windows with n_fft
+  MESHNN_CHECK(c.vocoder.hop() % c.bwe.hop_length == 0, bw, ": hop_length ", c.bwe.hop_length,
+               " must divide the main vocoder's hop ", c.vocoder.hop());
+}
+
+// config.vocoder → c.version, c.vocoder and (LTX-2.3) c.bwe. Version rule of ltx-core:
+// `vocoder.bwe` present → LTX-2.3.
+void read_ltx_vocoder(ConfigReader& voc, const std::string& where, LtxAudioConfig& c) {
+  if (voc.has("bwe")) {
+    c.version = LtxAudioConfig::Version::ltx23;
+    MESHNN_CHECK(voc.has("vocoder"), where,
+                 ": config.vocoder.bwe present but config.vocoder.vocoder missing");
+    c.vocoder = parse_ltx_generator(voc.child("vocoder"), false);
+    MESHNN_CHECK(c.vocoder.block == GeneratorConfig::Block::amp1, where,
+                 ": LTX-2.3 main vocoder must use resblock AMP1");
+    read_ltx_bwe(voc.child("bwe"), c);
+  } else {
+    c.version = LtxAudioConfig::Version::ltx2;
+    c.vocoder = parse_ltx_generator(voc, false);
+    MESHNN_CHECK(c.vocoder.block == GeneratorConfig::Block::hifigan1, where,
+                 ": an LTX-2 (no bwe) vocoder must use resblock \"1\"");
+  }
+}
+
+}  // namespace
+
 LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& where) {
   LtxAudioConfig c;
   MESHNN_CHECK(config.is_object(), where, ": checkpoint config must be a JSON object");
@@ -261,7 +380,6 @@ LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& whe
                ": config.audio_vae and config.vocoder must be JSON objects");
   ConfigReader& vae = r.child("audio_vae");
   vae.allow_any();  // the VAE's training and encoder settings; the decoder's are checked below
-  const std::string vwhere = where + " config.audio_vae.model.params.ddconfig";
   MESHNN_CHECK(vae.doc().contains("model") && vae.doc().at("model").contains("params") &&
                    vae.doc().at("model").at("params").contains("ddconfig"),
                where, ": missing config.audio_vae.model.params.ddconfig");
@@ -270,108 +388,19 @@ LtxAudioConfig parse_ltx_audio_config(const json& config, const std::string& whe
   ConfigReader& params = model.child("params");
   params.allow_any();
   ConfigReader& dd = params.child("ddconfig");
-  // Mel frames per second of the latent's mel: the VAE's rate over its STFT hop (16000 / 160).
-  const int vae_rate = params.get_or<int>("sampling_rate", 16000);
-  int mel_hop = 160;
-  if (ConfigReader* pre = vae.child_if("preprocessing")) {
-    pre->allow_any();
-    if (ConfigReader* stft = pre->child_if("stft")) {
-      stft->allow_any();
-      mel_hop = stft->get<int>("hop_length");
-    }
-  }
-  MESHNN_CHECK(vae_rate > 0 && mel_hop > 0 && vae_rate % mel_hop == 0, where,
-               ": audio_vae sampling_rate ", vae_rate, " and STFT hop_length ", mel_hop,
-               " must be positive with an integer frame rate");
-  const int mel_fps = vae_rate / mel_hop;
-  dd.allow({"double_z", "mel_bins", "z_channels", "resolution", "downsample_time", "in_channels",
-            "out_ch", "ch", "ch_mult", "num_res_blocks", "attn_resolutions", "dropout",
-            "mid_block_add_attention", "norm_type", "causality_axis"});
-  // Refuse what this decoder does not implement, naming the field.
-  dd.require_eq("norm_type", "pixel");
-  dd.require_eq("causality_axis", "height");
-  MESHNN_CHECK(dd.get_or<bool>("mid_block_add_attention", false) == false, vwhere,
-               ": mid_block_add_attention = true is not supported");
-  MESHNN_CHECK(dd.get_or<json>("attn_resolutions", json::array()).empty(), vwhere,
-               ": attention blocks (attn_resolutions) are not supported");
-  c.vae.ch = dd.get<int>("ch");
-  c.vae.ch_mult = dd.get<std::vector<int>>("ch_mult");
-  c.vae.num_res_blocks = dd.get<int>("num_res_blocks");
-  c.vae.z_channels = dd.get<int>("z_channels");
-  c.vae.out_ch = dd.get<int>("out_ch");
-  c.vae.mel_bins = dd.get<int>("mel_bins");
-  MESHNN_CHECK(!c.vae.ch_mult.empty() && c.vae.num_res_blocks >= 1 && c.vae.ch >= 1, vwhere,
-               ": ch, ch_mult and num_res_blocks must be positive");
-  const int levels = static_cast<int>(c.vae.ch_mult.size());
-  MESHNN_CHECK(c.vae.mel_bins % (1 << (levels - 1)) == 0, vwhere, ": mel_bins ", c.vae.mel_bins,
-               " not divisible by 2^", levels - 1);
-  c.vae.latent_mel_bins = c.vae.mel_bins >> (levels - 1);
-  MESHNN_CHECK(c.vae.z_channels >= 1 && c.vae.out_ch >= 1 && c.vae.mel_bins >= 1, vwhere,
-               ": z_channels, out_ch and mel_bins must be positive");
-  MESHNN_CHECK(
-      c.vae.ch <= 4096 && levels <= 8 && c.vae.num_res_blocks <= 16 && c.vae.z_channels <= 4096,
-      vwhere, ": ch, ch_mult, num_res_blocks or z_channels out of range");
-  for (int m : c.vae.ch_mult)
-    MESHNN_CHECK(m >= 1 && m <= 64, vwhere, ": ch_mult entries must be in [1, 64], got ", m);
-  if (params.has("embed_dim"))
-    MESHNN_CHECK(params.get<int>("embed_dim") == c.vae.z_channels, params.where(),
-                 ": embed_dim must equal ddconfig.z_channels (", c.vae.z_channels, ")");
-  // Encoder-side or training-only fields: typed, and the decoder-relevant one fixed.
-  dd.require_if_present("downsample_time", false);
-  for (const char* k : {"in_channels", "resolution"})
-    if (dd.has(k)) positive_int(dd, k);
-  if (dd.has("double_z")) dd.get<bool>("double_z");
-  if (dd.has("dropout")) dd.get<double>("dropout");
-
+  const LtxMelRate mel = read_ltx_mel_rate(vae, params, where);
+  const int mel_fps = mel.fps();
+  c.vae = read_ltx_vae_decoder(dd, params, where + " config.audio_vae.model.params.ddconfig");
   ConfigReader& voc = r.child("vocoder");
-  if (voc.has("bwe")) {
-    c.version = LtxAudioConfig::Version::ltx23;
-    MESHNN_CHECK(voc.has("vocoder"), where,
-                 ": config.vocoder.bwe present but config.vocoder.vocoder missing");
-    c.vocoder = parse_ltx_generator(voc.child("vocoder"), false);
-    MESHNN_CHECK(c.vocoder.block == GeneratorConfig::Block::amp1, where,
-                 ": LTX-2.3 main vocoder must use resblock AMP1");
-    ConfigReader& bwe = voc.child("bwe");
-    c.bwe.generator = parse_ltx_generator(bwe, true);
-    const std::string& bw = bwe.where();
-    c.bwe.input_sampling_rate = bwe.get<int>("input_sampling_rate");
-    c.bwe.output_sampling_rate = bwe.get<int>("output_sampling_rate");
-    c.bwe.hop_length = bwe.get<int>("hop_length");
-    c.bwe.n_fft = bwe.get<int>("n_fft");
-    c.bwe.num_mels = bwe.get<int>("num_mels");
-    c.vocoder.sampling_rate = c.bwe.input_sampling_rate;
-    c.bwe.generator.sampling_rate = c.bwe.output_sampling_rate;
-    MESHNN_CHECK(c.bwe.output_sampling_rate % c.bwe.input_sampling_rate == 0, bw,
-                 ": output rate must be an integer multiple of the input rate");
-    MESHNN_CHECK(c.bwe.generator.hop() ==
-                     c.bwe.hop_length * (c.bwe.output_sampling_rate / c.bwe.input_sampling_rate),
-                 bw, ": BWE upsampling ", c.bwe.generator.hop(),
-                 " must equal hop_length × rate ratio");
-    MESHNN_CHECK(c.bwe.num_mels * 2 == c.bwe.generator.in_channels, bw,
-                 ": num_mels must be 64 (stereo × 64 = 128 input channels)");
-    MESHNN_CHECK(c.bwe.input_sampling_rate > 0 && c.bwe.hop_length > 0 && c.bwe.n_fft >= 2 &&
-                     c.bwe.n_fft % 2 == 0 && c.bwe.n_fft <= 8192 && c.bwe.n_fft >= c.bwe.hop_length,
-                 bw,
-                 ": need input_sampling_rate > 0, hop_length > 0 and an even n_fft in [hop_length, "
-                 "8192] (got ",
-                 c.bwe.input_sampling_rate, ", ", c.bwe.hop_length, ", ", c.bwe.n_fft, ")");
-    bwe.require_if_present("win_size", c.bwe.n_fft);  // ltx-core windows with n_fft
-    MESHNN_CHECK(c.vocoder.hop() % c.bwe.hop_length == 0, bw, ": hop_length ", c.bwe.hop_length,
-                 " must divide the main vocoder's hop ", c.vocoder.hop());
-  } else {
-    c.version = LtxAudioConfig::Version::ltx2;
-    c.vocoder = parse_ltx_generator(voc, false);
-    MESHNN_CHECK(c.vocoder.block == GeneratorConfig::Block::hifigan1, where,
-                 ": an LTX-2 (no bwe) vocoder must use resblock \"1\"");
-  }
+  read_ltx_vocoder(voc, where, c);
   // One mel frame must become exactly the samples the vocoder's rate implies: upsampling by
   // anything else stretches or squeezes time (320 instead of 160 doubled the audio).
   const int voc_rate = c.vocoder.sampling_rate;
   MESHNN_CHECK(voc_rate % mel_fps == 0 && c.vocoder.hop() == voc_rate / mel_fps, where,
                ": the vocoder's upsample_rates multiply to ", c.vocoder.hop(), " but its ",
                voc_rate, " Hz output from ", mel_fps,
-               " mel frames per second (audio_vae sampling_rate ", vae_rate, " / STFT hop ",
-               mel_hop, ") needs ", voc_rate % mel_fps == 0 ? voc_rate / mel_fps : -1,
+               " mel frames per second (audio_vae sampling_rate ", mel.vae_rate, " / STFT hop ",
+               mel.mel_hop, ") needs ", voc_rate % mel_fps == 0 ? voc_rate / mel_fps : -1,
                " samples per mel frame");
   if (c.version == LtxAudioConfig::Version::ltx2 && voc.has("sampling_rate"))
     MESHNN_CHECK(voc.get<int>("sampling_rate") == voc_rate, where,

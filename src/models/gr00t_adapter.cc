@@ -147,6 +147,13 @@ struct VlAdapter::Impl {
   bool released = false;
   bool collect_taps = false;
   int64_t hoist_projections = 0;
+
+  // The stages of VlAdapter::forward, in order (defined beside it).
+  int64_t self_attention(const Tensor& x_in, const std::vector<uint8_t>& key_valid,
+                         AdapterOutputs& out);
+  void gather(AdapterOutputs& out) const;
+  void hoist_cross_kv(AdapterOutputs& out, int64_t Sa);
+  void encode_state(const Tensor& srows, int embodiment, AdapterOutputs& out);
 };
 
 VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLookup& weights,
@@ -271,82 +278,91 @@ bool VlAdapter::released() const { return impl_->released; }
 int64_t VlAdapter::hoist_projections() const { return impl_->hoist_projections; }
 void VlAdapter::set_collect_taps(bool on) { impl_->collect_taps = on; }
 
-AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
-                                  const Tensor& state, int embodiment) {
-  ProfileScope prof_all("gr00t_forward");
-  Impl& m = *impl_;
-  const AdapterPlan& p = m.plan;
-  const char* vn = version_name(p.config.version);
-  MESHNN_CHECK(!m.released, vn, ": forward after release() (the persistent K/V buffers are gone)");
-  MESHNN_CHECK(p.tp == 1 || m.device, vn,
-               ": this head-parallel adapter is not bound to a device (bind_device)");
+namespace {
 
-  // ---- validate every input before any compute ---------------------------------------------
-  check_finite(features, "features");  // NaN / Inf would flow into every output
-  const Tensor x_in = as_rows(features, p.s_pad, p.dim, "features");
+// vl_mask: (S_pad) of 0 / 1, or undefined when the version has no VL self-attention → one byte
+// per slot (empty when undefined). Checked before any compute.
+std::vector<uint8_t> key_valid_of(const AdapterPlan& p, const Tensor& vl_mask) {
+  const char* vn = version_name(p.config.version);
   MESHNN_CHECK(vl_mask.defined() == p.vl_mask_present, vn, ": vl_mask presence ",
                vl_mask.defined() ? "true" : "false", " != fixed ",
                p.vl_mask_present ? "true" : "false",
                p.vl_mask_present ? " (the VL self-attention needs the key-valid mask)"
                                  : " (this version has no VL self-attention)");
   std::vector<uint8_t> key_valid;
-  if (vl_mask.defined()) {
-    MESHNN_CHECK_AS(ShapeError, vl_mask.numel() == p.s_pad && vl_mask.dim(-1) == p.s_pad,
-                    "vl_mask must be a (", p.s_pad, ") key-valid mask, got ",
-                    shape_str(vl_mask.shape()));
-    const Tensor mk = vl_mask.to(DType::f64);
-    key_valid.resize(static_cast<size_t>(p.s_pad));
-    bool any = false;
-    for (int64_t s = 0; s < p.s_pad; ++s) {
-      const double v = mk.data<double>()[s];
-      MESHNN_CHECK(v == 0 || v == 1, "vl_mask[", s, "] = ", v, " (expected 0 or 1)");
-      key_valid[s] = v != 0;
-      any = any || key_valid[s];
-    }
-    MESHNN_CHECK(any, "vl_mask hides every key");
+  if (!vl_mask.defined()) return key_valid;
+  MESHNN_CHECK_AS(ShapeError, vl_mask.numel() == p.s_pad && vl_mask.dim(-1) == p.s_pad,
+                  "vl_mask must be a (", p.s_pad, ") key-valid mask, got ",
+                  shape_str(vl_mask.shape()));
+  const Tensor mk = vl_mask.to(DType::f64);
+  key_valid.resize(static_cast<size_t>(p.s_pad));
+  bool any = false;
+  for (int64_t s = 0; s < p.s_pad; ++s) {
+    const double v = mk.data<double>()[s];
+    MESHNN_CHECK(v == 0 || v == 1, "vl_mask[", s, "] = ", v, " (expected 0 or 1)");
+    key_valid[s] = v != 0;
+    any = any || key_valid[s];
   }
-  Tensor srows;
-  if (state.defined()) {
-    // The state encoder reads max_state_dim columns (as the policy checks): a wider state would
-    // be silently cut to the padded width.
-    MESHNN_CHECK_AS(ShapeError, state.rank() >= 1 && state.dim(-1) <= p.config.state.max_state_dim,
-                    version_name(p.config.version), ": state width ",
-                    state.rank() ? state.dim(-1) : 0, " exceeds max_state_dim ",
-                    p.config.state.max_state_dim);
-    srows = state_rows(state, p.config.state.state_dim_pad, p.config.row_block);
-    MESHNN_CHECK(embodiment >= 0 && embodiment < p.config.state.num_embodiments, "embodiment id ",
-                 embodiment, " is out of range [0, ", p.config.state.num_embodiments, ")");
-  }
+  MESHNN_CHECK(any, "vl_mask hides every key");
+  return key_valid;
+}
 
-  // ---- vlln + VL self-attention, on the active slots only ------------------------------------
+// state: (…, ≤ max_state_dim) or undefined → the padded (row_block, state_dim_pad) rows the state
+// encoder reads (undefined when state is). Checked before any compute.
+Tensor state_rows_of(const AdapterPlan& p, const Tensor& state, int embodiment) {
+  if (!state.defined()) return Tensor();
+  // The state encoder reads max_state_dim columns (as the policy checks): a wider state would
+  // be silently cut to the padded width.
+  MESHNN_CHECK_AS(ShapeError, state.rank() >= 1 && state.dim(-1) <= p.config.state.max_state_dim,
+                  version_name(p.config.version), ": state width ",
+                  state.rank() ? state.dim(-1) : 0, " exceeds max_state_dim ",
+                  p.config.state.max_state_dim);
+  Tensor srows = state_rows(state, p.config.state.state_dim_pad, p.config.row_block);
+  MESHNN_CHECK(embodiment >= 0 && embodiment < p.config.state.num_embodiments, "embodiment id ",
+               embodiment, " is out of range [0, ", p.config.state.num_embodiments, ")");
+  return srows;
+}
+
+}  // namespace
+
+// x_in: (S_pad, D) features → out.vl (1, 1, S_pad, D): vlln + VL self-attention, on the active
+// slots only; returns the rows computed (Sa).
+int64_t VlAdapter::Impl::self_attention(const Tensor& x_in, const std::vector<uint8_t>& key_valid,
+                                        AdapterOutputs& out) {
+  const AdapterPlan& p = plan;
   // Slots at or beyond s_active never hold a token: computing them would only produce rows
   // the key-valid mask hides, so they are skipped (and left zero).
-  AdapterOutputs out;
   const int64_t D = p.dim, Sa = p.tp > 1 ? p.m_rows : p.s_active;
   out.vl = Tensor({1, 1, p.s_pad, D});
   float* vl = out.vl.data<float>();
-  m.vlln.forward_rows(x_in.data<float>(), Sa, D, vl, D);
+  vlln.forward_rows(x_in.data<float>(), Sa, D, vl, D);
   auto tap = [&](const std::string& name) {
-    if (m.collect_taps) out.taps[name] = out.vl.clone();
+    if (collect_taps) out.taps[name] = out.vl.clone();
   };
   tap("vlln_out");
-  for (size_t i = 0; i < m.vlsa.size(); ++i) {
-    m.vlsa[i].forward(vl, Sa, key_valid.data());
+  for (size_t i = 0; i < vlsa.size(); ++i) {
+    vlsa[i].forward(vl, Sa, key_valid.data());
     tap("vlsa_block" + std::to_string(i) + "_out");
   }
-  for (size_t i = 0; i < m.tp_blocks.size(); ++i) {
-    m.tp_blocks[i].forward(m.device->ccl(), p.options.mesh_axis, p.tp, p.tp_rank, vl, Sa,
-                           key_valid.data());
+  for (size_t i = 0; i < tp_blocks.size(); ++i) {
+    tp_blocks[i].forward(device->ccl(), p.options.mesh_axis, p.tp, p.tp_rank, vl, Sa,
+                         key_valid.data());
     tap("vlsa_block" + std::to_string(i) + "_out");
   }
   if (p.n_vlsa) tap("vl_self_attention_out");
   // Empty slots are zeroed so every key set's pad rows are exactly zero and their K/V rows equal
   // the bias (the seed leaves LN(0)-derived values there, hidden by the DiT's mask either way).
   for (int64_t s = 0; s < Sa; ++s)
-    if (!m.layout_key_valid[s]) std::memset(vl + s * D, 0, sizeof(float) * D);
+    if (!layout_key_valid[s]) std::memset(vl + s * D, 0, sizeof(float) * D);
   tap("dit_encoder_hidden_states");
+  return Sa;
+}
 
-  // ---- gather ------------------------------------------------------------------------------
+// out.vl (1, 1, S_pad, D) → out.vl_sets[key set] (1, 1, L_pad, D): each key set's slots gathered.
+void VlAdapter::Impl::gather(AdapterOutputs& out) const {
+  const AdapterPlan& p = plan;
+  const int64_t D = p.dim;
+  const float* vl = out.vl.data<float>();
   for (const auto& [name, ks] : p.key_sets) {
     if (ks.identity) {
       out.vl_sets[name] = out.vl;
@@ -368,25 +384,30 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
       mm.src_strides[0] = ks.l_pad * p.s_pad, mm.src_strides[1] = p.s_pad, mm.src_strides[2] = 1;
       mm.wei_strides[0] = p.s_pad * D, mm.wei_strides[1] = D, mm.wei_strides[2] = 1;
       mm.dst_strides[0] = ks.l_pad * D, mm.dst_strides[1] = D, mm.dst_strides[2] = 1;
-      dnnl_glue::strided_matmul(mm, m.onehot.at(name).data<float>(), vl, g.data<float>());
+      dnnl_glue::strided_matmul(mm, onehot.at(name).data<float>(), vl, g.data<float>());
     }
     out.vl_sets[name] = g;
   }
+}
 
-  // ---- hoisted cross K/V ------------------------------------------------------------------
+// out.vl_sets → out.kv[cross block] = persistent (K, V), each (1, Nh/tp, L_pad, Dh); Sa: the
+// rows self_attention computed.
+void VlAdapter::Impl::hoist_cross_kv(AdapterOutputs& out, int64_t Sa) {
+  const AdapterPlan& p = plan;
+  const int64_t D = p.dim;
   const int64_t H = p.n_heads / p.tp, Dh = p.head_dim, inner = H * Dh, W = p.kv_width / p.tp;
   for (const HoistBlockPlan& hb : p.blocks) {
     const float* src = out.vl_sets.at(hb.key_set).data<float>();
-    float* proj = m.proj.data<float>();
+    float* pr = proj.data<float>();
     // Rows past the real keys are exactly zero, so their K/V rows are the bias: only the real
     // rows go through the matmul ("all": the active slots; empty slots inside are zero rows).
     const KeySetPlan& ks = p.key_sets.at(hb.key_set);
     const int64_t rows = ks.identity ? std::min(Sa, hb.l_pad) : ks.l_real;
-    m.hoist.at(hb.block).forward_rows(src, rows, D, proj, W);
-    ++m.hoist_projections;
-    const float* bkv = m.hoist_bias.at(hb.block).data<float>();
-    for (int64_t l = rows; l < hb.l_pad; ++l) std::memcpy(proj + l * W, bkv, sizeof(float) * W);
-    auto& [K, V] = m.kv.at(hb.block);
+    hoist.at(hb.block).forward_rows(src, rows, D, pr, W);
+    ++hoist_projections;
+    const float* bkv = hoist_bias.at(hb.block).data<float>();
+    for (int64_t l = rows; l < hb.l_pad; ++l) std::memcpy(pr + l * W, bkv, sizeof(float) * W);
+    auto& [K, V] = kv.at(hb.block);
     float* k = K.data<float>();
     float* v = V.data<float>();
     const int64_t L = hb.l_pad;
@@ -395,22 +416,44 @@ AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
 #pragma omp parallel for schedule(static)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t l = 0; l < L; ++l) {
-        std::memcpy(k + (h * L + l) * Dh, proj + l * W + h * Dh, sizeof(float) * Dh);
-        std::memcpy(v + (h * L + l) * Dh, proj + l * W + inner + h * Dh, sizeof(float) * Dh);
+        std::memcpy(k + (h * L + l) * Dh, pr + l * W + h * Dh, sizeof(float) * Dh);
+        std::memcpy(v + (h * L + l) * Dh, pr + l * W + inner + h * Dh, sizeof(float) * Dh);
       }
     out.kv[hb.block] = {K, V};
   }
+}
 
-  // ---- state encoder -------------------------------------------------------------------------
-  if (state.defined()) {
-    // Only row 0 of the 32-row block is a state; rows 1 … 31 are tile padding whose
-    // output (relu(b1)·W2 + b2) nobody reads, so one row is computed.
-    const Tensor row0 =
-        srows.reshape({p.config.row_block, p.config.state.state_dim_pad}).narrow(0, 0, 1);
-    out.state_features = m.state_encoder.forward(row0, embodiment)
-                             .reshape({1, 1, p.config.state.input_embedding_dim});
-    if (m.collect_taps) out.taps["state_features"] = out.state_features;
-  }
+// srows: (row_block, state_dim_pad) → out.state_features (1, 1, input_embedding_dim).
+void VlAdapter::Impl::encode_state(const Tensor& srows, int embodiment, AdapterOutputs& out) {
+  const Config& c = plan.config;
+  // Only row 0 of the 32-row block is a state; rows 1 … 31 are tile padding whose
+  // output (relu(b1)·W2 + b2) nobody reads, so one row is computed.
+  const Tensor row0 = srows.reshape({c.row_block, c.state.state_dim_pad}).narrow(0, 0, 1);
+  out.state_features =
+      state_encoder.forward(row0, embodiment).reshape({1, 1, c.state.input_embedding_dim});
+  if (collect_taps) out.taps["state_features"] = out.state_features;
+}
+
+AdapterOutputs VlAdapter::forward(const Tensor& features, const Tensor& vl_mask,
+                                  const Tensor& state, int embodiment) {
+  ProfileScope prof_all("gr00t_forward");
+  Impl& m = *impl_;
+  const AdapterPlan& p = m.plan;
+  const char* vn = version_name(p.config.version);
+  MESHNN_CHECK(!m.released, vn, ": forward after release() (the persistent K/V buffers are gone)");
+  MESHNN_CHECK(p.tp == 1 || m.device, vn,
+               ": this head-parallel adapter is not bound to a device (bind_device)");
+  // Every input is validated before any compute.
+  check_finite(features, "features");  // NaN / Inf would flow into every output
+  const Tensor x_in = as_rows(features, p.s_pad, p.dim, "features");
+  const std::vector<uint8_t> key_valid = key_valid_of(p, vl_mask);
+  const Tensor srows = state_rows_of(p, state, embodiment);
+
+  AdapterOutputs out;
+  const int64_t Sa = m.self_attention(x_in, key_valid, out);
+  m.gather(out);
+  m.hoist_cross_kv(out, Sa);
+  if (state.defined()) m.encode_state(srows, embodiment, out);
   return out;
 }
 

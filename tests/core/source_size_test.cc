@@ -1,11 +1,14 @@
-// Size rules of the product tree (src/, python/, include/): no file over 500 lines and no function
-// over 80 lines, with no exemption; the scanners are tested on inputs that break the rules.
+// Size rules of the product tree (src/, include/, python/, bench/): no file over 500 lines and no
+// function over 80 lines, with no exemption (nothing a file says about itself counts); the
+// scanners are tested on inputs that break the rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -127,6 +130,22 @@ std::string strip_prefixes(std::string d) {
   return d;
 }
 
+// True when a declaration ending at a `{` initialises a variable with a lambda:
+// `… name = [captures](params) … {` or `… name = [captures] {`.
+bool is_lambda_initialiser(const std::string& d) {
+  int depth = 0;  // the `=` must stand outside any parentheses (not a default argument)
+  size_t eq = std::string::npos;
+  for (size_t k = 0; k < d.size() && eq == std::string::npos; ++k) {
+    depth += d[k] == '(' ? 1 : d[k] == ')' ? -1 : 0;
+    const bool compare = (k + 1 < d.size() && d[k + 1] == '=') || (k > 0 && d[k - 1] == '=') ||
+                         (k > 0 && std::string("!<>").find(d[k - 1]) != std::string::npos);
+    if (d[k] == '=' && depth == 0 && !compare) eq = k;
+  }
+  if (eq == std::string::npos) return false;
+  const std::string init = trim(d.substr(eq + 1));
+  return init.starts_with("[") && init.find(']') != std::string::npos;
+}
+
 // The function bodies of a C++ text: a `{` at namespace / class scope whose declaration has a
 // parameter list opens one; its span runs from the declaration's first line to the closing `}`.
 std::vector<Span> cpp_functions(const std::string& text) {
@@ -160,6 +179,9 @@ std::vector<Span> cpp_functions(const std::string& text) {
         k = kOther;
       else if (scope)
         k = kScope;
+      else if (is_lambda_initialiser(d))
+        k = kFunction;  // `auto f = [](…) {` at namespace or class scope: a function by another
+                        // name
       else if (d.find('(') != std::string::npos &&
                (head.find('=') == std::string::npos || has_word(head, "operator")))
         k = kFunction;
@@ -183,7 +205,8 @@ std::vector<Span> cpp_functions(const std::string& text) {
         const std::string body = strip_prefixes(d);
         b = f.decl + (d.size() - body.size());  // strip_prefixes only cuts from the front
         while (b < i && std::isspace(static_cast<unsigned char>(c[b]))) ++b;
-        std::string name = trim(body.substr(0, body.find('(')));
+        const size_t name_end = is_lambda_initialiser(body) ? body.find('=') : body.find('(');
+        std::string name = trim(body.substr(0, name_end));
         const size_t sp = name.find_last_of(" \t\n*&");
         if (sp != std::string::npos) name = name.substr(sp + 1);
         out.push_back({name, line_of[b], line_of[i]});
@@ -228,11 +251,11 @@ std::string read(const std::filesystem::path& p) {
 
 bool is_cpp(const std::string& p) { return p.ends_with(".cc") || p.ends_with(".h"); }
 
-// Every product source file: C++ and Python under src/, python/ and include/, and meshnn-bench's
-// (bench/e2e, once src/cli's `meshnn bench`).
+// Every product source file: C++ and Python under src/, include/, python/ and bench/ (the
+// benchmarks ship with the project).
 std::vector<std::filesystem::path> product_files() {
   std::vector<std::filesystem::path> files;
-  for (const char* dir : {"src", "python", "include", "bench/e2e"})
+  for (const char* dir : {"src", "include", "python", "bench"})
     for (const auto& e : std::filesystem::recursive_directory_iterator(
              std::string(MESHNN_SOURCE_DIR) + "/" + dir)) {
       const std::string p = e.path().string();
@@ -311,6 +334,60 @@ TEST(SourceSize, ScannersCatchALongFunction) {
   EXPECT_EQ(p[1].lines(), 2);
 }
 
+TEST(SourceSize, CppScannerSeesLambdasAtScope) {
+  std::string body;
+  for (int i = 0; i < 90; ++i) body += "  x += " + std::to_string(i) + ";\n";
+  const std::string text =
+      "namespace {\n"
+      "const auto handler = [](int x) {\n" +
+      body +
+      "  return x;\n"
+      "};\n"
+      "const Registrar reg(\"cmd\", [](App& app) {\n" +
+      body +
+      "});\n"
+      "struct S {\n"
+      "  std::function<int()> f_ = [] { return 1; };\n"
+      "  int t[3] = {1, 2, 3};\n"
+      "};\n"
+      "const int table[] = {1, 2};\n"
+      "}  // namespace\n";
+  const std::vector<Span> f = cpp_functions(text);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].name, "handler");
+  EXPECT_EQ(f[0].first, 2);
+  EXPECT_GT(f[0].lines(), kMaxFunctionLines);
+  EXPECT_EQ(f[1].name, "reg");
+  EXPECT_GT(f[1].lines(), kMaxFunctionLines);
+  EXPECT_EQ(f[2].name, "f_");
+  EXPECT_EQ(f[2].lines(), 1);
+}
+
+TEST(SourceSize, PythonScannerCountsNestedDefsInTheirParent) {
+  std::string py = "def outer(a):\n    x = a\n\n    def inner(b):\n";
+  for (int i = 0; i < 85; ++i) py += "        b += " + std::to_string(i) + "\n";
+  py += "        return b\n    return inner(x)\n\n\nasync def after():\n    pass\n";
+  const std::vector<Span> p = python_functions(py);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].name, "outer");
+  EXPECT_EQ(p[0].lines(), 2 + 1 + 1 + 85 + 2);
+  EXPECT_EQ(p[1].name, "inner");
+  EXPECT_EQ(p[1].lines(), 1 + 85 + 1);
+  EXPECT_EQ(p[2].name, "after");
+}
+
+// What a file says about itself (the old guard passed any file whose top said "Long") changes
+// nothing: the text is measured, never read.
+TEST(SourceSize, NoEscapeClause) {
+  const std::string why = "// Long: this file has to be, see below.\n// NOLINT long\n";
+  const std::vector<Span> f = cpp_functions(why + long_function(90));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_GT(f[0].lines(), kMaxFunctionLines);
+  std::string big = why;
+  for (int i = 0; i < kMaxFileLines; ++i) big += "int v" + std::to_string(i) + " = 0;\n";
+  EXPECT_GT(count_lines(big), kMaxFileLines);
+}
+
 TEST(SourceSize, NoProductFileOver500Lines) {
   int checked = 0;
   for (const auto& p : product_files()) {
@@ -321,56 +398,20 @@ TEST(SourceSize, NoProductFileOver500Lines) {
   EXPECT_GT(checked, 100);
 }
 
-// Where the function bound holds: every folder with no function over it, and the files split by
-// concern. Outside these, functions over 80 lines remain (issue 33 lists them); a folder or file is
-// added here once its functions are split.
-const char* const kFunctionBoundHolds[] = {
-    "src/api/",
-    "src/core/",
-    "src/dnnl/",
-    "src/graph/",
-    "src/layers/",
-    "src/mesh/",
-    "src/ops/",
-    "src/serve/",
-    "src/streaming/",
-    "src/models/minimax_h3/",
-    "src/models/gr00t_action_head.cc",
-    "src/models/gr00t_action_head_impl.h",
-    "src/models/gr00t_config.cc",
-    "src/models/gr00t_config_checks.cc",
-    "src/models/gr00t_dit_block.cc",
-    "src/models/gr00t_euler.cc",
-    "src/models/gr00t_plan.cc",
-    "src/models/gr00t_policy.cc",
-    "src/models/gr00t_slot_layout.cc",
-    "src/models/ltx_audio_decoder.cc",
-    "src/models/ltx_audio_stages.cc",
-    "src/models/ltx_audio_stages.h",
-    "include/",
-    "python/meshnn/",
-};
-
-bool bound_holds(const std::string& path) {
-  const std::string rel = path.substr(std::string(MESHNN_SOURCE_DIR).size() + 1);
-  for (const char* p : kFunctionBoundHolds)
-    if (rel.starts_with(p)) return true;
-  return false;
-}
-
-TEST(SourceSize, NoFunctionOver80LinesWhereTheBoundHolds) {
+TEST(SourceSize, NoFunctionOver80Lines) {
   int functions = 0;
   for (const auto& p : product_files()) {
-    if (!bound_holds(p.string())) continue;
     const std::string text = read(p);
     const std::vector<Span> spans =
         is_cpp(p.string()) ? cpp_functions(text) : python_functions(text);
     functions += static_cast<int>(spans.size());
-    for (const Span& s : spans)
-      EXPECT_LE(s.lines(), kMaxFunctionLines)
-          << p.string() << ":" << s.first << ": " << s.name << " is " << s.lines() << " lines";
+    for (const Span& s : spans) {
+      if (s.lines() <= kMaxFunctionLines) continue;
+      ADD_FAILURE() << p.string() << ":" << s.first << ": " << s.name << " is " << s.lines()
+                    << " lines (at most " << kMaxFunctionLines << "; split it by concern)";
+    }
   }
-  EXPECT_GT(functions, 1000);
+  EXPECT_GT(functions, 1500);
 }
 
 }  // namespace
