@@ -9,7 +9,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const meshnn::io::WavAudio a = meshnn::io::read_wav_bytes(data, size, "fuzz");
-    if (a.samples.rank() != 2 || a.samples.dim(1) < 1 || a.sample_rate < 1) std::abort();
+    if (a.samples.rank() != 2 || a.samples.dim(0) < 1 || a.sample_rate < 1) std::abort();
   } catch (const meshnn::Error&) {
   }
   return 0;

@@ -13,12 +13,9 @@ int main(int argc, char** argv) {
     const auto decoder = meshnn::LtxAudioDecoder::load(argv[1]);  // weights loaded once
     const meshnn::Tensor latent = meshnn::io::load_npy(argv[2]);  // (1, 8, T, 16) f32
     const meshnn::Tensor wave = decoder.decode(latent);           // (1, 2, samples), mesh auto
-    // WAV rows are interleaved (samples, channels).
+    // write_wav takes (channels, samples), channels first like the decoder's output.
     const int64_t n = wave.dim(2);
-    meshnn::Tensor rows({n, 2});
-    for (int64_t t = 0; t < n; ++t)
-      for (int c = 0; c < 2; ++c) rows.data<float>()[t * 2 + c] = wave.data<float>()[c * n + t];
-    meshnn::io::write_wav(argv[3], rows, decoder.sample_rate());
+    meshnn::io::write_wav(argv[3], wave.reshape({wave.dim(1), n}), decoder.sample_rate());
     std::printf("wrote %s: %lld samples at %d Hz\n", argv[3], static_cast<long long>(n),
                 decoder.sample_rate());
   } catch (const meshnn::Error& e) {

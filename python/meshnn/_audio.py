@@ -389,10 +389,10 @@ def mel_spectrogram(vocoder, wav, *, as_torch=None):
 @strict
 def read_wav(path):
     """WAV file → (samples (C, T) float32 in [-1, 1], sample_rate) (libsndfile, as the CLI).
-    Channels first, as the models return audio and as write_wav takes it, so that
-    write_wav(path, *read_wav(path)) rewrites the same file."""
-    samples, sr = _meshnn.read_wav(os.fspath(path))
-    return np.ascontiguousarray(samples.T), sr
+    Channels first, as the models return audio, as write_wav takes it and as the C++ io::read_wav
+    gives it (one layout in C++ and Python), so that write_wav(path, *read_wav(path)) rewrites the
+    same file."""
+    return _meshnn.read_wav(os.fspath(path))
 
 
 @strict
@@ -408,7 +408,7 @@ def write_wav(path, audio, sample_rate):
         a = a[None]
     if a.ndim != 2:
         raise ValueError(f'audio: expected (T,), (C, T) or (1, C, T), got shape {tuple(np.shape(audio))}')
-    _meshnn.write_wav(os.fspath(path), np.ascontiguousarray(a.T),
+    _meshnn.write_wav(os.fspath(path), np.ascontiguousarray(a),
                       int_arg('sample_rate', sample_rate, 1, 1 << 30))
 
 

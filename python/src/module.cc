@@ -48,14 +48,14 @@ void bind_wav_files(py::module_& m) {
         io::WavAudio w = io::read_wav(path);
         return py::make_tuple(to_numpy(w.samples), w.sample_rate);
       },
-      py::arg("path"), "path → ((T, C) float32 samples in [-1, 1], sample rate)");
+      py::arg("path"), "path → ((C, T) float32 samples in [-1, 1], sample rate)");
   m.def(
       "write_wav",
       [](const std::string& path, const py::array& samples, int sample_rate) {
         io::write_wav(path, view_of(samples, "samples"), sample_rate);
       },
       py::arg("path"), py::arg("samples"), py::arg("sample_rate"),
-      "(T, C) float32 samples → float32 WAV");
+      "(C, T) float32 samples, channels first → float32 WAV");
 }
 
 }  // namespace

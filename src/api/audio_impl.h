@@ -9,6 +9,7 @@
 #include "meshnn/audio.h"
 #include "models/bigvgan.h"
 #include "models/ltx_audio_decoder.h"
+#include "ops/permute.h"
 
 namespace meshnn {
 
@@ -29,16 +30,10 @@ struct BigVganVocoder::Impl {
 namespace api {
 
 // (B, S, C) interleaved → (B, C, S) planar, as PyTorch audio models return waveforms.
+// Mono needs no copy: (B, S, 1) and (B, 1, S) are the same bytes.
 inline Tensor to_planar(const Tensor& x) {
-  const int64_t B = x.dim(0), S = x.dim(1), C = x.dim(2);
-  if (C == 1) return x.reshape({B, 1, S});
-  Tensor out = Tensor::empty({B, C, S});
-  const float* s = x.data<float>();
-  float* d = out.data<float>();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < S; ++t)
-      for (int64_t c = 0; c < C; ++c) d[(b * C + c) * S + t] = s[(b * S + t) * C + c];
-  return out;
+  if (x.dim(2) == 1) return x.reshape({x.dim(0), 1, x.dim(1)});
+  return ops::deinterleave(x);
 }
 
 }  // namespace api

@@ -33,16 +33,12 @@ void Progress::stage(int done, int total, const std::string& name) {
   std::fflush(stderr);
 }
 
-Tensor interleave_for_wav(const Tensor& planar) {
+// (1, C, S) → (C, S)
+Tensor wav_samples(const Tensor& planar) {
   MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1, "batch of ", planar.dim(0),
                   ": write one WAV per item (batch 1 expected)");
-  const int64_t C = planar.dim(1), S = planar.dim(2);
-  Tensor out = Tensor::empty({S, C});
-  const float* s = planar.data<float>();
-  float* d = out.data<float>();
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t t = 0; t < S; ++t) d[t * C + c] = s[c * S + t];
-  return out;
+  planar.check_dtype(DType::f32);
+  return planar.reshape({planar.dim(1), planar.dim(2)});
 }
 
 }  // namespace meshnn::cli

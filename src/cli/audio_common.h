@@ -28,7 +28,8 @@ class Progress {
 // --precision's help: a mode, a preset, or stage=mode pairs (meshnn/core/precision.h).
 extern const char* const kPrecisionHelp;
 
-// (B, C, S) planar waveform → (S, C) interleaved rows for a WAV writer (batch 1).
-Tensor interleave_for_wav(const Tensor& planar);
+// A model's (1, C, S) waveform → the (C, S) samples io::write_wav and the audio sinks take (a view;
+// batch 1: a ShapeError names the batch otherwise).
+Tensor wav_samples(const Tensor& planar);
 
 }  // namespace meshnn::cli

@@ -128,7 +128,7 @@ void run_latent_model(const Args& a) {
   const int64_t B = wave.dim(0), S = wave.dim(2);
   const int sample_rate = model.output_spec().sample_rate;
   if (process_rank(run.backend) == 0) {
-    io::write_wav(a.out, interleave_for_wav(wave.reshape({1, B, S})), sample_rate);
+    io::write_wav(a.out, wav_samples(wave.reshape({1, B, S})), sample_rate);
     const double audio_s = static_cast<double>(S) / sample_rate;
     if (!a.quiet)
       std::printf(
@@ -219,7 +219,7 @@ void run(const Args& a) {
                                        : decoder.decode(latent, run);
   const double secs = seconds_since(t1);
   if (writer) {
-    io::write_wav(a.out, interleave_for_wav(wave), decoder.sample_rate());
+    io::write_wav(a.out, wav_samples(wave), decoder.sample_rate());
     const double audio_s = static_cast<double>(wave.dim(2)) / decoder.sample_rate();
     if (!a.quiet)
       std::printf(

@@ -70,10 +70,10 @@ void run(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, a.stream || a.push_samples == 0,
                   "--push-samples is for --stream");
   const io::WavAudio in = io::read_wav(a.wav);
-  const int64_t S = in.samples.dim(0);
+  const int64_t S = in.samples.dim(1);  // (C, S)
   MESHNN_CHECK_AS(ShapeError, S >= 1, a.wav, ": no samples");
   // The bound of every route (serve's /encode too): one batch item per channel.
-  MESHNN_CHECK_AS(ShapeError, in.samples.dim(1) <= kMaxBatchItems, a.wav, ": ", in.samples.dim(1),
+  MESHNN_CHECK_AS(ShapeError, in.samples.dim(0) <= kMaxBatchItems, a.wav, ": ", in.samples.dim(0),
                   " channels; at most ", kMaxBatchItems, " (one batch item each)");
   const Tensor wave = io::channels_as_batch(in.samples);  // (B, 1, S): a batch item per channel
   const auto t_load = std::chrono::steady_clock::now();

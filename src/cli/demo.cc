@@ -88,7 +88,7 @@ void run(const Args& a) {
   rms = std::sqrt(rms / static_cast<double>(single.numel()));
   std::printf("sharded vs unsharded: max |diff| %.3g (output peak %.3f, rms %.3f)\n", max_diff,
               peak, rms);
-  io::write_wav(a.out, interleave_for_wav(sharded), decoder.sample_rate());
+  io::write_wav(a.out, wav_samples(sharded), decoder.sample_rate());
   std::printf("wrote %s (%d Hz stereo, %.2f s)\n",
               std::filesystem::absolute(a.out).string().c_str(), decoder.sample_rate(), audio_s);
   MESHNN_CHECK(max_diff < 1e-4, "sharded and unsharded decodes disagree (max |diff| ", max_diff,

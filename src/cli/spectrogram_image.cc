@@ -88,7 +88,7 @@ Spectrogram power_spectrogram(const float* x, int64_t frames, int64_t channels, 
     for (int64_t c = 0; c < channels; ++c) {
       for (int i = 0; i < n_fft; ++i) {
         const int64_t t = f * s.hop + i;
-        const float v = t < frames ? x[t * channels + c] : 0.f;
+        const float v = t < frames ? x[c * frames + t] : 0.f;
         a[i] = std::isfinite(v) ? v * win[i] : 0.0;
       }
       ops::fft_pow2(a);

@@ -1,4 +1,4 @@
-// Spectrogram pictures for `meshnn verify --report / --plot`: a power spectrogram of interleaved
+// Spectrogram pictures for `meshnn verify --report / --plot`: a power spectrogram of channels-first
 // audio (averaged over its channels), its colour images (level, or the difference of two), and
 // the PNG bytes of an RGB image through libpng.
 #pragma once
@@ -17,7 +17,7 @@ struct Spectrogram {
   float peak() const;  // the loudest bin (−inf when empty)
 };
 
-// x: `frames` samples of `channels` interleaved channels. Hann frames of n_fft (a power of two,
+// x: (channels, frames), channels first. Hann frames of n_fft (a power of two,
 // zero-padded past the end) every `hop` samples, |X|² averaged over the channels, 10·log10(· +
 // 1e-20). Non-finite samples count as 0 (verify reports them apart).
 Spectrogram power_spectrogram(const float* x, int64_t frames, int64_t channels, int n_fft,

@@ -110,7 +110,7 @@ double run_stream(const StreamRun& run, io::FrameSource& source, int64_t push_fr
       first_audio = clock::now();
       have_audio = true;
     }
-    sink->write(interleave_for_wav(y));
+    sink->write(wav_samples(y));
   };
   Tensor frames;
   while (source.read(push_frames, frames) > 0) {

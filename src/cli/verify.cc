@@ -39,15 +39,16 @@ bool ends_with(const std::string& s, const std::string& suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-// One input as (frames, channels) f32 samples, interleaved (the WAV layout).
+// One input as (channels, frames) f32 samples, channels first (the layout of read_wav).
 struct Signal {
   std::vector<float> x;
   int64_t frames = 0, channels = 1;
   int sample_rate = 0;  // 0 for arrays
-  float at(int64_t t, int64_t c) const { return x[static_cast<size_t>(t * channels + c)]; }
+  float at(int64_t t, int64_t c) const { return x[static_cast<size_t>(c * frames + t)]; }
+  const float* channel(int64_t c) const { return x.data() + c * frames; }
 };
 
-// A channel-first array (T,), (C, T) or (B, C, T) → (frames, channels) interleaved.
+// A channel-first array (T,), (C, T) or (B, C, T) → (channels, frames).
 Tensor array_as_frames(const Tensor& t, const std::string& path) {
   MESHNN_CHECK_AS(ShapeError, t.rank() >= 1 && t.rank() <= 3, path, ": an array of shape ",
                   shape_str(t.shape()),
@@ -56,7 +57,7 @@ Tensor array_as_frames(const Tensor& t, const std::string& path) {
   MESHNN_CHECK_AS(ShapeError, C <= kMaxChannels, path, ": ", shape_str(t.shape()), " reads as ", C,
                   " channels of ", T, " samples (arrays are channel-first, at most ", kMaxChannels,
                   " channels); a (T, C) array must be transposed (x.T)");
-  return interleave_for_wav(t.reshape({1, C, T}));
+  return t.reshape({C, T});
 }
 
 Signal load_signal(const std::string& path) {
@@ -71,8 +72,8 @@ Signal load_signal(const std::string& path) {
     t = w.samples;
     s.sample_rate = w.sample_rate;
   }
-  s.frames = t.dim(0);
-  s.channels = t.dim(1);
+  s.channels = t.dim(0);
+  s.frames = t.dim(1);
   MESHNN_CHECK_AS(InvalidArgument, s.frames > 0, path, ": no samples");
   const float* p = t.data<float>();
   s.x.assign(p, p + t.numel());
@@ -165,7 +166,7 @@ void check_channels(const Opts& o, const Signal& a, const Signal& b, Report& r) 
         continue;  // its level per segment says nothing more
       }
       const std::vector<double> lv =
-          segment_level_db(a.x.data() + c, b.x.data() + c, a.frames, a.channels, o.segments, floor);
+          segment_level_db(a.channel(c), b.channel(c), a.frames, 1, o.segments, floor);
       for (size_t s = 0; s < lv.size(); ++s)
         if (!std::isnan(lv[s]) && !(std::abs(lv[s]) <= std::abs(r.level[s]))) r.level[s] = lv[s];
     }
@@ -203,8 +204,7 @@ Report compare(const Opts& o, const Signal& a, const Signal& b) {
   check_channels(o, a, b, r);
   if (r.sa.non_finite == 0 && r.sb.non_finite == 0) {
     for (int64_t c = 0; c < a.channels; ++c)
-      r.lsd +=
-          log_spectral_distance_db(a.x.data() + c, b.x.data() + c, a.frames, a.channels, o.n_fft);
+      r.lsd += log_spectral_distance_db(a.channel(c), b.channel(c), a.frames, 1, o.n_fft);
     r.lsd /= static_cast<double>(a.channels);
   } else {
     r.lsd = INFINITY;

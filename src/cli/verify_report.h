@@ -22,7 +22,7 @@ struct VerifyReport {
   bool pass = true;
 };
 
-// The three spectrogram images of interleaved signals a and b (frames × channels each).
+// The three spectrogram images of signals a and b, (channels, frames) each.
 struct SpectrogramImages {
   RgbImage a, b, diff;
   int64_t hop = 0;

@@ -59,9 +59,9 @@ void run(const Args& a) {
     io::WavAudio w = io::read_wav(a.wav);
     MESHNN_CHECK(w.sample_rate == sr, a.wav, ": sample rate ", w.sample_rate,
                  " Hz, the model expects ", sr, " Hz (resample it first)");
-    MESHNN_CHECK_AS(ShapeError, w.samples.dim(1) == 1, a.wav, ": ", w.samples.dim(1),
+    MESHNN_CHECK_AS(ShapeError, w.samples.dim(0) == 1, a.wav, ": ", w.samples.dim(0),
                     " channels; BigVGAN is mono (mix down first)");
-    Tensor m = vocoder.mel_spectrogram(w.samples.reshape({w.samples.dim(0)}));
+    Tensor m = vocoder.mel_spectrogram(w.samples.reshape({w.samples.dim(1)}));
     mel = m.reshape({1, m.dim(0), m.dim(1)});
   } else {
     mel = float_input(io::load_npy(a.mel), a.mel);  // the same dtype rule as audio-decode
@@ -76,7 +76,7 @@ void run(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
   const Tensor y = vocoder.vocode(mel, run);
   const double secs = seconds_since(t0);
-  io::write_wav(a.out, interleave_for_wav(y), sr);
+  io::write_wav(a.out, wav_samples(y), sr);
   if (!a.quiet)
     std::printf("wrote %s: %.2f s at %d Hz; vocoder %.2f s\n", a.out.c_str(),
                 static_cast<double>(y.dim(2)) / sr, sr, secs);

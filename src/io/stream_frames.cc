@@ -15,6 +15,7 @@
 #include "io/npy_header.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/stream_io.h"
+#include "ops/permute.h"
 
 namespace meshnn::io {
 
@@ -285,13 +286,7 @@ Tensor frames_to_mel(const Tensor& frames) {
                   "frames_to_mel: frames must be (n, num_mels), got ",
                   frames.defined() ? shape_str(frames.shape()) : "undefined");
   frames.check_dtype(DType::f32);
-  const int64_t n = frames.dim(0), M = frames.dim(1);
-  Tensor y = Tensor::empty({1, M, n}, DType::f32);
-  const float* x = frames.data<float>();
-  float* d = y.data<float>();
-  for (int64_t t = 0; t < n; ++t)
-    for (int64_t m = 0; m < M; ++m) d[m * n + t] = x[t * M + m];
-  return y;
+  return ops::permute(frames, {1, 0}).reshape({1, frames.dim(1), frames.dim(0)});
 }
 
 // frames: (n, Ch · F) → (1, Ch, n, F)
@@ -302,14 +297,8 @@ Tensor frames_to_latent(const Tensor& frames, int64_t channels, int64_t freq) {
                   frames.defined() ? shape_str(frames.shape()) : "undefined");
   frames.check_dtype(DType::f32);
   const int64_t n = frames.dim(0);
-  Tensor y = Tensor::empty({1, channels, n, freq}, DType::f32);
-  const float* x = frames.data<float>();
-  float* d = y.data<float>();
-  for (int64_t t = 0; t < n; ++t)
-    for (int64_t c = 0; c < channels; ++c)
-      std::memcpy(d + (c * n + t) * freq, x + (t * channels + c) * freq,
-                  static_cast<size_t>(freq) * sizeof(float));
-  return y;
+  return ops::permute(frames.reshape({n, channels, freq}), {1, 0, 2})
+      .reshape({1, channels, n, freq});
 }
 
 }  // namespace meshnn::io

@@ -17,6 +17,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/stream_io.h"
+#include "ops/permute.h"
 
 namespace meshnn::io {
 
@@ -87,20 +88,23 @@ class SndSink : public AudioSink {
   int sample_rate() const override { return rate_; }
   int64_t frames_written() const override { return frames_; }
 
+  // samples: (C, T) f32, channels first
   void write(const Tensor& samples) override {
     MESHNN_CHECK(!closed_, name_, ": write after close");
     MESHNN_CHECK_AS(ShapeError,
-                    samples.defined() && samples.rank() == 2 && samples.dim(1) == channels_, name_,
-                    ": samples must be (T, ", channels_, "), got ",
+                    samples.defined() && samples.rank() == 2 && samples.dim(0) == channels_, name_,
+                    ": samples must be (", channels_, ", T), channels first, got ",
                     samples.defined() ? shape_str(samples.shape()) : "undefined");
     samples.check_dtype(DType::f32);
-    const float* x = samples.data<float>();
+    const sf_count_t n = samples.dim(1);
+    const float* p = samples.data<float>();
     for (int64_t i = 0; i < samples.numel(); ++i)
-      MESHNN_CHECK(std::isfinite(x[i]), name_, ": non-finite sample ", x[i], " at sample ",
-                   frames_ + i / channels_, ", channel ", i % channels_,
+      MESHNN_CHECK(std::isfinite(p[i]), name_, ": non-finite sample ", p[i], " at sample ",
+                   frames_ + i % n, ", channel ", i / n,
                    " (the model produced it; nothing was written)");
-    const sf_count_t n = samples.dim(0);
     if (n == 0) return;
+    const Tensor frames = ops::interleave(samples);  // (T, C): the order of WAV and raw PCM
+    const float* x = frames.data<float>();
     if (sf_writef_float(snd_, x, n) != n || io_.error)
       throw BackendError(detail::concat(name_, ": write failed after ", frames_, " samples: ",
                                         io_.error ? std::strerror(io_.error) : sf_strerror(snd_),

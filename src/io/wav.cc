@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "io/file_util.h"
+#include "ops/permute.h"
 
 namespace meshnn::io {
 
@@ -75,7 +76,7 @@ void check_not_cut_short(const uint8_t* data, uint64_t size, const std::string& 
   }
 }
 
-// Decodes an opened file into (T, C) f32. Reads in chunks rather than trusting the frame count
+// Decodes an opened file into (C, T) f32. Reads in chunks rather than trusting the frame count
 // in the header, so a truncated or lying header cannot trigger a huge allocation.
 WavAudio decode(SNDFILE* snd, const SF_INFO& info, const std::string& name) {
   const int major = info.format & SF_FORMAT_TYPEMASK;
@@ -99,9 +100,8 @@ WavAudio decode(SNDFILE* snd, const SF_INFO& info, const std::string& name) {
   if (sf_error(snd) != SF_ERR_NO_ERROR)
     format_fail(name, 0, "decoding failed after ", frames, " frames: ", sf_strerror(snd));
   WavAudio out;
-  out.samples = Tensor::empty({frames, c}, DType::f32);
-  if (frames)
-    std::memcpy(out.samples.raw(), buf.data(), static_cast<size_t>(frames * c) * sizeof(float));
+  // libsndfile hands frames interleaved, (T, C); the API is channels first.
+  out.samples = ops::deinterleave(Tensor::view(buf.data(), {frames, c}, DType::f32));
   out.sample_rate = info.samplerate;
   return out;
 }
@@ -125,24 +125,27 @@ WavAudio read_wav_bytes(const uint8_t* data, size_t size, const std::string& nam
   return decode(snd.get(), info, name);
 }
 
-// samples: (T, C) f32 → RIFF WAVE, float32 or pcm16.
+// samples: (C, T) f32 → RIFF WAVE, float32 or pcm16.
 void write_wav(const std::string& path, const Tensor& samples, int sample_rate, WavFormat format) {
   MESHNN_CHECK_AS(ShapeError,
-                  samples.defined() && samples.rank() == 2 && samples.dim(1) >= 1 &&
-                      samples.dim(1) <= kMaxChannels,
-                  "write_wav: samples must be (T, C) with 1 ≤ C ≤ ", kMaxChannels, ", got ",
-                  samples.defined() ? shape_str(samples.shape()) : "undefined");
+                  samples.defined() && samples.rank() == 2 && samples.dim(0) >= 1 &&
+                      samples.dim(0) <= kMaxChannels,
+                  "write_wav: samples must be (C, T), channels first, with 1 ≤ C ≤ ", kMaxChannels,
+                  ", got ", samples.defined() ? shape_str(samples.shape()) : "undefined");
   samples.check_dtype(DType::f32);
   MESHNN_CHECK(sample_rate > 0, "write_wav: sample rate ", sample_rate, " must be positive");
-  const float* x = samples.data<float>();
+  const int64_t C = samples.dim(0), T = samples.dim(1);
+  const float* p = samples.data<float>();
   for (int64_t i = 0; i < samples.numel(); ++i)
-    MESHNN_CHECK(std::isfinite(x[i]), "write_wav: ", path, ": non-finite sample ", x[i],
-                 " at frame ", i / samples.dim(1), ", channel ", i % samples.dim(1));
+    MESHNN_CHECK(std::isfinite(p[i]), "write_wav: ", path, ": non-finite sample ", p[i],
+                 " at frame ", i % T, ", channel ", i / T);
+  const Tensor frames = ops::interleave(samples);  // (T, C): the data chunk's order
+  const float* x = frames.data<float>();
 
   write_output(path, [&](const std::string& tmp) {
     SF_INFO info{};
     info.samplerate = sample_rate;
-    info.channels = static_cast<int>(samples.dim(1));
+    info.channels = static_cast<int>(C);
     info.format = SF_FORMAT_WAV | (format == WavFormat::pcm16 ? SF_FORMAT_PCM_16 : SF_FORMAT_FLOAT);
     SndPtr snd(sf_open(tmp.c_str(), SFM_WRITE, &info));
     if (!snd)
@@ -151,25 +154,19 @@ void write_wav(const std::string& path, const Tensor& samples, int sample_rate, 
     sf_command(snd.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
     // No PEAK chunk: it carries a timestamp, and equal samples should give equal files.
     sf_command(snd.get(), SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
-    const sf_count_t frames = samples.dim(0);
-    if (sf_writef_float(snd.get(), x, frames) != frames)
+    if (sf_writef_float(snd.get(), x, T) != T)
       throw BackendError(detail::concat(path, ": WAV write failed: ", sf_strerror(snd.get())));
     if (sf_close(snd.release()) != 0)
       throw BackendError(detail::concat(path, ": WAV close failed"));
   });
 }
 
+// samples (C, T) → (C, 1, T)
 Tensor channels_as_batch(const Tensor& samples) {
   MESHNN_CHECK_AS(ShapeError, samples.defined() && samples.rank() == 2,
-                  "channels_as_batch: samples must be (T, C), got ",
+                  "channels_as_batch: samples must be (C, T), got ",
                   samples.defined() ? shape_str(samples.shape()) : "undefined");
-  const int64_t T = samples.dim(0), C = samples.dim(1);
-  Tensor out = Tensor::empty({C, 1, T});
-  const float* src = samples.data<float>();
-  float* dst = out.data<float>();
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t c = 0; c < C; ++c) dst[c * T + t] = src[t * C + c];
-  return out;
+  return samples.reshape({samples.dim(0), 1, samples.dim(1)});
 }
 
 }  // namespace meshnn::io

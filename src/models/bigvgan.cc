@@ -6,6 +6,7 @@
 #include "io/json.h"
 #include "models/audio_description.h"
 #include "models/checkpoint_check.h"
+#include "ops/permute.h"
 
 namespace meshnn::models {
 
@@ -44,16 +45,8 @@ std::unique_ptr<BigVgan> BigVgan::load(const io::SafetensorsFile& file,
   return load(w, config_path, precision);
 }
 
-Tensor mel_rows(const Tensor& mel) {
-  const int64_t B = mel.dim(0), C = mel.dim(1), T = mel.dim(2);
-  Tensor x = Tensor::empty({B, T, C});
-  const float* s = mel.data<float>();
-  float* d = x.data<float>();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < T; ++t) d[(b * T + t) * C + c] = s[(b * C + c) * T + t];
-  return x;
-}
+// mel (B, C, T) → (B, T, C)
+Tensor mel_rows(const Tensor& mel) { return ops::permute(mel, {0, 2, 1}); }
 
 ops::MelConfig mel_config_of(const BigVganConfig& c) {
   ops::MelConfig m;

@@ -10,6 +10,7 @@
 #include "meshnn/core/input_checks.h"
 #include "models/audio_description.h"
 #include "models/ltx_audio_stages.h"
+#include "ops/permute.h"
 
 namespace meshnn::models {
 namespace {
@@ -105,29 +106,16 @@ int64_t LtxAudioDecoder::output_samples(int64_t t) const {
   return l;
 }
 
+// latent (B, C, T, F) → (B, T, F, C)
 Tensor latent_to_channels_last(const Tensor& latent) {
   latent.check_dtype(DType::f32);
-  const int64_t B = latent.dim(0), C = latent.dim(1), T = latent.dim(2), F = latent.dim(3);
-  Tensor out = Tensor::empty({B, T, F, C});
-  const float* s = latent.data<float>();
-  float* d = out.data<float>();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t f = 0; f < F; ++f)
-          d[((b * T + t) * F + f) * C + c] = s[((b * C + c) * T + t) * F + f];
-  return out;
+  return ops::permute(latent, {0, 2, 3, 1});
 }
 
+// mel (B, S, M, C) → (B, S, C·M), channel c·M + m
 Tensor LtxAudioDecoder::pack_mel(const Tensor& mel) {
   const int64_t B = mel.dim(0), S = mel.dim(1), M = mel.dim(2), C = mel.dim(3);
-  Tensor out = Tensor::empty({B, S, C * M});
-  const float* s = mel.data<float>();
-  float* d = out.data<float>();
-  for (int64_t r = 0; r < B * S; ++r)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t c = 0; c < C; ++c) d[r * C * M + c * M + m] = s[(r * M + m) * C + c];
-  return out;
+  return ops::permute(mel, {0, 1, 3, 2}).reshape({B, S, C * M});
 }
 
 Tensor LtxAudioDecoder::stage_a(const Tensor& latent_cl, const TimeShard& ts, int64_t real) {

@@ -8,6 +8,7 @@
 #include "meshnn/ops/filter_design.h"
 #include "models/audio_description.h"
 #include "ops/elementwise.h"
+#include "ops/permute.h"
 
 namespace meshnn::models {
 namespace {
@@ -30,14 +31,7 @@ Tensor denormalised(const Tensor& latent, const std::vector<float>& std_,
 
 // Stereo into the batch: (B, S, 2) → (2B, S, 1).
 Tensor stereo_to_batch(const Tensor& x) {
-  const int64_t B = x.dim(0), S = x.dim(1);
-  Tensor planar = Tensor::empty({2 * B, S, 1});
-  const float* s = x.data<float>();
-  float* d = planar.data<float>();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < S; ++t)
-      for (int64_t c = 0; c < 2; ++c) d[((b * 2 + c) * S) + t] = s[(b * S + t) * 2 + c];
-  return planar;
+  return ops::deinterleave(x).reshape({2 * x.dim(0), x.dim(1), 1});
 }
 
 // STFT rows (N, F, 2·bins) (real parts, then imaginary) → magnitudes (N, F, bins).

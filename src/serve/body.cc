@@ -181,19 +181,19 @@ Tensor mono_wav_from_body(std::string_view body, int sample_rate) {
   io::WavAudio w = io::read_wav_bytes(bytes(body), body.size(), kBody);
   MESHNN_CHECK(w.sample_rate == sample_rate, kBody, ": sample rate ", w.sample_rate,
                " Hz, the model expects ", sample_rate, " Hz (resample it first)");
-  MESHNN_CHECK_AS(ShapeError, w.samples.dim(1) == 1, kBody, ": ", w.samples.dim(1),
+  MESHNN_CHECK_AS(ShapeError, w.samples.dim(0) == 1, kBody, ": ", w.samples.dim(0),
                   " channels; the model takes mono (mix down first)");
-  return w.samples.reshape({w.samples.dim(0)});
+  return w.samples.reshape({w.samples.dim(1)});
 }
 
 Tensor batch_wav_from_body(std::string_view body, int sample_rate) {
   // The checks and messages of audio-encode --wav.
   const io::WavAudio in = io::read_wav_bytes(bytes(body), body.size(), kBody);
-  const int64_t S = in.samples.dim(0);
+  const int64_t S = in.samples.dim(1);  // (C, S)
   MESHNN_CHECK_AS(ShapeError, S >= 1, kBody, ": no samples");
   MESHNN_CHECK_AS(InvalidArgument, in.sample_rate == sample_rate, kBody, ": ", in.sample_rate,
                   " Hz; the model takes ", sample_rate, " Hz (resample first)");
-  MESHNN_CHECK_AS(ShapeError, in.samples.dim(1) <= kMaxBatchItems, kBody, ": ", in.samples.dim(1),
+  MESHNN_CHECK_AS(ShapeError, in.samples.dim(0) <= kMaxBatchItems, kBody, ": ", in.samples.dim(0),
                   " channels; at most ", kMaxBatchItems, " (one batch item each)");
   return io::channels_as_batch(in.samples);
 }
@@ -273,14 +273,8 @@ PcmEncoder::~PcmEncoder() {
 std::string PcmEncoder::encode(const Tensor& planar) {
   MESHNN_CHECK_AS(ShapeError, planar.rank() == 3 && planar.dim(0) == 1,
                   "serve: (1, C, S) expected");
-  const int64_t C = planar.dim(1), S = planar.dim(2);
-  if (S == 0) return "";
-  Tensor rows = Tensor::empty({S, C});  // (S, C) interleaved, as the CLI hands its sinks
-  const float* s = planar.data<float>();
-  float* d = rows.data<float>();
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t t = 0; t < S; ++t) d[t * C + c] = s[c * S + t];
-  sink_->write(rows);
+  if (planar.dim(2) == 0) return "";
+  sink_->write(planar.reshape({planar.dim(1), planar.dim(2)}));  // (C, S), as the sinks take it
   // The sink writes sequentially at the file offset: take what it wrote and rewind, so the
   // memory file holds one message at most.
   const off_t end = ::lseek(fd_, 0, SEEK_CUR);
@@ -307,11 +301,6 @@ std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat fo
       return pcm;
     }
     case OutputFormat::wav: {
-      Tensor rows = Tensor::empty({S, C});
-      const float* s = planar.data<float>();
-      float* d = rows.data<float>();
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t t = 0; t < S; ++t) d[t * C + c] = s[c * S + t];
       // The library's WAV writer into an anonymous memory file: no file on disk to clean up.
       const int fd = ::memfd_create("meshnn_serve_wav", MFD_CLOEXEC);
       MESHNN_CHECK_AS(BackendError, fd >= 0, "serve: memfd_create failed: ", std::strerror(errno));
@@ -320,7 +309,7 @@ std::string encode_output(const Tensor& planar, int sample_rate, OutputFormat fo
         ~Close() { ::close(fd); }
       } close_fd{fd};
       auto sink = io::open_wav_fd_sink(fd, static_cast<int>(C), sample_rate);
-      sink->write(rows);
+      sink->write(planar.reshape({C, S}));
       sink->close();
       const off_t end = ::lseek(fd, 0, SEEK_END);
       MESHNN_CHECK_AS(BackendError, end >= 0, "serve: lseek failed: ", std::strerror(errno));

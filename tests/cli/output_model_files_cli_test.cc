@@ -41,7 +41,7 @@ class OutputOverModelFiles : public ::testing::Test {
     // A stereo WAV at the model's rate (random, seeded) and random (2, 8, 5) latents.
     std::mt19937 rng(35);
     std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-    Tensor w = Tensor::empty({1600, 2});
+    Tensor w = Tensor::empty({2, 1600});  // (C, T)
     for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = u(rng);
     io::write_wav(dir + "/in.wav", w, 32000);
     io::save_npy(dir + "/z.npy", test::random_tensor({2, 8, 5}, DType::f32, 36));

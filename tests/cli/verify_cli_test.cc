@@ -16,6 +16,7 @@
 #include "io/io_test_util.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/wav.h"
+#include "ops/permute.h"
 #include "support/cli_run.h"
 
 namespace meshnn {
@@ -48,12 +49,12 @@ class VerifyCli : public ::testing::Test {
     // Two seconds of a random-phase chord at 16 kHz, stereo, plus fresh noise.
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> ph(0.f, 6.28f);
-    ref = Tensor::empty({T, 2});
+    ref = Tensor::empty({2, T});  // (C, T), as write_wav takes it
     float* r = ref.data<float>();
     const float p0 = ph(rng), p1 = ph(rng);
     for (int64_t t = 0; t < T; ++t)
       for (int c = 0; c < 2; ++c)
-        r[t * 2 + c] = 0.4f * std::sin(2.f * float(M_PI) * (220.f + 110.f * c) * t / 16000.f + p0) +
+        r[c * T + t] = 0.4f * std::sin(2.f * float(M_PI) * (220.f + 110.f * c) * t / 16000.f + p0) +
                        0.2f * std::sin(2.f * float(M_PI) * 1330.f * t / 16000.f + p1);
     io::write_wav(dir + "/a.wav", ref, 16000);
   }
@@ -80,7 +81,7 @@ TEST_F(VerifyCli, IdenticalAndNoisyWavs) {
   // Gaussian noise of std σ: PSNR = 20·log10(peak / rms(noise)), computed from the actual noise.
   std::mt19937 rng(12);
   std::normal_distribution<float> nd(0.f, 1e-3f);
-  Tensor noisy = Tensor::empty({T, 2});
+  Tensor noisy = Tensor::empty({2, T});
   double peak = 0, se = 0;
   for (int64_t i = 0; i < 2 * T; ++i) {
     const float a = ref.data<float>()[i];
@@ -115,7 +116,7 @@ TEST_F(VerifyCli, ReportAndPlotPictures) {
   std::normal_distribution<float> nd(0.f, 0.05f);
   Tensor b = Tensor::empty({2, T});  // channel-first .npy: a WAV cannot hold the NaN
   for (int64_t t = 0; t < T; ++t)
-    for (int c = 0; c < 2; ++c) b.data<float>()[c * T + t] = ref.data<float>()[t * 2 + c] + nd(rng);
+    for (int c = 0; c < 2; ++c) b.data<float>()[c * T + t] = ref.data<float>()[c * T + t] + nd(rng);
   b.data<float>()[777] = NAN;
   io::save_npy(dir + "/b.npy", b);
   int code = -1;
@@ -133,8 +134,8 @@ TEST_F(VerifyCli, ReportAndPlotPictures) {
   EXPECT_EQ(images, 3u);
   EXPECT_NE(html.find("NaN / Inf"), std::string::npos);
   // Short inputs (under one FFT frame) give pictures too.
-  Tensor s = Tensor::empty({301, 1});
-  for (int64_t t = 0; t < 301; ++t) s.data<float>()[t] = ref.data<float>()[2 * t];
+  Tensor s = Tensor::empty({1, 301});
+  for (int64_t t = 0; t < 301; ++t) s.data<float>()[t] = ref.data<float>()[t];
   io::write_wav(dir + "/s.wav", s, 16000);
   run(dir + "/s.wav " + dir + "/s.wav --plot " + dir + "/s.png", &code);
   EXPECT_EQ(code, 0);
@@ -142,7 +143,7 @@ TEST_F(VerifyCli, ReportAndPlotPictures) {
 }
 
 TEST_F(VerifyCli, SilenceDcOffsetAndNan) {
-  Tensor quiet = Tensor::empty({T, 2}), dc = Tensor::empty({T, 2});
+  Tensor quiet = Tensor::empty({2, T}), dc = Tensor::empty({2, T});
   for (int64_t i = 0; i < 2 * T; ++i) {
     quiet.data<float>()[i] = 1e-5f * ref.data<float>()[i];
     dc.data<float>()[i] = ref.data<float>()[i] + 0.2f;
@@ -177,8 +178,8 @@ TEST_F(VerifyCli, ModelOutputArrayAgainstItsWav) {
   Tensor items = Tensor::empty({2, 1, T}), swapped = Tensor::empty({2, 1, T});
   for (int64_t c = 0; c < 2; ++c)
     for (int64_t t = 0; t < T; ++t) {
-      items.data<float>()[c * T + t] = ref.data<float>()[t * 2 + c];
-      swapped.data<float>()[(1 - c) * T + t] = ref.data<float>()[t * 2 + c];
+      items.data<float>()[c * T + t] = ref.data<float>()[c * T + t];
+      swapped.data<float>()[(1 - c) * T + t] = ref.data<float>()[c * T + t];
     }
   io::save_npy(dir + "/items.npy", items);
   io::save_npy(dir + "/swapped.npy", swapped);
@@ -207,7 +208,7 @@ TEST_F(VerifyCli, BrokenBFailsWithoutAThreshold) {
          dc = Tensor::empty({2, T});
   for (int64_t c = 0; c < 2; ++c)
     for (int64_t t = 0; t < T; ++t) {
-      const float v = ref.data<float>()[t * 2 + c];
+      const float v = ref.data<float>()[c * T + t];
       a.data<float>()[c * T + t] = nan.data<float>()[c * T + t] = v;
       zero.data<float>()[c * T + t] = 0.f;
       dc.data<float>()[c * T + t] = 0.3f;
@@ -248,8 +249,8 @@ TEST_F(VerifyCli, ArraysAreChannelFirstAndMeasuredPerChannel) {
   Tensor a = Tensor::empty({2, T}), b = Tensor::empty({2, T});
   for (int64_t c = 0; c < 2; ++c)
     for (int64_t t = 0; t < T; ++t) {
-      a.data<float>()[c * T + t] = ref.data<float>()[t * 2 + c];
-      b.data<float>()[c * T + t] = c == 0 ? ref.data<float>()[t * 2] : 0.f;
+      a.data<float>()[c * T + t] = ref.data<float>()[c * T + t];
+      b.data<float>()[c * T + t] = c == 0 ? ref.data<float>()[t] : 0.f;
     }
   io::save_npy(dir + "/a.npy", a);
   io::save_npy(dir + "/b.npy", b);
@@ -265,7 +266,7 @@ TEST_F(VerifyCli, ArraysAreChannelFirstAndMeasuredPerChannel) {
   }
   std::string out = run(dir + "/a.npy " + dir + "/a3.npy --json", &code);
   EXPECT_EQ(code, 0) << out;
-  io::save_npy(dir + "/tc.npy", ref);  // (T, 2)
+  io::save_npy(dir + "/tc.npy", ops::interleave(ref));  // (T, 2)
   out = run(dir + "/a.wav " + dir + "/tc.npy", &code);
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("transposed"), std::string::npos) << out;
@@ -279,7 +280,7 @@ TEST_F(VerifyCli, LevelPerSegment) {
   const float g = static_cast<float>(std::pow(10.0, 2.0 / 20));
   for (int64_t i = 0; i < 2 * T; ++i) {
     gain.data<float>()[i] *= g;
-    const int64_t t = i / 2;
+    const int64_t t = i % T;
     if (t >= 3 * T / 10 && t < 4 * T / 10) drop.data<float>()[i] /= std::sqrt(16.6f);
   }
   io::write_wav(dir + "/drop.wav", drop, 16000);

@@ -57,11 +57,11 @@ TEST(Output, RegularFileKeepsOwnerWhenRoot) {
   const std::string p = scratch_dir() + "/owned.wav";
   { std::ofstream(p) << "old"; }
   ASSERT_EQ(::chown(p.c_str(), 12345, 23456), 0);
-  io::write_wav(p, random_tensor({64, 2}, DType::f32, 2), 16000);
+  io::write_wav(p, random_tensor({2, 64}, DType::f32, 2), 16000);
   const struct stat st = stat_of(p);
   EXPECT_EQ(st.st_uid, 12345u);
   EXPECT_EQ(st.st_gid, 23456u);
-  EXPECT_EQ(io::read_wav(p).samples.dim(0), 64);
+  EXPECT_EQ(io::read_wav(p).samples.dim(1), 64);
 }
 
 TEST(Output, SymlinkIsFollowedNotReplaced) {
@@ -83,7 +83,7 @@ TEST(Output, SymlinkIsFollowedNotReplaced) {
 TEST(Output, FifoIsWrittenIntoNotReplaced) {
   const std::string dir = scratch_dir(), fifo = dir + "/pipe.wav", ref = dir + "/ref.wav";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const Tensor t = random_tensor({300, 2}, DType::f32, 4);
+  const Tensor t = random_tensor({2, 300}, DType::f32, 4);
   io::write_wav(ref, t, 48000);
   std::vector<uint8_t> got;
   std::thread reader([&] { got = slurp(fifo); });  // open blocks until the writer opens
@@ -103,7 +103,7 @@ TEST(Output, CharacterDeviceIsWrittenIntoNotReplaced) {
   if (fd < 0) GTEST_SKIP() << "the scratch folder does not allow device files (nodev mount)";
   ::close(fd);
   io::save_safetensors(dev, {{"a", random_tensor({4, 4}, DType::f32, 5)}});
-  io::write_wav(dev, random_tensor({10, 1}, DType::f32, 6), 8000);
+  io::write_wav(dev, random_tensor({1, 10}, DType::f32, 6), 8000);
   const struct stat st = stat_of(dev);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
   EXPECT_EQ(major(st.st_rdev), 1u);

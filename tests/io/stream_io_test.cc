@@ -231,21 +231,20 @@ TEST(StreamIo, RawFramesPartialFrameAtEndIsFormatError) {
   EXPECT_THROW(io::open_raw_frames(dir + "/none.f32", 2), BackendError);
 }
 
-// Writes x (T, C) to a sink in random chunk sizes (including empty ones).
+// Writes x (C, T) to a sink in random chunk sizes (including empty ones).
 void write_chunks(io::AudioSink& sink, const Tensor& x, uint32_t seed) {
   std::mt19937 rng(seed);
-  const int64_t T = x.dim(0), C = x.dim(1);
+  const int64_t T = x.dim(1);
   for (int64_t t = 0; t < T;) {
     const int64_t n = std::min<int64_t>(T - t, rng() % 1500);
-    Tensor part = Tensor::empty({n, C}, DType::f32);
-    if (n) std::memcpy(part.raw(), x.data<float>() + t * C, part.nbytes());
-    sink.write(part);
+    sink.write(x.narrow(1, t, n));
     t += n;
   }
 }
 
+// (C, T), channels first as the sinks take it.
 Tensor audio(int64_t T, int64_t C, uint32_t seed) {
-  Tensor x = random_tensor({T, C}, DType::f32, seed);
+  Tensor x = random_tensor({C, T}, DType::f32, seed);
   float* p = x.data<float>();
   for (int64_t i = 0; i < x.numel(); ++i) p[i] *= 0.4f;  // mostly in [-1.2, 1.2]: some clip
   return x;
@@ -271,8 +270,7 @@ TEST(StreamIo, WavSinkIsReadableMidStream) {
   const std::string dir = scratch_dir();
   const Tensor x = audio(4000, 2, 40);
   auto sink = io::open_wav_sink(dir + "/s.wav", 2, 24000, io::WavFormat::float32);
-  Tensor part = Tensor::empty({1500, 2}, DType::f32);
-  std::memcpy(part.raw(), x.raw(), part.nbytes());
+  const Tensor part = x.narrow(1, 0, 1500);
   sink->write(part);
   // Not closed: the growing file beside the target already states the 1500 frames written.
   const std::string growing = sink->partial_path();
@@ -283,7 +281,7 @@ TEST(StreamIo, WavSinkIsReadableMidStream) {
   EXPECT_TRUE(test::same_bytes(mid.samples, part));
   EXPECT_FALSE(std::filesystem::exists(dir + "/s.wav"));  // renamed only on success
   sink->close();
-  EXPECT_EQ(io::read_wav(dir + "/s.wav").samples.dim(0), 1500);
+  EXPECT_EQ(io::read_wav(dir + "/s.wav").samples.dim(1), 1500);
   EXPECT_FALSE(std::filesystem::exists(growing));
 }
 
@@ -368,8 +366,8 @@ TEST(StreamIo, SinkErrors) {
   const std::string dir = scratch_dir();
   auto sink = io::open_wav_sink(dir + "/e.wav", 2, 48000);
   EXPECT_THROW(sink->write(Tensor::empty({4, 1}, DType::f32)), ShapeError);
-  Tensor bad = audio(4, 2, 1);
-  bad.data<float>()[5] = NAN;
+  Tensor bad = audio(4, 2, 1);  // (2, 4)
+  bad.data<float>()[6] = NAN;   // channel 1, sample 2
   try {
     sink->write(bad);
     FAIL() << "no error";

@@ -38,7 +38,7 @@ std::vector<uint8_t> slurp(const std::string& p) {
 
 TEST(Wav, Float32RoundTripIsExact) {
   const std::string path = scratch_dir() + "/f.wav";
-  const Tensor x = random_uniform({1000, 2}, 42, -0.99f, 0.99f);
+  const Tensor x = random_uniform({2, 1000}, 42, -0.99f, 0.99f);  // (C, T)
   io::write_wav(path, x, 48000, io::WavFormat::float32);
   const io::WavAudio a = io::read_wav(path);
   EXPECT_EQ(a.sample_rate, 48000);
@@ -50,25 +50,48 @@ TEST(Wav, Float32RoundTripIsExact) {
   EXPECT_TRUE(bit_equal(m.samples, x));
 }
 
+// The one wave layout: write_wav takes and read_wav gives (C, T), channels first, and the file's
+// data chunk holds the frames interleaved (sample t of channel c at frame t, slot c), as every
+// other WAV reader expects. Checked on the bytes, not only by a round trip.
+TEST(Wav, ChannelsFirstInTheApiInterleavedInTheFile) {
+  const std::string path = scratch_dir() + "/layout.wav";
+  const int64_t C = 3, T = 257;
+  const Tensor x = random_uniform({C, T}, 47, -0.9f, 0.9f);
+  io::write_wav(path, x, 22050);
+  const std::vector<uint8_t> b = slurp(path);
+  size_t at = 12;
+  while (at + 8 <= b.size() && std::memcmp(b.data() + at, "data", 4) != 0)
+    at += 8 + (b[at + 4] | b[at + 5] << 8 | b[at + 6] << 16 | size_t(b[at + 7]) << 24);
+  ASSERT_LE(at + 8 + static_cast<size_t>(C * T) * 4, b.size());
+  const uint8_t* data = b.data() + at + 8;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = 0; c < C; ++c)
+      ASSERT_EQ(std::memcmp(data + (t * C + c) * 4, x.data<float>() + c * T + t, 4), 0)
+          << "frame " << t << " channel " << c;
+  const io::WavAudio a = io::read_wav(path);
+  ASSERT_EQ(a.samples.shape(), (Shape{C, T}));
+  EXPECT_TRUE(bit_equal(a.samples, x));
+}
+
 TEST(Wav, ChannelsAsBatchPutsEachChannelInItsOwnItem) {
-  const Tensor x = random_uniform({37, 3}, 7, -1.f, 1.f);  // (T, C) interleaved
+  const Tensor x = random_uniform({3, 37}, 7, -1.f, 1.f);  // (C, T)
   const Tensor y = io::channels_as_batch(x);
   ASSERT_EQ(y.shape(), (std::vector<int64_t>{3, 1, 37}));
   const float* src = x.data<float>();
   const float* dst = y.data<float>();
   for (int64_t c = 0; c < 3; ++c)
-    for (int64_t t = 0; t < 37; ++t) ASSERT_EQ(dst[c * 37 + t], src[t * 3 + c]) << c << "," << t;
+    for (int64_t t = 0; t < 37; ++t) ASSERT_EQ(dst[c * 37 + t], src[c * 37 + t]) << c << "," << t;
   EXPECT_THROW(io::channels_as_batch(random_uniform({4, 2, 1}, 1, -1.f, 1.f)), ShapeError);
   EXPECT_THROW(io::channels_as_batch(Tensor()), ShapeError);
 }
 
 TEST(Wav, Pcm16RoundTripWithinOneStep) {
   const std::string path = scratch_dir() + "/p.wav";
-  const Tensor x = random_uniform({777, 1}, 43, -0.9f, 0.9f);
+  const Tensor x = random_uniform({1, 777}, 43, -0.9f, 0.9f);
   io::write_wav(path, x, 16000, io::WavFormat::pcm16);
   const io::WavAudio a = io::read_wav(path);
   EXPECT_EQ(a.sample_rate, 16000);
-  ASSERT_EQ(a.samples.shape(), (Shape{777, 1}));
+  ASSERT_EQ(a.samples.shape(), (Shape{1, 777}));
   EXPECT_EQ(slurp(path).size(), 44u + 777u * 2u);  // canonical 44-byte header + 16-bit samples
   for (int i = 0; i < 777; ++i)
     EXPECT_NEAR(a.samples.data<float>()[i], x.data<float>()[i], 1.0 / 32768) << i;
@@ -76,7 +99,7 @@ TEST(Wav, Pcm16RoundTripWithinOneStep) {
 
 TEST(Wav, Pcm16ClipsOutOfRange) {
   const std::string path = scratch_dir() + "/c.wav";
-  io::write_wav(path, Tensor::from_vector<float>({2.f, -3.f, 0.5f}, {3, 1}), 8000,
+  io::write_wav(path, Tensor::from_vector<float>({2.f, -3.f, 0.5f}, {1, 3}), 8000,
                 io::WavFormat::pcm16);
   const Tensor s = io::read_wav(path).samples;
   EXPECT_NEAR(s.data<float>()[0], 1.f, 1e-4);
@@ -87,19 +110,26 @@ TEST(Wav, Pcm16ClipsOutOfRange) {
 TEST(Wav, FailedWriteLeavesNoFile) {
   const std::string dir = scratch_dir();
   const std::string path = dir + "/nan.wav";
-  Tensor x = random_uniform({10, 2}, 44);
-  x.data<float>()[7] = NAN;
-  EXPECT_THROW(io::write_wav(path, x, 16000), InvalidArgument);
+  Tensor x = random_uniform({2, 10}, 44);
+  x.data<float>()[13] = NAN;  // channel 1, frame 3
+  try {
+    io::write_wav(path, x, 16000);
+    ADD_FAILURE() << "no error for a NaN";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("at frame 3, channel 1"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(io::write_wav(path, random_uniform({10}, 1), 16000), ShapeError);
-  EXPECT_THROW(io::write_wav(dir + "/no/such/dir/x.wav", random_uniform({10, 1}, 1), 16000),
+  // (T, C) with T > the channel limit: the old layout is refused, not written as 2000 channels.
+  EXPECT_THROW(io::write_wav(path, random_uniform({2000, 2}, 1), 16000), ShapeError);
+  EXPECT_THROW(io::write_wav(dir + "/no/such/dir/x.wav", random_uniform({1, 10}, 1), 16000),
                BackendError);
   EXPECT_TRUE(std::filesystem::is_empty(dir));  // nothing partial, no temporary left behind
 }
 
 TEST(Wav, OverwriteReplacesAtomically) {
   const std::string path = scratch_dir() + "/o.wav";
-  io::write_wav(path, random_uniform({100, 1}, 1), 16000);
-  const Tensor y = random_uniform({50, 3}, 2);
+  io::write_wav(path, random_uniform({1, 100}, 1), 16000);
+  const Tensor y = random_uniform({3, 50}, 2);
   io::write_wav(path, y, 24000);
   const io::WavAudio a = io::read_wav(path);
   EXPECT_EQ(a.sample_rate, 24000);
@@ -125,7 +155,7 @@ TEST(WavMalformed, GarbageNamesTheFile) {
 // shorter recording: from memory and from a file, naming the file.
 TEST(WavMalformed, TruncatedDataIsRefused) {
   const std::string path = scratch_dir() + "/t.wav";
-  const Tensor x = random_uniform({100, 2}, 45);
+  const Tensor x = random_uniform({2, 100}, 45);
   io::write_wav(path, x, 16000);
   std::vector<uint8_t> b = slurp(path);
   ASSERT_GT(b.size(), 83u);
@@ -144,7 +174,7 @@ TEST(WavMalformed, TruncatedDataIsRefused) {
 // A data size of 0 (a recorder that never filled it in) is no claim: the samples after it read.
 TEST(WavMalformed, UnfilledDataSizeReadsWhatIsThere) {
   const std::string path = scratch_dir() + "/u.wav";
-  const Tensor x = random_uniform({64, 1}, 46);
+  const Tensor x = random_uniform({1, 64}, 46);
   io::write_wav(path, x, 16000);
   std::vector<uint8_t> b = slurp(path);
   // The data chunk header: find "data" and zero its size.
@@ -155,7 +185,7 @@ TEST(WavMalformed, UnfilledDataSizeReadsWhatIsThere) {
   std::fill(b.begin() + static_cast<std::ptrdiff_t>(at + 4),
             b.begin() + static_cast<std::ptrdiff_t>(at + 8), 0);
   const io::WavAudio a = io::read_wav_bytes(b.data(), b.size(), "unfilled.wav");
-  ASSERT_EQ(a.samples.dim(1), 1);
+  ASSERT_EQ(a.samples.dim(0), 1);
   for (int64_t i = 0; i < a.samples.numel(); ++i)
     EXPECT_EQ(a.samples.data<float>()[i], x.data<float>()[i]);
 }

@@ -167,6 +167,37 @@ def test_wav_round_trip(tmp_path, rng):
     np.testing.assert_array_equal(s2, x)
 
 
+def _wav_data_chunk(path):
+    """The float32 samples of a WAV's data chunk, in file order."""
+    b = open(path, 'rb').read()
+    at = 12
+    while b[at:at + 4] != b'data':
+        at += 8 + int.from_bytes(b[at + 4:at + 8], 'little')
+    n = int.from_bytes(b[at + 4:at + 8], 'little')
+    return np.frombuffer(b[at + 8:at + 8 + n], dtype='<f4')
+
+
+def test_wav_layout_is_channels_first_in_cpp_and_python(tmp_path, rng):
+    """One wave layout: the C++ io::read_wav / io::write_wav (the raw bindings, no conversion in
+    between) and Python's meshnn.read_wav / write_wav all take and give (C, T); the file holds the
+    frames interleaved, as every WAV reader expects."""
+    from meshnn import _meshnn
+    x = (0.5 * rng.standard_normal((3, 701))).astype(np.float32)
+    meshnn.write_wav(tmp_path / 'py.wav', x, 16000)
+    _meshnn.write_wav(str(tmp_path / 'cpp.wav'), x, 16000)
+    assert open(tmp_path / 'py.wav', 'rb').read() == open(tmp_path / 'cpp.wav', 'rb').read()
+    np.testing.assert_array_equal(_wav_data_chunk(tmp_path / 'cpp.wav'), x.T.ravel())
+    for name in ('py.wav', 'cpp.wav'):
+        s_cpp, sr = _meshnn.read_wav(str(tmp_path / name))
+        s_py, _ = meshnn.read_wav(tmp_path / name)
+        assert sr == 16000 and s_cpp.shape == s_py.shape == (3, 701)
+        np.testing.assert_array_equal(s_cpp, x)
+        np.testing.assert_array_equal(s_py, x)
+    with pytest.raises(ValueError, match='channels first'):
+        _meshnn.write_wav(str(tmp_path / 'tc.wav'), np.ascontiguousarray(
+            rng.standard_normal((2000, 2)).astype(np.float32)), 16000)  # (T, C): too many channels
+
+
 def test_gr00t_adapter_errors():
     ckpt = fixture('gr00t_adapter_n1_5.safetensors')
     t, _ = load_safetensors(ckpt)

@@ -14,7 +14,8 @@
 //     (FormatError naming the byte count otherwise).
 // Every value is checked finite (InvalidArgument naming the frame and the value).
 //
-// Output (AudioSink): samples (T, C) f32 appended as they become final:
+// Output (AudioSink): samples (C, T) f32, channels first as everywhere (wav.h), appended as they
+// become final (interleaved into frames on the way out):
 //   - a WAV file (float32 or 16-bit PCM, the same choices and bytes as io::write_wav), grown in a
 //     scratch file beside the target and renamed over it at close (open_wav_sink). The final file
 //     is byte-identical to write_wav of all samples at once.
@@ -88,8 +89,8 @@ class AudioSink {
     static const std::string none;
     return none;
   }
-  // samples: (T, C) f32, finite (InvalidArgument naming the first non-finite value), C =
-  // channels(); T = 0 is allowed. Appended to the output before returning.
+  // samples: (C, T) f32, channels first, finite (InvalidArgument naming the first non-finite
+  // value), C = channels(); T = 0 is allowed. Appended to the output before returning.
   virtual void write(const Tensor& samples) = 0;
   // Finishes the output (final WAV header). Idempotent; write() after close() is an error.
   virtual void close() = 0;
