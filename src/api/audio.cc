@@ -17,10 +17,10 @@
 #include "meshnn/io/torch_checkpoint.h"
 #include "meshnn/layers/time_shard.h"
 #include "meshnn/streaming.h"
-#include "models/audio_description.h"
-#include "models/bigvgan.h"
-#include "models/ltx_audio_decoder.h"
-#include "models/ltx_random.h"
+#include "models/bigvgan/model.h"
+#include "models/common/audio_description.h"
+#include "models/ltx/audio_decoder.h"
+#include "models/ltx/random.h"
 
 namespace meshnn {
 namespace {

@@ -14,7 +14,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
-#include "models/bigvgan.h"
+#include "models/bigvgan/model.h"
 #include "models/minimax_h3/mesh.h"
 #include "models/minimax_h3/model.h"
 #include "streaming/stream_engine.h"

@@ -1,12 +1,12 @@
 // The LTX audio decoder's Stage A (mel-VAE decoder) and Stage C (bandwidth extension): layers
 // from the checkpoint (by the weights description) and each stage's one graph.
-#include "models/ltx_audio_stages.h"
+#include "models/ltx/audio_stages.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "meshnn/ops/filter_design.h"
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 #include "ops/elementwise.h"
 
 namespace meshnn::models {

@@ -1,7 +1,7 @@
-// The layers of a model description entry (models/audio_description.h), weights from a state dict.
+// The layers of a model description entry (audio_description.h), weights from a state dict.
 // Kept apart from the description itself so that the config fuzzers link the tables without the
 // convolution engine.
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 
 namespace meshnn::models {
 

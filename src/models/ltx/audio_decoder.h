@@ -16,9 +16,9 @@
 #include "meshnn/core/tensor.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
-#include "models/audio_config.h"
-#include "models/checkpoint_check.h"
-#include "models/generator.h"
+#include "models/common/audio_config.h"
+#include "models/common/checkpoint_check.h"
+#include "models/common/generator.h"
 
 namespace meshnn::models {
 
@@ -29,7 +29,7 @@ class LtxAudioDecoder {
  public:
   // Reads the config from the checkpoint's `config` metadata (the config wins over defaults; the
   // version is chosen by the presence of config.vocoder.bwe) and loads every weight. Missing keys,
-  // wrong shapes and unused audio tensors (models/checkpoint_check.h) are listed together in one
+  // wrong shapes and unused audio tensors (common/checkpoint_check.h) are listed together in one
   // WeightError before any weight is read.
   // precision: one mode for every stage, or per stage (precision_stages(); InvalidArgument for a
   // stage this version lacks, before any weight is converted).

@@ -1,14 +1,13 @@
 // GR00T configs: versions, defaults and the config document reader (host side). The upstream
-// field sets are in gr00t_config_fields.h; cross-checks in gr00t_config_checks.cc.
-#include "meshnn/models/gr00t_config.h"
-
+// field sets are in config_fields.h; cross-checks in config_checks.cc.
 #include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "core/enum_names.h"
 #include "io/json.h"
 #include "meshnn/core/error.h"
-#include "models/gr00t_config_fields.h"
+#include "meshnn/models/gr00t_config.h"
+#include "models/gr00t/config_fields.h"
 
 namespace meshnn::gr00t {
 
@@ -112,8 +111,8 @@ void check_version_tag(Version v, const std::string& s, const char* field) {
                " but the config's ", field, " is '", s, "'");
 }
 
-// The adapter's fields of a GR00T config document; the head's (gr00t_head_config.cc) are read from
-// the same document, and every other key is refused by both (gr00t_config_fields.h).
+// The adapter's fields of a GR00T config document; the head's (head_config.cc) are read from
+// the same document, and every other key is refused by both (config_fields.h).
 Config apply_json(const json& root, Version v, const std::string& where) {
   ConfigReader rr(root, where);
   ConfigReader* nested = rr.child_if("action_head_cfg");
@@ -219,6 +218,6 @@ std::string Config::to_json() const {
   return j.dump();
 }
 
-// adapter_weight_shapes, detect_weight_prefix: models/gr00t_description.cc (the key table).
+// adapter_weight_shapes, detect_weight_prefix: models/gr00t/description.cc (the key table).
 
 }  // namespace meshnn::gr00t

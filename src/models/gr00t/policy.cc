@@ -3,7 +3,7 @@
 #include <random>
 
 #include "meshnn/core/error.h"
-#include "models/gr00t_action_head_impl.h"
+#include "models/gr00t/action_head_impl.h"
 
 namespace meshnn::gr00t {
 
@@ -24,7 +24,7 @@ Tensor seeded_noise(int64_t horizon, int64_t action_dim, uint64_t seed) {
   return n;
 }
 
-// make_random_head_checkpoint: models/gr00t_description.cc (from the key table).
+// make_random_head_checkpoint: models/gr00t/description.cc (from the key table).
 
 struct PolicyRunner::State {
   Config cfg;

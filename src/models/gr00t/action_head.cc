@@ -1,23 +1,22 @@
 // GR00T action head: its layers loaded per device (DiT blocks, action encoder and decoder per
-// embodiment), the per-timestep caches, fork / bind / describe. The DiT runs in gr00t_dit_block.cc,
-// the Euler loop in gr00t_euler.cc, the policy in gr00t_policy.cc.
-#include "meshnn/models/gr00t_action_head.h"
-
+// embodiment), the per-timestep caches, fork / bind / describe. The DiT runs in dit_block.cc,
+// the Euler loop in euler.cc, the policy in policy.cc.
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/mesh.h"
-#include "models/gr00t_action_head_impl.h"
-#include "models/gr00t_description.h"
+#include "meshnn/models/gr00t_action_head.h"
+#include "models/gr00t/action_head_impl.h"
+#include "models/gr00t/description.h"
 
 namespace meshnn::gr00t {
 
 using nlohmann::json;
 
-// ActionHeadConfig (defaults, strict JSON reading): models/gr00t_head_config.cc.
-// action_head_weight_shapes: models/gr00t_description.cc (the key table).
+// ActionHeadConfig (defaults, strict JSON reading): models/gr00t/head_config.cc.
+// action_head_weight_shapes: models/gr00t/description.cc (the key table).
 
 // ------------------------------------------------------------------------------------------------
 // helpers
@@ -170,7 +169,7 @@ void ActionHead::validate(const Config& cfg, const ActionHeadConfig& hc,
                " DiT heads do not split over ", tp, " devices");
   MESHNN_CHECK(cfg.dit.interleave_self_attention, vn,
                ": the action head needs interleave_self_attention (cross / self blocks alternate)");
-  // Every key and shape from the head's table (models/gr00t_description.cc), all at once.
+  // Every key and shape from the head's table (models/gr00t/description.cc), all at once.
   require_weights(flatten(action_head_weights(cfg, hc, prefix)), weights,
                   detail::concat(vn, " action head (prefix '", prefix, "')"));
 }

@@ -2,7 +2,7 @@
 // Config::validate (each version's dims and key sets, each refused with its own message).
 #include "meshnn/core/error.h"
 #include "meshnn/models/gr00t_config.h"
-#include "models/gr00t_config_fields.h"
+#include "models/gr00t/config_fields.h"
 
 namespace meshnn::gr00t {
 

@@ -1,4 +1,4 @@
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 
 #include <cmath>
 

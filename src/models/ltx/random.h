@@ -10,7 +10,7 @@
 #include <string>
 
 #include "meshnn/core/tensor.h"
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 
 namespace meshnn::models {
 

@@ -5,7 +5,7 @@
 #include "layers/attention.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
-#include "models/gr00t_action_head_impl.h"
+#include "models/gr00t/action_head_impl.h"
 
 namespace meshnn::gr00t {
 

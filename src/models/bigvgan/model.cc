@@ -1,11 +1,11 @@
-#include "models/bigvgan.h"
+#include "models/bigvgan/model.h"
 
 #include <cmath>
 
 #include "graph/graph.h"
 #include "io/json.h"
-#include "models/audio_description.h"
-#include "models/checkpoint_check.h"
+#include "models/common/audio_description.h"
+#include "models/common/checkpoint_check.h"
 
 namespace meshnn::models {
 

@@ -1,6 +1,4 @@
 // GR00T VL adapter forward: vlln → VL-SA × n → gather → hoisted cross K/V → state encoder.
-#include "meshnn/models/gr00t_adapter.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,7 +15,8 @@
 #include "meshnn/core/profile.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
-#include "models/gr00t_description.h"
+#include "meshnn/models/gr00t_adapter.h"
+#include "models/gr00t/description.h"
 
 namespace meshnn::gr00t {
 
@@ -163,7 +162,7 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
   m.plan = AdapterPlan::build(cfg, layout, options, &weights, weight_prefix, tp, tp_rank);
   m.collect_taps = options.collect_taps;
   const AdapterPlan& p = m.plan;
-  // Every key from the adapter's table (models/gr00t_description.cc), checked in plan().
+  // Every key from the adapter's table (models/gr00t/description.cc), checked in plan().
   const AdapterWeights aw = adapter_weights(cfg, weight_prefix);
   auto w_of = [&](const LayerDesc& l) { return need(weights, l.weight_key()); };
   auto b_of = [&](const LayerDesc& l) { return need(weights, l.bias_key()); };
@@ -442,6 +441,6 @@ std::string VlAdapter::describe() const {
   return j.dump(2);
 }
 
-// make_random_checkpoint: models/gr00t_description.cc (from the key table).
+// make_random_checkpoint: models/gr00t/description.cc (from the key table).
 
 }  // namespace meshnn::gr00t

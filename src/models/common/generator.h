@@ -15,7 +15,7 @@
 #include "meshnn/layers/activation.h"
 #include "meshnn/layers/conv.h"
 #include "meshnn/layers/time_shard.h"
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 
 namespace meshnn::models {
 

@@ -1,11 +1,11 @@
-#include "models/checkpoint_check.h"
+#include "models/common/checkpoint_check.h"
 
 #include <set>
 
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
 #include "meshnn/layers/state_dict.h"
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 
 namespace meshnn::models {
 

@@ -1,4 +1,4 @@
-#include "models/gr00t_description.h"
+#include "models/gr00t/description.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <set>
 
 #include "meshnn/core/error.h"
-#include "models/checkpoint_check.h"
+#include "models/common/checkpoint_check.h"
 
 namespace meshnn::gr00t {
 

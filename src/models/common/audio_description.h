@@ -5,7 +5,7 @@
 // act.beta and the two filters). Built from the description:
 //   - the models themselves (Generator, the LTX mel-VAE and BWE take their layers from it),
 //   - the shapes every checkpoint must have (all problems reported at once),
-//   - seeded random checkpoints (models/ltx_random.cc),
+//   - seeded random checkpoints (models/ltx/random.cc),
 //   - multiply-add counts (flops()).
 #pragma once
 
@@ -19,7 +19,7 @@
 #include "meshnn/core/tensor.h"
 #include "meshnn/layers/activation.h"
 #include "meshnn/layers/conv.h"
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 
 namespace meshnn::models {
 

@@ -1,11 +1,11 @@
-#include "models/ltx_random.h"
+#include "models/ltx/random.h"
 
 #include <cmath>
 #include <numbers>
 #include <random>
 
 #include "meshnn/ops/filter_design.h"
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 #include "ops/mel.h"
 
 namespace meshnn::models {

@@ -5,7 +5,7 @@
 
 #include "meshnn/core/error.h"
 #include "meshnn/models/gr00t_config.h"
-#include "models/gr00t_description.h"
+#include "models/gr00t/description.h"
 
 namespace meshnn::gr00t {
 

@@ -1,6 +1,6 @@
 // The LTX-2 / LTX-2.3 audio decoder: the chain of its stages (mel-VAE, vocoder, BWE; Stages A and
-// C in ltx_audio_stages.cc), one-shot and chunked decode.
-#include "models/ltx_audio_decoder.h"
+// C in audio_stages.cc), one-shot and chunked decode.
+#include "models/ltx/audio_decoder.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,8 +8,8 @@
 #include "graph/graph.h"
 #include "io/json.h"
 #include "meshnn/core/input_checks.h"
-#include "models/audio_description.h"
-#include "models/ltx_audio_stages.h"
+#include "models/common/audio_description.h"
+#include "models/ltx/audio_stages.h"
 
 namespace meshnn::models {
 namespace {

@@ -1,4 +1,4 @@
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 
 #include <algorithm>
 #include <climits>

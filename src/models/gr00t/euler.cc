@@ -6,7 +6,7 @@
 
 #include "meshnn/core/error.h"
 #include "meshnn/core/profile.h"
-#include "models/gr00t_action_head_impl.h"
+#include "models/gr00t/action_head_impl.h"
 
 namespace meshnn::gr00t {
 

@@ -1,5 +1,5 @@
 // The LTX audio decoder's Stage A (mel-VAE decoder) and Stage C (bandwidth extension): their
-// layers and graphs (ltx_audio_stages.cc), run by LtxAudioDecoder (ltx_audio_decoder.cc).
+// layers and graphs (audio_stages.cc), run by LtxAudioDecoder (audio_decoder.cc).
 #pragma once
 
 #include <map>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/ltx/audio_decoder.h"
 
 namespace meshnn::models {
 

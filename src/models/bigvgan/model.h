@@ -8,8 +8,8 @@
 
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/torch_checkpoint.h"
-#include "models/audio_config.h"
-#include "models/generator.h"
+#include "models/common/audio_config.h"
+#include "models/common/generator.h"
 #include "ops/mel.h"
 
 namespace meshnn::models {

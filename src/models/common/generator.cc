@@ -1,10 +1,10 @@
-#include "models/generator.h"
+#include "models/common/generator.h"
 
 #include <algorithm>
 
 #include "graph/graph.h"
 #include "meshnn/core/profile.h"
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 #include "ops/elementwise.h"
 
 namespace meshnn::models {

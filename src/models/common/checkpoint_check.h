@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "meshnn/core/tensor.h"
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 
 namespace meshnn::models {
 
