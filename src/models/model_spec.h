@@ -1,10 +1,13 @@
-// The model registry behind meshnn::AudioModel: each model the public API loads contributes one
-// entry (its name, its place in the load order, how it recognises a path, how it loads), defined
-// and registered beside its typed API class, so a new model adds no line here.
+// One model family's entry in the registry behind meshnn::AudioModel (a ModelSpec): its name, its
+// place in the load order, how it recognises a path, what it loads and which files it reads. Each
+// family's folder defines its entry in its entry.cc (models/<family>/entry.cc); models/registry.cc
+// lists every family's entry by name, so a static link cannot drop one and a new model adds one
+// line there. The loaded model answers AudioModel's calls through an AudioModel::Impl (below).
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -12,7 +15,8 @@
 
 namespace meshnn {
 
-// A loaded model behind AudioModel: one subclass per registry entry.
+// A loaded model behind AudioModel: one subclass per registry entry (the calls a model lacks
+// throw InvalidArgument naming it).
 struct AudioModel::Impl {
   virtual ~Impl() = default;
   std::string model, variant, description;
@@ -39,9 +43,9 @@ struct AudioEncodeStream::Impl {
   virtual double lookahead_ms() const = 0;
 };
 
-namespace api {
+namespace models {
 
-struct AudioModelEntry {
+struct ModelSpec {
   std::string name;
   bool has_encoder = false;  // (for AudioModelOptions::encoder_only, checked before loading)
   // Place in load() order, lowest first: a path that several entries would take goes to the one
@@ -58,10 +62,23 @@ struct AudioModelEntry {
   std::function<std::vector<std::string>(const std::string& path, const AudioModelOptions&)> files;
 };
 
-// Adds an entry to the registry; each model's API file calls it from a namespace-scope initialiser
-// (`const bool registered = register_audio_model(...)`), so registration happens once, before
-// main(). Returns true. A name registered twice is a programming error (std::logic_error).
-bool register_audio_model(AudioModelEntry entry);
+// The registered entries in load order (rank, then name): every family's of models/registry.cc,
+// then any added by register_model_spec. Built on first use (thread-safe); read-only after.
+const std::vector<ModelSpec>& model_specs();
 
-}  // namespace api
+// Adds an entry beside the built-in ones (a model defined outside src/models, e.g. a test's toy
+// model), from a namespace-scope initialiser (`const bool registered = register_model_spec(...)`)
+// so that it happens before main(). Returns true. A name registered twice is a programming error
+// (std::logic_error).
+bool register_model_spec(ModelSpec spec);
+
+// The `config` metadata of a safetensors file, or why there is none (what several entries'
+// refusal() read to recognise a checkpoint).
+struct ConfigMetadata {
+  nlohmann::json config;  // null when absent
+  std::string problem;    // why it could not be read ("" when read or absent)
+};
+ConfigMetadata config_metadata(const std::string& path);
+
+}  // namespace models
 }  // namespace meshnn
