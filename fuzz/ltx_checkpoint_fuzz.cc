@@ -1,4 +1,4 @@
-// libFuzzer target: a checkpoint against its config (models/checkpoint_check.h). Input: JSON
+// libFuzzer target: a checkpoint against its config (models/common/checkpoint_check.h). Input: JSON
 // {"config": <LTX config>, "tensors": {"key": [dims…], …}} — the config and the key / shape table
 // a safetensors header would give. Parses the config, checks the table, and builds both error
 // messages. A meshnn::Error is the expected outcome for bad input; any other exception or crash
@@ -12,8 +12,8 @@
 #include "io/json.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
-#include "models/audio_config.h"
-#include "models/checkpoint_check.h"
+#include "models/common/audio_config.h"
+#include "models/common/checkpoint_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshnn;

@@ -9,7 +9,7 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

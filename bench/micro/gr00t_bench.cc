@@ -17,7 +17,7 @@
 
 #include "meshnn/core/cpu.h"
 #include "meshnn/models/gr00t_adapter.h"
-#include "models/gr00t_description.h"
+#include "models/gr00t/description.h"
 
 namespace {
 

@@ -8,7 +8,6 @@
 #include <mutex>
 
 #include "api/audio_impl.h"
-#include "api/audio_model_registry.h"
 #include "api/scale_rule.h"
 #include "io/json.h"
 #include "meshnn/core/cpu.h"
@@ -17,10 +16,11 @@
 #include "meshnn/io/torch_checkpoint.h"
 #include "meshnn/layers/time_shard.h"
 #include "meshnn/streaming.h"
-#include "models/audio_description.h"
-#include "models/bigvgan.h"
-#include "models/ltx_audio_decoder.h"
-#include "models/ltx_random.h"
+#include "models/bigvgan/folder.h"
+#include "models/bigvgan/model.h"
+#include "models/common/audio_description.h"
+#include "models/ltx/audio_decoder.h"
+#include "models/ltx/random.h"
 
 namespace meshnn {
 namespace {
@@ -226,47 +226,11 @@ Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk_frame
 
 BigVganVocoder::BigVganVocoder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-namespace {
-
-// NVIDIA's BigVGAN folder: config.json beside bigvgan_generator.pt (as NVIDIA publishes it) or
-// bigvgan_generator.safetensors (converted). → "" when `dir` is one, else why not, naming what was
-// looked for and the converter.
-std::string bigvgan_folder_refusal(const std::string& dir) {
-  namespace fs = std::filesystem;
-  const fs::path d(dir);
-  if (!fs::is_regular_file(d / "bigvgan_generator.safetensors") &&
-      !fs::is_regular_file(d / "bigvgan_generator.pt"))
-    return "a folder without bigvgan_generator.pt or bigvgan_generator.safetensors (a BigVGAN "
-           "folder holds config.json and bigvgan_generator.pt as NVIDIA publishes it; a "
-           "checkpoint in another form converts with tools/convert_checkpoint.py IN "
-           "OUT.safetensors --kind bigvgan)";
-  if (!fs::is_regular_file(d / "config.json"))
-    return "a folder with BigVGAN weights but no config.json beside them";
-  return "";
-}
-
-// A BigVGAN checkpoint path → the weights file and the config.json to read ("" = the weights'
-// `config` metadata). A folder gives its weights (the converted safetensors first) and its
-// config.json.
-std::pair<std::string, std::string> bigvgan_files(const std::string& checkpoint,
-                                                  const std::string& config_path) {
-  namespace fs = std::filesystem;
-  if (!fs::is_directory(checkpoint)) return {checkpoint, config_path};
-  const std::string why = bigvgan_folder_refusal(checkpoint);
-  MESHNN_CHECK_AS(InvalidArgument, why.empty(), checkpoint, ": ", why);
-  const fs::path d(checkpoint);
-  const fs::path st = d / "bigvgan_generator.safetensors";
-  return {fs::is_regular_file(st) ? st.string() : (d / "bigvgan_generator.pt").string(),
-          config_path.empty() ? (d / "config.json").string() : config_path};
-}
-
-}  // namespace
-
 BigVganVocoder BigVganVocoder::load(const std::string& checkpoint, const std::string& config_path,
                                     const StagePrecision& stage_precision) {
   const Precision precision =
       stage_precision.resolve({StagePrecision::kVocoder}, "NVIDIA BigVGAN").front();
-  auto [ckpt, config] = bigvgan_files(checkpoint, config_path);
+  auto [ckpt, config] = models::bigvgan_files(checkpoint, config_path);
   // One path for every weights format: safetensors and torch.save archives alike.
   const io::WeightFile file = io::read_weight_file(ckpt);
   const auto meta = file.metadata.find("config");
@@ -317,155 +281,5 @@ Tensor BigVganVocoder::mel_spectrogram(const Tensor& wav) const {
   check_model_output(mel, "BigVGAN mel front end", "the log-mel");
   return mel;
 }
-
-// ---- registry entries ------------------------------------------------------------------------
-
-namespace api {
-namespace {
-
-namespace fs = std::filesystem;
-
-// The `config` metadata of a safetensors file, or why there is none.
-struct ConfigMetadata {
-  nlohmann::json config;  // null when absent
-  std::string problem;    // why it could not be read ("" when read or absent)
-};
-ConfigMetadata config_metadata(const std::string& path) {
-  ConfigMetadata m;
-  try {
-    const io::SafetensorsFile file = io::SafetensorsFile::open(path);
-    if (auto it = file.metadata().find("config"); it != file.metadata().end())
-      m.config = io::parse_config_json(it->second, path + " config");
-  } catch (const Error& e) {
-    m.problem = e.what();
-  }
-  return m;
-}
-
-struct LtxModel final : AudioModel::Impl {
-  LtxAudioDecoder dec;
-  explicit LtxModel(LtxAudioDecoder d) : dec(std::move(d)) {
-    model = "ltx-audio-decoder";
-    variant = dec.version();
-    const bool v23 = dec.version() == "ltx-2.3";
-    description = v23 ? "LTX-2.3 audio decoder (mel-VAE → BigVGAN v2 → bandwidth extension)"
-                      : "LTX-2 audio decoder (mel-VAE → HiFi-GAN)";
-    const int sr = dec.sample_rate();
-    // A latent frame after the first adds 4 mel frames (the decode's 4T − 3): 25 per second.
-    const double per_latent = static_cast<double>(dec.output_samples(2) - dec.output_samples(1));
-    input = {"latent", {1, 8, -1, 16}, 2, sr / per_latent, 0};
-    output = {"wave", {1, 2, -1}, 2, static_cast<double>(sr), sr};
-    can_stream = true;
-  }
-  int64_t output_samples(int64_t frames) const override { return dec.output_samples(frames); }
-  // audio-decode's rule: (8, T, 16) taken as batch 1; mesh "auto" chunks long latents.
-  Tensor run(const Tensor& input_, const RunOptions& options) const override {
-    Tensor latent = input_;
-    if (latent.defined() && latent.rank() == 3)
-      latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
-    LtxAudioDecoder::check_run(latent, options);
-    const int64_t chunk =
-        options.mesh == "auto" ? LtxAudioDecoder::auto_chunk_frames(latent.dim(2)) : 0;
-    return chunk > 0 ? dec.decode_chunked(latent, chunk, options) : dec.decode(latent, options);
-  }
-  AudioStream stream(const StreamOptions& options) const override {
-    return StreamingLtxDecoder(dec, options);
-  }
-};
-
-struct BigVganModel final : AudioModel::Impl {
-  BigVganVocoder voc;
-  explicit BigVganModel(BigVganVocoder v) : voc(std::move(v)) {
-    model = "nvidia-bigvgan";
-    variant = "bigvgan";
-    description = "NVIDIA BigVGAN vocoder (" + std::to_string(voc.num_mels()) + " mel bins, " +
-                  std::to_string(voc.sample_rate()) + " Hz)";
-    const int sr = voc.sample_rate();
-    input = {"mel", {-1, voc.num_mels(), -1}, 2, static_cast<double>(sr) / voc.hop_length(), 0};
-    output = {"wave", {-1, 1, -1}, 2, static_cast<double>(sr), sr};
-    can_stream = true;
-    has_wave_input = true;
-  }
-  int64_t output_samples(int64_t frames) const override { return frames * voc.hop_length(); }
-  Tensor run(const Tensor& mel, const RunOptions& options) const override {
-    return voc.vocode(mel, options);
-  }
-  // Copy synthesis: (S,) → the log-mel (1, num_mels, ⌊S / hop⌋) vocode takes.
-  Tensor input_from_wave(const Tensor& samples) const override {
-    const Tensor m = voc.mel_spectrogram(samples);
-    return m.reshape({1, m.dim(0), m.dim(1)});
-  }
-  AudioStream stream(const StreamOptions& options) const override {
-    return StreamingVocoder(voc, options);
-  }
-};
-
-// Load order: after the diffusers-folder models (rank 10), before BigVGAN (a checkpoint with an
-// LTX config in its metadata is an LTX one even when it also holds generator tensors).
-AudioModelEntry ltx_audio_decoder_entry() {
-  AudioModelEntry e;
-  e.name = "ltx-audio-decoder";
-  e.rank = 20;
-  e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
-    if (!fs::is_regular_file(path)) return "not a checkpoint file";
-    if (!o.config_path.empty()) return "a config file was given (LTX checkpoints carry theirs)";
-    const ConfigMetadata m = config_metadata(path);
-    if (!m.problem.empty()) return m.problem;
-    if (m.config.is_null()) return "no 'config' entry in its safetensors metadata";
-    if (!models::is_ltx_audio_config(m.config))
-      return "its config metadata has no LTX audio sections (audio_vae, vocoder)";
-    return "";
-  };
-  e.load = [](const std::string& path, const AudioModelOptions& o) {
-    return std::make_shared<const LtxModel>(
-        LtxAudioDecoder::load(path, o.precision, o.allow_unused));
-  };
-  // One file: the config is its metadata.
-  e.files = [](const std::string& path, const AudioModelOptions&) {
-    return std::vector<std::string>{path};
-  };
-  return e;
-}
-
-// Last: it takes any checkpoint with a config.json beside it or config metadata.
-AudioModelEntry nvidia_bigvgan_entry() {
-  AudioModelEntry e;
-  e.name = "nvidia-bigvgan";
-  e.rank = 30;
-  e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
-    if (fs::is_directory(path)) return bigvgan_folder_refusal(path);
-    if (!fs::is_regular_file(path)) return "no such file or folder";
-    if (!o.config_path.empty() || fs::is_regular_file(fs::path(path).parent_path() / "config.json"))
-      return "";
-    if (io::is_zip_file(path))
-      return "a torch.save checkpoint without a config.json beside it (give the config)";
-    const ConfigMetadata m = config_metadata(path);
-    if (!m.problem.empty()) return m.problem;
-    if (m.config.is_null()) return "no config.json beside it and no 'config' metadata";
-    return "";
-  };
-  e.load = [](const std::string& path, const AudioModelOptions& o) {
-    // BigVganVocoder::load finds the config as `vocode` does: the one given, a folder's
-    // config.json, a file's `config` metadata, else the config.json beside the file.
-    return std::make_shared<const BigVganModel>(
-        BigVganVocoder::load(path, o.config_path, o.precision));
-  };
-  // The generator weights (a folder's .safetensors or .pt, as load() picks) and the config it
-  // reads: the one given, else the config.json beside the weights (listed even where the
-  // weights' metadata is read instead: an output over it is refused all the same).
-  e.files = [](const std::string& path, const AudioModelOptions& o) {
-    const auto [weights, config] = bigvgan_files(path, o.config_path);
-    return std::vector<std::string>{
-        weights,
-        config.empty() ? (fs::path(weights).parent_path() / "config.json").string() : config};
-  };
-  return e;
-}
-
-[[maybe_unused]] const bool ltx_registered = register_audio_model(ltx_audio_decoder_entry());
-[[maybe_unused]] const bool bigvgan_registered = register_audio_model(nvidia_bigvgan_entry());
-
-}  // namespace
-}  // namespace api
 
 }  // namespace meshnn

@@ -7,8 +7,8 @@
 
 #include "api/runner_pool.h"
 #include "meshnn/audio.h"
-#include "models/bigvgan.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/bigvgan/model.h"
+#include "models/ltx/audio_decoder.h"
 #include "ops/permute.h"
 
 namespace meshnn {

@@ -1,37 +1,12 @@
-// meshnn::AudioModel: the registry of audio models and the calls every model answers.
+// meshnn::AudioModel: the calls every model answers, over the registry of models/model_spec.h
+// (no model is named here: each family's entry is in its folder, listed by models/registry.cc).
 #include "meshnn/audio_model.h"
 
-#include <algorithm>
-#include <stdexcept>
-#include <tuple>
-
-#include "api/audio_model_registry.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/config_policy.h"
+#include "models/model_spec.h"
 
 namespace meshnn {
-namespace {
-
-// The entries in load order (rank, then name). A function-local static, so registrations from
-// other files' initialisers find it built whatever order the linker runs them in; only those
-// initialisers write it, before main(), and everything after reads it.
-std::vector<api::AudioModelEntry>& registry() {
-  static std::vector<api::AudioModelEntry> entries;
-  return entries;
-}
-
-}  // namespace
-
-bool api::register_audio_model(AudioModelEntry entry) {
-  std::vector<AudioModelEntry>& r = registry();
-  for (const AudioModelEntry& e : r)
-    if (e.name == entry.name) throw std::logic_error("audio model registered twice: " + e.name);
-  const auto at = std::find_if(r.begin(), r.end(), [&](const AudioModelEntry& e) {
-    return std::tie(e.rank, e.name) > std::tie(entry.rank, entry.name);
-  });
-  r.insert(at, std::move(entry));
-  return true;
-}
 
 Tensor AudioModel::Impl::encode(const Tensor&, const RunOptions&, Tensor*) const {
   throw InvalidArgument(model + " has no encoder");
@@ -54,9 +29,9 @@ AudioModel::AudioModel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)
 namespace {
 
 // The first entry (in load order) that takes `path`, else InvalidArgument with each one's reason.
-const api::AudioModelEntry& entry_for(const std::string& path, const AudioModelOptions& options) {
+const models::ModelSpec& entry_for(const std::string& path, const AudioModelOptions& options) {
   std::string why;
-  for (const api::AudioModelEntry& e : registry()) {
+  for (const models::ModelSpec& e : models::model_specs()) {
     const std::string refusal = e.refusal(path, options);
     if (refusal.empty()) return e;
     why += detail::concat("\n  ", e.name, ": ", refusal);
@@ -71,7 +46,7 @@ AudioModel AudioModel::load(const std::string& path, const AudioModelOptions& op
   MESHNN_CHECK_AS(InvalidArgument, !(options.encoder_only && options.decoder_only),
                   "encoder_only and decoder_only together leave nothing to load");
   const AllowUnknownConfig lenient(options.allow_unknown_config);  // configs are read below
-  const api::AudioModelEntry& e = entry_for(path, options);
+  const models::ModelSpec& e = entry_for(path, options);
   MESHNN_CHECK_AS(InvalidArgument, e.has_encoder || !options.encoder_only, path, ": ", e.name,
                   " has no encoder");
   return AudioModel(e.load(path, options));
@@ -84,7 +59,7 @@ std::string AudioModel::identify(const std::string& path, const AudioModelOption
 
 std::vector<std::string> AudioModel::files(const std::string& path,
                                            const AudioModelOptions& options) {
-  const api::AudioModelEntry& e = entry_for(path, options);
+  const models::ModelSpec& e = entry_for(path, options);
   std::vector<std::string> out = e.files ? e.files(path, options) : std::vector<std::string>{path};
   if (!options.config_path.empty()) out.push_back(options.config_path);
   return out;
@@ -92,7 +67,7 @@ std::vector<std::string> AudioModel::files(const std::string& path,
 
 std::vector<std::string> AudioModel::registered() {
   std::vector<std::string> names;
-  for (const api::AudioModelEntry& e : registry()) names.push_back(e.name);
+  for (const models::ModelSpec& e : models::model_specs()) names.push_back(e.name);
   return names;
 }
 

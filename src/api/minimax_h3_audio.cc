@@ -7,14 +7,14 @@
 #include <mutex>
 #include <random>
 
-#include "api/audio_model_registry.h"
 #include "api/audio_stream_spec.h"
 #include "api/scale_rule.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
-#include "models/bigvgan.h"
+#include "models/bigvgan/model.h"
+#include "models/minimax_h3/access.h"
 #include "models/minimax_h3/mesh.h"
 #include "models/minimax_h3/model.h"
 #include "streaming/stream_engine.h"
@@ -365,93 +365,21 @@ MiniMaxH3AudioVae::EncodeStream MiniMaxH3AudioVae::encode_stream(const RunOption
   return EncodeStream(std::move(s));
 }
 
-// ---- registry entry --------------------------------------------------------------------------
+// ---- the registry entry's view (models/minimax_h3/entry.cc) -----------------------------------
 
 namespace api {
 
-struct MiniMaxH3Access {
-  static const h3::Model& model(const MiniMaxH3AudioVae& vae) { return *vae.impl_->model; }
-};
-
-namespace {
-
-struct MiniMaxH3Model final : AudioModel::Impl {
-  MiniMaxH3AudioVae vae;
-  explicit MiniMaxH3Model(MiniMaxH3AudioVae v) : vae(std::move(v)) {
-    model = "minimax-h3-audio-vae";
-    variant = "minimax-h3";
-    const int sr = vae.sample_rate();
-    // From the loaded config (a reduced or retrained VAE has other widths and rates).
-    description =
-        detail::concat("MiniMax-H3 audio VAE (", vae.latent_channels(), " latent channels ↔ ", sr,
-                       " Hz, hop ", vae.hop_length(), ", stereo as two items)");
-    input = {"latent",
-             {-1, vae.latent_channels(), -1},
-             2,
-             static_cast<double>(sr) / vae.hop_length(),
-             0};
-    output = {"wave", {-1, 1, -1}, 2, static_cast<double>(sr), sr};
-    // What was loaded (AudioModelOptions::encoder_only / decoder_only load one half).
-    has_encoder = MiniMaxH3Access::model(vae).has_encoder();
-    can_stream = MiniMaxH3Access::model(vae).has_decoder();
-    has_latent_statistics = true;
-  }
-  int64_t output_samples(int64_t frames) const override { return frames * vae.hop_length(); }
-  Tensor run(const Tensor& latents, const RunOptions& options) const override {
-    return vae.decode(latents, options);
-  }
-  Tensor encode(const Tensor& wave, const RunOptions& options, Tensor* log_std) const override {
-    return vae.encode(wave, log_std, options);
-  }
-  AudioEncodeStream encode_stream(const RunOptions& options) const override {
-    struct Stream final : AudioEncodeStream::Impl {
-      MiniMaxH3AudioVae::EncodeStream st;
-      explicit Stream(MiniMaxH3AudioVae::EncodeStream s) : st(std::move(s)) {}
-      Tensor push(const Tensor& wave, Tensor* log_std) override { return st.push(wave, log_std); }
-      Tensor flush(Tensor* log_std) override { return st.flush(log_std); }
-      bool returns_output() const override { return st.returns_output(); }
-      int64_t lookahead_samples() const override { return st.lookahead_samples(); }
-      double lookahead_ms() const override { return st.lookahead_ms(); }
-    };
-    return AudioEncodeStream(std::make_unique<Stream>(vae.encode_stream(options)));
-  }
-  Tensor normalize_latents(const Tensor& z, bool inverse) const override {
-    return inverse ? vae.denormalize(z) : vae.normalize(z);
-  }
-  // The decoder's stream: latents (B, C, n) → (B, 1, m), as decode_stream().
-  AudioStream stream(const StreamOptions& options) const override {
-    return decoder_stream(MiniMaxH3Access::model(vae), options);
-  }
-};
-
-// First in load order: a diffusers folder says what it is (its config.json names the class).
-AudioModelEntry minimax_h3_audio_entry() {
-  AudioModelEntry e;
-  e.name = "minimax-h3-audio-vae";
-  e.rank = 10;
-  e.has_encoder = true;
-  e.refusal = [](const std::string& path, const AudioModelOptions&) -> std::string {
-    return MiniMaxH3AudioVae::is_folder(path)
-               ? ""
-               : "not a folder whose config.json names AutoencoderKLMiniMaxH3Audio";
-  };
-  e.load = [](const std::string& path, const AudioModelOptions& o) {
-    return std::make_shared<const MiniMaxH3Model>(
-        MiniMaxH3AudioVae::load(path, o.precision.uniform("the MiniMax-H3 audio VAE"),
-                                o.encoder_only   ? MiniMaxH3AudioVae::Parts::encoder
-                                : o.decoder_only ? MiniMaxH3AudioVae::Parts::decoder
-                                                 : MiniMaxH3AudioVae::Parts::both));
-  };
-  e.files = [](const std::string& path, const AudioModelOptions&) {
-    return std::vector<std::string>{(fs::path(path) / h3::kConfigFile).string(),
-                                    (fs::path(path) / h3::kWeightsFile).string()};
-  };
-  return e;
+bool MiniMaxH3Access::has_encoder(const MiniMaxH3AudioVae& vae) {
+  return vae.impl_->model->has_encoder();
+}
+bool MiniMaxH3Access::has_decoder(const MiniMaxH3AudioVae& vae) {
+  return vae.impl_->model->has_decoder();
+}
+AudioStream MiniMaxH3Access::decoder_stream(const MiniMaxH3AudioVae& vae,
+                                            const StreamOptions& options) {
+  return meshnn::decoder_stream(*vae.impl_->model, options);
 }
 
-[[maybe_unused]] const bool registered = register_audio_model(minimax_h3_audio_entry());
-
-}  // namespace
 }  // namespace api
 
 }  // namespace meshnn

@@ -14,7 +14,7 @@
 #include "api/scale_rule.h"
 #include "meshnn/layers/time_shard.h"
 #include "meshnn/mesh/ccl.h"
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 
 namespace meshnn::api {
 

@@ -10,8 +10,8 @@
 #include "io/json.h"
 #include "meshnn/core/error.h"
 #include "meshnn/scale_bench.h"
-#include "models/audio_description.h"
-#include "models/ltx_random.h"
+#include "models/common/audio_description.h"
+#include "models/ltx/random.h"
 #include "streaming/stream_engine.h"
 
 namespace meshnn::api {

@@ -10,8 +10,8 @@
 #include "api/scale_rule.h"
 #include "graph/graph.h"
 #include "meshnn/core/tensor.h"
-#include "models/bigvgan.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/bigvgan/model.h"
+#include "models/ltx/audio_decoder.h"
 
 namespace meshnn::api {
 

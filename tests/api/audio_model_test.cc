@@ -10,9 +10,9 @@
 #include <optional>
 #include <stdexcept>
 
-#include "api/audio_model_registry.h"
 #include "io/io_test_util.h"
 #include "meshnn/core/error.h"
+#include "models/model_spec.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -34,14 +34,14 @@ TEST(AudioModel, RegistryListsEveryModelInLoadOrder) {
       (std::vector<std::string>{"minimax-h3-audio-vae", "ltx-audio-decoder", "nvidia-bigvgan"}));
 }
 
-// Each model registers itself from its own API file; registering a name again is refused and
-// leaves the registry (and so load()'s order) as it was.
+// Each family's entry is listed by models/registry.cc; registering a name again (a model added
+// from outside src/models) is refused and leaves the registry (and so load()'s order) as it was.
 TEST(AudioModel, ANameRegisteredTwiceIsRefused) {
   const std::vector<std::string> before = AudioModel::registered();
-  api::AudioModelEntry again;
+  models::ModelSpec again;
   again.name = "ltx-audio-decoder";
   again.rank = -1;  // would come first if it were taken
-  EXPECT_THROW(api::register_audio_model(again), std::logic_error);
+  EXPECT_THROW(models::register_model_spec(again), std::logic_error);
   EXPECT_EQ(AudioModel::registered(), before);
 }
 

@@ -10,7 +10,7 @@
 #include "api/scale_report.h"
 #include "io/json.h"
 #include "meshnn/io/safetensors.h"
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

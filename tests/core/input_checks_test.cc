@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "meshnn/core/error.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/ltx/audio_decoder.h"
 
 namespace meshnn {
 namespace {

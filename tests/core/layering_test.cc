@@ -54,7 +54,7 @@ std::vector<Include> includes_in(const fs::path& root, const std::string& folder
   return out;
 }
 
-// The first path component of an include ("models" for "models/bigvgan.h", "" for "cstdio").
+// The first path component of an include ("models" for "models/bigvgan/model.h", "" for "cstdio").
 std::string top_folder(const std::string& path) {
   const size_t slash = path.find('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
@@ -235,13 +235,13 @@ TEST(Layering, ChecksNameTheOffendingLine) {
   auto write = [&](const char* file, const char* text) { std::ofstream(root / file) << text; };
   write("src/cli/a.cc",
         "#include \"cli/commands.h\"\n#include <nlohmann/json.hpp>\n"
-        "#include \"models/bigvgan.h\"\n  #  include <layers/conv.h>\n"
+        "#include \"models/bigvgan/model.h\"\n  #  include <layers/conv.h>\n"
         "#include <boost/beast/http.hpp>\n");
   write("src/cli/serve_x.cc", "\n");
   write("src/serve/d.cc",
         "#include \"serve/http.h\"\n#include \"cli/numeric_option.h\"\n"
         "#include \"io/json.h\"\n#include <boost/asio.hpp>\n#include \"cli/commands.h\"\n"
-        "#include \"models/bigvgan.h\"\n");
+        "#include \"models/bigvgan/model.h\"\n");
   write("src/dnnl/b.cc",
         "#include \"dnnl/matmul.h\"\n#include \"meshnn/core/tensor.h\"\n"
         "#include \"layers/conv_algorithm.h\"\n#include \"meshnn/models/gr00t_config.h\"\n");
@@ -264,11 +264,11 @@ TEST(Layering, ChecksNameTheOffendingLine) {
   EXPECT_EQ(bench[1].rfind("src/cli/bench_audio.cc (", 0), 0u) << bench[1];
   EXPECT_EQ(bench[2].rfind("src/mesh/ccl_bench.cc (", 0), 0u) << bench[2];
   ASSERT_EQ(cli.size(), 2u) << joined(cli);
-  EXPECT_EQ(cli[0].rfind("src/cli/a.cc:3 includes models/bigvgan.h", 0), 0u) << cli[0];
+  EXPECT_EQ(cli[0].rfind("src/cli/a.cc:3 includes models/bigvgan/model.h", 0), 0u) << cli[0];
   EXPECT_EQ(cli[1].rfind("src/cli/a.cc:4 includes layers/conv.h", 0), 0u) << cli[1];
   ASSERT_EQ(serve.size(), 2u) << joined(serve);
   EXPECT_EQ(serve[0].rfind("src/serve/d.cc:5 includes cli/commands.h", 0), 0u) << serve[0];
-  EXPECT_EQ(serve[1].rfind("src/serve/d.cc:6 includes models/bigvgan.h", 0), 0u) << serve[1];
+  EXPECT_EQ(serve[1].rfind("src/serve/d.cc:6 includes models/bigvgan/model.h", 0), 0u) << serve[1];
   ASSERT_EQ(in_cli.size(), 2u) << joined(in_cli);
   EXPECT_EQ(in_cli[0].rfind("src/cli/serve_x.cc is server code", 0), 0u) << in_cli[0];
   EXPECT_EQ(in_cli[1].rfind("src/cli/a.cc:5 includes boost/beast/http.hpp", 0), 0u) << in_cli[1];

@@ -23,9 +23,9 @@
 #include "meshnn/io/stream_io.h"
 #include "meshnn/io/wav.h"
 #include "meshnn/models/gr00t_action_head.h"
-#include "models/audio_config.h"
-#include "models/audio_description.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/common/audio_config.h"
+#include "models/common/audio_description.h"
+#include "models/ltx/audio_decoder.h"
 #include "ops/softmax.h"
 #include "support/fixtures.h"
 

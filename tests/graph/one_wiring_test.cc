@@ -11,8 +11,8 @@
 
 #include "graph/graph.h"
 #include "meshnn/audio_model.h"
-#include "models/bigvgan.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/bigvgan/model.h"
+#include "models/ltx/audio_decoder.h"
 #include "support/golden.h"
 
 namespace meshnn::graph {

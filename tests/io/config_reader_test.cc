@@ -12,7 +12,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/models/gr00t_action_head.h"
 #include "meshnn/models/gr00t_config.h"
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 #include "models/minimax_h3/config.h"
 #include "support/expect_error.h"
 #include "support/golden.h"

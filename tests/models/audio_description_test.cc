@@ -1,6 +1,6 @@
 // The audio models' descriptions against the checkpoints the Python tools write, and the rule that
 // a checkpoint key is spelled in one C++ file.
-#include "models/audio_description.h"
+#include "models/common/audio_description.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 
 #include "io/json.h"
 #include "meshnn/io/safetensors.h"
-#include "models/gr00t_description.h"
-#include "models/ltx_random.h"
+#include "models/gr00t/description.h"
+#include "models/ltx/random.h"
 #include "support/fixtures.h"
 
 namespace meshnn::models {

@@ -1,10 +1,9 @@
 // NVIDIA BigVGAN generators (v2 24 kHz, v2 44 kHz 512×, base 24 kHz; reduced width, real structure
 // and key names) and the meldataset.py mel front end against PyTorch goldens (gen_bigvgan.py).
-#include "models/bigvgan.h"
-
 #include <gtest/gtest.h>
 
 #include "io/json.h"
+#include "models/bigvgan/model.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

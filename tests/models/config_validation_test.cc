@@ -8,10 +8,10 @@
 #include "io/json.h"
 #include "meshnn/core/error.h"
 #include "meshnn/models/gr00t_config.h"
-#include "models/audio_config.h"
-#include "models/audio_description.h"
-#include "models/checkpoint_check.h"
-#include "models/ltx_random.h"
+#include "models/common/audio_config.h"
+#include "models/common/audio_description.h"
+#include "models/common/checkpoint_check.h"
+#include "models/ltx/random.h"
 #include "support/expect_error.h"
 
 namespace meshnn::models {

@@ -1,13 +1,12 @@
 // The GR00T descriptions against the checkpoints tools/make_gr00t_checkpoint.py writes (the golden
 // fixtures), and the checks and counts derived from the table.
-#include "models/gr00t_description.h"
-
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "meshnn/core/error.h"
 #include "meshnn/io/safetensors.h"
+#include "models/gr00t/description.h"
 #include "support/fixtures.h"
 
 namespace meshnn::gr00t {

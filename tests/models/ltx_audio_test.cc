@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "meshnn/io/safetensors.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/ltx/audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

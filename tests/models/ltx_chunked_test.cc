@@ -7,8 +7,8 @@
 #include <cstdlib>
 
 #include "meshnn/io/safetensors.h"
-#include "models/ltx_audio_decoder.h"
-#include "models/ltx_random.h"
+#include "models/ltx/audio_decoder.h"
+#include "models/ltx/random.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

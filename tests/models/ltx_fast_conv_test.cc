@@ -11,9 +11,9 @@
 
 #include "layers/conv_algorithm.h"
 #include "meshnn/io/safetensors.h"
-#include "models/audio_config.h"
-#include "models/ltx_audio_decoder.h"
-#include "models/ltx_random.h"
+#include "models/common/audio_config.h"
+#include "models/ltx/audio_decoder.h"
+#include "models/ltx/random.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

@@ -10,7 +10,7 @@
 
 #include "meshnn/core/cpu.h"
 #include "meshnn/io/safetensors.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/ltx/audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

@@ -4,7 +4,7 @@
 
 #include "graph/graph.h"
 #include "meshnn/io/safetensors.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/ltx/audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

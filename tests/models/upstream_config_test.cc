@@ -13,7 +13,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/gr00t.h"
 #include "meshnn/io/config_policy.h"
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 #include "models/minimax_h3/config.h"
 #include "support/expect_error.h"
 #include "support/fixtures.h"

@@ -20,7 +20,7 @@
 #include "meshnn/layers/time_shard.h"
 #include "meshnn/mesh/mesh.h"
 #include "meshnn/ops/resample.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/ltx/audio_decoder.h"
 #include "support/golden.h"
 
 namespace meshnn {

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "graph/graph.h"
-#include "models/bigvgan.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/bigvgan/model.h"
+#include "models/ltx/audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/audio_config.h"
+#include "models/common/audio_config.h"
 
 namespace meshnn::models::minimax_h3 {
 

@@ -8,8 +8,8 @@
 #include "meshnn/core/error.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/state_dict.h"
-#include "models/audio_description.h"
-#include "models/bigvgan.h"
+#include "models/bigvgan/model.h"
+#include "models/common/audio_description.h"
 #include "models/minimax_h3/attention.h"
 #include "ops/elementwise.h"
 

@@ -2,7 +2,7 @@
 // once as a graph of layer nodes (graph/graph.h); the one-shot calls run that graph whole
 // (Node::run), a stream pushes rows through the same graph.
 //
-//   decode: latents (B, C, T) → dec_in_proj (k1) → BigVGAN-v2 generator (models/generator.h, keys
+//   decode: latents (B, C, T) → dec_in_proj (k1) → BigVGAN-v2 generator (common/generator.h, keys
 //           under "decoder.") → clamp → (B, 1, hop·T). No trim; latents_mean/std never applied.
 //   encode: wave (B, 1, L) → zero right-pad to hop·⌈L/hop⌉ (never a crop) → DAC encoder → causal
 //           attention projection (attention.h) → mean_proj / logs_proj → (B, C, ⌈L/hop⌉) each.
@@ -22,7 +22,7 @@
 #include "meshnn/core/tensor.h"
 #include "meshnn/layers/conv.h"
 #include "meshnn/layers/time_shard.h"
-#include "models/generator.h"
+#include "models/common/generator.h"
 #include "models/minimax_h3/config.h"
 #include "models/minimax_h3/weights.h"
 

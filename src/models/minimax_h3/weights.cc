@@ -2,8 +2,8 @@
 
 #include "meshnn/core/error.h"
 #include "meshnn/layers/state_dict.h"
-#include "models/audio_description.h"
-#include "models/checkpoint_check.h"
+#include "models/common/audio_description.h"
+#include "models/common/checkpoint_check.h"
 
 namespace meshnn::models::minimax_h3 {
 

@@ -1,0 +1,81 @@
+// NVIDIA BigVGAN's registry entry ("nvidia-bigvgan"): how AudioModel recognises a BigVGAN
+// checkpoint or folder and runs the public BigVganVocoder (meshnn/audio.h) behind AudioModel's
+// calls.
+#include <filesystem>
+
+#include "meshnn/audio.h"
+#include "meshnn/io/torch_checkpoint.h"
+#include "meshnn/streaming.h"
+#include "models/bigvgan/folder.h"
+#include "models/model_spec.h"
+
+namespace meshnn::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BigVganModel final : AudioModel::Impl {
+  BigVganVocoder voc;
+  explicit BigVganModel(BigVganVocoder v) : voc(std::move(v)) {
+    model = "nvidia-bigvgan";
+    variant = "bigvgan";
+    description = "NVIDIA BigVGAN vocoder (" + std::to_string(voc.num_mels()) + " mel bins, " +
+                  std::to_string(voc.sample_rate()) + " Hz)";
+    const int sr = voc.sample_rate();
+    input = {"mel", {-1, voc.num_mels(), -1}, 2, static_cast<double>(sr) / voc.hop_length(), 0};
+    output = {"wave", {-1, 1, -1}, 2, static_cast<double>(sr), sr};
+    can_stream = true;
+    has_wave_input = true;
+  }
+  int64_t output_samples(int64_t frames) const override { return frames * voc.hop_length(); }
+  Tensor run(const Tensor& mel, const RunOptions& options) const override {
+    return voc.vocode(mel, options);
+  }
+  // Copy synthesis: (S,) → the log-mel (1, num_mels, ⌊S / hop⌋) vocode takes.
+  Tensor input_from_wave(const Tensor& samples) const override {
+    const Tensor m = voc.mel_spectrogram(samples);
+    return m.reshape({1, m.dim(0), m.dim(1)});
+  }
+  AudioStream stream(const StreamOptions& options) const override {
+    return StreamingVocoder(voc, options);
+  }
+};
+
+}  // namespace
+
+// Last: it takes any checkpoint with a config.json beside it or config metadata.
+ModelSpec nvidia_bigvgan_spec() {
+  ModelSpec e;
+  e.name = "nvidia-bigvgan";
+  e.rank = 30;
+  e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
+    if (fs::is_directory(path)) return bigvgan_folder_refusal(path);
+    if (!fs::is_regular_file(path)) return "no such file or folder";
+    if (!o.config_path.empty() || fs::is_regular_file(fs::path(path).parent_path() / "config.json"))
+      return "";
+    if (io::is_zip_file(path))
+      return "a torch.save checkpoint without a config.json beside it (give the config)";
+    const ConfigMetadata m = config_metadata(path);
+    if (!m.problem.empty()) return m.problem;
+    if (m.config.is_null()) return "no config.json beside it and no 'config' metadata";
+    return "";
+  };
+  e.load = [](const std::string& path, const AudioModelOptions& o) {
+    // BigVganVocoder::load finds the config as `vocode` does: the one given, a folder's
+    // config.json, a file's `config` metadata, else the config.json beside the file.
+    return std::make_shared<const BigVganModel>(
+        BigVganVocoder::load(path, o.config_path, o.precision));
+  };
+  // The generator weights (a folder's .safetensors or .pt, as load() picks) and the config it
+  // reads: the one given, else the config.json beside the weights (listed even where the
+  // weights' metadata is read instead: an output over it is refused all the same).
+  e.files = [](const std::string& path, const AudioModelOptions& o) {
+    const auto [weights, config] = bigvgan_files(path, o.config_path);
+    return std::vector<std::string>{
+        weights,
+        config.empty() ? (fs::path(weights).parent_path() / "config.json").string() : config};
+  };
+  return e;
+}
+
+}  // namespace meshnn::models

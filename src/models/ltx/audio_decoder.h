@@ -1,0 +1,154 @@
+// LTX-2.3 audio decode (and LTX-2's HiFi-GAN variant): latent → mel-VAE decoder (Stage A) →
+// vocoder (Stage B) → bandwidth extension (Stage C) → 48 kHz stereo. docs/models.md describes the
+// chain; the PyTorch reference is tools/ltx_audio/model.py.
+//
+// Every stage runs time-sharded over a TimeShard (one device's even slice of the time axis, halos
+// from its neighbours); a default TimeShard is the unsharded path. Layouts are channels-last:
+// Stage A (B, T, W = mel bin, C), Stages B/C (B, T, C).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "meshnn/core/stage_precision.h"
+#include "meshnn/core/tensor.h"
+#include "meshnn/io/safetensors.h"
+#include "meshnn/layers/time_shard.h"
+#include "models/common/audio_config.h"
+#include "models/common/checkpoint_check.h"
+#include "models/common/generator.h"
+
+namespace meshnn::models {
+
+// Called after each stage: (stage index 1..n, n, stage name).
+using ProgressFn = std::function<void(int, int, const char*)>;
+
+class LtxAudioDecoder {
+ public:
+  // Reads the config from the checkpoint's `config` metadata (the config wins over defaults; the
+  // version is chosen by the presence of config.vocoder.bwe) and loads every weight. Missing keys,
+  // wrong shapes and unused audio tensors (common/checkpoint_check.h) are listed together in one
+  // WeightError before any weight is read.
+  // precision: one mode for every stage, or per stage (precision_stages(); InvalidArgument for a
+  // stage this version lacks, before any weight is converted).
+  static std::unique_ptr<LtxAudioDecoder> load(const io::SafetensorsFile& file,
+                                               const StagePrecision& precision,
+                                               const CheckpointCheckOptions& check = {});
+  LtxAudioDecoder(const LtxAudioConfig& cfg, const std::map<std::string, Tensor>& state,
+                  const StagePrecision& precision);
+  ~LtxAudioDecoder();
+  // A runner for another device thread: shares every weight (converted and packed once per
+  // process), owns its own plans and scratch. Rule: one instance per thread at a time; any number
+  // of copies of one loaded decoder may decode concurrently.
+  LtxAudioDecoder(const LtxAudioDecoder& other);
+  LtxAudioDecoder& operator=(const LtxAudioDecoder&) = delete;
+
+  const LtxAudioConfig& config() const { return cfg_; }
+  // The stages a per-stage precision may name, in chain order: vae, vocoder (+ bwe for LTX-2.3).
+  static std::vector<std::string> precision_stages(const LtxAudioConfig& cfg);
+  // "LTX-2.3" | "LTX-2" (error messages).
+  static const char* model_name(const LtxAudioConfig& cfg);
+  // The mode each stage was built with (same order as precision_stages()).
+  const std::vector<Precision>& stage_precisions() const { return stage_precisions_; }
+  int sample_rate() const { return cfg_.output_sampling_rate(); }
+  // Output samples per latent frame count T: (4T − 3) · 160 · (3 with BWE | 1.5 for 24 kHz LTX-2).
+  int64_t output_samples(int64_t latent_frames) const;
+
+  // latent: (B, 8, T, 16) f32, the same full tensor on every device → (B, samples, 2) f32 waveform,
+  // the same on every device. Non-finite latents are rejected with the first bad index.
+  Tensor decode(const Tensor& latent, const TimeShard& ts = TimeShard(),
+                const ProgressFn& progress = nullptr);
+
+  // Bounded-memory decode on one device: the latent is cut into chunks of `chunk_latent_frames`
+  // frames, and each chunk's output is decoded from a window of the input with enough context on
+  // both sides (Stage A's causal left field, the vocoder's and BWE's two-sided fields) that the
+  // window's cut edges cannot reach the kept rows; sequence ends stay the real ends. Equal to
+  // decode() up to f32 rounding; peak memory depends on the chunk size, not on T. latent as for
+  // decode(); progress(chunk, chunks, "chunk") after each chunk.
+  Tensor decode_chunked(const Tensor& latent, int64_t chunk_latent_frames,
+                        const ProgressFn& progress = nullptr);
+
+  // The model's graphs over copies of its layers (graph/graph.h), to run one shot or streamed:
+  // the whole chain: latent rows (B, n, 16, 8) channels-last → final samples (B, m, 2) at
+  // sample_rate();
+  graph::NodePtr graph() const;
+  // vocoder (+ BWE for LTX-2.3): packed mel rows (B, n, 128) → final samples (B, m, 2).
+  graph::NodePtr vocoder_graph() const;
+
+  // Context a chunk window takes (conservative receptive fields, see decode_chunked):
+  struct ChunkContext {
+    int64_t stage_a_latents = 0;  // Stage A: latent frames to the left (causal)
+    int64_t stage_b_mels = 0;     // vocoder: mel frames each side
+    int64_t stage_c_left = 0;     // BWE: mel frames (of 16 kHz samples) to the left / right
+    int64_t stage_c_right = 0;
+  };
+  ChunkContext chunk_context() const;
+
+  // Stages on shards, for tests and benchmarks (each documents its shapes).
+  // latent_cl: (B, S, 16, 8) channels-last shard, `real` frames → log-mel (B, 4S, 64, 2), real 4T
+  // − 3.
+  Tensor stage_a(const Tensor& latent_cl, const TimeShard& ts, int64_t real);
+  // mel: (B, S, 64, 2) → (B, S, 128) with channel s·64 + m (ltx-core's packing).
+  static Tensor pack_mel(const Tensor& mel);
+  // Stage B: (B, S, 128) → (B, hop·S, 2).
+  Tensor stage_b(const Tensor& mel_packed, const TimeShard& ts, int64_t real);
+  // Stage C: 16 kHz (B, S, 2) → 48 kHz (B, 3S, 2). Also returns intermediates when asked.
+  struct StageC {
+    Tensor log_mel;   // (B, F_s, 128) packed like the BWE generator's input
+    Tensor residual;  // (B, 3S, 2)
+    Tensor skip;      // (B, 3S, 2)
+    Tensor out;       // (B, 3S, 2), clamped
+  };
+  StageC stage_c(const Tensor& wav16, const TimeShard& ts, int64_t real);
+
+  // Latent frames each device needs at least, for a mesh check before any compute.
+  static constexpr int64_t kMinFramesPerDevice = 2;
+  // Whether a latent of T frames can be time-split over `devices` devices (the rule decode()
+  // enforces: ≥ kMinFramesPerDevice rows each, the last device holding a real frame), and the same
+  // as a ShapeError that names the largest device count that fits — for a check before loading.
+  static bool mesh_fits(int64_t latent_frames, int devices);
+  static void check_mesh_fits(int64_t latent_frames, int devices);
+
+  // The memory rule: one-shot decode memory grows with the latent length (measured 1.6 GB peak
+  // at 2 s, 2.5 GB at 8 s), chunked decode stays flat. Above kAutoChunkAboveFrames latent frames
+  // (10 s of audio) the CLI decodes in chunks of kAutoChunkFrames unless told otherwise.
+  static constexpr int64_t kAutoChunkAboveFrames = 250;
+  static constexpr int64_t kAutoChunkFrames = 125;
+  // 0 (one shot) up to kAutoChunkAboveFrames frames, else kAutoChunkFrames.
+  static int64_t auto_chunk_frames(int64_t latent_frames);
+
+ private:
+  struct MelVae;
+  struct Bwe;
+  // Shape, dtype and finiteness of a (B, 8, T, 16) latent; throws naming the first bad index.
+  void check_latent(const Tensor& latent) const;
+
+  // A stage of the chain: its name (progress reports) and its graph.
+  struct Stage {
+    const char* name;
+    graph::NodePtr node;
+  };
+  // The chain as graphs over copies of the stages' layers, in order (the one wiring).
+  std::vector<Stage> stages() const;
+  // chunk_context() of a chain already built (decode_chunked's own, not a second set of graphs).
+  ChunkContext chunk_context_of(const std::vector<Stage>& chain) const;
+
+  LtxAudioConfig cfg_;
+  std::vector<Precision> stage_precisions_;
+  std::vector<Stage> chain_;  // decode()'s run of stages(), built on first use
+  std::unique_ptr<MelVae> vae_;
+  std::unique_ptr<Generator> vocoder_;
+  std::unique_ptr<Bwe> bwe_;
+};
+
+// A latent as read from a file, checked before any weight is loaded: float32 / float64 (the
+// float_input rule), (1, 8, T, 16) or (8, T, 16), batch 1 (ShapeError otherwise: one latent per
+// output file), finite (InvalidArgument naming the first bad index) → (1, 8, T, 16) f32.
+Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name);
+
+// (B, C, T, F) NCHW latent → (B, T, F, C) channels-last.
+Tensor latent_to_channels_last(const Tensor& latent);
+
+}  // namespace meshnn::models

@@ -1,0 +1,75 @@
+// The LTX audio decoder's registry entry ("ltx-audio-decoder"): how AudioModel recognises an LTX
+// checkpoint and runs the public LtxAudioDecoder (meshnn/audio.h) behind AudioModel's calls.
+#include <filesystem>
+
+#include "meshnn/audio.h"
+#include "meshnn/streaming.h"
+#include "models/common/audio_config.h"
+#include "models/model_spec.h"
+
+namespace meshnn::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct LtxModel final : AudioModel::Impl {
+  meshnn::LtxAudioDecoder dec;
+  explicit LtxModel(meshnn::LtxAudioDecoder d) : dec(std::move(d)) {
+    model = "ltx-audio-decoder";
+    variant = dec.version();
+    const bool v23 = dec.version() == "ltx-2.3";
+    description = v23 ? "LTX-2.3 audio decoder (mel-VAE → BigVGAN v2 → bandwidth extension)"
+                      : "LTX-2 audio decoder (mel-VAE → HiFi-GAN)";
+    const int sr = dec.sample_rate();
+    // A latent frame after the first adds 4 mel frames (the decode's 4T − 3): 25 per second.
+    const double per_latent = static_cast<double>(dec.output_samples(2) - dec.output_samples(1));
+    input = {"latent", {1, 8, -1, 16}, 2, sr / per_latent, 0};
+    output = {"wave", {1, 2, -1}, 2, static_cast<double>(sr), sr};
+    can_stream = true;
+  }
+  int64_t output_samples(int64_t frames) const override { return dec.output_samples(frames); }
+  // audio-decode's rule: (8, T, 16) taken as batch 1; mesh "auto" chunks long latents.
+  Tensor run(const Tensor& input_, const RunOptions& options) const override {
+    Tensor latent = input_;
+    if (latent.defined() && latent.rank() == 3)
+      latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
+    meshnn::LtxAudioDecoder::check_run(latent, options);
+    const int64_t chunk =
+        options.mesh == "auto" ? meshnn::LtxAudioDecoder::auto_chunk_frames(latent.dim(2)) : 0;
+    return chunk > 0 ? dec.decode_chunked(latent, chunk, options) : dec.decode(latent, options);
+  }
+  AudioStream stream(const StreamOptions& options) const override {
+    return StreamingLtxDecoder(dec, options);
+  }
+};
+
+}  // namespace
+
+// Load order: after the diffusers-folder models (rank 10), before BigVGAN (a checkpoint with an
+// LTX config in its metadata is an LTX one even when it also holds generator tensors).
+ModelSpec ltx_audio_decoder_spec() {
+  ModelSpec e;
+  e.name = "ltx-audio-decoder";
+  e.rank = 20;
+  e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
+    if (!fs::is_regular_file(path)) return "not a checkpoint file";
+    if (!o.config_path.empty()) return "a config file was given (LTX checkpoints carry theirs)";
+    const ConfigMetadata m = config_metadata(path);
+    if (!m.problem.empty()) return m.problem;
+    if (m.config.is_null()) return "no 'config' entry in its safetensors metadata";
+    if (!is_ltx_audio_config(m.config))
+      return "its config metadata has no LTX audio sections (audio_vae, vocoder)";
+    return "";
+  };
+  e.load = [](const std::string& path, const AudioModelOptions& o) {
+    return std::make_shared<const LtxModel>(
+        meshnn::LtxAudioDecoder::load(path, o.precision, o.allow_unused));
+  };
+  // One file: the config is its metadata.
+  e.files = [](const std::string& path, const AudioModelOptions&) {
+    return std::vector<std::string>{path};
+  };
+  return e;
+}
+
+}  // namespace meshnn::models
