@@ -72,11 +72,16 @@ class LtxAudioDecoder {
   // Mesh "auto" resolves to this for a latent of `latent_frames` frames (see RunOptions).
   static MeshConfig auto_mesh(int64_t latent_frames, int threads = 0);
   // Everything about a call that can be checked without weights (latent shape, dtype and
-  // finiteness; threads; can the mesh split the latent?): throws as decode() would, returns the
-  // mesh decode() will use. Call it before load() to fail before the expensive work.
+  // finiteness; threads; does the mesh give every device a real latent frame?): throws as
+  // decode() would, returns the mesh decode() will use. Call it before load() to fail before the
+  // expensive work. decode() also checks the loaded layers' halos (min_frames_per_device()).
   static MeshConfig check_run(const Tensor& latent, const RunOptions& run = {});
-  // ShapeError naming the largest mesh that fits when `devices` cannot split `latent_frames`.
+  // ShapeError naming the largest mesh that fits when `devices` cannot give every device a real
+  // frame of `latent_frames` (the check without weights, as check_run).
   static void check_mesh_fits(int64_t latent_frames, int devices);
+  // Latent frames each device of a time split needs: every layer's halo fits in a neighbour's
+  // shard (from the loaded model's graph). A mesh that gives a device fewer is a ShapeError.
+  int64_t min_frames_per_device() const;
   // The memory rule: a one-shot decode's memory grows with the latent, a chunked one's does not.
   // 0 (one shot) up to auto_chunk_above() latent frames (10 s), else the chunk size to use.
   static int64_t auto_chunk_frames(int64_t latent_frames);
@@ -116,6 +121,9 @@ class BigVganVocoder {
   int num_mels() const;
   int hop_length() const;           // output samples per mel frame
   std::string config_json() const;  // the config as parsed (JSON text)
+  // Mel frames each device of a time split needs: every layer's halo fits in a neighbour's shard
+  // (from the generator's graph). A mesh that gives a device fewer is a ShapeError.
+  int64_t min_frames_per_device() const;
 
   // mel: (B, num_mels, frames) f32, finite → (B, 1, frames · hop_length) f32, as BigVGAN.forward.
   Tensor vocode(const Tensor& mel, const RunOptions& run = {}) const;

@@ -158,8 +158,12 @@ MeshConfig LtxAudioDecoder::auto_mesh(int64_t latent_frames, int threads) {
   return auto_mesh_for(threads);
 }
 
+int64_t LtxAudioDecoder::min_frames_per_device() const {
+  return impl_->pool.weights().min_frames_per_device();
+}
+
 void LtxAudioDecoder::check_mesh_fits(int64_t latent_frames, int devices) {
-  models::LtxAudioDecoder::check_mesh_fits(latent_frames, devices);
+  check_time_split(latent_frames, devices, 1, "latent");  // no weights: a real frame each
 }
 
 int64_t LtxAudioDecoder::auto_chunk_frames(int64_t latent_frames) {
@@ -184,12 +188,14 @@ void check_latent_input(const Tensor& latent) {
 
 MeshConfig LtxAudioDecoder::check_run(const Tensor& latent, const RunOptions& run) {
   check_latent_input(latent);
-  return resolve_mesh(run, latent.dim(2), models::LtxAudioDecoder::kMinFramesPerDevice, "latent",
-                      "ltx-2.3", static_cast<double>(latent.dim(2)) / 25);
+  // No weights yet: every device a real frame; decode() checks the layers' halos as well.
+  return resolve_mesh(run, latent.dim(2), 1, "latent", "ltx-2.3",
+                      static_cast<double>(latent.dim(2)) / 25);
 }
 
 Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) const {
   const MeshConfig mc = check_run(latent, run);
+  impl_->pool.weights().check_mesh_fits(latent.dim(2), mc.rows * mc.cols);
   Tensor y = run_on_mesh(
       impl_->pool, mc, run.progress,
       [&](models::LtxAudioDecoder& m, const TimeShard& ts, const models::ProgressFn& report) {
@@ -252,6 +258,9 @@ int BigVganVocoder::sample_rate() const {
 int BigVganVocoder::num_mels() const { return impl_->pool.weights().config().num_mels; }
 int BigVganVocoder::hop_length() const { return impl_->pool.weights().config().generator.hop(); }
 std::string BigVganVocoder::config_json() const { return impl_->config_json; }
+int64_t BigVganVocoder::min_frames_per_device() const {
+  return impl_->pool.weights().min_frames_per_device();
+}
 
 Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
   MESHNN_CHECK_AS(ShapeError, mel.defined() && mel.dtype() == DType::f32,
@@ -260,7 +269,7 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
   MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == num_mels() && mel.dim(2) >= 1,
                   "mel: expected (B, ", num_mels(), ", frames), got ", shape_str(mel.shape()));
   const MeshConfig mc =
-      resolve_mesh(run, mel.dim(2), models::BigVgan::kMinFramesPerDevice, "mel", "bigvgan",
+      resolve_mesh(run, mel.dim(2), min_frames_per_device(), "mel", "bigvgan",
                    static_cast<double>(mel.dim(2)) * hop_length() / sample_rate());
   Tensor y = run_on_mesh(
       impl_->pool, mc, run.progress,

@@ -73,7 +73,7 @@ std::string shape_text(const std::vector<int64_t>& s) {
 ScaleAccount account_ltx(const models::LtxAudioDecoder& m, const Tensor& latent, int devices) {
   const models::LtxAudioConfig& cfg = m.config();
   const int64_t T = latent.dim(2);
-  models::LtxAudioDecoder::check_mesh_fits(T, devices);
+  m.check_mesh_fits(T, devices);
   std::vector<std::unique_ptr<models::LtxAudioDecoder>> runners;
   for (int i = 0; i < devices; ++i) runners.push_back(std::make_unique<models::LtxAudioDecoder>(m));
   // FLOPs: the mel-VAE per latent frame, the vocoder per mel frame (4T − 3), the BWE generator
@@ -95,7 +95,7 @@ ScaleAccount account_ltx(const models::LtxAudioDecoder& m, const Tensor& latent,
 ScaleAccount account_bigvgan(const models::BigVgan& m, const Tensor& mel, int devices,
                              const std::string& prefix) {
   const int64_t frames = mel.dim(2);
-  check_time_split(frames, devices, models::BigVgan::kMinFramesPerDevice, "mel");
+  check_time_split(frames, devices, m.min_frames_per_device(), "mel");
   std::vector<std::unique_ptr<models::BigVgan>> runners;
   for (int i = 0; i < devices; ++i) runners.push_back(std::make_unique<models::BigVgan>(m));
   const models::GeneratorConfig& g = m.config().generator;
@@ -113,7 +113,8 @@ ScaleAccount account_random_model(const std::string& model, double seconds, int 
     const models::LtxAudioConfig cfg = models::parse_ltx_audio_config(
         models::ltx23_reference_config(), "LTX-2.3 reference config");
     const models::LtxAudioDecoder m(cfg, models::random_ltx_state(cfg, seed), StagePrecision());
-    const int64_t T = std::max<int64_t>(2 * devices, std::llround(25 * seconds));  // 25 frames/s
+    const int64_t T =  // 25 frames/s
+        std::max<int64_t>(m.min_frames_per_device() * devices, std::llround(25 * seconds));
     return account_ltx(m, seeded_normal({1, 8, T, 16}, seed + 1, 0.f, 1.f), devices);
   }
   if (model == "bigvgan") {
@@ -121,8 +122,8 @@ ScaleAccount account_random_model(const std::string& model, double seconds, int 
         models::parse_bigvgan_config(io::read_json_file(bigvgan_config), bigvgan_config);
     const models::BigVgan m(cfg, random_generator_state(cfg.generator, seed), Precision::fp32);
     const double fps = static_cast<double>(cfg.generator.sampling_rate) / cfg.generator.hop();
-    const int64_t frames = std::max<int64_t>(models::BigVgan::kMinFramesPerDevice * devices,
-                                             std::llround(fps * seconds));
+    const int64_t frames =
+        std::max<int64_t>(m.min_frames_per_device() * devices, std::llround(fps * seconds));
     return account_bigvgan(m, seeded_normal({1, cfg.num_mels, frames}, seed + 1, -4.f, 2.f),
                            devices);
   }

@@ -28,8 +28,20 @@ Rows::Rows(int64_t n, int64_t d) {
   den = d / (g ? g : 1);
 }
 int64_t Rows::ceil() const { return ceil_div(num, den); }
+int64_t Rows::floor() const { return -ceil_div(-num, den); }
 Rows Rows::operator+(const Rows& o) const { return Rows(num * o.den + o.num * den, den * o.den); }
 Rows Rows::operator*(const Rows& o) const { return Rows(num * o.num, den * o.den); }
+
+Halo halo_of(const Reach& r) {
+  const Rows last_own(-r.rate.den, r.rate.num);  // − 1/rate: the last output's own input row
+  return {std::max<int64_t>(0, r.left.ceil()),
+          std::max<int64_t>(0, (r.right + Rows(1) + last_own).floor())};
+}
+
+int64_t Node::min_shard_rows() const {
+  const Halo h = halo_of(reach());
+  return std::max<int64_t>({1, h.left, h.right});
+}
 
 namespace {
 Rows max_rows(const Rows& a, const Rows& b) { return a < b ? b : a; }
@@ -217,6 +229,15 @@ class Sequence final : public Node {
     for (const auto& op : ops_) r = then(r, op->reach());
     return r;
   }
+  int64_t min_shard_rows() const override {
+    int64_t n = 1;
+    Rows rate(1);  // the op's input rows per row of the sequence's input
+    for (const auto& op : ops_) {
+      n = std::max(n, (Rows(op->min_shard_rows()) * Rows(rate.den, rate.num)).ceil());
+      rate = rate * op->reach().rate;
+    }
+    return n;
+  }
 
  private:
   std::vector<NodePtr> ops_;
@@ -288,6 +309,11 @@ class ForkJoin : public Node {
     }
     return r;
   }
+  int64_t min_shard_rows() const override {
+    int64_t n = 1;
+    for (const auto& b : branches_) n = std::max(n, b->min_shard_rows());
+    return n;
+  }
 
  private:
   Tensor produce() {
@@ -351,14 +377,22 @@ class Upsample2xCausalConvNode final : public Node {
     steps.push_back(conv_node(conv));
     steps.push_back(std::make_unique<DropFirst>(1));
     stream_ = sequence(std::move(steps));
+    // The conv's halo in upsampled rows, one row later: output row r' of the dropped sequence is
+    // the conv's row r' + 1.
+    const Halo h = halo_of(conv_node(conv)->reach());
+    halo_ = {h.left - 1, h.right + 1};
   }
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t) override {
     ProfileScope prof("upsample2x_causal_conv");
     Tensor u = ops::upsample_nearest2x_hw(x);
-    return conv_.forward_padded(ts.halo(u, conv_.pad_left() - 1, 1, PadMode::zeros, conv_.name()));
+    return conv_.forward_padded(ts.halo(u, halo_.left, halo_.right, PadMode::zeros, conv_.name()));
   }
   int64_t out_rows(int64_t n) const override { return stream_->out_rows(n); }
   Reach reach() const override { return stream_->reach(); }
+  // The halo is taken from a shard of 2S upsampled rows.
+  int64_t min_shard_rows() const override {
+    return Rows(std::max<int64_t>({1, halo_.left, halo_.right}), 2).ceil();
+  }
   Tensor push(const Tensor& in) override { return stream_->push(in); }
   Tensor flush() override { return stream_->flush(); }
   void reset() override { stream_->reset(); }
@@ -369,6 +403,7 @@ class Upsample2xCausalConvNode final : public Node {
  private:
   Conv2d conv_;
   NodePtr stream_;
+  Halo halo_;
 };
 
 }  // namespace

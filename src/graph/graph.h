@@ -39,6 +39,7 @@ struct Rows {
   Rows() = default;
   Rows(int64_t n, int64_t d = 1);  // normalised, den > 0
   int64_t ceil() const;
+  int64_t floor() const;
   Rows operator+(const Rows& o) const;
   Rows operator*(const Rows& o) const;
   bool operator<(const Rows& o) const { return num * o.den < o.num * den; }
@@ -57,6 +58,17 @@ struct Reach {
 // The left reach of a node that reads its whole past (a causal attention's K/V cache).
 constexpr int64_t kWholePast = int64_t{1} << 40;
 
+// The rows a device's time shard of a node's input takes from its time neighbours in the one-shot
+// run (TimeShard::halo): `left` from the previous device, `right` from the next.
+struct Halo {
+  int64_t left = 0, right = 0;
+};
+// A layer's halo, from its reach: the one rule every sharded layer asks. The shard of input rows
+// [a, a + S) makes output rows [rate·a, rate·(a + S)); the first reads from input a − left (⌈left⌉
+// whole rows before the shard), the last, aligned with input a + S − 1/rate, up to a + S − 1/rate
+// + right (⌊right + 1 − 1/rate⌋ rows past it). Never negative.
+Halo halo_of(const Reach& r);
+
 class Node;
 using NodePtr = std::unique_ptr<Node>;
 
@@ -72,6 +84,11 @@ class Node {
   virtual int64_t out_rows(int64_t n) const = 0;
   // Context and rate (see Reach).
   virtual Reach reach() const = 0;
+  // The fewest of this node's input rows a device's time shard may hold in the one-shot run: every
+  // halo exchanged inside fits in one neighbour's shard (TimeShard::halo's limit). A layer: the
+  // wider side of halo_of(reach()); a structure: its parts', each at its own input rate. The
+  // smallest shard a time split may give a device follows from it, for every model.
+  virtual int64_t min_shard_rows() const;
 
   // ---- streaming
   // in: (B, n, …) the next n ≥ 0 rows of this node's input → (B, m, …) the m ≥ 0 output rows

@@ -50,14 +50,14 @@ class ConvNode final : public Node {
   int64_t final_rows(int64_t n) const override { return outputs(pl_ + n); }
   NodePtr fork() const override { return std::make_unique<ConvNode>(conv_, k_, s_, pl_, pr_); }
   int64_t held_rows() const override { return buf_.rows(); }
+  // One device: the node's pads at the sequence ends (the layer's own, or explicit ones for a
+  // 'valid' conv such as the causal STFT). A time shard: the graph's halo from its neighbours.
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
-    if constexpr (std::is_same_v<Layer, Conv1d>) {
-      if (pl_ != conv_.pad_left() || pr_ != conv_.pad_right())
-        return conv1d_sharded(conv_, x, ts, real, pl_, pr_);  // explicit pads, e.g. causal STFT
-      return conv1d_sharded(conv_, x, ts, real);
-    } else {
-      return conv2d_sharded(conv_, x, ts, real);
-    }
+    const Halo h = ts.sharded() ? halo_of(reach()) : Halo{pl_, pr_};
+    if constexpr (std::is_same_v<Layer, Conv1d>)
+      return conv1d_sharded(conv_, x, ts, real, h.left, h.right);
+    else
+      return conv2d_sharded(conv_, x, ts, real, h.left, h.right);
   }
   int64_t out_rows(int64_t n) const override { return outputs(pl_ + n + pr_); }
   // Output row o reads input rows [o·s − pl, o·s − pl + K).
@@ -121,7 +121,8 @@ class ConvTransposeNode final : public Node {
   NodePtr fork() const override { return std::make_unique<ConvTransposeNode>(conv_); }
   int64_t held_rows() const override { return buf_.rows(); }
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
-    return conv_transpose1d_sharded(conv_, x, ts, real);
+    const Halo h = halo_of(reach());
+    return conv_transpose1d_sharded(conv_, x, ts, real, h.left, h.right);
   }
   int64_t out_rows(int64_t n) const override {
     return n > 0 ? (n - 1) * s_ + k_ - crop_l_ - crop_r_ : 0;

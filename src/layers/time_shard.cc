@@ -185,41 +185,40 @@ Tensor TimeShard::last_real_row(const Tensor& x, int64_t real) const {
 // On one device the whole sequence is here (S = real): the layer pads it itself (oneDNN and the
 // direct kernel take the pads as implicit zero rows), so no padded copy of the input is made.
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
-  ProfileScope prof("conv1d");
-  if (!ts.sharded() && x.dim(1) == real) return conv.forward(x);
-  return conv.forward_padded(
-      zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right(), conv.name()));
+  return conv1d_sharded(conv, x, ts, real, conv.pad_left(), conv.pad_right());
 }
 
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
-                      int64_t pad_left, int64_t pad_right) {
+                      int64_t halo_left, int64_t halo_right) {
   ProfileScope prof("conv1d");
-  return conv.forward_padded(zero_padded_halo(x, ts, real, pad_left, pad_right, conv.name()));
+  if (!ts.sharded() && x.dim(1) == real && halo_left == conv.pad_left() &&
+      halo_right == conv.pad_right())
+    return conv.forward(x);
+  return conv.forward_padded(zero_padded_halo(x, ts, real, halo_left, halo_right, conv.name()));
 }
 
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
+  return conv2d_sharded(conv, x, ts, real, conv.pad_left(), conv.pad_right());
+}
+
+Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
+                      int64_t halo_left, int64_t halo_right) {
   ProfileScope prof("conv2d");
-  if (!ts.sharded() && x.dim(1) == real) return conv.forward(x);
-  return conv.forward_padded(
-      zero_padded_halo(x, ts, real, conv.pad_left(), conv.pad_right(), conv.name()));
+  if (!ts.sharded() && x.dim(1) == real && halo_left == conv.pad_left() &&
+      halo_right == conv.pad_right())
+    return conv.forward(x);
+  return conv.forward_padded(zero_padded_halo(x, ts, real, halo_left, halo_right, conv.name()));
 }
 
 Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const TimeShard& ts,
-                                int64_t real) {
+                                int64_t real, int64_t halo_left, int64_t halo_right) {
   ProfileScope prof("conv_transpose1d");
-  const ConvTranspose1dConfig& c = conv.config();
-  const int64_t s = c.stride, k = (c.kernel_size - 1) * c.dilation + 1, p = conv.pad_left();
-  const int64_t rows_in = x.dim(1);
-  // Output row m of the full deconv (before cropping p) takes inputs i with 0 ≤ m − s·i < k.
-  // Our output rows are global [s·a + p, s·(a + S) + p) before cropping, so we need inputs from
-  // ⌈(s·a + p − k + 1)/s⌉ to ⌊(s·(a + S) − 1 + p)/s⌋: halos of hl and hr rows.
-  const int64_t hl = (k - 1 - p + s - 1) / s;
-  const int64_t hr = std::max<int64_t>(0, (s - 1 + p) / s);
-  Tensor padded = zero_padded_halo(x, ts, real, std::max<int64_t>(hl, 0), hr, conv.name());
-  Tensor full = conv.forward_padded(padded);  // (B, (S + hl + hr − 1)·s + k, C_out), uncropped
-  // Row j of `full` is global pre-crop row s·(a − hl) + j; we want pre-crop rows s·a + p + [0,
-  // s·S).
-  return rows(full, s * std::max<int64_t>(hl, 0) + p, s * rows_in);
+  const int64_t s = conv.config().stride;
+  Tensor padded = zero_padded_halo(x, ts, real, halo_left, halo_right, conv.name());
+  Tensor full = conv.forward_padded(padded);  // uncropped
+  // Row j of `full` is global pre-crop row s·(a − halo_left) + j; this shard's rows are pre-crop
+  // rows s·a + pad_left + [0, s·S).
+  return rows(full, s * halo_left + conv.pad_left(), s * x.dim(1));
 }
 
 Tensor activation_sharded(const layers::AntiAliasedActivation& act, const Tensor& x,

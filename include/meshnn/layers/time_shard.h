@@ -109,16 +109,22 @@ class TimeShard {
 
 // Conv1d (any padding mode; stride s needs S divisible by s). x: (B, S, C_in) → (B, S/s, C_out).
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real);
-// The same with explicit time pads for a conv built without them (a 'valid' conv whose caller
-// pads). x: (B, S, C_in) → (B, (S + pad_left + pad_right − K)/s + 1, C_out).
+// The same with the halo given: the rows taken from each neighbour (zeros at the sequence ends),
+// as the graph's node asks them (graph::halo_of), or the pads of a 'valid' conv whose caller pads.
+// x: (B, S, C_in) → (B, (S + halo_left + halo_right − K)/s + 1, C_out).
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
-                      int64_t pad_left, int64_t pad_right);
-// Conv2d with time = H. x: (B, S, W, C_in) → (B, S, W_out, C_out). Stride 1 along H.
+                      int64_t halo_left, int64_t halo_right);
+// Conv2d with time = H. x: (B, S, W, C_in) → (B, S, W_out, C_out). Stride 1 along H. The halo is
+// the layer's time pads, or given (as for conv1d_sharded).
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real);
-// ConvTranspose1d via input halos (never a gather of the whole sequence).
-// x: (B, S, C_in) → (B, s·S, C_out); needs (k − s) even and output exactly s · length.
+Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
+                      int64_t halo_left, int64_t halo_right);
+// ConvTranspose1d via input halos (never a gather of the whole sequence); the halo is the one its
+// graph node asks (graph::halo_of of its reach): enough input rows that every output row of the
+// shard has all of its inputs. x: (B, S, C_in) → (B, s·S, C_out); needs (k − s) even and output
+// exactly s · length.
 Tensor conv_transpose1d_sharded(ConvTranspose1d& conv, const Tensor& x, const TimeShard& ts,
-                                int64_t real);
+                                int64_t real, int64_t halo_left, int64_t halo_right);
 // BigVGAN Activation1d. x: (B, S, C) → (B, S, C).
 Tensor activation_sharded(const layers::AntiAliasedActivation& act, const Tensor& x,
                           const TimeShard& ts, int64_t real);

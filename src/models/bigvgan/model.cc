@@ -68,6 +68,7 @@ Tensor BigVgan::vocode_mel(const Tensor& mel, const TimeShard& ts) {
   for (int64_t i = 0; i < mel.numel(); ++i)
     MESHNN_CHECK(std::isfinite(s[i]), "mel: non-finite value at flat index ", i);
   const int64_t T = mel.dim(2);
+  check_time_split(T, ts.parts(), min_frames_per_device(), "mel");
   const Tensor x = mel_rows(mel);
   Tensor y = gen_->forward(ts.partition(x), ts, T);
   return ts.gather(y, T * cfg_.generator.hop());

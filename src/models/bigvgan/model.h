@@ -44,9 +44,9 @@ class BigVgan {
   // mel: (B, num_mels, frames) as BigVGAN takes it, the same full tensor on every device →
   // (B, frames · hop, 1) waveform on every device (time-sharded over `ts` in between).
   Tensor vocode_mel(const Tensor& mel, const TimeShard& ts = TimeShard());
-  // Mel frames each device needs at least when the time axis is split (the widest halo of the
-  // upsampled stages must fit in a neighbour's shard).
-  static constexpr int64_t kMinFramesPerDevice = 16;
+  // Mel frames each device needs at least when the time axis is split: every halo of the
+  // generator's graph fits in a neighbour's shard (graph::Node::min_shard_rows).
+  int64_t min_frames_per_device() const { return gen_->min_shard_rows(); }
   // Exact streaming over these weights: mel rows (B, n, num_mels) channels-last → final samples
   // (B, m, 1) (graph/graph.h).
   graph::NodePtr graph() const;

@@ -41,6 +41,8 @@ class Generator {
   // The generator's graph (its one wiring) over copies of these layers: input rows (B, n, C_in) →
   // output samples (B, hop·n, C_out), to run one shot or streamed (graph/graph.h).
   graph::NodePtr graph() const;
+  // Input frames a device's time shard needs at least: the graph's min_shard_rows().
+  int64_t min_shard_rows() const { return graph_->min_shard_rows(); }
 
   // Multiply-add count of one forward over `frames` input frames (for GFLOP/s reports).
   double flops(int64_t frames) const;

@@ -63,6 +63,7 @@ LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg,
   vocoder_ = std::make_unique<Generator>(cfg_.vocoder, state, ltx_vocoder_prefix(cfg_),
                                          stage_precisions_[1]);
   if (v23) bwe_ = std::make_unique<Bwe>(cfg_.bwe, state, stage_precisions_[2]);
+  min_frames_ = graph()->min_shard_rows();
 }
 
 LtxAudioDecoder::~LtxAudioDecoder() = default;
@@ -97,7 +98,8 @@ LtxAudioDecoder::LtxAudioDecoder(const LtxAudioDecoder& o)
       stage_precisions_(o.stage_precisions_),
       vae_(std::make_unique<MelVae>(*o.vae_)),
       vocoder_(std::make_unique<Generator>(*o.vocoder_)),
-      bwe_(o.bwe_ ? std::make_unique<Bwe>(*o.bwe_) : nullptr) {}
+      bwe_(o.bwe_ ? std::make_unique<Bwe>(*o.bwe_) : nullptr),
+      min_frames_(o.min_frames_) {}
 
 int64_t LtxAudioDecoder::output_samples(int64_t t) const {
   const int64_t m = std::max<int64_t>(4 * t - 3, 1);
@@ -132,12 +134,8 @@ LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const Time
   return bwe_->forward(wav16, ts, real, true);
 }
 
-bool LtxAudioDecoder::mesh_fits(int64_t T, int devices) {
-  return time_split_fits(T, devices, kMinFramesPerDevice);
-}
-
-void LtxAudioDecoder::check_mesh_fits(int64_t T, int devices) {
-  check_time_split(T, devices, kMinFramesPerDevice, "latent");
+void LtxAudioDecoder::check_mesh_fits(int64_t T, int devices) const {
+  check_time_split(T, devices, min_frames_, "latent");
 }
 
 int64_t LtxAudioDecoder::auto_chunk_frames(int64_t T) {

@@ -103,13 +103,12 @@ class LtxAudioDecoder {
   };
   StageC stage_c(const Tensor& wav16, const TimeShard& ts, int64_t real);
 
-  // Latent frames each device needs at least, for a mesh check before any compute.
-  static constexpr int64_t kMinFramesPerDevice = 2;
-  // Whether a latent of T frames can be time-split over `devices` devices (the rule decode()
-  // enforces: ≥ kMinFramesPerDevice rows each, the last device holding a real frame), and the same
-  // as a ShapeError that names the largest device count that fits — for a check before loading.
-  static bool mesh_fits(int64_t latent_frames, int devices);
-  static void check_mesh_fits(int64_t latent_frames, int devices);
+  // Latent frames each device needs at least when the time axis is split: every halo of the
+  // chain's graph fits in a neighbour's shard (graph::Node::min_shard_rows).
+  int64_t min_frames_per_device() const { return min_frames_; }
+  // The rule decode() enforces before any compute (≥ min_frames_per_device() rows each, the last
+  // device holding a real frame), as a ShapeError naming the largest device count that fits.
+  void check_mesh_fits(int64_t latent_frames, int devices) const;
 
   // The memory rule: one-shot decode memory grows with the latent length (measured 1.6 GB peak
   // at 2 s, 2.5 GB at 8 s), chunked decode stays flat. Above kAutoChunkAboveFrames latent frames
@@ -141,6 +140,7 @@ class LtxAudioDecoder {
   std::unique_ptr<MelVae> vae_;
   std::unique_ptr<Generator> vocoder_;
   std::unique_ptr<Bwe> bwe_;
+  int64_t min_frames_ = 1;  // min_frames_per_device()
 };
 
 // A latent as read from a file, checked before any weight is loaded: float32 / float64 (the

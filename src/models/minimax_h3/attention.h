@@ -33,6 +33,8 @@ class CausalAttentionProjection final : public graph::Node {
   graph::Reach reach() const override {
     return {graph::Rows(graph::kWholePast), graph::Rows(0), graph::Rows(1)};
   }
+  // The past is gathered, never taken as a halo: any shard will do.
+  int64_t min_shard_rows() const override { return 1; }
   // in: (B, n, D) the next rows → (B, n, C).
   Tensor push(const Tensor& in) override;
   Tensor flush() override;

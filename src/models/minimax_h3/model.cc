@@ -308,37 +308,14 @@ Model::Posterior Model::encode(const Tensor& wave, Node& graph, const TimeShard&
 }
 
 int64_t Model::min_decode_frames_per_device() const {
-  // A layer at r rows per latent frame whose halo is h rows needs S·r ≥ h. The generator:
-  // conv_pre (k7) at the latent rate; per stage a transposed conv (input halos ⌈(K − 1 − p)/s⌉
-  // and ⌊(s − 1 + p)/s⌋, p = (K − s)/2, at the stage's input rate), then at its output rate the
-  // residual convs
-  // ((k − 1)·d/2) and the anti-aliased activations; conv_post (k7) at the sample rate.
-  const GeneratorConfig g = cfg_.generator();
-  auto need = [](int64_t halo, int64_t rate) { return (halo + rate - 1) / rate; };
-  int64_t n = need(3, 1), rate = 1;
-  for (int i = 0; i < g.num_stages(); ++i) {
-    const int64_t s = g.upsample_rates[i], k = g.upsample_kernel_sizes[i], p = (k - s) / 2;
-    n = std::max({n, need((k - 1 - p + s - 1) / s, rate), need((s - 1 + p) / s, rate)});
-    rate *= s;
-    n = std::max(n, need(layers::AntiAliasedActivation::context_rows(), rate));
-    for (size_t j = 0; j < g.resblock_kernel_sizes.size(); ++j)
-      for (int d : g.resblock_dilation_sizes[j])
-        n = std::max(n, need((g.resblock_kernel_sizes[j] - 1) * d / 2, rate));
-  }
-  return std::max(n, need(3, rate));
+  MESHNN_CHECK_AS(InvalidArgument, has_decoder(), "minimax_h3: the decoder was not loaded");
+  return decode_graph_->min_shard_rows();  // the graph's input rows are latent frames
 }
 
 int64_t Model::min_encode_frames_per_device() const {
-  // conv_in (k7) at the sample rate; per stage the k7 units (dilations 1, 3, 9: halo 27) and the
-  // strided conv (pad ⌈s/2⌉) at the stage's input rate; conv_out (k3) at the latent rate. The
-  // attention gathers its whole past and needs no halo.
-  auto need = [](int64_t halo, int64_t rate) { return (halo + rate - 1) / rate; };
-  int64_t rate = cfg_.hop(), n = need(3, rate);
-  for (int s : cfg_.encoder_rates) {
-    n = std::max({n, need(27, rate), need((s + 1) / 2, rate)});
-    rate /= s;
-  }
-  return std::max(n, need(1, rate));
+  MESHNN_CHECK_AS(InvalidArgument, has_encoder(), "minimax_h3: the encoder was not loaded");
+  // The graph's input rows are samples; a device holds whole hops of them.
+  return graph::Rows(encode_graph_->min_shard_rows(), hop()).ceil();
 }
 
 namespace {

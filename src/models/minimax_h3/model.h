@@ -72,7 +72,7 @@ class Model {
   void check_latents(const Tensor& latents) const;
   void check_wave(const Tensor& wave) const;
   // Latent frames per device a time split needs: every layer's halo fits in one neighbour's shard
-  // (computed from the config's kernels, dilations and rates).
+  // (the one-shot graph's min_shard_rows(), from its layers' reaches).
   int64_t min_decode_frames_per_device() const;
   int64_t min_encode_frames_per_device() const;
 
