@@ -18,8 +18,8 @@
 #include "meshnn/io/safetensors.h"
 #include "meshnn/layers/time_shard.h"
 #include "meshnn/mesh/mesh.h"
-#include "models/bigvgan.h"
-#include "models/ltx_audio_decoder.h"
+#include "models/bigvgan/model.h"
+#include "models/ltx/audio_decoder.h"
 #include "models/minimax_h3/model.h"
 #include "support/golden.h"
 
