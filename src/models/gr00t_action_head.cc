@@ -17,7 +17,7 @@ namespace meshnn::gr00t {
 using nlohmann::json;
 
 // ActionHeadConfig (defaults, strict JSON reading): models/gr00t_head_config.cc.
-// action_head_weight_shapes: models/gr00t_description.cc (the key table).
+// The action head's keys and shapes: models/gr00t_description.cc (the key table).
 
 // ------------------------------------------------------------------------------------------------
 // helpers
