@@ -15,7 +15,7 @@ CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev \
   libdnnl-dev ocl-icd-opencl-dev opencl-headers libopenmpi-dev openmpi-bin \
   nlohmann-json3-dev libsndfile1-dev libcli11-dev libspdlog-dev libfmt-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format \
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format cppcheck \
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch \
   libboost-dev python3-requests python3-websockets iproute2 haproxy libpng-dev chromium
 # Only `make goldens` and `make bench` (PyTorch comparisons) need these; OpenBLAS is PyTorch's

@@ -64,7 +64,7 @@ std::vector<double> ccl_bench_on_device(Device& d, CclBenchOp op, int64_t S, int
         ccl.reduce_scatter(x, 0, 1, true);
         break;
       case CclBenchOp::neighbor_pad:
-        ccl.neighbor_pad(x, {1}, {kPadRows}, {kPadRows}, PadMode::zeros, {1}, 0, 0, true);
+        ccl.neighbor_pad(x, 1, kPadRows, kPadRows, PadMode::zeros, 1, /*persistent=*/true);
         break;
       case CclBenchOp::send_recv:
         if (d.coord(1) == 0) ccl.send(x, 1, 1);

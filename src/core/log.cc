@@ -36,7 +36,6 @@ void init_logging_from_env() {
     if (*v == names[i]) set_log_level(static_cast<LogLevel>(i));
 }
 
-void log_debug(const std::string& msg) { logger().debug(msg); }
 void log_info(const std::string& msg) { logger().info(msg); }
 void log_warn(const std::string& msg) { logger().warn(msg); }
 

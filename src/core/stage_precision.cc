@@ -76,15 +76,6 @@ const std::vector<std::string>& StagePrecision::known_stages() {
   return s;
 }
 
-const std::vector<std::pair<std::string, std::string>>& StagePrecision::presets() {
-  static const std::vector<std::pair<std::string, std::string>> p = [] {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const Preset& q : preset_table()) out.emplace_back(q.name, q.doc);
-    return out;
-  }();
-  return p;
-}
-
 StagePrecision StagePrecision::parse(const std::string& text) {
   MESHNN_CHECK_AS(InvalidArgument, !text.empty(), "empty precision: expected ", expected_text());
   if (text.find('=') == std::string::npos) {

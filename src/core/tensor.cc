@@ -142,22 +142,14 @@ class BlockCache {
     std::lock_guard<std::mutex> lock(mu_);
     max_age_ = seconds;
   }
-  // Frees the blocks older than the maximum age (every block when `all`); returns the bytes.
-  size_t trim(bool all) {
+  // Frees the blocks older than the maximum age; returns the bytes.
+  size_t trim() {
     std::vector<void*> old;
     size_t bytes = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       const size_t before = cached_;
-      if (all) {
-        for (auto& [size, blocks] : free_)
-          for (const Block& b : blocks) old.push_back(b.p);
-        free_.clear();
-        evicted_ += cached_;
-        cached_ = blocks_ = 0;
-      } else if (max_age_ > 0) {
-        sweep_locked(Clock::now(), &old);
-      }
+      if (max_age_ > 0) sweep_locked(Clock::now(), &old);
       bytes = before - cached_;
     }
     release(old);
@@ -264,9 +256,7 @@ void set_allocation_cache_max_age(double seconds) {
   BlockCache::get().set_max_age(seconds);
 }
 
-size_t trim_allocation_cache() { return BlockCache::get().trim(false); }
-
-size_t release_allocation_cache() { return BlockCache::get().trim(true); }
+size_t trim_allocation_cache() { return BlockCache::get().trim(); }
 
 Tensor Tensor::empty(Shape shape, DType dtype) {
   check_shape(shape);
@@ -327,22 +317,6 @@ Tensor Tensor::reshape(Shape shape) const {
   return t;
 }
 
-Tensor Tensor::slab(int d, int64_t start, int64_t len) const {
-  d = norm_dim(d);
-  for (int i = 0; i < d; ++i)
-    MESHNN_CHECK_AS(ShapeError, shape_[i] == 1, "slab along dim ", d, " of shape ",
-                    shape_str(shape_), " is not contiguous (dim ", i, " is not 1)");
-  MESHNN_CHECK_AS(ShapeError, start >= 0 && len >= 0 && start + len <= shape_[d], "slab [", start,
-                  ", ", start + len, ") out of range for dim ", d, " of ", shape_str(shape_));
-  int64_t inner = 1;
-  for (int i = d + 1; i < rank(); ++i) inner *= shape_[i];
-  Tensor t = *this;
-  t.shape_[d] = len;
-  t.owned_ = false;
-  t.data_ = static_cast<char*>(data_) + start * inner * static_cast<int64_t>(dtype_size(dtype_));
-  return t;
-}
-
 Tensor Tensor::narrow(int d, int64_t start, int64_t len) const {
   d = norm_dim(d);
   MESHNN_CHECK_AS(ShapeError, start >= 0 && len >= 0 && start + len <= shape_[d], "narrow [", start,
@@ -359,13 +333,6 @@ Tensor Tensor::narrow(int d, int64_t start, int64_t len) const {
     std::memcpy(static_cast<char*>(out.data_) + o * len * row,
                 static_cast<const char*>(data_) + (o * shape_[d] + start) * row, len * row);
   return out;
-}
-
-void Tensor::copy_from(const Tensor& src) {
-  MESHNN_CHECK_AS(ShapeError, src.shape_ == shape_ && src.dtype_ == dtype_, "copy_from: source ",
-                  shape_str(src.shape_), " ", dtype_name(src.dtype_), " into ", shape_str(shape_),
-                  " ", dtype_name(dtype_));
-  if (nbytes() && src.data_ != data_) std::memmove(data_, src.data_, nbytes());
 }
 
 void Tensor::fill_zero() {

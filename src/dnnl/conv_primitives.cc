@@ -361,7 +361,6 @@ ConvPrimitives::ConvPrimitives(const ConvSpec& spec, const Tensor& weights, cons
 
 ConvPrimitives::~ConvPrimitives() = default;
 
-const ConvSpec& ConvPrimitives::spec() const { return impl_->spec; }
 bool ConvPrimitives::native_bf16() const { return impl_->native && impl_->bf16_mode(); }
 const void* ConvPrimitives::weights_identity() const { return impl_->sw.get(); }
 

@@ -58,8 +58,6 @@ class ConvPrimitives {
   ConvPrimitives(const ConvPrimitives&) = delete;
   ConvPrimitives& operator=(const ConvPrimitives&) = delete;
 
-  const ConvSpec& spec() const;
-
   // src: (B, T, C_in) | (B, H, W, C_in) dense f32 → dst: (B, T_out, C_out) | (B, H_out, W_out,
   // C_out) dense f32 (shapes validated by the caller). accumulate: dst += conv(src) instead of dst
   // =. Not re-entrant on one object: a plan owns its scratch (one thread per object, no lock).

@@ -269,15 +269,10 @@ std::unique_ptr<LinearPrimitive> LinearPrimitive::fork() const {
   return std::unique_ptr<LinearPrimitive>(new LinearPrimitive(std::move(impl)));
 }
 
-bool LinearPrimitive::shares_weights_with(const LinearPrimitive& other) const {
-  return impl_->sh == other.impl_->sh;
-}
-
 LinearPrimitive::~LinearPrimitive() = default;
 
 int64_t LinearPrimitive::in_features() const { return impl_->K; }
 int64_t LinearPrimitive::out_features() const { return impl_->N; }
-Precision LinearPrimitive::precision() const { return impl_->precision; }
 bool LinearPrimitive::native_bf16() const { return impl_->native_bf16; }
 
 void LinearPrimitive::set_packed_f32(bool on) {
@@ -415,10 +410,6 @@ void strided_matmul(const StridedMatmul& d, const float* src, const float* wei, 
   } catch (const dnnl::error& e) {
     rethrow(e, "strided execute");
   }
-}
-
-std::string strided_matmul_impl(const StridedMatmul& d) {
-  return strided_plan(d).pd.impl_info_str();
 }
 
 }  // namespace meshnn::dnnl_glue

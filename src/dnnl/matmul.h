@@ -43,11 +43,9 @@ class LinearPrimitive {
   // The same layer with fresh plans and scratch over the shared weights (and packed copies); keeps
   // the packed-f32 choice.
   std::unique_ptr<LinearPrimitive> fork() const;
-  bool shares_weights_with(const LinearPrimitive& other) const;
 
   int64_t in_features() const;
   int64_t out_features() const;
-  Precision precision() const;
   // True when bf16 runs on oneDNN's native bf16 kernel, false when emulated (or fp32).
   bool native_bf16() const;
 
@@ -86,6 +84,5 @@ struct StridedMatmul {
   float scale = 1.f;
 };
 void strided_matmul(const StridedMatmul& d, const float* src, const float* wei, float* dst);
-std::string strided_matmul_impl(const StridedMatmul& d);
 
 }  // namespace meshnn::dnnl_glue

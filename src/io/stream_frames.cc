@@ -107,7 +107,6 @@ class NpyFrameSource final : public FrameSource {
 
   const Shape& shape() const { return shape_; }
   int64_t frame_size() const override { return outer_ * inner_; }
-  int64_t total_frames() const override { return T_; }
   int64_t frames_read() const override { return next_; }
   const std::string& name() const override { return name_; }
 
@@ -184,7 +183,6 @@ class RawFrameSource final : public FrameSource {
   }
 
   int64_t frame_size() const override { return C_; }
-  int64_t total_frames() const override { return -1; }
   int64_t frames_read() const override { return frames_; }
   const std::string& name() const override { return name_; }
 

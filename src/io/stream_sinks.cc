@@ -173,8 +173,8 @@ class SndSink : public AudioSink {
   bool closed_ = false;
 };
 
-// A regular (or new) target: the WAV grows in a scratch file beside it (readable as it grows,
-// partial_path()), renamed over the target at close(); a sink given up (destroyed unclosed: an
+// A regular (or new) target: the WAV grows in a scratch file beside it (readable as it grows),
+// renamed over the target at close(); a sink given up (destroyed unclosed: an
 // error unwound past it) removes the scratch file and leaves the target as it was. A target that
 // is not a regular file (FIFO, pipe, device) is opened at close() and gets the spooled WAV.
 class WavSink final : public SndSink {
@@ -218,10 +218,6 @@ class WavSink final : public SndSink {
     if (snd_) sf_close(snd_);
     snd_ = nullptr;
     closed_ = true;
-  }
-  const std::string& partial_path() const override {
-    static const std::string none;
-    return tmp_ && !closed_ ? tmp_->path() : none;
   }
 
  private:

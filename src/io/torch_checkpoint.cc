@@ -12,7 +12,7 @@
 namespace meshnn::io {
 
 struct TorchCheckpoint::Impl {
-  std::string path, wrapper;
+  std::string path;
   std::shared_ptr<ByteSource> bytes;
   std::map<std::string, Tensor> tensors;
   bool check_crc = true;
@@ -109,7 +109,6 @@ void TorchCheckpoint::Impl::parse() {
   const StoredZip::Entry* pe = zip.find(pkl);
   const uint8_t* p = check_crc ? zip.checked_data(pkl, *pe) : bytes->data + pe->offset;
   const pickle::StateDict sd = pickle::read_state_dict(p, pe->size, path + ": " + pkl);
-  wrapper = sd.top;
   std::set<std::string> crc_done;
   for (const auto& [key, spec] : sd.tensors) {
     const std::string name = folder + "/data/" + spec.storage_key;
@@ -162,7 +161,6 @@ Tensor TorchCheckpoint::get(const std::string& key) const {
   return it->second;
 }
 const std::string& TorchCheckpoint::path() const { return impl_->path; }
-const std::string& TorchCheckpoint::wrapper() const { return impl_->wrapper; }
 
 bool is_zip_file(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");

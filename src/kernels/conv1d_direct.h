@@ -32,9 +32,4 @@ bool direct_conv1d_available();
 void direct_conv1d(const DirectConv1dWeights& w, const float* x, int64_t T, int64_t pad_l, float* y,
                    int64_t T_out, bool accumulate);
 
-// Float64 scalar reference of the same contract (tests).
-void direct_conv1d_reference(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
-                             int64_t k, int64_t stride, int64_t dilation, const float* x, int64_t T,
-                             int64_t pad_l, float* y, int64_t T_out, bool accumulate);
-
 }  // namespace meshnn::kernels

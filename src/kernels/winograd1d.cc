@@ -300,10 +300,6 @@ bool Winograd1d::uses_short_path(int64_t T_out) const {
   return d_ * (n_t + segs_ - 1) <= (d_ == 1 ? kShortMaxRowsUndilated : kShortMaxRows);
 }
 
-double Winograd1d::flop_ratio() const {
-  return static_cast<double>(k_ * tile_.m) / static_cast<double>(tile_.alpha() * segs_);
-}
-
 const char* Winograd1d::gemm_label() const {
   if (native_bf16_) return "packed-bf16";
   const bool emu = precision_ == WinogradPrecision::bf16;

@@ -98,9 +98,6 @@ class Winograd1d {
   // block buffer, shared by every layer and kept between calls: no allocation in steady state).
   void run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const;
-
-  // Direct-algorithm FLOPs over Winograd multiply FLOPs (the GEMMs): K·m / (α·S).
-  double flop_ratio() const;
   const WinogradTile& tile() const { return tile_; }
   int64_t c_in() const { return c_in_; }
   int64_t c_out() const { return c_out_; }

@@ -6,7 +6,6 @@
 #include "kernels/snake.h"
 #include "meshnn/ops/filter_design.h"
 #include "meshnn/ops/padding.h"
-#include "meshnn/ops/resample.h"
 
 namespace meshnn::layers {
 namespace {
@@ -140,7 +139,7 @@ void AntiAliasedActivation::check_input(const Tensor& x, const char* fn) const {
 }
 
 void AntiAliasedActivation::run(const Tensor& slab, int64_t left_ctx, int64_t n, int64_t lo,
-                                int64_t hi, Tensor& out, bool force_scalar) const {
+                                int64_t hi, Tensor& out) const {
   const int64_t B = slab.dim(0), Ts = slab.dim(1), C = slab.dim(2);
   MESHNN_CHECK_AS(ShapeError,
                   out.defined() && out.shape() == Shape({B, n, C}) && out.dtype() == DType::f32,
@@ -152,30 +151,20 @@ void AntiAliasedActivation::run(const Tensor& slab, int64_t left_ctx, int64_t n,
   }
   const float* x = slab.data<float>() + left_ctx * C;
   kernels::aa_snake_fused_f32(x, Ts * C, B, C, lo, hi, n, up_.data(), down_.data(),
-                              params_.alpha.data(), params_.inv.data(), out.data<float>(), n * C,
-                              force_scalar ? kernels::ActIsa::scalar : kernels::ActIsa::best);
+                              params_.alpha.data(), params_.inv.data(), out.data<float>(), n * C);
 }
 
 void AntiAliasedActivation::forward_into(const Tensor& x, Tensor& out) const {
   check_input(x, "forward");
   MESHNN_CHECK_AS(ShapeError, x.dim(1) >= 1, name_, ".forward: empty sequence ",
                   shape_str(x.shape()));
-  run(x, 0, x.dim(1), 0, x.dim(1), out, false);
+  run(x, 0, x.dim(1), 0, x.dim(1), out);
 }
 
 Tensor AntiAliasedActivation::forward(const Tensor& x) const {
   check_input(x, "forward");
   Tensor out = Tensor::empty(x.shape());
   forward_into(x, out);
-  return out;
-}
-
-Tensor AntiAliasedActivation::forward_scalar(const Tensor& x) const {
-  check_input(x, "forward");
-  MESHNN_CHECK_AS(ShapeError, x.dim(1) >= 1, name_, ".forward: empty sequence ",
-                  shape_str(x.shape()));
-  Tensor out = Tensor::empty(x.shape());
-  run(x, 0, x.dim(1), 0, x.dim(1), out, true);
   return out;
 }
 
@@ -201,7 +190,7 @@ void AntiAliasedActivation::forward_padded_into(const Tensor& slab, int64_t left
   // global_T).
   const int64_t lo = std::max(-left_ctx, -global_row0);
   const int64_t hi = std::min(n + right_ctx, global_T - global_row0);
-  run(slab, left_ctx, n, lo, hi, out, false);
+  run(slab, left_ctx, n, lo, hi, out);
 }
 
 Tensor AntiAliasedActivation::forward_padded(const Tensor& slab, int64_t left_ctx,
@@ -214,14 +203,6 @@ Tensor AntiAliasedActivation::forward_padded(const Tensor& slab, int64_t left_ct
   Tensor out = Tensor::empty({slab.dim(0), n, slab.dim(2)});
   forward_padded_into(slab, left_ctx, right_ctx, global_row0, global_T, out);
   return out;
-}
-
-Tensor AntiAliasedActivation::forward_unfused(const Tensor& x, bool prefer_mac) const {
-  check_input(x, "forward_unfused");
-  const Tensor y =
-      ops::upsample1d(x, up_, ops::kaiser_upsample_geometry(2, kernels::kAaTaps), prefer_mac);
-  const Tensor z = snake_forward(y, params_);
-  return ops::downsample1d(z, down_, 2, prefer_mac);
 }
 
 }  // namespace meshnn::layers

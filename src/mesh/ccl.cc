@@ -1,6 +1,6 @@
 // The collectives over a mesh axis on either communicator: the descriptor agreement every one
-// starts with, and all-gather, reduce-scatter, partition, gather-to-host (neighbor_pad and the
-// halo exchange: ccl_neighbor_pad.cc).
+// starts with, all-gather and reduce-scatter (neighbor_pad and the halo exchange:
+// ccl_neighbor_pad.cc).
 #include "meshnn/mesh/ccl.h"
 
 #include <cstring>
@@ -21,10 +21,6 @@ const char* op_name(int32_t op) {
       return "reduce_scatter";
     case kNeighborPad:
       return "neighbor_pad";
-    case kHaloOnly:
-      return "neighbor_pad_halo_only";
-    case kPartition:
-      return "partition";
     default:
       return "collective";
   }
@@ -144,12 +140,6 @@ Tensor CclManager::pooled(const std::string& key, const Shape& shape, DType dtyp
 
 void CclManager::reset() { pool_.clear(); }
 
-size_t CclManager::pool_buffers() const {
-  size_t n = 0;
-  for (const auto& [k, e] : pool_) n += e.buf[0].defined() + e.buf[1].defined();
-  return n;
-}
-
 void CclManager::barrier(int axis) {
   Communicator* c = axis == -1 ? comms_[2].get() : comm(axis_index(axis));
   if (c) c->barrier();
@@ -216,44 +206,6 @@ Tensor CclManager::reduce_scatter(const Tensor& t, int dim, int axis, bool persi
   const int64_t chunk = prod(os, d, t.rank());
   c->reduce_scatter(t.raw(), out.raw(), t.dtype(), outer, chunk);
   return out;
-}
-
-// ---- partition ----------------------------------------------------------------------------
-
-Tensor CclManager::partition(const Tensor& t, int dim, int axis, bool persistent) {
-  MESHNN_CHECK(t.defined(), "partition: undefined tensor");
-  const int ax = axis_index(axis);
-  const int n = axis_size(ax);
-  const int d = t.norm_dim(dim);
-  // Replicated input: every device sees the same shape, so a local check fails on all of them.
-  MESHNN_CHECK_AS(ShapeError, t.shape()[d] % n == 0, "partition: dim ", d, " of shape ",
-                  shape_str(t.shape()), " does not split evenly over ", n, " devices");
-  if (n == 1) return t;
-  const int64_t len = t.shape()[d] / n;
-  const int64_t start = len * device_.coord(ax);
-  if (!persistent) {
-    if (prod(t.shape(), 0, d) == 1) return t.slab(d, start, len);  // zero-copy
-    return t.narrow(d, start, len);
-  }
-  Shape os = t.shape();
-  os[d] = len;
-  Tensor out = pooled(key_of("part", t.shape(), t.dtype(), {d, ax}), os, t.dtype());
-  const size_t es = dtype_size(t.dtype());
-  mesh_detail::copy_region(t.raw(), out.raw(), rows_region(t.shape(), d, es, start, len),
-                           rows_region(os, d, es, 0, len));
-  return out;
-}
-
-// ---- gather_to_host -----------------------------------------------------------------------
-
-Tensor CclManager::gather_to_host(const Tensor& t,
-                                  const std::vector<std::optional<int>>& mesh_dims) {
-  MESHNN_CHECK(mesh_dims.size() <= 2, "gather_to_host: mesh_dims has ", mesh_dims.size(),
-               " entries for a 2-axis mesh");
-  Tensor x = t;
-  for (int a = 0; a < static_cast<int>(mesh_dims.size()); ++a)
-    if (mesh_dims[a]) x = all_gather(x, *mesh_dims[a], a);
-  return x;
 }
 
 }  // namespace meshnn

@@ -12,7 +12,7 @@
 
 namespace meshnn::mesh_detail {
 
-enum Op : int32_t { kAllGather = 1, kReduceScatter, kNeighborPad, kHaloOnly, kPartition };
+enum Op : int32_t { kAllGather = 1, kReduceScatter, kNeighborPad };
 
 const char* op_name(int32_t op);
 Shape desc_shape(const OpDesc& d);

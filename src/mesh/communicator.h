@@ -42,13 +42,9 @@ class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual int size() const = 0;
-  virtual int index() const = 0;           // this member's coordinate in the group
-  virtual int mesh_rank(int i) const = 0;  // mesh rank of member i
+  virtual int index() const = 0;  // this member's coordinate in the group
 
   virtual std::vector<OpDesc> exchange(const OpDesc& desc, const void* data) = 0;
-  // Collective: members with the same `color` form a new group ordered by `key` (a CFG
-  // submesh). Null when the new group has a single member.
-  virtual std::shared_ptr<Communicator> split(int color, int key) = 0;
   virtual void barrier() = 0;
 
   // src: (outer, chunk) bytes → dst: (outer, size·chunk) bytes, member k's block at k·chunk.
@@ -76,10 +72,6 @@ class Communicator {
 // Messages one member may have in flight (sent, not yet received) to one peer: a sender runs
 // at most this many hand-overs ahead of its receiver (double buffering).
 constexpr int kP2pDepth = 2;
-
-// Members (positions in `all`) whose descriptor has args[0] == color, ordered by args[1].
-std::vector<int> split_members(const std::vector<OpDesc>& all, int color);
-constexpr int32_t kSplitOp = 100;
 
 // memcpy for collective payloads: copies of at least kStreamCopyBytes bypass the cache with
 // non-temporal stores (followed by a store fence, so a later barrier publishes them). Why: a

@@ -55,15 +55,6 @@ void copy_region(const void* src, void* dst, const Region& s, const Region& d) {
     std::memcpy(dp + i * d.stride, sp + i * s.stride, static_cast<size_t>(s.block));
 }
 
-std::vector<int> split_members(const std::vector<OpDesc>& all, int color) {
-  std::vector<int> m;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (all[i].args[0] == color) m.push_back(static_cast<int>(i));
-  std::stable_sort(m.begin(), m.end(),
-                   [&](int a, int b) { return all[a].args[1] < all[b].args[1]; });
-  return m;
-}
-
 // ---- barrier ------------------------------------------------------------------------------
 
 GroupBarrier::GroupBarrier(int n) : n_(n), seen_(std::make_unique<std::atomic<uint64_t>[]>(n)) {
@@ -170,13 +161,6 @@ LocalMeshState::LocalMeshState(const Mesh& mesh, double timeout_seconds)
   world_ = std::make_unique<LocalGroup>(std::move(all));
 }
 
-LocalGroup& LocalMeshState::custom_group(const std::vector<int>& members) {
-  std::lock_guard<std::mutex> lk(custom_mu_);
-  auto& g = custom_[members];
-  if (!g) g = std::make_unique<LocalGroup>(members);
-  return *g;
-}
-
 LocalGroup& LocalMeshState::group_of(int rank, int axis) {
   if (axis == 0) return *axis0_[mesh_.coord(rank, 1)];
   if (axis == 1) return *axis1_[mesh_.coord(rank, 0)];
@@ -195,8 +179,6 @@ void LocalMeshState::abort(int device, std::exception_ptr error, const std::stri
   for (auto& g : axis0_) g->barrier.wake_all();
   for (auto& g : axis1_) g->barrier.wake_all();
   world_->barrier.wake_all();
-  std::lock_guard<std::mutex> lk(custom_mu_);
-  for (auto& [m, g] : custom_) g->barrier.wake_all();
 }
 
 void LocalMeshState::throw_abort(const char* what) const {
@@ -231,24 +213,8 @@ class LocalCommunicator final : public Communicator {
       if (group_.members[i] == rank) index_ = static_cast<int>(i);
   }
 
-  std::shared_ptr<Communicator> split(int color, int key) override {
-    OpDesc d;
-    d.op = kSplitOp;
-    d.device = rank_;
-    d.args[0] = color;
-    d.args[1] = key;
-    const std::vector<OpDesc> all = exchange(d, nullptr);
-    std::vector<int> ranks;
-    for (int i : split_members(all, color)) ranks.push_back(group_.members[i]);
-    wait();  // nobody reuses this exchange's slots before everyone has read them
-    if (ranks.size() < 2) return nullptr;
-    return std::make_shared<LocalCommunicator>(st_, rank_, st_->custom_group(ranks),
-                                               "collective on a submesh");
-  }
-
   int size() const override { return static_cast<int>(group_.members.size()); }
   int index() const override { return index_; }
-  int mesh_rank(int i) const override { return group_.members[i]; }
 
   std::vector<OpDesc> exchange(const OpDesc& desc, const void* data) override {
     const int p = parity_;

@@ -82,8 +82,6 @@ class LocalMeshState {
 
   // groups: axis 0 (one per mesh column), axis 1 (one per mesh row), the whole mesh.
   LocalGroup& group_of(int rank, int axis);  // axis 0, 1 or 2 (= whole mesh)
-  // The shared group of exactly these mesh ranks (submeshes), created by the first caller.
-  LocalGroup& custom_group(const std::vector<int>& members);
 
  private:
   Mesh mesh_;
@@ -96,8 +94,6 @@ class LocalMeshState {
   std::unique_ptr<std::atomic<bool>[]> finished_;
   std::vector<std::unique_ptr<LocalGroup>> axis0_, axis1_;
   std::unique_ptr<LocalGroup> world_;
-  std::mutex custom_mu_;
-  std::map<std::vector<int>, std::unique_ptr<LocalGroup>> custom_;
 };
 
 // Point-to-point on the local backend (Communicator::send / recv): `me`, `to`, `from` are member

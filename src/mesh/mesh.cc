@@ -26,8 +26,6 @@ constexpr EnumNames<Backend, 2> kBackendNames{"backend",
                                               {{Backend::local, "local"}, {Backend::mpi, "mpi"}}};
 }  // namespace
 
-const char* backend_name(Backend b) { return kBackendNames.name(b); }
-
 Backend parse_backend(const std::string& s) {
   if (const auto b = kBackendNames.find(s)) return *b;
   throw InvalidArgument("backend must be local or mpi, got '" + s + "'");
@@ -84,30 +82,6 @@ std::vector<int> Mesh::group(int rank, int axis) const {
   return g;
 }
 
-std::vector<Mesh::Submesh> Mesh::split(int axis, int parts) const {
-  const int ext = axis_size(axis);
-  MESHNN_CHECK(parts >= 1 && ext % parts == 0, "cannot split mesh axis ", axis, " of extent ", ext,
-               " into ", parts, " parts");
-  std::vector<Submesh> out(parts);
-  const int sub = ext / parts;
-  for (int k = 0; k < parts; ++k) {
-    Submesh& s = out[k];
-    s.rows = axis == 0 ? sub : rows_;
-    s.cols = axis == 1 ? sub : cols_;
-    for (int r = 0; r < s.rows; ++r)
-      for (int c = 0; c < s.cols; ++c)
-        s.ranks.push_back(axis == 0 ? rank_of(k * sub + r, c) : rank_of(r, k * sub + c));
-  }
-  return out;
-}
-
-int Mesh::submesh_of(int rank, int axis, int parts) const {
-  const int ext = axis_size(axis);
-  MESHNN_CHECK(parts >= 1 && ext % parts == 0, "cannot split mesh axis ", axis, " of extent ", ext,
-               " into ", parts, " parts");
-  return coord(rank, axis) / (ext / parts);
-}
-
 // ---- Device -------------------------------------------------------------------------------
 
 Device::Device(Mesh mesh, int rank, int threads, Backend backend,
@@ -115,26 +89,6 @@ Device::Device(Mesh mesh, int rank, int threads, Backend backend,
     : mesh_(mesh), rank_(rank), threads_(threads), backend_(backend), comms_(std::move(comms)) {
   comms_.resize(3);
   ccl_ = std::make_unique<CclManager>(*this, comms_);
-}
-
-Device& Device::submesh(int axis, int parts) {
-  auto& slot = submeshes_[{axis, parts}];
-  if (slot) return *slot;
-  const int k = mesh_.submesh_of(rank_, axis, parts);
-  const Mesh::Submesh sub = mesh_.split(axis, parts)[k];
-  int sub_rank = 0;
-  for (size_t i = 0; i < sub.ranks.size(); ++i)
-    if (sub.ranks[i] == rank_) sub_rank = static_cast<int>(i);
-  std::vector<std::shared_ptr<mesh_detail::Communicator>> comms(3);
-  for (int a = 0; a < 2; ++a) {
-    if (!comms_[a]) continue;
-    // Along the split axis the group is cut into `parts` lines; the other axis's groups already
-    // lie inside one submesh.
-    comms[a] = a == axis ? comms_[a]->split(k, coord(a)) : comms_[a];
-  }
-  if (comms_[2]) comms[2] = comms_[2]->split(k, sub_rank);
-  slot.reset(new Device(Mesh(sub.rows, sub.cols), sub_rank, threads_, backend_, std::move(comms)));
-  return *slot;
 }
 
 Device::~Device() = default;
@@ -247,26 +201,6 @@ void set_default_comm_timeout(double seconds) {
 
 double resolve_comm_timeout(double configured) {
   return configured >= 0 ? configured : comm_timeout_seconds();
-}
-
-// ---- shard helpers ------------------------------------------------------------------------
-
-int64_t shard_len(int64_t T, int n) {
-  MESHNN_CHECK(n >= 1, "shard count must be ≥ 1, got ", n);
-  MESHNN_CHECK_AS(ShapeError, T % n == 0, "length ", T, " does not split evenly over ", n,
-                  " devices");
-  return T / n;
-}
-
-Range shard_range(int64_t T, int n, int i) {
-  const int64_t len = shard_len(T, n);
-  MESHNN_CHECK(i >= 0 && i < n, "shard index ", i, " outside [0, ", n, ")");
-  return Range{i * len, len};
-}
-
-int64_t round_up_to(int64_t T, int n) {
-  MESHNN_CHECK(n >= 1, "multiple must be ≥ 1, got ", n);
-  return (T + n - 1) / n * n;
 }
 
 int process_rank(Backend backend) {

@@ -64,22 +64,6 @@ MpiCommunicator::~MpiCommunicator() {
   if (!fin) MPI_Comm_free(&comm_);
 }
 
-std::shared_ptr<Communicator> MpiCommunicator::split(int color, int key) {
-  OpDesc d;
-  d.op = kSplitOp;
-  d.args[0] = color;
-  d.args[1] = key;
-  std::vector<int> ranks;
-  for (int i : split_members(exchange(d, nullptr), color)) ranks.push_back(ranks_[i]);
-  MPI_Comm sub;
-  check_mpi(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
-  if (ranks.size() < 2) {
-    MPI_Comm_free(&sub);
-    return nullptr;
-  }
-  return std::make_shared<MpiCommunicator>(sub, std::move(ranks), timeout_);
-}
-
 int mpi_world_rank() {
   ensure_init();
   int r = 0;
@@ -92,12 +76,6 @@ int mpi_world_size() {
   int s = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &s);
   return s;
-}
-
-bool mpi_all_true(bool ok) {
-  int in = ok ? 1 : 0, out = 0;
-  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  return out != 0;
 }
 
 void mpi_finalize() {

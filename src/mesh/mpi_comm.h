@@ -28,8 +28,6 @@ MpiMesh make_mpi_mesh(const Mesh& mesh, double timeout_seconds = 120.0);
 // MPI world rank / size (initialising MPI if needed); used by tests and the bench CLI.
 int mpi_world_rank();
 int mpi_world_size();
-// Logical AND of `ok` over the world (tests agree on pass / fail).
-bool mpi_all_true(bool ok);
 void mpi_finalize();
 // broadcast_from_rank0 (meshnn/mesh/mesh.h) over MPI_COMM_WORLD: Ibcast of the length and the
 // bytes, then an Ibarrier, polled; `timeout` bounds each wait after the first, `first_wait` the

@@ -34,11 +34,9 @@ class MpiCommunicator final : public Communicator {
 
   int size() const override { return size_; }
   int index() const override { return index_; }
-  int mesh_rank(int i) const override { return ranks_[i]; }
 
   std::vector<OpDesc> exchange(const OpDesc& desc, const void*) override;
   void barrier() override;
-  std::shared_ptr<Communicator> split(int color, int key) override;
   void all_gather(const void* src, void* dst, int64_t outer, int64_t chunk) override;
   void reduce_scatter(const void* src, void* dst, DType dtype, int64_t outer,
                       int64_t chunk) override;

@@ -15,10 +15,11 @@ void check_same(const Tensor& a, const Tensor& b, const char* what) {
                   " vs ", shape_str(b.shape()));
 }
 
-template <bool kSilu>
-void pixel_norm_impl(const Tensor& x, Tensor& dst, float eps) {
-  check_same(x, dst, "pixel_norm");
-  MESHNN_CHECK_AS(ShapeError, x.rank() >= 1, "pixel_norm: rank-0 input");
+}  // namespace
+
+void pixel_norm_silu(const Tensor& x, Tensor& dst, float eps) {
+  check_same(x, dst, "pixel_norm_silu");
+  MESHNN_CHECK_AS(ShapeError, x.rank() >= 1, "pixel_norm_silu: rank-0 input");
   const int64_t c = x.dim(-1);
   const int64_t rows = c ? x.numel() / c : 0;
   const float* src = x.data<float>();
@@ -33,10 +34,12 @@ void pixel_norm_impl(const Tensor& x, Tensor& dst, float eps) {
     const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(c) + eps));
     for (int64_t i = 0; i < c; ++i) {
       const float v = s[i] * inv;
-      d[i] = kSilu ? v / (1.f + std::exp(-v)) : v;
+      d[i] = v / (1.f + std::exp(-v));
     }
   }
 }
+
+namespace {
 
 template <class F>
 void map_inplace(Tensor& x, F f) {
@@ -48,11 +51,6 @@ void map_inplace(Tensor& x, F f) {
 }
 
 }  // namespace
-
-void pixel_norm_silu(const Tensor& x, Tensor& dst, float eps) {
-  pixel_norm_impl<true>(x, dst, eps);
-}
-void pixel_norm(const Tensor& x, Tensor& dst, float eps) { pixel_norm_impl<false>(x, dst, eps); }
 
 Tensor upsample_nearest2x_hw(const Tensor& x) {
   x.check_dtype(DType::f32);

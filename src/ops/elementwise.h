@@ -10,8 +10,6 @@ namespace meshnn::ops {
 // them back to back: y = silu(x / sqrt(mean_c(x²) + eps)).
 // x: (..., C) f32 → same shape. Writes into `dst` (may alias x).
 void pixel_norm_silu(const Tensor& x, Tensor& dst, float eps);
-// PixelNorm alone. x: (..., C) → same.
-void pixel_norm(const Tensor& x, Tensor& dst, float eps);
 
 // Nearest-neighbour ×2 on H and W of a channels-last 2-D tensor.
 // x: (B, H, W, C) → (B, 2H, 2W, C).

@@ -105,19 +105,6 @@ std::vector<float> hann_sinc_filter1d(int ratio, double rolloff, int lowpass_fil
   return to_f32(hann_sinc_filter1d_f64(ratio, rolloff, lowpass_filter_width));
 }
 
-UpsampleGeometry kaiser_upsample_geometry(int ratio, int kernel_size) {
-  MESHNN_CHECK(ratio >= 1, "kaiser_upsample_geometry: ratio must be ≥ 1, got ", ratio);
-  MESHNN_CHECK(kernel_size >= ratio, "kaiser_upsample_geometry: kernel_size ", kernel_size,
-               " must be ≥ ratio ", ratio);
-  UpsampleGeometry g;
-  g.ratio = ratio;
-  g.kernel_size = kernel_size;
-  g.pad = kernel_size / ratio - 1;
-  g.pad_left = g.pad * ratio + (kernel_size - ratio) / 2;
-  g.pad_right = g.pad * ratio + (kernel_size - ratio + 1) / 2;
-  return g;
-}
-
 UpsampleGeometry hann_upsample_geometry(int ratio, double rolloff, int lowpass_filter_width) {
   MESHNN_CHECK(ratio >= 1, "hann_upsample_geometry: ratio must be ≥ 1, got ", ratio);
   const int width = hann_width(rolloff, lowpass_filter_width);

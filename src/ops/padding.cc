@@ -84,33 +84,6 @@ int64_t aligned_channels(int64_t channels, int64_t align) {
   return (channels + align - 1) / align * align;
 }
 
-Tensor pad_channels(const Tensor& x, int64_t align) {
-  check_btc(x, "pad_channels");
-  const int64_t B = x.dim(0), T = x.dim(1), C = x.dim(2);
-  const int64_t Ca = aligned_channels(C, align);
-  if (Ca == C) return x;
-  Tensor y({B, T, Ca});
-  const float* src = x.data<float>();
-  float* dst = y.data<float>();
-  for (int64_t r = 0; r < B * T; ++r)
-    std::memcpy(dst + r * Ca, src + r * C, static_cast<size_t>(C) * sizeof(float));
-  return y;
-}
-
-Tensor trim_channels(const Tensor& x, int64_t channels) {
-  check_btc(x, "trim_channels");
-  const int64_t B = x.dim(0), T = x.dim(1), C = x.dim(2);
-  MESHNN_CHECK_AS(ShapeError, channels >= 0 && channels <= C, "trim_channels: cannot keep ",
-                  channels, " of ", C, " channels");
-  if (channels == C) return x;
-  Tensor y = Tensor::empty({B, T, channels});
-  const float* src = x.data<float>();
-  float* dst = y.data<float>();
-  for (int64_t r = 0; r < B * T; ++r)
-    std::memcpy(dst + r * channels, src + r * C, static_cast<size_t>(channels) * sizeof(float));
-  return y;
-}
-
 void set_tpad_tail(Tensor& x, int64_t global_row0, int64_t global_T, TailMode mode,
                    const Tensor* fill_row) {
   check_btc(x, "set_tpad_tail");

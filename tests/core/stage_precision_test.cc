@@ -75,9 +75,7 @@ TEST(StagePrecision, PresetEqualsItsSpelledOutForm) {
   const std::string e = error_of([&] { preset.resolve({"vocoder"}, "NVIDIA BigVGAN"); });
   EXPECT_TRUE(has(e, "NVIDIA BigVGAN has no stage 'vae'")) << e;
   EXPECT_TRUE(has(e, "its stages: vocoder")) << e;
-  ASSERT_EQ(StagePrecision::presets().size(), 2u);
-  EXPECT_EQ(StagePrecision::presets()[0].first, "bf16-safe");
-  EXPECT_EQ(StagePrecision::presets()[1].first, "auto");
+  EXPECT_EQ(StagePrecision::parse("auto").str(), "auto");
 }
 
 // auto: bf16-safe's stages where the CPU multiplies bf16 natively, fp32 where bf16 would be

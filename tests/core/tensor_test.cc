@@ -32,17 +32,6 @@ TEST(Tensor, CopyIsShallowCloneIsDeep) {
   EXPECT_NE(c.data<float>()[0], 42.f);
 }
 
-TEST(Tensor, SlabIsZeroCopyAndChecked) {
-  Tensor t = test::random_uniform({1, 10, 3}, 2);
-  Tensor s = t.slab(1, 4, 3);
-  EXPECT_EQ(s.shape(), (Shape{1, 3, 3}));
-  EXPECT_EQ(s.raw(), static_cast<char*>(t.raw()) + 4 * 3 * 4);
-  EXPECT_FALSE(s.owns_storage());
-  Tensor two({2, 10, 3});
-  EXPECT_THROW(two.slab(1, 0, 2), ShapeError);
-  EXPECT_THROW(t.slab(1, 8, 3), ShapeError);
-}
-
 TEST(Tensor, NarrowAndConcatRoundTrip) {
   Tensor t = test::random_uniform({2, 9, 4}, 3);
   Tensor a = t.narrow(1, 0, 4), b = t.narrow(1, 4, 5);
@@ -111,8 +100,6 @@ TEST(AllocationCache, AgeLimitFreesBlocksNotReused) {
   EXPECT_EQ(after.max_age_seconds, 0.05);
   set_allocation_cache_max_age(0);
   EXPECT_THROW(set_allocation_cache_max_age(-1), Error);
-  release_allocation_cache();
-  EXPECT_EQ(allocation_cache_stats().cached_bytes, 0u);
 #endif
 }
 

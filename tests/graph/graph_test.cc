@@ -10,6 +10,7 @@
 #include <random>
 
 #include "meshnn/ops/filter_design.h"
+#include "support/activation_ref.h"
 #include "support/stream_test_util.h"
 
 namespace meshnn::graph {
@@ -133,7 +134,7 @@ TEST(UpsampleStream, EqualsOneShot) {
     const std::vector<float> taps =
         ratio == 3 ? ops::hann_sinc_filter1d(3) : ops::kaiser_sinc_filter1d(0.25f, 0.3f, 12);
     const ops::UpsampleGeometry g =
-        ratio == 3 ? ops::hann_upsample_geometry(3) : ops::kaiser_upsample_geometry(2, 12);
+        ratio == 3 ? ops::hann_upsample_geometry(3) : test::kaiser_upsample_geometry(2, 12);
     for (int64_t T : {1, 6, 40}) {
       const Tensor x = random_rows({1, T, 2}, 400 + T);
       const Tensor ref = ops::upsample1d(x, taps, g);

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "io/io_test_util.h"
 #include "meshnn/io/npy.h"
@@ -75,7 +76,6 @@ TEST(StreamIo, MelNpyFramesAreColumns) {
       io::save_npy(path, x);
       auto src = io::open_mel_npy(path, 100);
       EXPECT_EQ(src->frame_size(), 100);
-      EXPECT_EQ(src->total_frames(), 3000);
       const Tensor got = read_all(*src, 3, 700);
       EXPECT_TRUE(test::same_bytes(got, expected_frames(x, x.rank() - 1)));
       EXPECT_EQ(src->frames_read(), 3000);
@@ -184,7 +184,6 @@ TEST(StreamIo, RawFramesFromAPipe) {
     ASSERT_EQ(::pipe(fds), 0);
     std::thread w = pipe_writer(fds[1], bytes, 4);
     auto src = io::open_raw_frames(fds[0], C, "<pipe>");
-    EXPECT_EQ(src->total_frames(), -1);
     const Tensor got = read_all(*src, 8, 64);
     w.join();
     ::close(fds[0]);
@@ -272,10 +271,13 @@ TEST(StreamIo, WavSinkIsReadableMidStream) {
   auto sink = io::open_wav_sink(dir + "/s.wav", 2, 24000, io::WavFormat::float32);
   const Tensor part = x.narrow(1, 0, 1500);
   sink->write(part);
-  // Not closed: the growing file beside the target already states the 1500 frames written.
-  const std::string growing = sink->partial_path();
-  ASSERT_FALSE(growing.empty());
-  EXPECT_EQ(std::filesystem::path(growing).parent_path(), std::filesystem::path(dir));
+  // Not closed: the growing scratch file beside the target (the only file in `dir`) already
+  // states the 1500 frames written.
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string growing = files[0].string();
+  EXPECT_EQ(files[0].filename().string().rfind(".s.wav.meshnn-tmp.", 0), 0u) << growing;
   const io::WavAudio mid = io::read_wav(growing);
   EXPECT_EQ(mid.sample_rate, 24000);
   EXPECT_TRUE(test::same_bytes(mid.samples, part));

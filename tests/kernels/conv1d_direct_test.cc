@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/conv1d_ref.h"
+
 namespace meshnn::kernels {
 namespace {
 
@@ -36,8 +38,8 @@ void check(const Case& c, uint64_t seed) {
   const DirectConv1dWeights p =
       pack_direct_conv1d(w.data(), c.bias ? b.data() : nullptr, c.co, c.ci, c.k, c.stride, c.dil);
   direct_conv1d(p, x.data(), c.T, c.pad_l, got.data(), T_out, c.accumulate);
-  direct_conv1d_reference(w.data(), c.bias ? b.data() : nullptr, c.co, c.ci, c.k, c.stride, c.dil,
-                          x.data(), c.T, c.pad_l, want.data(), T_out, c.accumulate);
+  test::direct_conv1d_reference(w.data(), c.bias ? b.data() : nullptr, c.co, c.ci, c.k, c.stride,
+                                c.dil, x.data(), c.T, c.pad_l, want.data(), T_out, c.accumulate);
   // f32 accumulation over K·C_in terms of magnitude ≤ 1: bound the error by that count.
   const double tol = 4e-7 * static_cast<double>(c.k * c.ci + 2);
   double worst = 0;

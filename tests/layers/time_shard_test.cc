@@ -9,6 +9,7 @@
 
 #include "graph/graph.h"
 #include "meshnn/ops/resample.h"
+#include "support/activation_ref.h"
 #include "support/golden.h"
 
 namespace meshnn {
@@ -194,7 +195,7 @@ TEST(TimeShard, HannAndKaiserUpsamplers) {
   const std::vector<float> hann = ops::hann_sinc_filter1d(3);
   const ops::UpsampleGeometry gh = ops::hann_upsample_geometry(3);
   const std::vector<float> kaiser = ops::kaiser_sinc_filter1d(0.25, 0.3, 12);
-  const ops::UpsampleGeometry gk = ops::kaiser_upsample_geometry(2, 12);
+  const ops::UpsampleGeometry gk = test::kaiser_upsample_geometry(2, 12);
   for (auto [taps, g] : {std::pair{hann, gh}, std::pair{kaiser, gk}}) {
     Tensor ref = ops::upsample1d(x, taps, g);
     for (const MeshShape& m : kMeshes) {

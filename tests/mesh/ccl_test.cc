@@ -69,12 +69,6 @@ Tensor ref_pad(const Tensor& g, int d, int64_t pl, int64_t pr, PadMode mode) {
   return concat(parts, d);
 }
 
-Tensor ref_mask(const Tensor& g, int d, int64_t lh) {
-  const int64_t L = g.shape()[d];
-  if (lh <= 0 || lh >= L) return g;
-  return concat({g.narrow(d, 0, lh), zero_rows(g, d, L - lh)}, d);
-}
-
 // Exact f32 sum in member order, then chunk `i` along d, cast back (the reduce_scatter contract).
 Tensor ref_reduce_scatter(const std::vector<Tensor>& xs, int d, int n, int i) {
   Tensor acc = xs[0].to(DType::f32).clone();
@@ -146,73 +140,49 @@ TEST_P(CclMeshTest, ReduceScatterMatchesStackSumChunk) {
 
 struct PadCase {
   Shape shard;
-  std::vector<int> dims;
-  std::vector<int64_t> pl, pr;
-  std::vector<int> axes;
-  int64_t tfp = 0;
-  int64_t lh = 0;  // as a fraction: set per mesh below when < 0
+  int dim;
+  int64_t pl, pr;
+  int axis;
 };
 
-// Global tensor for the devices sharing the coordinates not used by the op, the device's shard
-// of it, and the expected padded window.
+// Global tensor for the devices sharing the coordinate not used by the op, the device's shard of
+// it, and the expected padded window.
 struct PadRef {
   const Mesh& mesh;
   const PadCase& pc;
   PadMode mode;
   DType dt;
-  int64_t lh;
 
   uint64_t group_seed(int rank) const {
-    uint64_t s = 7;
-    for (int a = 0; a < 2; ++a) {
-      bool used = false;
-      for (int x : pc.axes) used |= x == a;
-      if (!used) s = s * 31 + mesh.coord(rank, a) + 1;
-    }
-    return s;
+    const int other = 1 - pc.axis;
+    return 7 * 31 + mesh.coord(rank, other) + 1;
   }
   Shape global_shape() const {
     Shape g = pc.shard;
-    for (size_t i = 0; i < pc.dims.size(); ++i) g[pc.dims[i]] *= mesh.axis_size(pc.axes[i]);
+    g[pc.dim] *= mesh.axis_size(pc.axis);
     return g;
   }
   Tensor global(int rank) const { return rnd(global_shape(), 1000 + group_seed(rank), dt); }
+  int64_t start(int rank) const { return mesh.coord(rank, pc.axis) * pc.shard[pc.dim]; }
   Tensor shard(int rank) const {
-    Tensor g = global(rank);
-    for (size_t i = 0; i < pc.dims.size(); ++i) {
-      const int64_t S = pc.shard[pc.dims[i]];
-      g = g.narrow(pc.dims[i], mesh.coord(rank, pc.axes[i]) * S, S);
-    }
-    return g;
+    return global(rank).narrow(pc.dim, start(rank), pc.shard[pc.dim]);
   }
   Tensor expected(int rank) const {
-    Tensor g = ref_mask(global(rank), pc.dims[0], lh);
-    for (size_t i = 0; i < pc.dims.size(); ++i)
-      g = ref_pad(g, pc.dims[i], pc.pl[i], pc.pr[i], mode);
-    for (size_t i = 0; i < pc.dims.size(); ++i) {
-      const int64_t S = pc.shard[pc.dims[i]];
-      g = g.narrow(pc.dims[i], mesh.coord(rank, pc.axes[i]) * S, S + pc.pl[i] + pc.pr[i]);
-    }
-    if (pc.tfp > 0) g = concat({zero_rows(g, pc.dims[0] - 1, pc.tfp), g}, pc.dims[0] - 1);
-    return g;
+    const Tensor g = ref_pad(global(rank), pc.dim, pc.pl, pc.pr, mode);
+    return g.narrow(pc.dim, start(rank), pc.shard[pc.dim] + pc.pl + pc.pr);
   }
 };
 
 std::vector<PadCase> pad_cases() {
   std::vector<PadCase> v;
   for (int axis : {0, 1}) {
-    v.push_back({{1, 5, 3}, {1}, {2}, {1}, {axis}});
-    v.push_back({{1, 5, 3}, {1}, {0}, {3}, {axis}});
-    v.push_back({{1, 5, 3}, {1}, {5}, {5}, {axis}});           // pad = shard length
-    v.push_back({{2, 4, 3, 2}, {1}, {1}, {2}, {axis}});        // outer > 1
-    v.push_back({{1, 3, 4, 2}, {2}, {2}, {1}, {axis}, 2, 0});  // t_front_pad
-    v.push_back({{1, 4, 3}, {1}, {2}, {2}, {axis}, 0, -1});    // logical_h
-  }
-  for (auto ax : std::vector<std::vector<int>>{{0, 1}, {1, 0}}) {
-    v.push_back({{1, 2, 4, 3, 2}, {2, 3}, {1, 2}, {2, 1}, ax});
-    v.push_back({{1, 2, 4, 3, 2}, {2, 3}, {2, 1}, {1, 3}, ax, 3, 0});
-    v.push_back({{1, 2, 4, 3, 2}, {2, 3}, {1, 1}, {1, 1}, ax, 1, -1});
-    v.push_back({{3, 4, 2}, {0, 1}, {1, 1}, {2, 2}, ax});  // pads on the outermost dims
+    v.push_back({{1, 5, 3}, 1, 2, 1, axis});
+    v.push_back({{1, 5, 3}, 1, 0, 3, axis});
+    v.push_back({{1, 5, 3}, 1, 5, 5, axis});     // pad = shard length
+    v.push_back({{2, 4, 3, 2}, 1, 1, 2, axis});  // outer > 1
+    v.push_back({{1, 3, 4, 2}, 2, 2, 1, axis});  // an inner dim
+    v.push_back({{3, 4, 2}, 0, 1, 2, axis});     // the outermost dim
+    v.push_back({{2, 4, 3}, -2, 2, 2, axis});    // a negative dim
   }
   return v;
 }
@@ -226,18 +196,12 @@ TEST_P(CclMeshTest, NeighborPadMatchesGlobalPadAndCut) {
     for (PadMode mode : {PadMode::zeros, PadMode::replicate})
       for (DType dt : {DType::f32, DType::bf16})
         for (bool persistent : {false, true}) {
-          int64_t lh = pc.lh;
-          if (lh < 0) {  // mask the last 3 global rows (some devices fully, one partially)
-            const int64_t G = pc.shard[pc.dims[0]] * mesh.axis_size(pc.axes[0]);
-            lh = std::max<int64_t>(1, G - 3);
-          }
-          const PadRef ref{mesh, pc, mode, dt, lh};
+          const PadRef ref{mesh, pc, mode, dt};
           auto got = on_mesh(m, [&](Device& d) {
             Tensor x = ref.shard(d.rank());
             Tensor y;
             for (int rep = 0; rep < (persistent ? 3 : 1); ++rep)
-              y = d.ccl().neighbor_pad(x, pc.dims, pc.pl, pc.pr, mode, pc.axes, pc.tfp, lh,
-                                       persistent);
+              y = d.ccl().neighbor_pad(x, pc.dim, pc.pl, pc.pr, mode, pc.axis, persistent);
             return y.clone();
           });
           for (int r = 0; r < mesh.size(); ++r)
@@ -247,80 +211,6 @@ TEST_P(CclMeshTest, NeighborPadMatchesGlobalPadAndCut) {
                                       dtype_name(dt) + " rank " + std::to_string(r)));
         }
   }
-}
-
-// Halo-only compact buffer + halo_scatter rebuilds neighbor_pad exactly, both scatter forms.
-TEST_P(CclMeshTest, HaloOnlyPlusScatterEqualsNeighborPad) {
-  const MeshShape m = GetParam();
-  const Mesh mesh(m.rows, m.cols);
-  struct HCase {
-    Shape shard;
-    std::vector<int> dims;
-    std::vector<int64_t> pads;
-    std::vector<int> axes;
-  };
-  const std::vector<HCase> cases = {
-      {{1, 2, 4, 3, 2}, {2, 3}, {1, 2}, {0, 1}},
-      {{2, 4, 3, 5}, {1, 2}, {2, 1}, {1, 0}},
-      {{1, 6, 4}, {1}, {2}, {1}},
-      {{2, 3, 2, 4}, {1}, {1}, {0}},  // 1-D, W = two dims
-  };
-  for (const HCase& hc : cases)
-    for (PadMode mode : {PadMode::zeros, PadMode::replicate}) {
-      PadCase pc{hc.shard, hc.dims, hc.pads, hc.pads, hc.axes};
-      const PadRef ref{mesh, pc, mode, DType::f32, 0};
-      const int h = hc.dims[0];
-      const int64_t pH = hc.pads[0], pW = hc.dims.size() == 2 ? hc.pads[1] : 0;
-      std::vector<Tensor> fused(mesh.size()), border(mesh.size());
-      run_spmd(local_cfg(m), [&](Device& d) {
-        Tensor x = ref.shard(d.rank());
-        Tensor compact = d.ccl().neighbor_pad_halo_only(x, hc.dims, hc.pads, mode, hc.axes);
-        Shape ps = x.shape();
-        ps[h] += 2 * pH;
-        if (pW) ps[h + 1] += 2 * pW;
-        Tensor f(ps, DType::f32);
-        CclManager::halo_scatter(compact, f, h, pH, pW, &x);
-        fused[d.rank()] = f;
-        // Border-only: the interior is already in place (a previous layer wrote it).
-        Tensor b =
-            d.ccl().neighbor_pad(x, hc.dims, hc.pads, hc.pads, PadMode::zeros, hc.axes).clone();
-        CclManager::halo_scatter(compact, b, h, pH, pW);
-        border[d.rank()] = b;
-      });
-      for (int r = 0; r < mesh.size(); ++r) {
-        EXPECT_TRUE(bit_equal(fused[r], ref.expected(r), mesh_str(m) + " fused"));
-        EXPECT_TRUE(bit_equal(border[r], ref.expected(r), mesh_str(m) + " border"));
-      }
-    }
-}
-
-// ---- partition / gather_to_host -----------------------------------------------------------
-
-TEST_P(CclMeshTest, PartitionIsInverseOfAllGather) {
-  const MeshShape m = GetParam();
-  const Shape shape = {2, 8, 4};
-  const Tensor full = rnd(shape, 5, DType::f32);
-  for (int axis : {0, 1})
-    for (bool persistent : {false, true}) {
-      auto got = on_mesh(m, [&](Device& d) {
-        Tensor p = d.ccl().partition(full, 1, axis, persistent);
-        EXPECT_EQ(p.shape()[1], 8 / d.axis_size(axis));
-        return d.ccl().all_gather(p, 1, axis).clone();
-      });
-      for (const Tensor& g : got) EXPECT_TRUE(bit_equal(g, full, "partition∘all_gather"));
-    }
-}
-
-TEST_P(CclMeshTest, GatherToHostRebuildsTwoAxisShards) {
-  const MeshShape m = GetParam();
-  const Mesh mesh(m.rows, m.cols);
-  const Shape shape = {4, 8, 3};
-  const Tensor full = rnd(shape, 9, DType::f32);
-  auto got = on_mesh(m, [&](Device& d) {
-    Tensor x = d.ccl().partition(d.ccl().partition(full, 0, 0), 1, 1);
-    return d.ccl().gather_to_host(x, {0, 1});
-  });
-  for (const Tensor& g : got) EXPECT_TRUE(bit_equal(g, full, "gather_to_host"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Meshes, CclMeshTest, ::testing::ValuesIn(kMeshes),
@@ -346,14 +236,16 @@ TEST(CclPersistent, PingPongReuseAndReset) {
     Tensor r3 = ccl.reduce_scatter(x, 0, 1, true);
     EXPECT_NE(r1.raw(), r2.raw());
     EXPECT_EQ(r1.raw(), r3.raw());
-    Tensor n1 = ccl.neighbor_pad(x, {1}, {1}, {1}, PadMode::zeros, {1}, 0, 0, true);
-    Tensor n2 = ccl.neighbor_pad(x, {1}, {1}, {1}, PadMode::zeros, {1}, 0, 0, true);
-    Tensor n3 = ccl.neighbor_pad(x, {1}, {1}, {1}, PadMode::zeros, {1}, 0, 0, true);
+    Tensor n1 = ccl.neighbor_pad(x, 1, 1, 1, PadMode::zeros, 1, true);
+    Tensor n2 = ccl.neighbor_pad(x, 1, 1, 1, PadMode::zeros, 1, true);
+    Tensor n3 = ccl.neighbor_pad(x, 1, 1, 1, PadMode::zeros, 1, true);
     EXPECT_NE(n1.raw(), n2.raw());
     EXPECT_EQ(n1.raw(), n3.raw());
-    EXPECT_EQ(ccl.pool_buffers(), 7u);  // ag dim 0: 2, ag dim 1: 1, rs: 2, np: 2
+    // A different pad is a different key.
+    Tensor n4 = ccl.neighbor_pad(x, 1, 1, 2, PadMode::zeros, 1, true);
+    EXPECT_NE(n4.raw(), n1.raw());
+    EXPECT_NE(n4.raw(), n2.raw());
     ccl.reset();
-    EXPECT_EQ(ccl.pool_buffers(), 0u);
     Tensor f = ccl.all_gather(x, 0, 1, true);
     EXPECT_TRUE(bit_equal(f, a));
   });
@@ -364,7 +256,6 @@ TEST(CclPersistent, AxisOfExtentOneIsANoOp) {
     Tensor x = rnd({2, 3}, 1, DType::f32);
     EXPECT_EQ(d.ccl().all_gather(x, 0, 0).raw(), x.raw());
     EXPECT_EQ(d.ccl().reduce_scatter(x, 0, 0).raw(), x.raw());
-    EXPECT_EQ(d.ccl().partition(x, 0, 0).raw(), x.raw());
     d.ccl().barrier(0);
     d.ccl().barrier(1);
     d.ccl().barrier();
@@ -503,13 +394,13 @@ TEST(CclValidation, DimOutOfRange) {
 TEST(CclValidation, PadLargerThanShard) {
   expect_all(outcomes({1, 2}, 5,
                       [](Device& d) {
-                        d.ccl().neighbor_pad(Tensor({1, 3, 2}), {1}, {4}, {1}, PadMode::zeros, {1});
+                        d.ccl().neighbor_pad(Tensor({1, 3, 2}), 1, 4, 1, PadMode::zeros, 1);
                       }),
              "ShapeError", "exceeds the shard length");
   // On 1×1 the same check runs locally.
   expect_all(outcomes({1, 1}, 5,
                       [](Device& d) {
-                        d.ccl().neighbor_pad(Tensor({1, 3, 2}), {1}, {4}, {1}, PadMode::zeros, {1});
+                        d.ccl().neighbor_pad(Tensor({1, 3, 2}), 1, 4, 1, PadMode::zeros, 1);
                       }),
              "ShapeError", "exceeds the shard length");
 }
@@ -532,14 +423,15 @@ TEST(CclValidation, DTypeMismatchBetweenDevices) {
       "InvalidArgument", "dtype bf16");
 }
 
-TEST(CclValidation, TwoDPadMismatchReachesTheWholeMesh) {
-  // Only device 3 is wrong; its column and row partners, and device 0 (diagonal) all see it.
-  expect_all(outcomes({2, 2}, 5,
-                      [](Device& d) {
-                        Tensor x({1, 4, d.rank() == 3 ? 5 : 4, 2});
-                        d.ccl().neighbor_pad(x, {1, 2}, {1, 1}, {1, 1}, PadMode::zeros, {0, 1});
-                      }),
-             "ShapeError", "device 3");
+TEST(CclValidation, PadMismatchReachesTheGroup) {
+  // Only device 1 asks for another pad; every device of its row sees it.
+  expect_all(
+      outcomes(
+          {1, 4}, 5,
+          [](Device& d) {
+            d.ccl().neighbor_pad(Tensor({1, 4, 2}), 1, d.rank() == 1 ? 2 : 1, 1, PadMode::zeros, 1);
+          }),
+      "InvalidArgument", "different op arguments");
 }
 
 TEST(CclValidation, NonexistentAxis) {
@@ -548,52 +440,11 @@ TEST(CclValidation, NonexistentAxis) {
                         d.ccl().all_gather(Tensor({4, 2}), 0, 2);
                       }),
              "InvalidArgument", "mesh axis");
-  expect_all(
-      outcomes({1, 2}, 5,
-               [](Device& d) {
-                 d.ccl().neighbor_pad(Tensor({1, 4, 2}), {1}, {1}, {1}, PadMode::zeros, {-1});
-               }),
-      "InvalidArgument", "mesh axis");
-}
-
-TEST(CclValidation, BadHaloScatterBuffer) {
-  Tensor padded({1, 6, 5, 2});
-  EXPECT_THROW(CclManager::halo_scatter(Tensor({3, 2}), padded, 1, 1, 1), ShapeError);
-}
-
-}  // namespace
-}  // namespace meshnn
-
-namespace meshnn {
-namespace {
-
-// CFG split: each submesh has its own coordinates, groups and CclManager.
-TEST(CclSubmesh, CollectivesStayInsideTheSubmesh) {
-  for (auto [rows, cols, axis] :
-       {std::tuple{2, 4, 1}, {2, 2, 0}, {2, 2, 1}, {1, 4, 1}, {1, 2, 1}, {2, 1, 0}}) {
-    const Mesh mesh(rows, cols);
-    std::vector<Tensor> got(mesh.size());
-    std::vector<int> sub_rank(mesh.size());
-    run_spmd(local_cfg({rows, cols}), [&, axis = axis](Device& d) {
-      Device& s = d.submesh(axis);
-      EXPECT_EQ(&s, &d.submesh(axis));  // cached
-      EXPECT_EQ(s.mesh().axis_size(axis), d.axis_size(axis) / 2);
-      sub_rank[d.rank()] = s.rank();
-      Tensor x = Tensor::from_vector<float>({static_cast<float>(d.rank())}, {1});
-      // Gather along both submesh axes: every submesh device ends with its submesh's ranks.
-      Tensor y = s.ccl().gather_to_host(x.reshape({1, 1}), {0, 1});
-      s.ccl().barrier();
-      got[d.rank()] = y.clone();
-    });
-    const auto subs = mesh.split(axis);
-    for (int r = 0; r < mesh.size(); ++r) {
-      const auto& sm = subs[mesh.submesh_of(r, axis)];
-      EXPECT_EQ(sm.ranks[sub_rank[r]], r);
-      std::vector<float> want(sm.ranks.begin(), sm.ranks.end());
-      EXPECT_TRUE(bit_equal(got[r], Tensor::from_vector(want, {sm.rows, sm.cols})))
-          << rows << "x" << cols << " axis " << axis << " rank " << r;
-    }
-  }
+  expect_all(outcomes({1, 2}, 5,
+                      [](Device& d) {
+                        d.ccl().neighbor_pad(Tensor({1, 4, 2}), 1, 1, 1, PadMode::zeros, -1);
+                      }),
+             "InvalidArgument", "mesh axis");
 }
 
 }  // namespace

@@ -27,21 +27,7 @@ TEST(Mesh, CoordinatesAndGroups) {
   EXPECT_THROW(Mesh(0, 2), InvalidArgument);
 }
 
-TEST(Mesh, CfgSplit) {
-  const Mesh m(2, 4);
-  auto s = m.split(1);
-  ASSERT_EQ(s.size(), 2u);
-  EXPECT_EQ(s[0].rows, 2);
-  EXPECT_EQ(s[0].cols, 2);
-  EXPECT_EQ(s[0].ranks, (std::vector<int>{0, 1, 4, 5}));
-  EXPECT_EQ(s[1].ranks, (std::vector<int>{2, 3, 6, 7}));
-  EXPECT_EQ(m.submesh_of(6, 1), 1);
-  auto s0 = m.split(0);
-  EXPECT_EQ(s0[1].ranks, (std::vector<int>{4, 5, 6, 7}));
-  EXPECT_THROW(Mesh(1, 3).split(1), InvalidArgument);
-}
-
-TEST(Mesh, ParseAndShardHelpers) {
+TEST(Mesh, ParseMeshAndBackend) {
   const MeshConfig c = parse_mesh("2x4");
   EXPECT_EQ(c.rows, 2);
   EXPECT_EQ(c.cols, 4);
@@ -50,11 +36,6 @@ TEST(Mesh, ParseAndShardHelpers) {
   EXPECT_THROW(parse_mesh("1x2x"), InvalidArgument);
   EXPECT_EQ(parse_backend("mpi"), Backend::mpi);
   EXPECT_THROW(parse_backend("nccl"), InvalidArgument);
-  const Range r = shard_range(12, 4, 2);
-  EXPECT_EQ(r.start, 6);
-  EXPECT_EQ(r.len, 3);
-  EXPECT_THROW(shard_range(10, 4, 0), ShapeError);
-  EXPECT_EQ(round_up_to(10, 4), 12);
 }
 
 TEST(Mesh, RunSpmdRunsEveryDeviceWithItsBudget) {

@@ -14,6 +14,7 @@
 #include "models/gr00t/description.h"
 #include "models/ltx/random.h"
 #include "support/fixtures.h"
+#include "support/gr00t_policy_desc.h"
 
 namespace meshnn::models {
 namespace {
@@ -127,7 +128,7 @@ TEST(AudioDescription, EachKeyComponentIsSpelledInOneSourceFile) {
     for (const auto& [k, s] : required_shapes(d, true)) keys.push_back(k);
   for (gr00t::Version v : {gr00t::Version::n1_5, gr00t::Version::n1_6, gr00t::Version::n1_7}) {
     const gr00t::Config c = gr00t::Config::defaults(v);
-    for (const auto& [k, s] : gr00t::tensor_shapes(gr00t::describe_policy(
+    for (const auto& [k, s] : gr00t::tensor_shapes(test::describe_gr00t_policy(
              c, gr00t::ActionHeadConfig::defaults(v), gr00t::default_weight_prefix())))
       keys.push_back(k);
   }

@@ -11,6 +11,7 @@
 
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
+#include "models/gr00t/description.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -97,7 +98,7 @@ TEST_P(Gr00tHeadGolden, CrossKvProjectedOncePerObservation) {
     pol.get_action(g.t.at("input.features"), g.t.at("input.state"), g.embodiment,
                    g.t.at("input.noise"), 0, 4);
     // One projection per cross block per observation, none per step: 4 steps did not multiply it.
-    EXPECT_EQ(pol.adapter_hoist_projections(), call * n_cross);
+    EXPECT_EQ(pol.adapter().hoist_projections(), call * n_cross);
     const ActionHeadStats& s = pol.head().stats();
     EXPECT_EQ(s.cross_kv_projections, 0);
     EXPECT_EQ(s.steps, call * 4);
@@ -181,7 +182,7 @@ TEST(Gr00tHeadErrors, BadInputsAreRejected) {
   EXPECT_THROW(
       pol.get_action(f, st, 2, random_normal({1, g.hc.action_horizon + 1, g.hc.action_dim}, 3)),
       ShapeError);
-  EXPECT_EQ(pol.adapter_hoist_projections(), 0);  // nothing ran
+  EXPECT_EQ(pol.adapter().hoist_projections(), 0);  // nothing ran
 }
 
 TEST(Gr00tHeadErrors, CheckpointOfAnotherVersion) {
@@ -314,8 +315,8 @@ TEST(Gr00tHeadShapes, ReleasedParameterCounts) {
               {Version::n1_7, 1091722240, 233127936, 37916800}};
   for (const auto& w : want) {
     int64_t dit = 0, enc = 0, dec = 0;
-    for (const auto& [key, shape] :
-         action_head_weight_shapes(Config::defaults(w.v), ActionHeadConfig::defaults(w.v))) {
+    for (const auto& [key, shape] : tensor_shapes(describe_action_head(
+             Config::defaults(w.v), ActionHeadConfig::defaults(w.v), default_weight_prefix()))) {
       const int64_t n = shape_numel(shape);
       if (key.rfind("action_head.model.", 0) == 0) dit += n;
       if (key.rfind("action_head.action_encoder.", 0) == 0) enc += n;

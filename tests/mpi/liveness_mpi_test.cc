@@ -15,6 +15,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
+#include "mpi/mpi_test_util.h"
 
 namespace meshnn {
 namespace {
@@ -49,7 +50,7 @@ TEST(MpiLiveness, EveryLiveRankNamesTheSilentRank) {
         << error;
     EXPECT_NE(error.find("no progress for 2 s"), std::string::npos) << error;
   }
-  EXPECT_TRUE(mesh_detail::mpi_all_true(true));  // everyone is here again
+  EXPECT_TRUE(test::mpi_all_true(true));  // everyone is here again
 }
 
 // A rank that is late for the mesh itself (stopped, or its host lost its link, before the call)
@@ -84,7 +85,7 @@ TEST(MpiLiveness, RankLateForTheMeshEndsTheCallWithinTheBound) {
         << error;
     EXPECT_LT(s, 3.5);
   }
-  EXPECT_TRUE(mesh_detail::mpi_all_true(true));  // everyone is here again
+  EXPECT_TRUE(test::mpi_all_true(true));  // everyone is here again
 }
 
 TEST(MpiLiveness, BadEnvironmentValueIsRefused) {

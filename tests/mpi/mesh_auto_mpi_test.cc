@@ -12,6 +12,7 @@
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
+#include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 
 namespace meshnn {
@@ -35,7 +36,7 @@ TEST(MpiMeshAuto, StereoSplitsByItem) {
   ::unsetenv("MESHNN_LINK");
   const auto bits = test::bit_equal(a, vae.decode(z, mpi_run("1x2")), "auto vs 1x2");
   EXPECT_TRUE(bits);
-  EXPECT_TRUE(mesh_detail::mpi_all_true(bits));
+  EXPECT_TRUE(test::mpi_all_true(bits));
 }
 
 TEST(MpiMeshAuto, LtxTimeSplitOnlyOnAFastEnoughLink) {
@@ -55,7 +56,7 @@ TEST(MpiMeshAuto, LtxTimeSplitOnlyOnAFastEnoughLink) {
   }
   ::unsetenv("MESHNN_LINK");
   EXPECT_NE(error.find("run replicas instead"), std::string::npos) << error;
-  EXPECT_TRUE(mesh_detail::mpi_all_true(bits && !error.empty()));
+  EXPECT_TRUE(test::mpi_all_true(bits && !error.empty()));
 }
 
 }  // namespace

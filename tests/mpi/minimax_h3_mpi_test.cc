@@ -13,6 +13,7 @@
 
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio.h"
+#include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 
 namespace meshnn {
@@ -52,7 +53,7 @@ void expect_same(const Tensor& mpi, const Tensor& local, const Tensor& one, cons
   const auto bits = test::bit_equal(mpi, local, w + " (mpi vs local)");
   EXPECT_TRUE(bits);
   ok = ok && close && bits;
-  EXPECT_TRUE(mesh_detail::mpi_all_true(ok)) << w;
+  EXPECT_TRUE(test::mpi_all_true(ok)) << w;
 }
 
 TEST(MiniMaxH3Mpi, DecodeAndEncodeEqualOneDevice) {
@@ -94,7 +95,7 @@ TEST(MiniMaxH3Mpi, StreamPipelineEqualsOneShot) {
   } else {
     EXPECT_EQ(y.dim(2), 0);
   }
-  EXPECT_TRUE(mesh_detail::mpi_all_true(ok));
+  EXPECT_TRUE(test::mpi_all_true(ok));
 }
 
 }  // namespace

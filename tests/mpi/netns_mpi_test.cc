@@ -23,6 +23,7 @@
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio.h"
 #include "meshnn/streaming.h"
+#include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 
@@ -53,7 +54,7 @@ TEST(MpiAcrossHosts, StreamPipelineEqualsLocalPipelineBitForBit) {
     EXPECT_TRUE(bits);
     ok = bits;
   }
-  EXPECT_TRUE(mesh_detail::mpi_all_true(ok));
+  EXPECT_TRUE(test::mpi_all_true(ok));
 }
 
 // Waits (bounded) for `path` to exist.

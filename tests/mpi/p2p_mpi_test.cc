@@ -14,6 +14,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
+#include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 
 namespace meshnn {
@@ -104,7 +105,7 @@ TEST(MpiP2p, SilentSenderHitsTheLivenessBound) {
   } else {
     EXPECT_TRUE(error.empty()) << error;
   }
-  EXPECT_TRUE(mesh_detail::mpi_all_true(true));
+  EXPECT_TRUE(test::mpi_all_true(true));
 }
 
 TEST(MpiP2p, ValidationIsLocal) {

@@ -22,6 +22,7 @@
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio.h"
 #include "meshnn/streaming.h"
+#include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 
 namespace meshnn {
@@ -123,7 +124,7 @@ TEST(MpiScaleBench, Table) {
               });
     }
   }
-  EXPECT_TRUE(mesh_detail::mpi_all_true(true));
+  EXPECT_TRUE(test::mpi_all_true(true));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "mesh/mpi_comm.h"
 #include "meshnn/streaming.h"
+#include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 
@@ -56,7 +57,7 @@ TEST(StreamMpi, LtxDecoderPipelineEqualsOneShot) {
       } else {
         EXPECT_EQ(y.dim(2), 0);
       }
-      EXPECT_TRUE(mesh_detail::mpi_all_true(ok));
+      EXPECT_TRUE(test::mpi_all_true(ok));
     }
   }
 }
@@ -74,7 +75,7 @@ TEST(StreamMpi, BigVganPipelineEqualsOneShot) {
     ok = d <= kTol;
     EXPECT_LE(d, kTol);
   }
-  EXPECT_TRUE(mesh_detail::mpi_all_true(ok));
+  EXPECT_TRUE(test::mpi_all_true(ok));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "support/activation_ref.h"
 #include "support/fixtures.h"
 
 namespace meshnn::ops {
@@ -77,11 +78,11 @@ TEST(FilterDesign, HannSincX3MatchesLtxSpec) {
 }
 
 TEST(FilterDesign, KaiserUpsampleGeometry) {
-  const UpsampleGeometry g = kaiser_upsample_geometry(2, 12);
+  const UpsampleGeometry g = test::kaiser_upsample_geometry(2, 12);
   EXPECT_EQ(g.pad, 5);
   EXPECT_EQ(g.pad_left, 15);
   EXPECT_EQ(g.pad_right, 15);
-  const UpsampleGeometry g3 = kaiser_upsample_geometry(3, 18);
+  const UpsampleGeometry g3 = test::kaiser_upsample_geometry(3, 18);
   EXPECT_EQ(g3.pad, 5);
   EXPECT_EQ(g3.pad_left, 22);
   EXPECT_EQ(g3.pad_right, 23);
@@ -93,7 +94,7 @@ TEST(FilterDesign, BadArguments) {
   EXPECT_THROW(kaiser_sinc_filter1d(0.25, 0.3, 0), InvalidArgument);
   EXPECT_THROW(kaiser_sinc_filter1d(0.25, -1.0, 12), InvalidArgument);
   EXPECT_THROW(hann_sinc_filter1d(0), InvalidArgument);
-  EXPECT_THROW(kaiser_upsample_geometry(4, 2), InvalidArgument);
+  EXPECT_THROW(test::kaiser_upsample_geometry(4, 2), InvalidArgument);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "kernels/audio_ref.h"
 #include "kernels/depthwise_fir.h"
 #include "meshnn/core/cpu.h"
+#include "support/activation_ref.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -99,7 +100,7 @@ TEST(Resample, UpsampleMatchesFloat64Reference) {
       const std::string what = "C=" + std::to_string(C) + " T=" + std::to_string(T);
       {  // kaiser ×2, K = 12 (BigVGAN Activation1d)
         const std::vector<float> f = kaiser_sinc_filter1d(0.25, 0.3, 12);
-        const UpsampleGeometry g = kaiser_upsample_geometry(2, 12);
+        const UpsampleGeometry g = test::kaiser_upsample_geometry(2, 12);
         const Tensor y = upsample1d(x, f, g);
         ASSERT_EQ(y.shape(), Shape({2, 2 * T, C}));
         const ref::Seq want =
@@ -146,8 +147,9 @@ TEST(Resample, MatchesTorchGoldens) {
                            g.at("lowpass_k11_s1.out"), 1e-6, "LowPassFilter1d K=11"));
   EXPECT_TRUE(close_rel_l2(downsample1d(g.at("down_r3_k18.x"), k18, 3), g.at("down_r3_k18.out"),
                            1e-6, "DownSample1d r=3"));
-  EXPECT_TRUE(close_rel_l2(upsample1d(g.at("up_r3_k18.x"), k18, kaiser_upsample_geometry(3, 18)),
-                           g.at("up_r3_k18.out"), 1e-6, "UpSample1d r=3"));
+  EXPECT_TRUE(
+      close_rel_l2(upsample1d(g.at("up_r3_k18.x"), k18, test::kaiser_upsample_geometry(3, 18)),
+                   g.at("up_r3_k18.out"), 1e-6, "UpSample1d r=3"));
   EXPECT_TRUE(close_rel_l2(
       upsample1d(g.at("up_hann_x3.x"), hann_sinc_filter1d(3), hann_upsample_geometry(3)),
       g.at("up_hann_x3.out"), 1e-6, "hann UpSample1d x3"));
@@ -155,7 +157,7 @@ TEST(Resample, MatchesTorchGoldens) {
   for (const char* c :
        {"aa_sb_c24_t37", "aa_sb_c100_t9", "aa_sb_c1_t3", "aa_sb_c512_t20", "aa_snake_c24_t33"}) {
     const std::string n = c;
-    EXPECT_TRUE(close_rel_l2(upsample1d(g.at(n + ".x"), k12, kaiser_upsample_geometry(2, 12)),
+    EXPECT_TRUE(close_rel_l2(upsample1d(g.at(n + ".x"), k12, test::kaiser_upsample_geometry(2, 12)),
                              g.at(n + ".up"), 1e-6, n + " UpSample1d"));
     EXPECT_TRUE(close_rel_l2(downsample1d(g.at(n + ".act"), k12, 2), g.at(n + ".out"), 1e-6,
                              n + " DownSample1d"));

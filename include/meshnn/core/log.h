@@ -10,7 +10,6 @@ enum class LogLevel { trace, debug, info, warn, error, off };
 void set_log_level(LogLevel level);
 // Reads MESHNN_LOG (trace|debug|info|warn|error|off); default warn.
 void init_logging_from_env();
-void log_debug(const std::string& msg);
 void log_info(const std::string& msg);
 void log_warn(const std::string& msg);
 

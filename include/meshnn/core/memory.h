@@ -29,7 +29,4 @@ void set_allocation_cache_max_age(double seconds);
 // to the system (an idle process shrinks too: call it from a timer); returns the bytes freed.
 size_t trim_allocation_cache();
 
-// Frees every cached block (and returns free pages to the system); returns the bytes freed.
-size_t release_allocation_cache();
-
 }  // namespace meshnn

@@ -48,9 +48,8 @@ class StagePrecision {
   static constexpr const char* kVae = "vae";
   static constexpr const char* kVocoder = "vocoder";
   static constexpr const char* kBwe = "bwe";
-  // Every stage name any model has, and every preset: (name, what it sets).
+  // Every stage name any model has.
   static const std::vector<std::string>& known_stages();
-  static const std::vector<std::pair<std::string, std::string>>& presets();
 
  private:
   Precision every_ = Precision::fp32;                      // stages not named

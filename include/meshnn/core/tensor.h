@@ -1,7 +1,7 @@
 // Tensor: shape + dtype + 64-byte aligned storage, always dense row-major (C order).
 //
 // A Tensor is a cheap handle: copying it shares the storage (like torch.Tensor); clone() makes a
-// deep copy. Views over foreign memory (an mmap'd safetensors file, a slab of another tensor) hold
+// deep copy. Views over foreign memory (an mmap'd safetensors file) hold
 // a keep-alive reference to the owner, so a view never outlives its bytes.
 #pragma once
 
@@ -98,13 +98,8 @@ class Tensor {
   Tensor clone() const;
   // Same bytes, new shape with the same element count.
   Tensor reshape(Shape shape) const;
-  // Zero-copy view of rows [start, start+len) along `d`; requires every dim before `d` to be 1
-  // (so the slab is contiguous, e.g. a time shard of a (1, T, C) tensor).
-  Tensor slab(int d, int64_t start, int64_t len) const;
   // Copy of rows [start, start+len) along `d` for any layout.
   Tensor narrow(int d, int64_t start, int64_t len) const;
-  // Copies `src` (same shape and dtype) into this tensor's storage.
-  void copy_from(const Tensor& src);
   // dtype conversion (f32 ↔ bf16 with round-to-nearest-even, f64 → f32, ints → floats, ...).
   Tensor to(DType dtype) const;
   void fill_zero();

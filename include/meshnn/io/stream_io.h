@@ -38,8 +38,6 @@ class FrameSource {
   virtual ~FrameSource() = default;
   // Values per frame (C).
   virtual int64_t frame_size() const = 0;
-  // Frames in the whole input when known up front (a .npy file), else −1 (a stream).
-  virtual int64_t total_frames() const = 0;
   // Frames returned so far.
   virtual int64_t frames_read() const = 0;
   // The file name used in error messages ("<stdin>" for standard input).
@@ -83,12 +81,6 @@ class AudioSink {
   virtual int sample_rate() const = 0;
   // Samples per channel written so far.
   virtual int64_t frames_written() const = 0;
-  // The file that grows while the stream runs (readable mid-stream: its header states what was
-  // written), "" when there is none (raw PCM, a FIFO target, after close()).
-  virtual const std::string& partial_path() const {
-    static const std::string none;
-    return none;
-  }
   // samples: (C, T) f32, channels first, finite (InvalidArgument naming the first non-finite
   // value), C = channels(); T = 0 is allowed. Appended to the output before returning.
   virtual void write(const Tensor& samples) = 0;
@@ -97,7 +89,7 @@ class AudioSink {
 };
 
 // WAV written progressively for `path` (symlinks followed). A regular or new target: the WAV grows
-// in a scratch file beside it (".<name>.meshnn-tmp.<pid>.<n>", partial_path(); its header is
+// in a scratch file beside it (".<name>.meshnn-tmp.<pid>.<n>"; its header is
 // rewritten after every write, so it is a valid WAV of what was written so far) and is renamed
 // over the target at close(), so a failing stream never destroys the file it was to replace. A
 // FIFO or other non-seekable target gets the WAV at close() (a WAV header states its length up

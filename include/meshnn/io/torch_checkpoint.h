@@ -43,8 +43,6 @@ class TorchCheckpoint {
   // key and the file when absent.
   Tensor get(const std::string& key) const;
   const std::string& path() const;
-  // "generator" when the file held {'generator': state_dict}, "" for a flat state dict.
-  const std::string& wrapper() const;
 
   struct Impl;
 

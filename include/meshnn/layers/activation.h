@@ -73,11 +73,7 @@ class AntiAliasedActivation {
   void forward_padded_into(const Tensor& slab, int64_t left_ctx, int64_t right_ctx,
                            int64_t global_row0, int64_t global_T, Tensor& out) const;
 
-  // Unfused reference from the separate ops: upsample1d → snake → downsample1d (materialises 2×).
-  Tensor forward_unfused(const Tensor& x, bool prefer_mac = false) const;
-
-  // Scalar (non-AVX2) path of the fused kernel, for tests.
-  Tensor forward_scalar(const Tensor& x) const;
+  // The unfused op chain and the scalar kernel path, the tests' references: tests/support.
 
   const SnakeParams& params() const { return params_; }
   const std::vector<float>& up_taps() const { return up_; }
@@ -87,8 +83,8 @@ class AntiAliasedActivation {
 
  private:
   void check_input(const Tensor& x, const char* fn) const;
-  void run(const Tensor& slab, int64_t left_ctx, int64_t n, int64_t lo, int64_t hi, Tensor& out,
-           bool force_scalar) const;
+  void run(const Tensor& slab, int64_t left_ctx, int64_t n, int64_t lo, int64_t hi,
+           Tensor& out) const;
 
   std::string name_;
   int64_t channels_;

@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,47 +56,12 @@ class CclManager {
   // device-index order, also for bf16 inputs), device i keeps chunk i along dim.
   Tensor reduce_scatter(const Tensor& t, int dim, int axis, bool persistent = false);
 
-  // Halo padding: equal to padding the global tensor (mode at the true ends
-  // only, the group is a line, never a ring) and cutting each device's overlapping window.
-  // dims: 1 or 2 entries with one pad_left / pad_right / axis each; 2-D pads dims[0] (H) first
-  // and then dims[1] (W) over the H-padded tensor, so corners come from the diagonal neighbour.
-  // logical_h > 0: rows of dims[0] with global index ≥ logical_h count as zeros before padding.
-  // t_front_pad > 0: that many zero frames prepended on dims[0] − 1 (needs every dim before it
-  // to be 1).
-  // t: (…, H, W, …) → (…, T + t_front_pad, H + pl0 + pr0, W + pl1 + pr1, …)
-  Tensor neighbor_pad(const Tensor& t, const std::vector<int>& dims,
-                      const std::vector<int64_t>& pad_left, const std::vector<int64_t>& pad_right,
-                      PadMode mode, const std::vector<int>& axes, int64_t t_front_pad = 0,
-                      int64_t logical_h = 0, bool persistent = false);
-
-  // Halo-only exchange into a compact buffer, symmetric pads pH = pads[0],
-  // pW = pads[1]. dims = {H} or {H, W = H + 1}; the last dim is the channel "stick" C and must
-  // come after the padded dims. With outer = Π shape[0 … H−1] and Wd = Π shape[H+1 … rank−2]:
-  //   [H-top | H-bot | W-left | W-right], sections stored as
-  //   H-top  (outer, pH, Wd) sticks = padded[o, 0 : pH,           pW : pW + W]
-  //   H-bot  (outer, pH, Wd) sticks = padded[o, H + pH : H + 2pH, pW : pW + W]
-  //   W-left (outer, H + 2pH, pW)   = padded[o, :, 0 : pW]          (spans the H-padded rows)
-  //   W-right(outer, H + 2pH, pW)   = padded[o, :, W + pW : W + 2pW]
-  // where `padded` is neighbor_pad(t, dims, pads, pads, mode, axes, 0, logical_h).
-  // → (total_sticks, C)
-  Tensor neighbor_pad_halo_only(const Tensor& t, const std::vector<int>& dims,
-                                const std::vector<int64_t>& pads, PadMode mode,
-                                const std::vector<int>& axes, int64_t logical_h = 0,
-                                bool persistent = false);
-
-  // Writes a compact halo buffer into the border of `padded` (…, H + 2pH, W + 2pW, C) in place.
-  // With `interior` (…, H, W, C) given, also copies it into the interior (the fused form, after
-  // which `padded` equals neighbor_pad's output). No communication.
-  static void halo_scatter(const Tensor& compact, Tensor& padded, int h_dim, int64_t pH, int64_t pW,
-                           const Tensor* interior = nullptr);
-
-  // Replicated t: (…, X, …) → (…, X/n, …) chunk coord[axis]; no communication.
-  Tensor partition(const Tensor& t, int dim, int axis, bool persistent = false);
-
-  // mesh_dims[a] = tensor dim gathered over mesh axis a (nullopt = not sharded on a); gathers
-  // axis 0 then axis 1. Every device receives the full tensor (an all-gather, not a gather to
-  // root: model code is SPMD, so every device can go on with the full result).
-  Tensor gather_to_host(const Tensor& t, const std::vector<std::optional<int>>& mesh_dims);
+  // Halo padding along one dim of a tensor time-sharded over mesh axis `axis`: equal to padding
+  // the global tensor (mode at the true ends only, the group is a line, never a ring) and cutting
+  // each device's overlapping window.
+  // t: (…, S, …) → (…, pad_left + S + pad_right, …)
+  Tensor neighbor_pad(const Tensor& t, int dim, int64_t pad_left, int64_t pad_right, PadMode mode,
+                      int axis, bool persistent = false);
 
   // axis 0 / 1, or -1 for the whole mesh.
   void barrier(int axis = -1);
@@ -123,8 +87,6 @@ class CclManager {
   void reset();
   const CclTraffic& traffic() const { return traffic_; }
   void reset_traffic() { traffic_ = {}; }
-  // Number of persistent buffers currently held (both halves of every pair).
-  size_t pool_buffers() const;
 
  private:
   struct PoolEntry {
@@ -132,7 +94,6 @@ class CclManager {
     int next = 0;
   };
   Tensor pooled(const std::string& key, const Shape& shape, DType dtype);
-  Tensor neighbor_pad_impl(const Tensor& t, const mesh_detail::OpDesc& desc, bool persistent);
   mesh_detail::Communicator* comm(int axis) const;  // null for a group of one
   int axis_index(int axis) const;
   int axis_size(int axis) const;

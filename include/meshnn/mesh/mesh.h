@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +25,6 @@ class Communicator;
 }
 
 enum class Backend { local, mpi };
-const char* backend_name(Backend b);
 // "local" | "mpi"; InvalidArgument otherwise.
 Backend parse_backend(const std::string& s);
 
@@ -69,18 +67,6 @@ class Mesh {
   // Ranks of the axis group containing `rank`, in coordinate order.
   std::vector<int> group(int rank, int axis) const;
 
-  // Classifier-free-guidance style split: the mesh cut into `parts` equal submeshes along `axis`
-  // (submesh shape[axis] /= parts). Submesh k holds the devices with coord[axis] / (extent/parts)
-  // == k; `ranks` lists them row-major in the submesh's own coordinates.
-  struct Submesh {
-    int rows = 0;
-    int cols = 0;
-    std::vector<int> ranks;  // global rank of submesh rank i
-  };
-  std::vector<Submesh> split(int axis, int parts = 2) const;
-  // Index of the submesh containing `rank` after split(axis, parts).
-  int submesh_of(int rank, int axis, int parts = 2) const;
-
  private:
   int rows_;
   int cols_;
@@ -101,13 +87,6 @@ class Device {
   Backend backend() const { return backend_; }
   CclManager& ccl() { return *ccl_; }
 
-  // This device's view of its CFG submesh (the mesh split into `parts` along `axis`, see
-  // Mesh::split): its own coordinates, groups and CclManager. Collective on first use for a given
-  // (axis, parts): every device must call it in the same order. Cached afterwards.
-  Device& submesh(int axis, int parts = 2);
-  // Index of this device's submesh.
-  int submesh_index(int axis, int parts = 2) const { return mesh_.submesh_of(rank_, axis, parts); }
-
   // Internal: built by run_spmd. comms[0], comms[1] = axis groups, comms[2] = whole mesh; null
   // where the group has one member.
   Device(Mesh mesh, int rank, int threads, Backend backend,
@@ -120,7 +99,6 @@ class Device {
   Backend backend_;
   std::vector<std::shared_ptr<mesh_detail::Communicator>> comms_;
   std::unique_ptr<CclManager> ccl_;
-  std::map<std::pair<int, int>, std::unique_ptr<Device>> submeshes_;
 };
 
 // Runs `fn` once per device. Local: one thread per device; when every device has finished, the
@@ -141,17 +119,5 @@ void finalize_backends();
 // `code` (does not return); a no-op otherwise. For a program's top-level error handler: a rank
 // that fails alone would leave the others waiting in a collective.
 void abort_job_if_distributed(int code, const std::string& message);
-
-// Time-shard helpers: T split into n contiguous shards.
-// Even split required: returns T / n, ShapeError when n does not divide T.
-int64_t shard_len(int64_t T, int n);
-// Shard i of an even split: [i·T/n, (i+1)·T/n).
-struct Range {
-  int64_t start = 0;
-  int64_t len = 0;
-};
-Range shard_range(int64_t T, int n, int i);
-// T rounded up to a multiple of n (the tail is padded and masked with logical_h).
-int64_t round_up_to(int64_t T, int n);
 
 }  // namespace meshnn

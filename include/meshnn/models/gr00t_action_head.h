@@ -54,12 +54,6 @@ struct ActionHeadConfig {
   std::string to_json() const;
 };
 
-// Checkpoint key → expected shape for every action-head tensor the adapter does not read (the
-// DiT, action encoder / decoder, position embedding, future tokens), under `prefix`.
-std::vector<std::pair<std::string, Shape>> action_head_weight_shapes(
-    const Config& cfg, const ActionHeadConfig& hc,
-    const std::string& prefix = default_weight_prefix());
-
 struct ActionHeadOptions {
   // Every head GEMM (DiT, encoder, decoder, t-only projections): fp32 | bf16 (bf16 operands, f32
   // accumulation). The residual stream, norms, softmax and the Euler state stay f32.
@@ -123,7 +117,7 @@ class ActionHead {
 };
 
 // Seeded random whole-head checkpoint (adapter tensors of make_random_checkpoint, then every
-// action_head_weight_shapes tensor uniform ±1/sqrt(fan_in), biases ±0.02), Isaac-GR00T names.
+// action-head tensor uniform ±1/sqrt(fan_in), biases ±0.02), Isaac-GR00T names.
 std::map<std::string, Tensor> make_random_head_checkpoint(
     const Config& cfg, const ActionHeadConfig& hc, uint64_t seed,
     const std::string& prefix = default_weight_prefix());
@@ -165,8 +159,6 @@ class PolicyRunner {
   void bind_device(Device* device);
   VlAdapter& adapter();
   ActionHead& head();
-  // Hoisted cross K/V projections the adapter ran (one per cross block per get_action).
-  int64_t adapter_hoist_projections() const;
 
  private:
   PolicyRunner() = default;

@@ -36,7 +36,7 @@ struct AdapterOutputs {
 class VlAdapter {
  public:
   // Builds the plan (all validation), loads and packs the weights, allocates the persistent K/V
-  // buffers and the working memory. `weights` maps Isaac-GR00T keys (see adapter_weight_shapes).
+  // buffers and the working memory. `weights` maps Isaac-GR00T keys.
   // device: run head-parallel over options.mesh_axis of its mesh (every device of the axis group
   // builds its adapter and calls forward together, SPMD): column-parallel Q/K/V and FF1, row-
   // parallel output projection and FF2 with reduce-scatter over token rows, all-gather back;
@@ -71,11 +71,9 @@ class VlAdapter {
   void free_outputs(AdapterOutputs& out);
   // Frees the persistent K/V buffers; forward afterwards is an InvalidArgument.
   void release();
-  bool released() const;
   // Cross K/V projections run so far (one per cross block per forward).
   int64_t hoist_projections() const;
   std::string describe() const;
-  void set_collect_taps(bool on);
 
   struct Impl;
 

@@ -144,7 +144,6 @@ class SlotLayout {
   Tensor rows_to_slots(const Tensor& x) const;
   // (1, 1, S_pad, D) | (1, S_pad, D) | (S_pad, D) → (1, S, D) in token order.
   Tensor slots_to_rows(const Tensor& x) const;
-  std::string describe_json() const;
 
  private:
   std::vector<int64_t> slot_of_token_;
@@ -199,11 +198,6 @@ struct HoistBlockPlan {
 // The checkpoint prefix of Isaac-GR00T's action head ("action_head.").
 std::string default_weight_prefix();
 
-// Checkpoint key → expected shape, for every tensor the adapter reads (Isaac-GR00T names under
-// `prefix`), from the adapter's key table.
-std::vector<std::pair<std::string, Shape>> adapter_weight_shapes(
-    const Config& cfg, const std::string& prefix = default_weight_prefix());
-
 struct AdapterPlan {
   Config config;
   SlotLayout layout;
@@ -230,7 +224,6 @@ struct AdapterPlan {
                            const AdapterOptions& options, const WeightLookup* weights = nullptr,
                            const std::string& weight_prefix = default_weight_prefix(), int tp = 1,
                            int tp_rank = 0);
-  bool cross_mask_present(int block) const;
   std::vector<std::string> gathered_sets() const;
   std::string describe() const;  // JSON
 };

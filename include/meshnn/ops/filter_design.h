@@ -36,9 +36,6 @@ struct UpsampleGeometry {
   int pad_left = 15;
   int pad_right = 15;
 };
-// BigVGAN kaiser UpSample1d: pad = K/r − 1, pad_left = pad·r + (K − r)/2, pad_right = pad·r + (K −
-// r + 1)/2.
-UpsampleGeometry kaiser_upsample_geometry(int ratio, int kernel_size);
 // LTX-2 hann UpSample1d: pad = width, pad_left = 2·width·r, pad_right = K − r.
 UpsampleGeometry hann_upsample_geometry(int ratio, double rolloff = 0.99,
                                         int lowpass_filter_width = 6);

@@ -20,10 +20,6 @@ Tensor zero_stuff_t(const Tensor& x, int64_t stride);
 
 // Smallest multiple of `align` ≥ channels (align ≥ 1).
 int64_t aligned_channels(int64_t channels, int64_t align);
-// x: (B, T, C) → (B, T, aligned_channels(C, align)), zero channels appended (x itself if aligned).
-Tensor pad_channels(const Tensor& x, int64_t align);
-// x: (B, T, C_pad) → (B, T, C): drops padded channels (x itself if C == C_pad).
-Tensor trim_channels(const Tensor& x, int64_t channels);
 
 enum class TailMode { zeros, replicate };
 // The t-pad tail mask. A global sequence of `global_T` real rows was padded up to a multiple of the

@@ -240,11 +240,6 @@ BigVganConfig parse_bigvgan_config(const json& j, const std::string& where) {
   return c;
 }
 
-void parse_mel_fields(const json& j, const std::string& where, BigVganConfig& c) {
-  ConfigReader r(j, where);  // the mel fields only: the rest of the document is not read here
-  read_mel_fields(r, c);
-}
-
 bool is_ltx_audio_config(const json& config) {
   return config.is_object() && config.contains("audio_vae") && config.contains("vocoder");
 }

@@ -49,9 +49,6 @@ struct BigVganConfig {
   double fmin = 0, fmax = 0;  // 0 = sr/2
 };
 BigVganConfig parse_bigvgan_config(const nlohmann::json& j, const std::string& where);
-// Only the mel front-end fields of a config.json (sampling_rate, n_fft, num_mels, hop_size,
-// win_size, fmin, fmax; fmax null = sr / 2) into `c`.
-void parse_mel_fields(const nlohmann::json& j, const std::string& where, BigVganConfig& c);
 
 // LTX audio VAE decoder (ddconfig).
 struct AudioVaeDecoderConfig {

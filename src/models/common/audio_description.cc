@@ -230,8 +230,6 @@ BweWeights bwe_weights(const BweConfig& b) {
   return w;
 }
 
-ModelDesc describe_bwe(const BweConfig& b) { return flatten(bwe_weights(b)); }
-
 std::string nvidia_generator_prefix(const std::map<std::string, Tensor>& state,
                                     const GeneratorConfig& cfg) {
   // Any accepted spelling of conv_pre's weight (plain, weight norm, parametrised) has a key that

@@ -181,7 +181,6 @@ ModelDesc flatten(const W& w) {
 }
 ModelDesc describe_generator(const GeneratorConfig& cfg, const std::string& prefix);
 ModelDesc describe_mel_vae(const AudioVaeDecoderConfig& cfg);
-ModelDesc describe_bwe(const BweConfig& cfg);
 ModelDesc describe_ltx(const LtxAudioConfig& cfg);
 // The main vocoder's prefix in an LTX checkpoint.
 std::string ltx_vocoder_prefix(const LtxAudioConfig& cfg);

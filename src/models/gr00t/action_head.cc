@@ -16,7 +16,7 @@ namespace meshnn::gr00t {
 using nlohmann::json;
 
 // ActionHeadConfig (defaults, strict JSON reading): models/gr00t/head_config.cc.
-// action_head_weight_shapes: models/gr00t/description.cc (the key table).
+// The action head's keys and shapes: models/gr00t/description.cc (the key table).
 
 // ------------------------------------------------------------------------------------------------
 // helpers

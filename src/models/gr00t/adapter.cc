@@ -273,9 +273,7 @@ void VlAdapter::bind_device(Device* device) {
 }
 
 const AdapterPlan& VlAdapter::plan() const { return impl_->plan; }
-bool VlAdapter::released() const { return impl_->released; }
 int64_t VlAdapter::hoist_projections() const { return impl_->hoist_projections; }
-void VlAdapter::set_collect_taps(bool on) { impl_->collect_taps = on; }
 
 namespace {
 

@@ -218,6 +218,6 @@ std::string Config::to_json() const {
   return j.dump();
 }
 
-// adapter_weight_shapes, detect_weight_prefix: models/gr00t/description.cc (the key table).
+// detect_weight_prefix: models/gr00t/description.cc (the key table).
 
 }  // namespace meshnn::gr00t

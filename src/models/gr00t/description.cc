@@ -126,15 +126,6 @@ ModelDesc describe_action_head(const Config& c, const ActionHeadConfig& hc,
   return flatten(action_head_weights(c, hc, prefix));
 }
 
-ModelDesc describe_policy(const Config& c, const ActionHeadConfig& hc, const std::string& prefix) {
-  ModelDesc out = describe_adapter(c, prefix);
-  std::set<std::string> seen;
-  for (const LayerDesc& l : out) seen.insert(l.key);
-  for (const LayerDesc& l : describe_action_head(c, hc, prefix))
-    if (!seen.count(l.key)) out.push_back(l);
-  return out;
-}
-
 std::vector<std::pair<std::string, Shape>> tensor_shapes(const ModelDesc& desc) {
   std::vector<std::pair<std::string, Shape>> out;
   std::set<std::string> seen;
@@ -165,26 +156,6 @@ void require_weights(const ModelDesc& desc, const WeightLookup& weights, const s
   models::append_problem_list(msg, "with the wrong shape", wrong_shape);
   models::append_problem_list(msg, "not a float type (f32 | bf16 | f16 | f64)", wrong_dtype);
   throw WeightError(msg);
-}
-
-CheckpointReport check_checkpoint(const ModelDesc& desc,
-                                  const std::map<std::string, Shape>& tensors,
-                                  const std::string& prefix) {
-  CheckpointReport r;
-  std::map<std::string, Shape> want;
-  for (auto& [k, s] : tensor_shapes(desc)) want[k] = s;
-  for (const auto& [k, s] : want) {
-    auto it = tensors.find(k);
-    if (it == tensors.end())
-      r.missing.push_back("'" + k + "' " + shape_str(s));
-    else if (it->second != s)
-      r.wrong_shape.push_back("'" + k + "' has shape " + shape_str(it->second) + ", expected " +
-                              shape_str(s));
-  }
-  for (const auto& [k, s] : tensors)
-    if (k.rfind(prefix, 0) == 0 && !want.count(k))
-      r.unexpected.push_back("'" + k + "' " + shape_str(s));
-  return r;
 }
 
 std::map<std::string, Tensor> random_tensors(const ModelDesc& desc,
@@ -242,19 +213,8 @@ double adapter_flops(const AdapterPlan& plan) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// the public key lists and random checkpoints (declared in the public GR00T headers)
+// the weight prefix and random checkpoints (declared in the public GR00T headers)
 // ------------------------------------------------------------------------------------------------
-
-std::vector<std::pair<std::string, Shape>> adapter_weight_shapes(const Config& cfg,
-                                                                 const std::string& prefix) {
-  return tensor_shapes(describe_adapter(cfg, prefix));
-}
-
-std::vector<std::pair<std::string, Shape>> action_head_weight_shapes(const Config& cfg,
-                                                                     const ActionHeadConfig& hc,
-                                                                     const std::string& prefix) {
-  return tensor_shapes(describe_action_head(cfg, hc, prefix));
-}
 
 std::string detect_weight_prefix(const std::vector<std::string>& keys) {
   // Any prefix ending in the default one (LeRobot copies add "_groot_model." etc.).

@@ -4,10 +4,9 @@
 // LayerNorm and Embedding `weight` / `bias`, CategorySpecificLinear `W` / `b`, see
 // meshnn/layers/state_dict.h). Built from the description:
 //   - loading (VlAdapter and ActionHead take each layer's keys by name from the weights structs),
-//   - the checkpoint check (every missing, misshaped or unexpected tensor reported at once),
+//   - the checkpoint check (every missing, misshaped or non-float tensor reported at once),
 //   - seeded random checkpoints (make_random_checkpoint, make_random_head_checkpoint),
-//   - multiply-add counts (flops()),
-//   - the public key lists adapter_weight_shapes / action_head_weight_shapes.
+//   - multiply-add counts (flops()).
 #pragma once
 
 #include <cstdint>
@@ -131,8 +130,6 @@ ModelDesc flatten(const W& w) {
 ModelDesc describe_adapter(const Config& cfg, const std::string& prefix);
 ModelDesc describe_action_head(const Config& cfg, const ActionHeadConfig& hc,
                                const std::string& prefix);
-// Adapter + head, each tensor once (the whole policy after the backbone).
-ModelDesc describe_policy(const Config& cfg, const ActionHeadConfig& hc, const std::string& prefix);
 
 // Every tensor of the description in table order, each key once.
 std::vector<std::pair<std::string, Shape>> tensor_shapes(const ModelDesc& desc);
@@ -140,17 +137,6 @@ std::vector<std::pair<std::string, Shape>> tensor_shapes(const ModelDesc& desc);
 // Checks every tensor of `desc` in `weights` before any is read: missing, misshaped and non-float
 // tensors, all listed in one WeightError (the first 25 of each kind). `what` names the model.
 void require_weights(const ModelDesc& desc, const WeightLookup& weights, const std::string& what);
-
-struct CheckpointReport {
-  std::vector<std::string> missing, wrong_shape;
-  std::vector<std::string> unexpected;  // keys under the prefix that no layer of desc reads
-  size_t problems() const { return missing.size() + wrong_shape.size() + unexpected.size(); }
-};
-// A checkpoint's keys and shapes against `desc`. Keys outside `prefix` (the backbone) are not
-// ours and never unexpected.
-CheckpointReport check_checkpoint(const ModelDesc& desc,
-                                  const std::map<std::string, Shape>& tensors,
-                                  const std::string& prefix);
 
 // Seeded random tensors for every entry of `desc` in table order (uniform u in [−1, 1)):
 // LayerNorm γ = 1 + 0.1·u, β = 0.1·u; weights and W u / √(dim 1) (fan in); biases and b 0.02·u;

@@ -122,13 +122,6 @@ AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
   return p;
 }
 
-bool AdapterPlan::cross_mask_present(int block) const {
-  for (const HoistBlockPlan& b : blocks)
-    if (b.block == block) return key_sets.at(b.key_set).mask_present;
-  throw InvalidArgument(
-      detail::concat("block ", block, " is not a cross block of ", version_name(config.version)));
-}
-
 std::vector<std::string> AdapterPlan::gathered_sets() const {
   std::vector<std::string> out;
   for (const auto& [n, k] : key_sets)

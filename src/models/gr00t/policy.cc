@@ -63,8 +63,6 @@ std::unique_ptr<PolicyRunner> PolicyRunner::fork() const {
   return out;
 }
 
-int64_t PolicyRunner::adapter_hoist_projections() const { return s_->adapter->hoist_projections(); }
-
 void PolicyRunner::bind_device(Device* device) {
   s_->head->bind_device(device);
   s_->adapter->bind_device(device);

@@ -2,14 +2,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "meshnn/core/error.h"
 #include "meshnn/models/gr00t_config.h"
 
 namespace meshnn::gr00t {
-
-using nlohmann::json;
 
 SlotLayout::SlotLayout(std::vector<int64_t> slot_of_token, std::vector<TokenType> types,
                        int64_t s_pad, int64_t row_block)
@@ -182,22 +179,6 @@ Tensor SlotLayout::slots_to_rows(const Tensor& x_in) const {
   for (int64_t t = 0; t < seq_len(); ++t)
     std::memcpy(out.data<float>() + t * D, xf.data<float>() + slot_of_token_[t] * D, D * 4);
   return out;
-}
-
-std::string SlotLayout::describe_json() const {
-  json j;
-  j["seq_len"] = seq_len();
-  j["s_pad"] = s_pad_;
-  j["active_slots"] = active_slots();
-  j["row_block"] = row_block_;
-  auto runs_json = [](const std::vector<Run>& r) {
-    json a = json::array();
-    for (auto& [b, e] : r) a.push_back({b, e});
-    return a;
-  };
-  j["image_runs"] = runs_json(image_runs());
-  j["text_runs"] = runs_json(text_runs());
-  return j.dump();
 }
 
 Tensor state_rows(const Tensor& state, int64_t d_pad, int64_t rows) {
