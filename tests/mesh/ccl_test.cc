@@ -157,19 +157,19 @@ struct PadRef {
     const int other = 1 - pc.axis;
     return 7 * 31 + mesh.coord(rank, other) + 1;
   }
+  // The padded dim counted from the front (the case may give it from the back, as the op allows).
+  int dim() const { return pc.dim < 0 ? pc.dim + static_cast<int>(pc.shard.size()) : pc.dim; }
   Shape global_shape() const {
     Shape g = pc.shard;
-    g[pc.dim] *= mesh.axis_size(pc.axis);
+    g[dim()] *= mesh.axis_size(pc.axis);
     return g;
   }
   Tensor global(int rank) const { return rnd(global_shape(), 1000 + group_seed(rank), dt); }
-  int64_t start(int rank) const { return mesh.coord(rank, pc.axis) * pc.shard[pc.dim]; }
-  Tensor shard(int rank) const {
-    return global(rank).narrow(pc.dim, start(rank), pc.shard[pc.dim]);
-  }
+  int64_t start(int rank) const { return mesh.coord(rank, pc.axis) * pc.shard[dim()]; }
+  Tensor shard(int rank) const { return global(rank).narrow(dim(), start(rank), pc.shard[dim()]); }
   Tensor expected(int rank) const {
-    const Tensor g = ref_pad(global(rank), pc.dim, pc.pl, pc.pr, mode);
-    return g.narrow(pc.dim, start(rank), pc.shard[pc.dim] + pc.pl + pc.pr);
+    const Tensor g = ref_pad(global(rank), dim(), pc.pl, pc.pr, mode);
+    return g.narrow(dim(), start(rank), pc.shard[dim()] + pc.pl + pc.pr);
   }
 };
 

@@ -33,7 +33,9 @@ void expect_equal(const std::map<std::string, Shape>& have, const ModelDesc& des
   for (const auto& [k, s] : want) {
     auto it = have.find(k);
     EXPECT_TRUE(it != have.end()) << what << ": missing '" << k << "' " << shape_str(s);
-    if (it != have.end()) EXPECT_EQ(it->second, s) << what << ": '" << k << "'";
+    if (it != have.end()) {
+      EXPECT_EQ(it->second, s) << what << ": '" << k << "'";
+    }
   }
   for (const auto& [k, s] : have)
     EXPECT_TRUE(want.count(k)) << what << ": unexpected '" << k << "'";
