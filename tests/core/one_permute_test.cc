@@ -17,40 +17,15 @@
 #include <string>
 #include <vector>
 
+#include "support/source_scan.h"
+
 namespace meshnn {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The .cc / .h / .cpp files under root/{src, python/src, examples}, sorted.
-std::vector<fs::path> sources(const fs::path& root) {
-  std::vector<fs::path> files;
-  for (const char* dir : {"src", "python/src", "examples"}) {
-    if (!fs::exists(root / dir)) continue;
-    for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
-      const std::string ext = e.path().extension().string();
-      if (e.is_regular_file() && (ext == ".cc" || ext == ".h" || ext == ".cpp"))
-        files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// A file's text with // comments blanked (line numbers kept).
-std::string code_of(const fs::path& f) {
-  std::ifstream in(f);
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    const size_t c = line.find("//");
-    out += (c == std::string::npos ? line : line.substr(0, c)) + "\n";
-  }
-  return out;
-}
-
-int line_at(const std::string& text, size_t pos) {
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + pos, '\n'));
-}
+using test::code_without_comments;
+using test::line_at;
 
 // The identifiers of `e` that are also in `common`, in order of first appearance.
 std::vector<std::string> order_in(const std::string& e, const std::set<std::string>& common) {
@@ -84,8 +59,8 @@ std::vector<std::string> hand_transposes(const fs::path& root) {
   static const std::regex block(
       R"(memcpy\(\s*\w+(?:\.\w+<\w+>\(\))?\s*\+\s*([^,;]+),\s*\w+(?:\.\w+<\w+>\(\))?\s*\+\s*([^,;]+),)");
   std::vector<std::string> found;
-  for (const fs::path& file : sources(root)) {
-    const std::string code = code_of(file);
+  for (const fs::path& file : test::source_files(root, {"src", "python/src", "examples"})) {
+    const std::string code = code_without_comments(file);
     const std::string rel = fs::relative(file, root).string();
     for (auto it = std::sregex_iterator(code.begin(), code.end(), copy);
          it != std::sregex_iterator(); ++it)

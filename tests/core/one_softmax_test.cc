@@ -13,36 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "support/source_scan.h"
+
 namespace meshnn {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The .cc / .h files under root/src, sorted.
-std::vector<fs::path> sources(const fs::path& root) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(root / "src")) {
-    const std::string ext = e.path().extension().string();
-    if (e.is_regular_file() && (ext == ".cc" || ext == ".h")) files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// A file's text with // comments blanked (line numbers kept).
-std::string code_of(const fs::path& f) {
-  std::ifstream in(f);
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    const size_t c = line.find("//");
-    out += (c == std::string::npos ? line : line.substr(0, c)) + "\n";
-  }
-  return out;
-}
-
-int line_at(const std::string& text, size_t pos) {
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + pos, '\n'));
-}
+using test::code_without_comments;
+using test::line_at;
 
 struct Findings {
   std::vector<std::string> definitions;  // "src/ops/softmax.cc:8 softmax_row"
@@ -55,8 +34,8 @@ Findings scan(const fs::path& root) {
   const std::regex name(R"(\b(\w*[Ss]oft_?[Mm]ax\w*)\s*\()");
   const std::regex def_tail(R"(^\s*((const|noexcept|override)\s*)*\{)");
   const std::regex exp_minus_max(R"(\bexpf?\s*\([^;]*-\s*\w*(mx|max|Max)\w*)");
-  for (const fs::path& file : sources(root)) {
-    const std::string code = code_of(file);
+  for (const fs::path& file : test::source_files(root, {"src"})) {
+    const std::string code = code_without_comments(file);
     const std::string rel = fs::relative(file, root).string();
     for (auto it = std::sregex_iterator(code.begin(), code.end(), name);
          it != std::sregex_iterator(); ++it) {
