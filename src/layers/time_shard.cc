@@ -184,10 +184,6 @@ Tensor TimeShard::last_real_row(const Tensor& x, int64_t real) const {
 
 // On one device the whole sequence is here (S = real): the layer pads it itself (oneDNN and the
 // direct kernel take the pads as implicit zero rows), so no padded copy of the input is made.
-Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
-  return conv1d_sharded(conv, x, ts, real, conv.pad_left(), conv.pad_right());
-}
-
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
                       int64_t halo_left, int64_t halo_right) {
   ProfileScope prof("conv1d");
@@ -195,10 +191,6 @@ Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_
       halo_right == conv.pad_right())
     return conv.forward(x);
   return conv.forward_padded(zero_padded_halo(x, ts, real, halo_left, halo_right, conv.name()));
-}
-
-Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real) {
-  return conv2d_sharded(conv, x, ts, real, conv.pad_left(), conv.pad_right());
 }
 
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real,

@@ -88,7 +88,7 @@ TEST(TimeShard, Conv1dSameDilatedAndCausal) {
       Tensor got = run_sharded(m, x, T, [&](const Tensor& s, const TimeShard& ts) {
         Conv1d conv(c, "conv");
         conv.set_weights(w, b);
-        return conv1d_sharded(conv, s, ts, T);
+        return conv1d_sharded(conv, s, ts, T, conv.pad_left(), conv.pad_right());
       });
       expect_equal_with_seams(got, ref, shard_rows(T, parts(m)), std::string(mode) + " " + name(m));
     }
@@ -118,7 +118,7 @@ TEST(TimeShard, StridedCausalConv1d) {
     Tensor got = run_sharded(m, x, T / 4, [&](const Tensor& s, const TimeShard& ts) {
       Conv1d conv(c, "conv");
       conv.set_weights(w13, Tensor());
-      return conv1d_sharded(conv, s, ts, T);
+      return conv1d_sharded(conv, s, ts, T, conv.pad_left(), conv.pad_right());
     });
     expect_equal_with_seams(got, ref, T / 4 / parts(m), "strided " + name(m));
   }
@@ -141,7 +141,7 @@ TEST(TimeShard, CausalHeightConv2d) {
     Tensor got = run_sharded(m, x, T, [&](const Tensor& s, const TimeShard& ts) {
       Conv2d conv(c, "conv");
       conv.set_weights(w, b);
-      return conv2d_sharded(conv, s, ts, T);
+      return conv2d_sharded(conv, s, ts, T, conv.pad_left(), conv.pad_right());
     });
     expect_equal_with_seams(got, ref, shard_rows(T, parts(m)), "conv2d " + name(m));
   }
@@ -221,7 +221,8 @@ TEST(TimeShard, HaloLargerThanShardIsAClearError) {
                            [&](const Tensor& s, const TimeShard& ts) {
                              Conv1d conv(c, "conv");
                              conv.set_weights(random_normal({2, 2, 11}, 1), random_normal({2}, 2));
-                             return conv1d_sharded(conv, s, ts, 6);
+                             return conv1d_sharded(conv, s, ts, 6, conv.pad_left(),
+                                                   conv.pad_right());
                            }),
                ShapeError);
 }

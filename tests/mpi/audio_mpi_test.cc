@@ -146,7 +146,7 @@ TEST(MpiTimeShard, Conv1dDilatedSameAndCausal) {
       const Sharded got = run_sharded(m, x, T, [&](const Tensor& s, const TimeShard& ts) {
         Conv1d conv(c, "conv");
         conv.set_weights(w, b);
-        return conv1d_sharded(conv, s, ts, T);
+        return conv1d_sharded(conv, s, ts, T, conv.pad_left(), conv.pad_right());
       });
       expect_matches(got, ref, shard_rows(T, parts(m)), 3,
                      std::string("conv1d ") + mode + " " + name(m));
@@ -170,7 +170,7 @@ TEST(MpiTimeShard, Conv2dCausalHeight) {
     const Sharded got = run_sharded(m, x, T, [&](const Tensor& s, const TimeShard& ts) {
       Conv2d conv(c, "conv");
       conv.set_weights(w, b);
-      return conv2d_sharded(conv, s, ts, T);
+      return conv2d_sharded(conv, s, ts, T, conv.pad_left(), conv.pad_right());
     });
     expect_matches(got, ref, shard_rows(T, parts(m)), 2, "conv2d causal_height " + name(m));
   }

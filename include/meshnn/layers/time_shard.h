@@ -107,16 +107,15 @@ class TimeShard {
 // ---- sharded layer forms. Each takes this device's (B, S, C) shard of a sequence with `real`
 // real rows and returns its shard of the output sequence (real_out = rate · real rows). ----------
 
-// Conv1d (any padding mode; stride s needs S divisible by s). x: (B, S, C_in) → (B, S/s, C_out).
-Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real);
-// The same with the halo given: the rows taken from each neighbour (zeros at the sequence ends),
-// as the graph's node asks them (graph::halo_of), or the pads of a 'valid' conv whose caller pads.
+// Conv1d (any padding mode; stride s needs S divisible by s) with the halo given: the rows taken
+// from each neighbour (zeros at the sequence ends), as the graph's node asks them
+// (graph::halo_of of its reach; on one device the node's pads). On one device with the layer's
+// own pads the layer pads itself (no padded copy).
 // x: (B, S, C_in) → (B, (S + halo_left + halo_right − K)/s + 1, C_out).
 Tensor conv1d_sharded(Conv1d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
                       int64_t halo_left, int64_t halo_right);
-// Conv2d with time = H. x: (B, S, W, C_in) → (B, S, W_out, C_out). Stride 1 along H. The halo is
-// the layer's time pads, or given (as for conv1d_sharded).
-Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real);
+// Conv2d with time = H (stride 1 along H), the halo given as for conv1d_sharded.
+// x: (B, S, W, C_in) → (B, S + halo_left + halo_right − K_h + 1, W_out, C_out).
 Tensor conv2d_sharded(Conv2d& conv, const Tensor& x, const TimeShard& ts, int64_t real,
                       int64_t halo_left, int64_t halo_right);
 // ConvTranspose1d via input halos (never a gather of the whole sequence); the halo is the one its
