@@ -1,17 +1,17 @@
 // meshnn-bench scale: the per-layer account of a time-sharded call for a seeded random real-size
-// model (meshnn/scale_bench.h; the table itself is library code). It runs the call once on a
+// model (e2e/scale_report.h). It runs the call once on a
 // local 1xP mesh (threads), so it takes about one decode.
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
-#include "meshnn/scale_bench.h"
+#include "e2e/scale_report.h"
 
 namespace meshnn::cli {
 namespace {
 
 const Registrar reg("scale", [](CLI::App& app) {
-  auto o = std::make_shared<ScaleBenchOptions>();
+  auto o = std::make_shared<bench::ScaleBenchOptions>();
   o->bigvgan_config =
       std::string(MESHNN_SOURCE_DIR) + "/tests/fixtures/configs/bigvgan_v2_24khz_100band_256x.json";
   auto* cmd = app.add_subcommand(
@@ -36,7 +36,7 @@ const Registrar reg("scale", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--bigvgan-config", o->bigvgan_config, "BigVGAN config.json (v2 24 kHz)")
       ->capture_default_str();
-  cmd->callback([o] { std::fputs(scale_bench_report(*o).c_str(), stdout); });
+  cmd->callback([o] { std::fputs(bench::scale_bench_report(*o).c_str(), stdout); });
 });
 
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "api/scale_report.h"
+#include "e2e/scale_report.h"
 #include "io/json.h"
 #include "meshnn/io/safetensors.h"
 #include "models/common/audio_description.h"
@@ -16,6 +16,8 @@
 
 namespace meshnn::api {
 namespace {
+
+using namespace bench;  // the report's half (bench/e2e/scale_report.h)
 
 // Every device: the account's bytes and counts equal the collective layer's own counters.
 void expect_account_matches_ccl(const ScaleAccount& a) {

@@ -1,6 +1,8 @@
-// `meshnn-bench scale`'s library half: the scale account (api/scale_account.h) of a model's
-// time-sharded call, the per-layer table with compute and link costs, and the rule's decision.
-// The CLI only parses options and prints (issue 33 moves the bench commands to their own binary).
+// `meshnn-bench scale` (bench/e2e/scale.cc parses its options): the scale account
+// (src/api/scale_account.h) of a model's time-sharded call, the per-layer table with compute and
+// link costs, and the rule's decision; and the 1x2 stream pipeline's hand-over per push
+// (docs/scale_out.md, "Per layer, from the graph"). Benchmark code, not in the library; the tests
+// compile it too (tests/api/scale_account_test.cc).
 #pragma once
 
 #include <cstdint>
@@ -13,7 +15,10 @@
 #include "models/bigvgan/model.h"
 #include "models/ltx/audio_decoder.h"
 
-namespace meshnn::api {
+namespace meshnn::bench {
+
+using api::LinkProfile;
+using api::ScaleAccount;
 
 // latent: (1, 8, T, 16), decoded time-sharded over `devices`.
 ScaleAccount account_ltx(const models::LtxAudioDecoder& m, const Tensor& latent, int devices);
@@ -54,4 +59,19 @@ double measured_compute_seconds(const std::string& model, double seconds);
 // `top` lines at most (0 = all) sorted by bytes, then the totals and plan_scale's decision.
 std::string scale_table(const ScaleAccount& a, const LinkProfile& link, int top = 0);
 
-}  // namespace meshnn::api
+struct ScaleBenchOptions {
+  std::string model = "ltx23";  // ltx23 | bigvgan | h3 (items split: no halos, the rule only)
+  double seconds = 2.0;         // audio per call, (0, 60]
+  std::string link = "10g";     // shm | 100g | 10g | 1g | GBITS:MICROSECONDS
+  int devices = 2;              // P along time
+  int top = 0;                  // the N exchanges moving the most bytes (0 = all, run order)
+  int64_t push_frames = -1;     // stream pushes: -1 = the model's default, 0 = no stream line
+  uint64_t seed = 0;
+  std::string bigvgan_config;  // BigVGAN v2 24 kHz config.json (bigvgan only)
+};
+
+// The printed report: the table, then the stream line. InvalidArgument for a bad model, link or
+// length. The account runs the call once on a local 1xP mesh (threads).
+std::string scale_bench_report(const ScaleBenchOptions& o);
+
+}  // namespace meshnn::bench

@@ -1,4 +1,4 @@
-#include "api/scale_report.h"
+#include "e2e/scale_report.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,12 +9,13 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
-#include "meshnn/scale_bench.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/random.h"
 #include "streaming/stream_engine.h"
 
-namespace meshnn::api {
+namespace meshnn::bench {
+
+using namespace api;
 namespace {
 
 Tensor seeded_normal(Shape shape, uint64_t seed, float mean, float stddev) {
@@ -273,10 +274,6 @@ std::string scale_table(const ScaleAccount& a, const LinkProfile& link, int top)
   return out;
 }
 
-}  // namespace meshnn::api
-
-namespace meshnn {
-
 std::string scale_bench_report(const ScaleBenchOptions& o) {
   const api::LinkProfile link = api::parse_link(o.link);
   if (o.model == "h3") {
@@ -286,18 +283,17 @@ std::string scale_bench_report(const ScaleBenchOptions& o) {
     return detail::concat("MiniMax-H3, ", o.seconds, " s of stereo over ", o.devices,
                           " devices: ", plan.reason, "\n");
   }
-  std::string out = api::scale_table(
-      api::account_random_model(o.model, o.seconds, o.devices, o.seed, o.bigvgan_config), link,
-      o.top);
+  std::string out = scale_table(
+      account_random_model(o.model, o.seconds, o.devices, o.seed, o.bigvgan_config), link, o.top);
   const int64_t push = o.push_frames >= 0 ? o.push_frames : (o.model == "bigvgan" ? 32 : 8);
   if (push <= 0) return out;
   try {
-    out += api::stream_table(
-        api::stream_split_random_model(o.model, o.seconds, push, o.seed, o.bigvgan_config), link);
+    out += stream_table(
+        stream_split_random_model(o.model, o.seconds, push, o.seed, o.bigvgan_config), link);
   } catch (const InvalidArgument& e) {  // too short a clip for the stream: the table stands
     out += std::string("stream: ") + e.what() + "\n";
   }
   return out;
 }
 
-}  // namespace meshnn
+}  // namespace meshnn::bench
