@@ -2,6 +2,7 @@
 # find_package(meshnn), then decodes a small random LTX-2.3 checkpoint with the consumer and with
 # the installed CLI and checks the two WAV files are byte-identical, and that the installed `meshnn
 # serve` runs the installed meshnn-serve. Invoked by CTest (install_consumer).
+cmake_minimum_required(VERSION 3.20)  # IN_LIST, list(POP_FRONT)
 set(prefix "${BIN}/consumer-test/prefix")
 set(cbuild "${BIN}/consumer-test/build")
 file(REMOVE_RECURSE "${BIN}/consumer-test")
@@ -9,6 +10,29 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install "${BIN}" --prefix "${prefix}"
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
+# The installed headers are exactly meshnn/meshnn.h and what it includes, transitively: a header
+# no client reaches from meshnn.h is the library's own and stays out of the package.
+set(reached "meshnn/meshnn.h")
+set(todo "meshnn/meshnn.h")
+while(todo)
+  list(POP_FRONT todo h)
+  file(STRINGS "${SRC}/include/${h}" lines REGEX "^#include \"meshnn/")
+  foreach(line ${lines})
+    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" inc "${line}")
+    if(NOT inc IN_LIST reached)
+      list(APPEND reached "${inc}")
+      list(APPEND todo "${inc}")
+    endif()
+  endforeach()
+endwhile()
+file(GLOB_RECURSE installed RELATIVE "${prefix}/include" "${prefix}/include/meshnn/*")
+list(SORT reached)
+list(SORT installed)
+if(NOT installed STREQUAL reached)
+  message(FATAL_ERROR "installed headers: ${installed}\nthe include closure of meshnn.h: ${reached}")
+endif()
+list(LENGTH installed n)
+message(STATUS "${n} public headers installed")
 # The benchmarks are not part of the library: their CCL header is not installed; meshnn-bench is,
 # beside meshnn, which runs it as `meshnn bench`.
 if(EXISTS "${prefix}/include/meshnn/mesh/ccl_bench.h")
