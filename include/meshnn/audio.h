@@ -39,6 +39,10 @@ struct RunOptions {
   Backend backend = Backend::local;  // mpi: this process is one rank of an mpiexec launch
   int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
   ProgressFn progress;               // optional
+  // Models that run long inputs in chunks with exact context (the LTX decoders): −1 = the model's
+  // own rule (mesh "auto": chunks above its memory bound), 0 = one shot, N = chunks of N input
+  // frames (one device: mesh "auto" or "1x1"). Other models refuse N > 0.
+  int64_t chunk_frames = -1;
 };
 
 // LTX-2.3 (mel-VAE → BigVGAN v2 → bandwidth extension, 48 kHz) and LTX-2 (mel-VAE → HiFi-GAN,
@@ -83,9 +87,8 @@ class LtxAudioDecoder {
   // shard (from the loaded model's graph). A mesh that gives a device fewer is a ShapeError.
   int64_t min_frames_per_device() const;
   // The memory rule: a one-shot decode's memory grows with the latent, a chunked one's does not.
-  // 0 (one shot) up to auto_chunk_above() latent frames (10 s), else the chunk size to use.
+  // 0 (one shot) up to 250 latent frames (10 s), else the chunk size to use.
   static int64_t auto_chunk_frames(int64_t latent_frames);
-  static int64_t auto_chunk_above();
 
   // latent: (B, 8, T, 16) f32, finite → waveform (B, 2, samples) f32 in [−1, 1] at sample_rate().
   Tensor decode(const Tensor& latent, const RunOptions& run = {}) const;

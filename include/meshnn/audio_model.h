@@ -84,6 +84,11 @@ class AudioModel {
   // that is one of them). The InvalidArgument of load() when no model takes `path`.
   static std::vector<std::string> files(const std::string& path,
                                         const AudioModelOptions& options = {});
+  // The checks run() makes that need no weights — the input's shape, the mesh and chunking it
+  // asks for — for the model load() would take `path` for (its files' headers only): what a
+  // program runs before it spends the load. input: the shape run() would get.
+  static void check_input(const std::string& path, const std::vector<int64_t>& input,
+                          const RunOptions& run, const AudioModelOptions& options = {});
 
   std::string model() const;        // the registry name of the model
   std::string variant() const;      // what the checkpoint is: "ltx-2.3", "ltx-2", "bigvgan", …
@@ -99,9 +104,11 @@ class AudioModel {
   Tensor input_from_wave(const Tensor& samples) const;
   // Output samples of run() on `frames` input frames.
   int64_t output_samples(int64_t frames) const;
+  // The input frames per chunk run() uses for `frames` frames under `run` (0 = one shot).
+  int64_t chunk_frames(int64_t frames, const RunOptions& run) const;
 
   // input: input_spec() → output_spec(), as the CLI's command for the model runs it (for the LTX
-  // decoder with mesh "auto": chunked with bounded memory above LtxAudioDecoder::auto_chunk_above
+  // decoder with mesh "auto": chunked with bounded memory above its memory bound (250
   // latent frames, as audio-decode does).
   Tensor run(const Tensor& input, const RunOptions& options = {}) const;
   // wave: output_spec() → input_spec(): the model's encoder (InvalidArgument when it has none);

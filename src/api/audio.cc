@@ -170,10 +170,6 @@ int64_t LtxAudioDecoder::auto_chunk_frames(int64_t latent_frames) {
   return models::LtxAudioDecoder::auto_chunk_frames(latent_frames);
 }
 
-int64_t LtxAudioDecoder::auto_chunk_above() {
-  return models::LtxAudioDecoder::kAutoChunkAboveFrames;
-}
-
 namespace {
 // Shape, dtype and finiteness of a latent before any work (the model checks again on its own).
 void check_latent_input(const Tensor& latent) {

@@ -2,6 +2,9 @@
 // (no model is named here: each family's entry is in its folder, listed by models/registry.cc).
 #include "meshnn/audio_model.h"
 
+#include <filesystem>
+
+#include "io/file_util.h"
 #include "meshnn/core/error.h"
 #include "meshnn/io/config_policy.h"
 #include "models/model_spec.h"
@@ -23,6 +26,11 @@ AudioStream AudioModel::Impl::stream(const StreamOptions&) const {
 Tensor AudioModel::Impl::input_from_wave(const Tensor&) const {
   throw InvalidArgument(model + " does not compute its input from a wave");
 }
+int64_t AudioModel::Impl::chunk_frames(int64_t, const RunOptions& run) const {
+  MESHNN_CHECK_AS(InvalidArgument, run.chunk_frames <= 0, "chunks of ", run.chunk_frames,
+                  " frames: the ", description, " runs one shot only (its mesh bounds memory)");
+  return 0;
+}
 
 AudioModel::AudioModel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
@@ -30,6 +38,9 @@ namespace {
 
 // The first entry (in load order) that takes `path`, else InvalidArgument with each one's reason.
 const models::ModelSpec& entry_for(const std::string& path, const AudioModelOptions& options) {
+  // A FIFO or device is refused as such (no entry would recognise it, and reading one blocks).
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) io::check_regular_input(path);
   std::string why;
   for (const models::ModelSpec& e : models::model_specs()) {
     const std::string refusal = e.refusal(path, options);
@@ -65,6 +76,13 @@ std::vector<std::string> AudioModel::files(const std::string& path,
   return out;
 }
 
+void AudioModel::check_input(const std::string& path, const std::vector<int64_t>& input,
+                             const RunOptions& run, const AudioModelOptions& options) {
+  const AllowUnknownConfig lenient(options.allow_unknown_config);
+  const models::ModelSpec& e = entry_for(path, options);
+  if (e.check_input) e.check_input(input, run);
+}
+
 std::vector<std::string> AudioModel::registered() {
   std::vector<std::string> names;
   for (const models::ModelSpec& e : models::model_specs()) names.push_back(e.name);
@@ -83,6 +101,9 @@ Tensor AudioModel::input_from_wave(const Tensor& samples) const {
   return impl_->input_from_wave(samples);
 }
 int64_t AudioModel::output_samples(int64_t frames) const { return impl_->output_samples(frames); }
+int64_t AudioModel::chunk_frames(int64_t frames, const RunOptions& run) const {
+  return impl_->chunk_frames(frames, run);
+}
 
 Tensor AudioModel::run(const Tensor& input, const RunOptions& options) const {
   return impl_->run(input, options);

@@ -1,16 +1,16 @@
-// meshnn audio-decode: LTX-2.3 (or LTX-2) audio latent .npy + checkpoint → 48 kHz stereo .wav;
-// any other latent decoder the AudioModel registry knows (latents (B, C, T), C the model's latent
-// channels, e.g. a MiniMax-H3 audio VAE folder) → one WAV channel per batch item at the model's
-// rate (one shot on any mesh, or --stream).
+// meshnn audio-decode: latents (.npy) + a latent decoder the AudioModel registry knows → .wav, one
+// channel per batch item and output channel at the model's rate (one shot on any mesh, chunked
+// where the model chunks, or --stream). Nothing here names a model: the input's layout, the
+// checks before the load and the chunking come from AudioModel.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
-#include "cli/preflight.h"
 #include "cli/stream_cli.h"
 #include "cli/stream_frame.h"
-#include "meshnn/audio.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/config_policy.h"
@@ -47,11 +47,13 @@ void check_mpi_stream(const Args& a) {
                   world, " (mpiexec -n ", mc.rows * mc.cols, ")");
 }
 
-// A model of the registry other than LTX that decodes latents (B, C, T) (today the MiniMax-H3
-// audio VAE: one output channel per batch item). Its --stream: the frames of cli/stream_frame.h
-// (items × C values, item-major), the item count from the .npy's shape or --items for raw frames.
-void run_latent_model_stream(const Args& a, const AudioModel& model) {
+// --stream: the frames of cli/stream_frame.h (items × the input's fixed dims, item-major), the
+// item count from the .npy's shape or --items for raw frames; samples written as they are final.
+void run_stream_mode(const Args& a, const AudioModel& model) {
+  MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given,
+                  "--chunk-frames is for the one-shot decode; with --stream use --push-frames");
   const Backend backend = parse_backend(a.backend);
+  if (backend == Backend::mpi) check_mpi_stream(a);
   StreamOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.backend = backend;
@@ -60,174 +62,123 @@ void run_latent_model_stream(const Args& a, const AudioModel& model) {
   AudioStream stream = model.stream(o);
   const AudioIoSpec& in = model.input_spec();
   StreamFrame frame = stream_frame(in, a.st.items, "--items");
-  auto source =
-      open_stream_source(a.st.frames_from, a.latent, frame.size(), [](const std::string& p) {
-        return io::open_npy_frames(p, -1);  // (B, C, T) or (C, T): frame t = z[…, t], item-major
-      });
+  // frame t of the .npy = x[…, t, …] in C order: T's axis counted from the end of the layout.
+  const int time_axis = in.time_axis - static_cast<int>(in.shape.size());
+  auto source = open_stream_source(
+      a.st.frames_from, a.latent, frame.size(),
+      [time_axis](const std::string& p) { return io::open_npy_frames(p, time_axis); });
   if (a.st.frames_from.empty()) {
-    const int64_t C = frame.per_item;
-    MESHNN_CHECK_AS(ShapeError, source->frame_size() % C == 0, source->name(),
-                    ": a latent frame of ", source->frame_size(), " values; expected B·", C);
-    const int64_t items = source->frame_size() / C;
+    const int64_t per_item = frame.per_item;
+    MESHNN_CHECK_AS(ShapeError, source->frame_size() % per_item == 0, source->name(),
+                    ": a latent frame of ", source->frame_size(), " values; expected items·",
+                    per_item);
+    const int64_t items = source->frame_size() / per_item;
     MESHNN_CHECK_AS(InvalidArgument, !a.st.items_given || a.st.items == items, "--items ",
                     a.st.items, ": ", source->name(), " holds ", items, " item(s)");
     frame = stream_frame(in, items, source->name() + " (batch items)");
   }
   const bool denorm = a.latents_normalized;
+  const int64_t channels = frame.items * std::max<int64_t>(1, model.output_spec().shape[1]);
   StreamRun r = stream_run(
-      stream, static_cast<int>(frame.items),
+      stream, static_cast<int>(channels),
       [frame, denorm, &model](const Tensor& f) {
-        const Tensor z = frame.to_input(f);  // (n, B·C) → (B, C, n)
+        const Tensor z = frame.to_input(f);  // (n, items·C·F) → (items, C, n[, F])
         return denorm ? model.denormalize_latents(z) : z;
       },
       a.quiet);
-  // (B, 1, m) → one WAV channel per item.
+  // (B, C, m) → one WAV channel per item and output channel.
   r.push = [&stream](const Tensor& z) { return StreamFrame::as_planar(stream.push(z)); };
   r.flush = [&stream] { return StreamFrame::as_planar(stream.flush()); };
   run_stream(r, *source, a.st.push_frames, a.out);
   if (backend == Backend::mpi) finalize_backends();
 }
 
-void run_latent_model(const Args& a) {
-  MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given, "--chunk-frames is for the LTX decoders");
-  const auto t0 = std::chrono::steady_clock::now();
+RunOptions run_options(const Args& a) {
   RunOptions run;
   run.mesh = a.mesh;
   run.backend = parse_backend(a.backend);
   run.threads = a.threads;
-  Tensor z;
-  if (a.st.stream) {
-    if (run.backend == Backend::mpi) check_mpi_stream(a);
-  } else {
-    check_not_streaming_options(a.st, a.out);
-    MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(), "--latent is required");
-    io::check_output_path(a.out, {a.latent});
-    z = float_input(io::load_npy(a.latent), a.latent);
-    if (z.rank() == 2) z = z.reshape({1, z.dim(0), z.dim(1)});
-    MESHNN_CHECK_AS(ShapeError, z.rank() == 3 && z.dim(0) >= 1 && z.dim(0) <= kMaxBatchItems,
-                    a.latent, ": expected (B, C, T) or (C, T) latents with B ≤ ", kMaxBatchItems,
-                    " channels, got ", shape_str(z.shape()));
-  }
-  const auto t_load = std::chrono::steady_clock::now();
+  run.chunk_frames = a.chunk_given ? a.chunk_frames : -1;
+  return run;
+}
+
+AudioModelOptions load_options(const Args& a) {
   AudioModelOptions options;
   options.precision = StagePrecision::parse(a.precision);
   options.decoder_only = true;
-  const AudioModel model = AudioModel::load(a.checkpoint, options);
-  const double load_s = seconds_since(t_load);
-  const AudioIoSpec& in = model.input_spec();
-  MESHNN_CHECK_AS(InvalidArgument, in.what == "latent" && in.shape.size() == 3, a.checkpoint,
-                  " is the ", model.description(), ": it takes ", in.what, " ", in.layout(),
-                  in.what == "mel" ? ", not latents; use `meshnn vocode`" : ", not latents");
-  MESHNN_CHECK_AS(InvalidArgument, !a.latents_normalized || model.has_latent_statistics(),
-                  "--latents-normalized: the ", model.description(), " has no latent statistics");
-  if (a.st.stream) return run_latent_model_stream(a, model);
-  if (a.latents_normalized) z = model.denormalize_latents(z);
-  const auto t1 = std::chrono::steady_clock::now();
-  const Tensor wave = model.run(z, run);  // (B, 1, S)
-  const double secs = seconds_since(t1);
-  const int64_t B = wave.dim(0), S = wave.dim(2);
-  const int sample_rate = model.output_spec().sample_rate;
-  if (process_rank(run.backend) == 0) {
-    io::write_wav(a.out, wav_samples(wave.reshape({1, B, S})), sample_rate);
-    const double audio_s = static_cast<double>(S) / sample_rate;
-    if (!a.quiet)
-      std::printf(
-          "wrote %s: %.2f s of %d Hz audio, %lld channel(s); load %.2f s, decode %.2f s "
-          "(real-time factor %.3f), total %.2f s\n",
-          a.out.c_str(), audio_s, sample_rate, static_cast<long long>(B), load_s, secs,
-          secs / audio_s, seconds_since(t0));
-  }
-  if (run.backend == Backend::mpi) finalize_backends();
+  options.allow_unused = a.allow_unused;
+  return options;
 }
 
-// --stream: latent frames pushed as they are read, samples written as they become final.
-void run_stream_mode(const Args& a) {
-  MESHNN_CHECK_AS(InvalidArgument, !a.chunk_given,
-                  "--chunk-frames is for the one-shot decode; with --stream use --push-frames");
-  const Backend backend = parse_backend(a.backend);
-  if (backend == Backend::mpi) check_mpi_stream(a);
-  MESHNN_CHECK_AS(InvalidArgument, a.st.items == 1, "--items ", a.st.items,
-                  ": an LTX latent stream is one item (the decoder makes stereo itself)");
-  const LtxAudioDecoder decoder =
-      LtxAudioDecoder::load(a.checkpoint, StagePrecision::parse(a.precision), a.allow_unused);
-  StreamOptions o;
-  o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
-  o.backend = backend;
-  o.threads = a.threads;
-  o.push_frames = a.st.push_frames;
-  StreamingLtxDecoder stream(decoder, o);
-  auto source = open_stream_source(a.st.frames_from, a.latent, 8 * 16, [](const std::string& path) {
-    return io::open_latent_npy(path);
-  });
-  run_stream(stream_run(
-                 stream, 2, [](const Tensor& f) { return io::frames_to_latent(f); }, a.quiet),
-             *source, a.st.push_frames, a.out);
-  if (backend == Backend::mpi) finalize_backends();
+// The latents as run() takes them: the .npy's (…) with the batch axis added when it lacks one;
+// everything that can be checked without weights is checked before the load.
+Tensor read_latent(const Args& a, const RunOptions& run) {
+  check_not_streaming_options(a.st, a.out);
+  MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(),
+                  "--latent is required (or --stream with --frames-from)");
+  MESHNN_CHECK_AS(
+      InvalidArgument, !a.chunk_given || a.chunk_frames == 0 || a.mesh == "auto" || a.mesh == "1x1",
+      "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
+      "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
+  Tensor z = float_input(io::load_npy(a.latent), a.latent);
+  AudioModel::check_input(a.checkpoint, z.shape(), run, load_options(a));
+  return z;
 }
 
-// The LTX checkpoints keep their own path (chunked decode, checks before the weights are read);
-// any other model the registry identifies goes through meshnn::AudioModel.
-bool is_other_registered_model(const std::string& path) {
-  try {
-    return AudioModel::identify(path) != "ltx-audio-decoder";
-  } catch (const InvalidArgument&) {
-    return false;  // the LTX loader says what is wrong with it
-  }
+// The WAV and the summary: one channel per item and output channel (LTX: stereo).
+void write_output(const Args& a, const Tensor& wave, int sample_rate, double load_s, double secs,
+                  std::chrono::steady_clock::time_point t0) {
+  const int64_t channels = wave.dim(0) * wave.dim(1), S = wave.dim(2);
+  io::write_wav(a.out, wav_samples(wave.reshape({1, channels, S})), sample_rate);
+  const double audio_s = static_cast<double>(S) / sample_rate;
+  if (!a.quiet)
+    std::printf(
+        "wrote %s: %.2f s of %d Hz audio, %lld channel(s); load %.2f s, decode %.2f s "
+        "(real-time factor %.3f), total %.2f s\n",
+        a.out.c_str(), audio_s, sample_rate, static_cast<long long>(channels), load_s, secs,
+        secs / audio_s, seconds_since(t0));
 }
 
 void run(const Args& a) {
   const AllowUnknownConfig lenient(a.allow_unknown_config);  // every config read below
-  if (is_other_registered_model(a.checkpoint)) return run_latent_model(a);
-  MESHNN_CHECK_AS(InvalidArgument, !a.latents_normalized,
-                  "--latents-normalized is for models with latent statistics (the LTX decoders "
-                  "have none)");
-  if (a.st.stream) return run_stream_mode(a);
-  check_not_streaming_options(a.st, a.out);
-  MESHNN_CHECK_AS(InvalidArgument, !a.latent.empty(),
-                  "--latent is required (or --stream with --frames-from)");
   const auto t0 = std::chrono::steady_clock::now();
-  // Everything that can be checked is checked before the weights are read (the output path
-  // by main.cc's check_outputs, before any command runs).
-  RunOptions run;
-  run.mesh = a.mesh;
-  run.backend = parse_backend(a.backend);
-  run.threads = a.threads;
-  const StagePrecision precision = StagePrecision::parse(a.precision);
-  Tensor latent = float_input(io::load_npy(a.latent), a.latent);
-  if (latent.rank() == 3) latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
-  MESHNN_CHECK_AS(ShapeError, latent.rank() == 4, a.latent,
-                  ": expected (1, 8, T, 16) or (8, T, 16), got ", shape_str(latent.shape()));
-  MESHNN_CHECK_AS(ShapeError, latent.dim(0) == 1, a.latent, ": a batch of ", latent.dim(0),
-                  " latents; decode one latent per output file (batch 1)");
-  const int64_t chunk_frames =
-      choose_chunk_frames(a.chunk_given, a.chunk_frames, latent.dim(2), a.mesh, a.quiet);
-  MESHNN_CHECK_AS(
-      InvalidArgument, chunk_frames == 0 || a.mesh == "auto" || a.mesh == "1x1",
-      "--chunk-frames needs --mesh 1x1 (got ", a.mesh,
-      "): chunked decode runs on one device; drop --chunk-frames to shard over the mesh");
-  if (chunk_frames > 0) run.mesh = "1x1";
-  LtxAudioDecoder::check_run(latent, run);
-
+  RunOptions run = run_options(a);
+  Tensor z;
+  if (!a.st.stream) z = read_latent(a, run);
   const auto t_load = std::chrono::steady_clock::now();
-  const LtxAudioDecoder decoder = LtxAudioDecoder::load(a.checkpoint, precision, a.allow_unused);
+  const AudioModel model = AudioModel::load(a.checkpoint, load_options(a));
   const double load_s = seconds_since(t_load);
+  const AudioIoSpec& in = model.input_spec();
+  MESHNN_CHECK_AS(InvalidArgument, in.what == "latent", a.checkpoint, " is the ",
+                  model.description(), ": it takes ", in.what, " ", in.layout(),
+                  in.what == "mel" ? ", not latents; use `meshnn vocode`" : ", not latents");
+  MESHNN_CHECK_AS(InvalidArgument, !a.latents_normalized || model.has_latent_statistics(),
+                  "--latents-normalized: the ", model.description(), " has no latent statistics");
+  if (a.st.stream) return run_stream_mode(a, model);
+  if (z.rank() + 1 == static_cast<int64_t>(in.shape.size())) {  // no batch axis: one item
+    Shape s = z.shape();
+    s.insert(s.begin(), 1);
+    z = z.reshape(s);
+  }
+  MESHNN_CHECK_AS(
+      ShapeError, z.rank() == static_cast<int64_t>(in.shape.size()) && z.dim(0) <= kMaxBatchItems,
+      a.latent, ": expected ", in.layout(), " latents (or without the batch axis), B ≤ ",
+      kMaxBatchItems, ", got ", shape_str(z.shape()));
+  const int64_t chunk = model.chunk_frames(z.dim(in.time_axis), run);
+  if (chunk > 0 && !a.chunk_given && !a.quiet)
+    std::fprintf(stderr,
+                 "meshnn: latent of %lld frames (%.1f s): decoding in chunks of %lld frames to "
+                 "bound memory (--chunk-frames 0 forces one shot)\n",
+                 static_cast<long long>(z.dim(in.time_axis)),
+                 z.dim(in.time_axis) / in.frames_per_second, static_cast<long long>(chunk));
+  if (a.latents_normalized) z = model.denormalize_latents(z);
   const bool writer = process_rank(run.backend) == 0;
   Progress progress(a.quiet || !writer);
   run.progress = progress.fn();
   const auto t1 = std::chrono::steady_clock::now();
-  const Tensor wave = chunk_frames > 0 ? decoder.decode_chunked(latent, chunk_frames, run)
-                                       : decoder.decode(latent, run);
+  const Tensor wave = model.run(z, run);  // (B, C, S)
   const double secs = seconds_since(t1);
-  if (writer) {
-    io::write_wav(a.out, wav_samples(wave), decoder.sample_rate());
-    const double audio_s = static_cast<double>(wave.dim(2)) / decoder.sample_rate();
-    if (!a.quiet)
-      std::printf(
-          "wrote %s: %.2f s of %d Hz stereo; load %.2f s, decode %.2f s (real-time factor "
-          "%.3f), total %.2f s\n",
-          a.out.c_str(), audio_s, decoder.sample_rate(), load_s, secs, secs / audio_s,
-          seconds_since(t0));
-  }
+  if (writer) write_output(a, wave, model.output_spec().sample_rate, load_s, secs, t0);
   if (run.backend == Backend::mpi) finalize_backends();
 }
 

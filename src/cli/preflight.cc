@@ -23,22 +23,6 @@ int64_t demo_latent_frames(double seconds, const std::string& mesh) {
   return T;
 }
 
-int64_t choose_chunk_frames(bool given, int64_t requested, int64_t latent_frames,
-                            const std::string& mesh, bool quiet) {
-  if (given) return requested;
-  if (mesh != "auto" && mesh != "1x1") return 0;  // an explicit mesh shards instead
-  const int64_t chunk = LtxAudioDecoder::auto_chunk_frames(latent_frames);
-  if (chunk > 0 && !quiet)
-    std::fprintf(
-        stderr,
-        "meshnn: latent of %lld frames (%.1f s) is above %lld frames (%.0f s): decoding in "
-        "chunks of %lld frames to bound memory (--chunk-frames 0 forces one shot)\n",
-        static_cast<long long>(latent_frames), latent_frames / 25.0,
-        static_cast<long long>(LtxAudioDecoder::auto_chunk_above()),
-        LtxAudioDecoder::auto_chunk_above() / 25.0, static_cast<long long>(chunk));
-  return chunk;
-}
-
 std::vector<std::string> files_read_for(const std::string& value, bool model_path) {
   namespace fs = std::filesystem;
   std::vector<std::string> files{value};

@@ -1,6 +1,6 @@
 // Checks the commands make before loading weights or decoding, each called from one line of its
 // command (the generic ones live in the public API: io::check_output_path, check_thread_count,
-// float_input, LtxAudioDecoder::check_run / check_mesh_fits).
+// float_input, AudioModel::check_input).
 #pragma once
 
 #include <cstdint>
@@ -12,12 +12,6 @@ namespace meshnn::cli {
 // demo --seconds → latent frames round(seconds · 25): InvalidArgument unless 0.08 s (2 frames,
 // the shortest decodable latent) ≤ seconds ≤ 60; ShapeError when `mesh` ("RxC") cannot split it.
 int64_t demo_latent_frames(double seconds, const std::string& mesh);
-
-// audio-decode's chunk size: an explicit --chunk-frames wins (0 = one shot); otherwise the memory
-// rule (LtxAudioDecoder::auto_chunk_frames) when the mesh is automatic or 1x1, announced on stderr
-// unless quiet. Returns 0 for one shot.
-int64_t choose_chunk_frames(bool given, int64_t requested, int64_t latent_frames,
-                            const std::string& mesh, bool quiet);
 
 // The files a command reads for one input option's value, for the output rule (no output may be
 // written over any of them): the value itself; for a folder every regular file directly in it (a

@@ -256,17 +256,6 @@ std::unique_ptr<FrameSource> open_mel_npy(const std::string& path, int64_t num_m
   return src;
 }
 
-std::unique_ptr<FrameSource> open_latent_npy(const std::string& path, int64_t channels,
-                                             int64_t freq) {
-  auto src = std::make_unique<NpyFrameSource>(path, -2);
-  const Shape& s = src->shape();
-  const bool ok = (s.size() == 3 || (s.size() == 4 && s[0] == 1)) && s[s.size() - 3] == channels &&
-                  s[s.size() - 1] == freq;
-  MESHNN_CHECK_AS(ShapeError, ok, path, ": a latent must be (", channels, ", T, ", freq,
-                  ") or (1, ", channels, ", T, ", freq, "), got ", shape_str(s));
-  return src;
-}
-
 std::unique_ptr<FrameSource> open_raw_frames(int fd, int64_t frame_size, const std::string& name) {
   return std::make_unique<RawFrameSource>(fd, frame_size, name, false);
 }

@@ -24,6 +24,9 @@ struct AudioModel::Impl {
   bool has_encoder = false, can_stream = false, has_wave_input = false;
   bool has_latent_statistics = false;
   virtual int64_t output_samples(int64_t frames) const = 0;
+  // Input frames per chunk run() uses (0 = one shot); models that never chunk keep this one,
+  // which refuses run.chunk_frames > 0.
+  virtual int64_t chunk_frames(int64_t frames, const RunOptions& run) const;
   virtual Tensor run(const Tensor& input, const RunOptions& options) const = 0;
   virtual Tensor encode(const Tensor& wave, const RunOptions& options,
                         Tensor* log_std) const;                              // throws
@@ -60,6 +63,9 @@ struct ModelSpec {
   // shards, a config given in the options), listed from names only (nothing is read; they need not
   // exist): what no output may be written over. Unset: {path}.
   std::function<std::vector<std::string>(const std::string& path, const AudioModelOptions&)> files;
+  // AudioModel::check_input: the checks of run() that need no weights (shape, mesh, chunking) on
+  // the input shape run() would get. Unset: none before the load (run() checks everything).
+  std::function<void(const std::vector<int64_t>& input, const RunOptions&)> check_input;
 };
 
 // The registered entries in load order (rank, then name): every family's of models/registry.cc,

@@ -55,9 +55,6 @@ class FrameSource {
 std::unique_ptr<FrameSource> open_npy_frames(const std::string& path, int time_axis);
 // Mel spectrogram (num_mels, T) or (1, num_mels, T); num_mels > 0 is checked (ShapeError).
 std::unique_ptr<FrameSource> open_mel_npy(const std::string& path, int64_t num_mels = 0);
-// LTX latent (channels, T, freq) or (1, channels, T, freq): frames of channels · freq values.
-std::unique_ptr<FrameSource> open_latent_npy(const std::string& path, int64_t channels = 8,
-                                             int64_t freq = 16);
 // Raw float32 little-endian frames of `frame_size` values from `fd` (not closed). `name` is used
 // in messages.
 std::unique_ptr<FrameSource> open_raw_frames(int fd, int64_t frame_size,

@@ -142,15 +142,21 @@ int64_t LtxAudioDecoder::auto_chunk_frames(int64_t T) {
   return T > kAutoChunkAboveFrames ? kAutoChunkFrames : 0;
 }
 
+Shape ltx_latent_shape(const Shape& shape, const std::string& name) {
+  Shape s = shape;
+  if (s.size() == 3) s.insert(s.begin(), 1);
+  MESHNN_CHECK_AS(ShapeError, s.size() == 4, name, ": expected (1, 8, T, 16) or (8, T, 16), got ",
+                  shape_str(shape));
+  MESHNN_CHECK_AS(ShapeError, s[0] == 1, name, ": a batch of ", s[0],
+                  " latents; decode one latent per output file (batch 1)");
+  MESHNN_CHECK_AS(ShapeError, s[1] == 8 && s[3] == 16 && s[2] >= 1, name,
+                  ": expected (1, 8, T, 16), got ", shape_str(s));
+  return s;
+}
+
 Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name) {
   Tensor x = float_input(latent, name);
-  if (x.rank() == 3) x = x.reshape({1, x.dim(0), x.dim(1), x.dim(2)});
-  MESHNN_CHECK_AS(ShapeError, x.rank() == 4, name, ": expected (1, 8, T, 16) or (8, T, 16), got ",
-                  shape_str(latent.shape()));
-  MESHNN_CHECK_AS(ShapeError, x.dim(0) == 1, name, ": a batch of ", x.dim(0),
-                  " latents; decode one latent per output file (batch 1)");
-  MESHNN_CHECK_AS(ShapeError, x.dim(1) == 8 && x.dim(3) == 16 && x.dim(2) >= 1, name,
-                  ": expected (1, 8, T, 16), got ", shape_str(x.shape()));
+  x = x.reshape(ltx_latent_shape(x.shape(), name));
   check_finite(x, name);
   return x;
 }

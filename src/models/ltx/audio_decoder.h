@@ -147,6 +147,8 @@ class LtxAudioDecoder {
 // float_input rule), (1, 8, T, 16) or (8, T, 16), batch 1 (ShapeError otherwise: one latent per
 // output file), finite (InvalidArgument naming the first bad index) → (1, 8, T, 16) f32.
 Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name);
+// The shape checks of prepare_ltx_latent alone: (8, T, 16) | (1, 8, T, 16) → (1, 8, T, 16).
+Shape ltx_latent_shape(const Shape& shape, const std::string& name);
 
 // (B, C, T, F) NCHW latent → (B, T, F, C) channels-last.
 Tensor latent_to_channels_last(const Tensor& latent);

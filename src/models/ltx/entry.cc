@@ -5,12 +5,34 @@
 #include "meshnn/audio.h"
 #include "meshnn/streaming.h"
 #include "models/common/audio_config.h"
+#include "models/ltx/audio_decoder.h"
 #include "models/model_spec.h"
 
 namespace meshnn::models {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Latent frames per chunk for T frames under `run` (0 = one shot): run.chunk_frames when set, else
+// mesh "auto" chunks above the memory bound. Chunks run on one device.
+int64_t ltx_chunk_frames(int64_t T, const RunOptions& run) {
+  const int64_t chunk = run.chunk_frames >= 0 ? run.chunk_frames
+                        : run.mesh == "auto"  ? LtxAudioDecoder::auto_chunk_frames(T)
+                                              : 0;
+  MESHNN_CHECK_AS(InvalidArgument, chunk == 0 || run.mesh == "auto" || run.mesh == "1x1",
+                  "chunks of ", chunk, " latent frames need mesh 1x1 (got ", run.mesh,
+                  "): chunked decode runs on one device; decode one shot to shard over the mesh");
+  return chunk;
+}
+
+// What run() checks on the latent's shape alone: its layout, batch 1, the mesh or chunks.
+void check_ltx_input(const Shape& input, const RunOptions& run) {
+  const Shape s = ltx_latent_shape(input, "latent");
+  if (ltx_chunk_frames(s[2], run) > 0) return;
+  const MeshConfig mc = parse_mesh(run.mesh == "auto" ? "1x1" : run.mesh);
+  if (run.mesh != "auto" || run.backend == Backend::local)
+    meshnn::LtxAudioDecoder::check_mesh_fits(s[2], mc.rows * mc.cols);
+}
 
 struct LtxModel final : AudioModel::Impl {
   meshnn::LtxAudioDecoder dec;
@@ -28,14 +50,16 @@ struct LtxModel final : AudioModel::Impl {
     can_stream = true;
   }
   int64_t output_samples(int64_t frames) const override { return dec.output_samples(frames); }
-  // audio-decode's rule: (8, T, 16) taken as batch 1; mesh "auto" chunks long latents.
+  int64_t chunk_frames(int64_t frames, const RunOptions& run) const override {
+    return ltx_chunk_frames(frames, run);
+  }
+  // latent: (B, 8, T, 16) | (8, T, 16) → (B, 2, S) stereo; chunked as chunk_frames() says.
   Tensor run(const Tensor& input_, const RunOptions& options) const override {
     Tensor latent = input_;
     if (latent.defined() && latent.rank() == 3)
       latent = latent.reshape({1, latent.dim(0), latent.dim(1), latent.dim(2)});
     meshnn::LtxAudioDecoder::check_run(latent, options);
-    const int64_t chunk =
-        options.mesh == "auto" ? meshnn::LtxAudioDecoder::auto_chunk_frames(latent.dim(2)) : 0;
+    const int64_t chunk = ltx_chunk_frames(latent.dim(2), options);
     return chunk > 0 ? dec.decode_chunked(latent, chunk, options) : dec.decode(latent, options);
   }
   AudioStream stream(const StreamOptions& options) const override {
@@ -65,6 +89,7 @@ ModelSpec ltx_audio_decoder_spec() {
     return std::make_shared<const LtxModel>(
         meshnn::LtxAudioDecoder::load(path, o.precision, o.allow_unused));
   };
+  e.check_input = check_ltx_input;
   // One file: the config is its metadata.
   e.files = [](const std::string& path, const AudioModelOptions&) {
     return std::vector<std::string>{path};
