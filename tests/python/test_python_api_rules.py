@@ -97,7 +97,7 @@ def test_drop_in_to_refuses_what_it_cannot_do(vae):
 
 def test_allow_unknown_config_is_never_ignored():
     """Accepted by name everywhere; honoured by the core or refused, never dropped."""
-    core_has_it = 'allow_unknown_config' in (meshnn._meshnn.MiniMaxH3AudioVae.load.__doc__ or '')
+    core_has_it = 'allow_unknown_config' in (meshnn._meshnn.AudioModelOptions.__init__.__doc__ or '')
     if core_has_it:
         meshnn.MiniMaxH3AudioVAE.from_pretrained(H3, allow_unknown_config=True)
     else:
