@@ -74,7 +74,8 @@ class LtxAudioDecoder(_Closable):
         re-raised. Torch in → torch out unless as_torch says otherwise."""
         a = as_array(latent, 'latent')
         if a.ndim != 4:  # AudioModel also takes (8, T, 16) as batch 1; this call never did
-            raise ValueError(f'latent: expected (B, 8, T, 16), got shape {tuple(a.shape)}')
+            got = ', '.join(map(str, a.shape))
+            raise ValueError(f'latent: expected (B, 8, T, 16), got ({got})')
         return self._live()(latent, as_torch=as_torch, progress=progress, mesh=mesh or None,
                             threads=threads, chunk_frames=chunk_frames)
 
