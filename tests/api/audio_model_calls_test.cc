@@ -86,7 +86,7 @@ TEST(AudioModelCalls, ChunkedRunEqualsOneShotAndStageStreamEqualsTheVocoderStrea
   const AudioModel m = AudioModel::load(path);
   const Tensor z = test::random_normal({1, 8, 7, 16}, 502, 0.8f);
   const Tensor one = m.run(z, one_device());
-  EXPECT_TRUE(test::close_rel_l2(m.run_chunked(z, 3, one_device()), one, 1e-6));
+  EXPECT_TRUE(test::close_rel_l2(m.run_chunked(z, 3, one_device()), one, 1e-5));
   EXPECT_THROW(m.run_chunked(z, 0, one_device()), InvalidArgument);
   const Tensor mel = test::random_uniform({1, 2, 9, 64}, 503, -5.f, 1.f);
   AudioStream s = m.stage_stream("vocoder", one_stream());
@@ -95,7 +95,7 @@ TEST(AudioModelCalls, ChunkedRunEqualsOneShotAndStageStreamEqualsTheVocoderStrea
   const LtxAudioDecoder dec = LtxAudioDecoder::load(path);
   StreamingVocoder ref(dec, one_stream());
   const Tensor want = concat({ref.push(mel), ref.flush()}, 2);
-  EXPECT_TRUE(test::close_rel_l2(got, want, 1e-6));
+  EXPECT_TRUE(test::close_rel_l2(got, want, 1e-5));  // other cuts: f32 rounding
   EXPECT_THROW(m.stage_stream("vae", one_stream()), InvalidArgument);
   const AudioModel h3 = AudioModel::load(test::fixture_path("minimax_h3_tiny"));
   EXPECT_THROW(h3.run_chunked(test::random_normal({1, 8, 4}, 504), 2), InvalidArgument);
