@@ -8,7 +8,7 @@ MODEL: BigVGAN folder or .safetensors (a full-size random one: tools/make_checkp
 DIR --config bigvgan_v2_24khz_100band_256x). One process, same weights and input; each round runs
   python: vocoder(mel) from Python (numpy in, numpy out: conversion, GIL release, output wrap),
   torch:  vocoder(torch_mel, as_torch=True) (DLPack in, torch.from_numpy out),
-  c++:    the same BigVganVocoder::vocode call timed inside C++ (_native_vocode_seconds),
+  c++:    the same AudioModel::run call timed inside C++ (_native_run_seconds),
 in an order that rotates every round; prints medians, the median of the paired differences and
 the overhead in % of the C++ call. A tiny input (1 frame, one device, one thread) repeated
 --tiny-repeat times gives the fixed cost per call in microseconds.
@@ -77,7 +77,7 @@ def main(argv=None):
     frames = max(1, round(a.seconds * v.sample_rate / v.hop_length))
     mel = np.random.default_rng(0).standard_normal((1, v.num_mels, frames), np.float32) - 4
     fns = {'python': timed(lambda: v(mel)),
-           'c++': lambda: v._core._native_vocode_seconds(mel, a.mesh, a.threads, 1)[0]}
+           'c++': lambda: v.audio_model._native_run_seconds(mel, a.mesh, a.threads, 1)[0]}
     if torch is not None:
         tm = torch.from_numpy(mel.copy())
         fns['torch'] = timed(lambda: v(tm, as_torch=True))
@@ -85,7 +85,7 @@ def main(argv=None):
 
     tiny = np.random.default_rng(1).standard_normal((1, v.num_mels, 1), np.float32) - 4
     tfns = {'python': timed(lambda: v(tiny, mesh='1x1', threads=1)),
-            'c++': lambda: v._core._native_vocode_seconds(tiny, '1x1', 1, 1)[0]}
+            'c++': lambda: v.audio_model._native_run_seconds(tiny, '1x1', 1, 1)[0]}
     if torch is not None:
         tt = torch.from_numpy(tiny.copy())
         tfns['torch'] = timed(lambda: v(tt, mesh='1x1', threads=1, as_torch=True))

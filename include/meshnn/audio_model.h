@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "meshnn/audio.h"
@@ -43,6 +44,9 @@ struct AudioModelOptions {
   // Config fields meshnn does not know are logged (warn) and ignored instead of refused (known
   // fields are checked either way; meshnn/io/config_policy.h). The CLI's --allow-unknown-config.
   bool allow_unknown_config = false;
+  // Load as this registered model (a name of registered()) without asking the others: the model's
+  // own loader reads the path and reports its own errors. "" = the first that recognises it.
+  std::string model;
 };
 
 // A stream into a model's encoder: samples pushed a few at a time, latent frames out as soon as
@@ -55,9 +59,14 @@ class AudioEncodeStream {
   Tensor push(const Tensor& wave, Tensor* log_std = nullptr);
   // End of the input → the last frames (the partial hop zero-padded, as encode() pads).
   Tensor flush(Tensor* log_std = nullptr);
+  // Drops the current input without producing its tail.
+  void reset();
   bool returns_output() const;        // false on MPI ranks that do not hold the output
   int64_t lookahead_samples() const;  // samples past a frame's own hop it waits for
   double lookahead_ms() const;
+  int sample_rate() const;            // of the pushed wave
+  int64_t samples_per_frame() const;  // the hop: wave samples per latent frame
+  std::string mesh() const;           // the mesh the stream runs on, e.g. "1x1"
 
   struct Impl;
   explicit AudioEncodeStream(std::unique_ptr<Impl> impl);
@@ -89,10 +98,22 @@ class AudioModel {
   // program runs before it spends the load. input: the shape run() would get.
   static void check_input(const std::string& path, const std::vector<int64_t>& input,
                           const RunOptions& run, const AudioModelOptions& options = {});
+  // The registered model `model` with seeded random weights at its released size (demos, tests,
+  // benchmarks; options.precision as for load). InvalidArgument when `model` is not registered or
+  // cannot build random weights.
+  static AudioModel random(const std::string& model, uint64_t seed,
+                           const AudioModelOptions& options = {});
 
   std::string model() const;        // the registry name of the model
   std::string variant() const;      // what the checkpoint is: "ltx-2.3", "ltx-2", "bigvgan", …
   std::string description() const;  // e.g. "LTX-2.3 audio decoder (mel-VAE → BigVGAN v2 → BWE)"
+  // The model's config as loaded (JSON text: a checkpoint's `config` metadata or its config.json).
+  std::string config_json() const;
+  // The stages a per-stage precision may name, each with the mode it runs at, in chain order
+  // (empty for a model that runs one precision everywhere: MiniMax-H3).
+  std::vector<std::pair<std::string, Precision>> stage_precisions() const;
+  // Weight values of the model's modules (InvalidArgument for a model that does not count them).
+  int64_t parameters() const;
   const AudioIoSpec& input_spec() const;   // what run() takes (and encode() returns)
   const AudioIoSpec& output_spec() const;  // what run() returns (and encode() takes)
   bool has_encoder() const;
@@ -111,6 +132,10 @@ class AudioModel {
   // decoder with mesh "auto": chunked with bounded memory above its memory bound (250
   // latent frames, as audio-decode does).
   Tensor run(const Tensor& input, const RunOptions& options = {}) const;
+  // run() on one device in chunks of `chunk_frames` ≥ 1 input frames (bounded memory; equal to
+  // the one-shot run to f32 rounding). InvalidArgument for a model that does not run in chunks.
+  Tensor run_chunked(const Tensor& input, int64_t chunk_frames,
+                     const RunOptions& options = {}) const;
   // wave: output_spec() → input_spec(): the model's encoder (InvalidArgument when it has none);
   // log_std, when given, receives the posterior's log std (same shape as the result).
   Tensor encode(const Tensor& wave, const RunOptions& options = {},
@@ -123,8 +148,15 @@ class AudioModel {
   bool has_latent_statistics() const;
   Tensor normalize_latents(const Tensor& z) const;
   Tensor denormalize_latents(const Tensor& z) const;
+  // The statistics themselves, one value per latent channel (empty without them).
+  std::vector<float> latents_mean() const;
+  std::vector<float> latents_std() const;
   // A stream over the shared weights (InvalidArgument when the model cannot stream).
   AudioStream stream(const StreamOptions& options = {}) const;
+  // A stream that enters the model's chain at `stage` (a stage of stage_precisions(), e.g. the
+  // LTX decoder's "vocoder": mels in, the rest of the chain run): InvalidArgument naming the
+  // stages that stream when `stage` is not one.
+  AudioStream stage_stream(const std::string& stage, const StreamOptions& options = {}) const;
 
   struct Impl;
 

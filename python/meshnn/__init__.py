@@ -4,6 +4,7 @@ policy on CPUs, without PyTorch at run time (torch tensors are accepted and can 
     import meshnn
     model = meshnn.AudioModel.load("any/checkpoint/or/folder")   # found by the registry
     audio = model(x)                         # x in model.input_spec's layout
+    # BigVGAN, LtxAudioDecoder and MiniMaxH3AudioVAE below are facades over AudioModel
 
     vocoder = meshnn.BigVGAN.from_pretrained("bigvgan_v2_24khz_100band_256x/")
     wav = vocoder(mel)                       # (B, num_mels, frames) → (B, 1, frames · hop)
@@ -29,11 +30,15 @@ several threads at once. Errors: ValueError (bad input or option), KeyError (che
 RuntimeError (the rest), with meshnn's message. See docs/python.md.
 """
 from . import _meshnn
-from ._audio import (AudioModel, BigVGAN, LtxAudioDecoder, mel_spectrogram, process_rank, read_wav,
-                     write_wav)
+from ._audio import AudioModel, read_wav, write_wav
+from ._bigvgan import BigVGAN, mel_spectrogram
+from ._common import process_rank
+from ._ltx import LtxAudioDecoder
 from ._minimax_h3 import MiniMaxH3AudioVAE, MiniMaxH3EncodeStream
+from ._streams import AudioEncodeStream
 from . import gr00t
 
 __version__ = _meshnn.__version__
-__all__ = ['AudioModel', 'BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE', 'MiniMaxH3EncodeStream',
-           'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav', 'write_wav']
+__all__ = ['AudioEncodeStream', 'AudioModel', 'BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE',
+           'MiniMaxH3EncodeStream', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
+           'write_wav']

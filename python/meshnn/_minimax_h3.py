@@ -1,18 +1,20 @@
 """meshnn.MiniMaxH3AudioVAE: the MiniMax-H3 audio VAE with the calls of diffusers'
 AutoencoderKL family (from_pretrained, config, decode(z).sample, encode(x).latent_dist with
 sample(generator=...), forward(sample, sample_posterior, return_dict, generator)), plus exact
-streams. Torch in → torch out, numpy in → numpy out, as every call of the package.
+streams; a facade over meshnn.AudioModel (the registry's "minimax-h3-audio-vae"). Torch in →
+torch out, numpy in → numpy out, as every call of the package.
 """
-import json
 import os
 
 import numpy as np
 
-from . import _meshnn
-from ._audio import (AttrDict, Stream, _Closable, _threads, _to_cpu_float32,
-                     _unknown_config_option)
-from ._convert import as_array, is_torch, out, wants_torch
+from ._audio import AudioModel
+from ._common import _Closable, _threads, _to_cpu_float32, bool_arg
+from ._convert import is_torch, out, wants_torch
 from ._kwargs import strict_class
+from ._streams import AudioEncodeStream
+
+_MODEL = 'minimax-h3-audio-vae'  # its name in AudioModel.registered()
 
 
 class _Output:
@@ -83,55 +85,12 @@ class MiniMaxH3Posterior:
 
 
 @strict_class
-class MiniMaxH3EncodeStream(_Closable):
+class MiniMaxH3EncodeStream(AudioEncodeStream):
     """An exact streaming encoder: push(wave (B, 1, n)) → the posterior of the frames that became
     final, flush() → the rest (the last partial hop zero-padded, as encode()); reset() drops the
     current input. Each returns (mean, log_std), each (B, C, m); torch in → torch out, flush()
     as the last push. The pushes and the flush concatenated along time equal encode() of the
-    whole wave to f32 rounding."""
-
-    def __init__(self, core):
-        self._core = core
-        self._torch = False
-
-    def push(self, wave, *, as_torch=None):
-        kind = wants_torch(wave, as_torch)
-        mean, logs = self._live().push(as_array(wave, 'wave'))
-        self._torch = kind
-        return out(mean, kind), out(logs, kind)
-
-    def flush(self, *, as_torch=None):
-        kind = self._torch if as_torch is None else wants_torch(None, as_torch)
-        mean, logs = self._live().flush()
-        return out(mean, kind), out(logs, kind)
-
-    def reset(self):
-        self._live().reset()
-
-    @property
-    def sample_rate(self):
-        return self._live().sample_rate
-
-    @property
-    def samples_per_frame(self):
-        return self._live().samples_per_frame
-
-    @property
-    def lookahead_samples(self):
-        return self._live().lookahead_samples
-
-    @property
-    def lookahead_ms(self):
-        return self._live().lookahead_ms
-
-    @property
-    def mesh(self):
-        return self._live().mesh
-
-    def __repr__(self):
-        if self.closed:
-            return 'meshnn.MiniMaxH3EncodeStream(closed)'
-        return f'meshnn.MiniMaxH3EncodeStream(mesh={self.mesh!r}, sample_rate={self.sample_rate})'
+    whole wave to f32 rounding (meshnn.AudioEncodeStream under this name)."""
 
 
 def _precision(precision, torch_dtype):
@@ -157,11 +116,8 @@ class MiniMaxH3AudioVAE(_Closable):
     channel per device, no communication), the rows time; every mesh equals 1x1 to f32 rounding.
     stream() / encode_stream() give exact streaming decode / encode."""
 
-    def __init__(self, core, threads=None, mesh='auto', config=None):
-        self._core = core
-        self._threads = _threads(threads)
-        self._mesh = str(mesh)
-        self._config = AttrDict(config or {})
+    def __init__(self, model):
+        self._core = model  # a meshnn.AudioModel holding the VAE
 
     @classmethod
     def from_pretrained(cls, folder, subfolder=None, precision='fp32', threads=None, mesh='auto',
@@ -172,25 +128,29 @@ class MiniMaxH3AudioVAE(_Closable):
         'encoder' (half the weights in memory; the other call then raises);
         allow_unknown_config: accept config fields meshnn does not know. Any other keyword raises
         TypeError."""
-        load = _meshnn.MiniMaxH3AudioVae.load
-        extra = _unknown_config_option(load, allow_unknown_config,
-                                       'MiniMaxH3AudioVAE.from_pretrained')
+        bool_arg('MiniMaxH3AudioVAE.from_pretrained: allow_unknown_config', allow_unknown_config)
+        if parts not in ('both', 'decoder', 'encoder'):
+            raise ValueError(f"parts: expected 'both', 'decoder' or 'encoder', got '{parts}'")
         precision = _precision(precision, torch_dtype)
         folder = os.fspath(folder)
         if subfolder:
             folder = os.path.join(folder, os.fspath(subfolder))
         if not os.path.isdir(folder):
             raise FileNotFoundError(f'{folder}: no such folder (meshnn does not download)')
-        core = load(folder, precision, parts, **extra)
-        # The core has read and checked config.json; `config` shows it as diffusers' does.
-        with open(os.path.join(folder, 'config.json'), encoding='utf-8') as f:
-            config = json.load(f)
-        return cls(core, threads=threads, mesh=mesh, config=config)
+        return cls(AudioModel.load(folder, precision=precision, threads=threads, mesh=mesh,
+                                   allow_unknown_config=allow_unknown_config,
+                                   encoder_only=parts == 'encoder',
+                                   decoder_only=parts == 'decoder', model=_MODEL))
+
+    @property
+    def audio_model(self):
+        """The meshnn.AudioModel this class is a facade over."""
+        return self._live()
 
     @property
     def config(self):
         """The folder's config.json as a dict with attribute access (diffusers' vae.config)."""
-        return self._config
+        return self._live().config
 
     @property
     def sampling_rate(self):
@@ -198,26 +158,24 @@ class MiniMaxH3AudioVAE(_Closable):
 
     @property
     def hop_length(self):
-        return self._live().hop_length
+        return self._live().output_samples(1)
 
     @property
     def latent_channels(self):
-        return self._live().latent_channels
+        return self._live().input_spec['shape'][1]
 
     @property
     def latents_mean(self):
-        return list(self._live().latents_mean)
+        return self._live().latents_mean
 
     @property
     def latents_std(self):
-        return list(self._live().latents_std)
+        return self._live().latents_std
 
     def decode(self, z, return_dict=True, *, as_torch=None):
         """z: (B, C, T) float32 denormalised latents → .sample (B, 1, hop·T) in [-1, 1].
         Torch in → torch out unless as_torch says otherwise."""
-        as_torch = wants_torch(z, as_torch)
-        y = out(self._live().decode(as_array(z, 'latents'), threads=self._threads,
-                                    mesh=self._mesh), as_torch)
+        y = self._live()(z, as_torch=as_torch)
         return _Output(sample=y) if return_dict else (y,)
 
     def encode(self, x, return_dict=True, *, as_torch=None):
@@ -225,8 +183,7 @@ class MiniMaxH3AudioVAE(_Closable):
         sample(generator), each (B, C, ceil(L / hop)); zero right-pad to whole hops, never a
         crop. Torch in → torch out unless as_torch says otherwise."""
         as_torch = wants_torch(x, as_torch)
-        mean, logs = self._live().encode(as_array(x, 'wave'), threads=self._threads,
-                                         mesh=self._mesh)
+        mean, logs = self._live().encode(x, as_torch=False, log_std=True)
         dist = MiniMaxH3Posterior(mean, logs, as_torch)
         return _Output(latent_dist=dist) if return_dict else (dist,)
 
@@ -246,47 +203,21 @@ class MiniMaxH3AudioVAE(_Closable):
     def stream(self, mesh='1x1', threads=None):
         """An exact streaming decoder: push(latents (B, C, n)) → the samples (B, 1, m) that
         became final, flush() → the rest (docs/streaming.md). mesh: '1x1' or a '1xN' pipeline."""
-        return Stream(self._live().decode_stream(mesh=mesh, threads=_threads(threads)))
+        return self._live().stream(mesh=mesh, threads=_threads(threads))
 
     def encode_stream(self, mesh='1x1', threads=None):
         """An exact streaming encoder (MiniMaxH3EncodeStream): push(wave (B, 1, n)) → (mean,
         log_std) of the frames that became final."""
-        return MiniMaxH3EncodeStream(self._live().encode_stream(mesh=mesh,
-                                                                 threads=_threads(threads)))
-
-    def _stats(self, z):
-        c = len(self.latents_mean)
-        m = np.asarray(self.latents_mean, dtype=np.float32).reshape(1, c, 1)
-        s = np.asarray(self.latents_std, dtype=np.float32).reshape(1, c, 1)
-        a = as_array(z, 'latents')
-        if a.dtype != np.float32 or a.ndim != 3 or a.shape[1] != c:
-            raise ValueError(f'latents: expected (B, {c}, T) float32, got {a.dtype} '
-                             f'{tuple(a.shape)}')
-        if not np.isfinite(a).all():
-            raise ValueError('latents: non-finite value (NaN or inf) in the input')
-        return a, m, s
-
-    @staticmethod
-    def _finite(y, a, what):
-        # Finite inputs can still overflow float32 here (|z| near 3e38): say so, never pass inf on.
-        if not np.isfinite(y).all():
-            raise ValueError(f'latents: {what} overflows float32 (largest |value| in the input: '
-                             f'{float(np.max(np.abs(a))):.3g}); no latent is that large')
-        return y
+        s = self._live().encode_stream(mesh=mesh, threads=_threads(threads))
+        return MiniMaxH3EncodeStream(s._core)
 
     def normalize(self, z, *, as_torch=None):
         """(z − latents_mean) / latents_std per channel (encode output → DiT latents)."""
-        a, m, s = self._stats(z)
-        with np.errstate(over='ignore', invalid='ignore'):
-            y = ((a - m) / s).astype(np.float32)
-        return out(self._finite(y, a, 'normalize'), wants_torch(z, as_torch))
+        return self._live().normalize_latents(z, as_torch=as_torch)
 
     def denormalize(self, z, *, as_torch=None):
         """z · latents_std + latents_mean per channel (DiT latents → decode input)."""
-        a, m, s = self._stats(z)
-        with np.errstate(over='ignore', invalid='ignore'):
-            y = (a * s + m).astype(np.float32)
-        return out(self._finite(y, a, 'denormalize'), wants_torch(z, as_torch))
+        return self._live().denormalize_latents(z, as_torch=as_torch)
 
     def eval(self):
         return self

@@ -21,7 +21,7 @@ import os
 import numpy as np
 
 from . import _meshnn
-from ._audio import _Closable, _threads, _unknown_config_option, int_arg
+from ._common import _Closable, _threads, _unknown_config_option, int_arg
 from ._convert import as_array, out, wants_torch
 from ._kwargs import strict_class
 

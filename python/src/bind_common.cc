@@ -62,4 +62,21 @@ RunOptions run_options(const std::string& mesh, const std::string& backend, int 
   return run;
 }
 
+namespace {
+// Function-local: filled by other files' initialisers, whatever order they run in.
+std::vector<ModelBinding>& model_bindings() {
+  static std::vector<ModelBinding> all;
+  return all;
+}
+}  // namespace
+
+bool add_model_binding(ModelBinding bind) {
+  model_bindings().push_back(bind);
+  return true;
+}
+
+void bind_models(py::module_& m) {
+  for (ModelBinding bind : model_bindings()) bind(m);
+}
+
 }  // namespace meshnn::python

@@ -1,6 +1,7 @@
-// Shared helpers of the _meshnn bindings (module.cc, bind_audio.cc, bind_gr00t.cc): tensors
-// across the boundary (to_numpy / view_of), progress callbacks (ProgressBridge) and the
-// GIL-free compute wrapper. See module.cc for the module's conventions.
+// Shared helpers of the _meshnn bindings (module.cc, bind_audio_model.cc, bind_streams.cc and the
+// per-model binding files): tensors across the boundary (to_numpy / view_of), progress callbacks
+// (ProgressBridge), the GIL-free compute wrapper and the list of per-model bindings. See module.cc
+// for the module's conventions.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -105,10 +106,15 @@ py::array compute(ProgressBridge& bridge, const Call& call) {
 
 // One function per area, each adding its classes and functions to the module (called in this
 // order by PYBIND11_MODULE in module.cc).
-void bind_audio(py::module_& m);       // streams, AudioModel, and the three below first
-void bind_ltx(py::module_& m);         // LtxAudioDecoder (bind_ltx.cc)
-void bind_minimax_h3(py::module_& m);  // MiniMaxH3AudioVae and its streams (bind_minimax_h3.cc)
-void bind_bigvgan(py::module_& m);     // BigVganVocoder (bind_bigvgan.cc)
-void bind_gr00t(py::module_& m);       // GR00T VL adapter and policy
+void bind_streams(py::module_& m);      // AudioStream, AudioEncodeStream (bind_streams.cc)
+void bind_audio_model(py::module_& m);  // AudioModelOptions, AudioModel (bind_audio_model.cc)
+
+// The bindings of models outside the audio registry (one file each, bind_<model>.cc) add
+// themselves from a namespace-scope initialiser (`const bool added = add_model_binding(&f);`),
+// so that nothing else names them; module.cc calls each, in the order added, after the generic
+// ones. Returns true.
+using ModelBinding = void (*)(py::module_& m);
+bool add_model_binding(ModelBinding bind);
+void bind_models(py::module_& m);
 
 }  // namespace meshnn::python

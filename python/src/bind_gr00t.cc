@@ -160,8 +160,6 @@ class PyPolicy {
   std::unique_ptr<gr00t::Policy> policy_;
 };
 
-}  // namespace
-
 void bind_gr00t(py::module_& m) {
   // ---- GR00T VL adapter and policy (meshnn/gr00t.h) ----
   py::class_<PyVlAdapter>(m, "Gr00tVlAdapter")
@@ -201,4 +199,8 @@ void bind_gr00t(py::module_& m) {
            py::arg("steps"), py::arg("velocities"));
 }
 
+// Added to the module by module.cc's bind_models (bind_common.h).
+const bool added = add_model_binding(&bind_gr00t);
+
+}  // namespace
 }  // namespace meshnn::python

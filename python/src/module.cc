@@ -1,6 +1,7 @@
 // meshnn._meshnn: the compiled half of `import meshnn`, a thin pybind11 layer over the public API
-// (meshnn/audio.h, meshnn/gr00t.h). The Python package (python/meshnn/) adds the
-// drop-in classes; this layer only moves tensors across the boundary and maps errors.
+// (meshnn/audio_model.h, meshnn/streaming.h, and the models outside the audio registry). The
+// Python package (python/meshnn/) adds the drop-in classes, the typed audio ones as facades over
+// AudioModel; this layer only moves tensors across the boundary and maps errors.
 //
 // Tensors in: a C-contiguous, aligned float32 numpy array (torch tensors arrive here through
 // DLPack, see meshnn/_convert.py) is wrapped by Tensor::view without a copy (a strided one is
@@ -13,9 +14,10 @@
 // thread that reports. Errors: each meshnn error becomes the Python exception of core's one error
 // table (core/error_codes.h: InvalidArgument / ShapeError → ValueError, WeightError → KeyError).
 //
-// The bindings live in one file per area (bind_audio.cc, bind_gr00t.cc; shared helpers in
-// bind_common.{h,cc}); this file is the module's entry point, its error mapping, and the small
-// module-level functions (MPI backend, WAV files).
+// The bindings live in one file per area (bind_audio_model.cc, bind_streams.cc, and one file per
+// model outside the audio registry, which adds itself: bind_common.h's add_model_binding; shared
+// helpers in bind_common.{h,cc}); this file is the module's entry point, its error mapping, and the
+// small module-level functions (MPI backend, WAV files).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -92,8 +94,9 @@ PYBIND11_MODULE(_meshnn, m) {
     throw InvalidArgument("_raise_error: no error type '" + type + "' in the table");
   });
 
-  bind_audio(m);
+  bind_streams(m);
+  bind_audio_model(m);
   bind_backends(m);
   bind_wav_files(m);
-  bind_gr00t(m);
+  bind_models(m);
 }

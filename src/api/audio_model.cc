@@ -6,6 +6,7 @@
 
 #include "io/file_util.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/input_checks.h"
 #include "meshnn/io/config_policy.h"
 #include "models/model_spec.h"
 
@@ -31,16 +32,35 @@ int64_t AudioModel::Impl::chunk_frames(int64_t, const RunOptions& run) const {
                   " frames: the ", description, " runs one shot only (its mesh bounds memory)");
   return 0;
 }
+Tensor AudioModel::Impl::run_chunked(const Tensor&, int64_t, const RunOptions&) const {
+  throw InvalidArgument(model + " does not run in chunks");
+}
+AudioStream AudioModel::Impl::stage_stream(const std::string& stage, const StreamOptions&) const {
+  throw InvalidArgument(detail::concat(model, " has no stream entering at stage '", stage, "'"));
+}
 
 AudioModel::AudioModel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
 namespace {
 
-// The first entry (in load order) that takes `path`, else InvalidArgument with each one's reason.
+// The registered entry called `name`, else InvalidArgument listing the registered names.
+const models::ModelSpec& entry_named(const std::string& name) {
+  std::string names;
+  for (const models::ModelSpec& e : models::model_specs()) {
+    if (e.name == name) return e;
+    names += (names.empty() ? "" : ", ") + e.name;
+  }
+  throw InvalidArgument(
+      detail::concat("no registered audio model '", name, "' (registered: ", names, ")"));
+}
+
+// The entry options.model names, else the first (in load order) that takes `path`, else
+// InvalidArgument with each one's reason.
 const models::ModelSpec& entry_for(const std::string& path, const AudioModelOptions& options) {
   // A FIFO or device is refused as such (no entry would recognise it, and reading one blocks).
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) io::check_regular_input(path);
+  if (!options.model.empty()) return entry_named(options.model);
   std::string why;
   for (const models::ModelSpec& e : models::model_specs()) {
     const std::string refusal = e.refusal(path, options);
@@ -83,6 +103,14 @@ void AudioModel::check_input(const std::string& path, const std::vector<int64_t>
   if (e.check_input) e.check_input(input, run);
 }
 
+AudioModel AudioModel::random(const std::string& model, uint64_t seed,
+                              const AudioModelOptions& options) {
+  const models::ModelSpec& e = entry_named(model);
+  MESHNN_CHECK_AS(InvalidArgument, static_cast<bool>(e.random), model,
+                  " has no random weights (load a checkpoint)");
+  return AudioModel(e.random(seed, options));
+}
+
 std::vector<std::string> AudioModel::registered() {
   std::vector<std::string> names;
   for (const models::ModelSpec& e : models::model_specs()) names.push_back(e.name);
@@ -92,6 +120,15 @@ std::vector<std::string> AudioModel::registered() {
 std::string AudioModel::model() const { return impl_->model; }
 std::string AudioModel::variant() const { return impl_->variant; }
 std::string AudioModel::description() const { return impl_->description; }
+std::string AudioModel::config_json() const { return impl_->config_json; }
+std::vector<std::pair<std::string, Precision>> AudioModel::stage_precisions() const {
+  return impl_->precisions;
+}
+int64_t AudioModel::parameters() const {
+  MESHNN_CHECK_AS(InvalidArgument, impl_->parameters >= 0, impl_->model,
+                  " does not count its parameters");
+  return impl_->parameters;
+}
 const AudioIoSpec& AudioModel::input_spec() const { return impl_->input; }
 const AudioIoSpec& AudioModel::output_spec() const { return impl_->output; }
 bool AudioModel::has_encoder() const { return impl_->has_encoder; }
@@ -108,6 +145,12 @@ int64_t AudioModel::chunk_frames(int64_t frames, const RunOptions& run) const {
 Tensor AudioModel::run(const Tensor& input, const RunOptions& options) const {
   return impl_->run(input, options);
 }
+Tensor AudioModel::run_chunked(const Tensor& input, int64_t chunk_frames,
+                               const RunOptions& options) const {
+  MESHNN_CHECK_AS(InvalidArgument, chunk_frames >= 1, "chunk_frames must be ≥ 1, got ",
+                  chunk_frames);
+  return impl_->run_chunked(input, chunk_frames, options);
+}
 Tensor AudioModel::encode(const Tensor& wave, const RunOptions& options, Tensor* log_std) const {
   return impl_->encode(wave, options, log_std);
 }
@@ -115,12 +158,24 @@ AudioEncodeStream AudioModel::encode_stream(const RunOptions& options) const {
   return impl_->encode_stream(options);
 }
 bool AudioModel::has_latent_statistics() const { return impl_->has_latent_statistics; }
+namespace {
+// A finite z in, a finite result out (|z| near 3e38 overflows the affine: NumericalError).
+Tensor checked_affine(const AudioModel::Impl& impl, const Tensor& z, bool inverse) {
+  check_finite(z, "latents");
+  Tensor y = impl.normalize_latents(z, inverse);
+  check_model_output(y, impl.model, inverse ? "denormalize_latents" : "normalize_latents");
+  return y;
+}
+}  // namespace
+
 Tensor AudioModel::normalize_latents(const Tensor& z) const {
-  return impl_->normalize_latents(z, false);
+  return checked_affine(*impl_, z, false);
 }
 Tensor AudioModel::denormalize_latents(const Tensor& z) const {
-  return impl_->normalize_latents(z, true);
+  return checked_affine(*impl_, z, true);
 }
+std::vector<float> AudioModel::latents_mean() const { return impl_->latents_mean; }
+std::vector<float> AudioModel::latents_std() const { return impl_->latents_std; }
 
 AudioEncodeStream::AudioEncodeStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AudioEncodeStream::~AudioEncodeStream() = default;
@@ -130,11 +185,18 @@ Tensor AudioEncodeStream::push(const Tensor& wave, Tensor* log_std) {
   return impl_->push(wave, log_std);
 }
 Tensor AudioEncodeStream::flush(Tensor* log_std) { return impl_->flush(log_std); }
+void AudioEncodeStream::reset() { impl_->reset(); }
+int AudioEncodeStream::sample_rate() const { return impl_->sample_rate(); }
+int64_t AudioEncodeStream::samples_per_frame() const { return impl_->samples_per_frame(); }
+std::string AudioEncodeStream::mesh() const { return impl_->mesh(); }
 bool AudioEncodeStream::returns_output() const { return impl_->returns_output(); }
 int64_t AudioEncodeStream::lookahead_samples() const { return impl_->lookahead_samples(); }
 double AudioEncodeStream::lookahead_ms() const { return impl_->lookahead_ms(); }
 AudioStream AudioModel::stream(const StreamOptions& options) const {
   return impl_->stream(options);
+}
+AudioStream AudioModel::stage_stream(const std::string& stage, const StreamOptions& options) const {
+  return impl_->stage_stream(stage, options);
 }
 
 }  // namespace meshnn

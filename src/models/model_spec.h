@@ -23,6 +23,10 @@ struct AudioModel::Impl {
   AudioIoSpec input, output;
   bool has_encoder = false, can_stream = false, has_wave_input = false;
   bool has_latent_statistics = false;
+  std::string config_json;                                    // as loaded
+  std::vector<std::pair<std::string, Precision>> precisions;  // per stage, chain order
+  int64_t parameters = -1;                                    // −1: not counted
+  std::vector<float> latents_mean, latents_std;               // with has_latent_statistics
   virtual int64_t output_samples(int64_t frames) const = 0;
   // Input frames per chunk run() uses (0 = one shot); models that never chunk keep this one,
   // which refuses run.chunk_frames > 0.
@@ -34,6 +38,10 @@ struct AudioModel::Impl {
   virtual Tensor normalize_latents(const Tensor& z, bool inverse) const;     // throws
   virtual AudioStream stream(const StreamOptions& options) const;            // throws
   virtual Tensor input_from_wave(const Tensor& samples) const;               // throws
+  virtual Tensor run_chunked(const Tensor& input, int64_t chunk_frames,
+                             const RunOptions& options) const;  // throws
+  virtual AudioStream stage_stream(const std::string& stage,
+                                   const StreamOptions& options) const;  // throws
 };
 
 // An encode stream behind AudioEncodeStream: one subclass per model with an encoder.
@@ -41,9 +49,13 @@ struct AudioEncodeStream::Impl {
   virtual ~Impl() = default;
   virtual Tensor push(const Tensor& wave, Tensor* log_std) = 0;
   virtual Tensor flush(Tensor* log_std) = 0;
+  virtual void reset() = 0;
   virtual bool returns_output() const = 0;
   virtual int64_t lookahead_samples() const = 0;
   virtual double lookahead_ms() const = 0;
+  virtual int sample_rate() const = 0;
+  virtual int64_t samples_per_frame() const = 0;
+  virtual std::string mesh() const = 0;
 };
 
 namespace models {
@@ -66,6 +78,9 @@ struct ModelSpec {
   // AudioModel::check_input: the checks of run() that need no weights (shape, mesh, chunking) on
   // the input shape run() would get. Unset: none before the load (run() checks everything).
   std::function<void(const std::vector<int64_t>& input, const RunOptions&)> check_input;
+  // Seeded random weights at the released size (AudioModel::random); unset: the model has none.
+  std::function<std::shared_ptr<const AudioModel::Impl>(uint64_t seed, const AudioModelOptions&)>
+      random;
 };
 
 // The registered entries in load order (rank, then name): every family's of models/registry.cc,

@@ -99,18 +99,19 @@ def test_cli_encode_refuses_a_log_std_output_onto_its_input(tmp_path):
 
 
 def test_mesh_and_stream_through_the_core(vae, golden):
-    """The binding's mesh option (stereo split 1x2, time split 2x1, both 2x2) and the decode
-    stream (latents pushed frame by frame) equal one device to f32 rounding."""
-    core = vae._core
+    """The compiled AudioModel under the class (mesh option: stereo split 1x2, time split 2x1,
+    both 2x2) and its decode stream (latents pushed frame by frame) equal one device to f32
+    rounding."""
+    core = vae.audio_model._core
     z = golden['decode.latents']
-    one = core.decode(z, threads=1, mesh='1x1')
+    one = core.run(z, threads=1, mesh='1x1')
     for mesh in ('1x2', '2x1', '2x2'):
-        y = core.decode(z, threads=1, mesh=mesh)
+        y = core.run(z, threads=1, mesh=mesh)
         assert y.shape == one.shape and rel(y, one) < 1e-6, mesh
         assert np.abs(y - one).max() <= 4e-6, mesh
         mean, logs = core.encode(golden['encode.wave'], threads=1, mesh=mesh)
         assert rel(mean, golden['encode.mean']) < 1e-5 and rel(logs, golden['encode.logs']) < 1e-5
-    s = core.decode_stream(mesh='1x1', threads=1)
+    s = core.stream(mesh='1x1', threads=1)
     assert s.samples_per_frame == 40 and s.lookahead_frames > 0
     parts = [s.push(np.ascontiguousarray(z[:, :, t:t + 1])) for t in range(z.shape[2])]
     parts.append(s.flush())

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import meshnn
-from conftest import fixture, import_torch
+from conftest import SRC, fixture, import_torch
 from meshnn._safetensors import load_safetensors
 
 H3 = fixture('minimax_h3_tiny')
@@ -97,7 +97,7 @@ def test_drop_in_to_refuses_what_it_cannot_do(vae):
 
 def test_allow_unknown_config_is_never_ignored():
     """Accepted by name everywhere; honoured by the core or refused, never dropped."""
-    core_has_it = 'allow_unknown_config' in (meshnn._meshnn.MiniMaxH3AudioVae.load.__doc__ or '')
+    core_has_it = 'allow_unknown_config' in (meshnn._meshnn.AudioModelOptions.__init__.__doc__ or '')
     if core_has_it:
         meshnn.MiniMaxH3AudioVAE.from_pretrained(H3, allow_unknown_config=True)
     else:
@@ -239,3 +239,23 @@ def test_policy_given_an_observation_dict_says_what_it_takes(policy_inputs):
     adapter = meshnn.gr00t.VlAdapter(HEAD, 'n1.6', t['input.token_types'], threads=1)
     with pytest.raises(ValueError, match='backbone features'):
         adapter(obs)
+
+
+def test_compiled_module_names_no_model_outside_its_per_model_files():
+    """python/src binds the generic AudioModel: no model is named in a code line (comments
+    aside) except in a per-model binding file (one that adds itself with add_model_binding);
+    every file ≤ 500 lines."""
+    import re
+    src = os.path.join(SRC, 'python', 'src')
+    named = re.compile(r'ltx|bigvgan|minimax|h3|gr00t', re.IGNORECASE)
+    offenders = []
+    for name in sorted(os.listdir(src)):
+        with open(os.path.join(src, name), encoding='utf-8') as f:
+            lines = f.read().split('\n')
+        assert len(lines) <= 501, f'{name}: {len(lines)} lines'
+        per_model = any('add_model_binding(&' in line for line in lines)
+        for i, line in enumerate(lines, 1):
+            code = line.split('//', 1)[0]
+            if named.search(code) and not per_model:
+                offenders.append(f'{name}:{i}: {line.strip()}')
+    assert not offenders, '\n'.join(offenders)

@@ -16,9 +16,13 @@ namespace fs = std::filesystem;
 
 struct BigVganModel final : AudioModel::Impl {
   BigVganVocoder voc;
-  explicit BigVganModel(BigVganVocoder v) : voc(std::move(v)) {
+  BigVganModel(BigVganVocoder v, const StagePrecision& precision) : voc(std::move(v)) {
     model = "nvidia-bigvgan";
     variant = "bigvgan";
+    config_json = voc.config_json();
+    // Its one stage, resolved as BigVganVocoder::load resolved it.
+    const std::vector<std::string> stages = {StagePrecision::kVocoder};
+    precisions.emplace_back(stages[0], precision.resolve(stages, "NVIDIA BigVGAN")[0]);
     description = "NVIDIA BigVGAN vocoder (" + std::to_string(voc.num_mels()) + " mel bins, " +
                   std::to_string(voc.sample_rate()) + " Hz)";
     const int sr = voc.sample_rate();
@@ -37,6 +41,12 @@ struct BigVganModel final : AudioModel::Impl {
     return m.reshape({1, m.dim(0), m.dim(1)});
   }
   AudioStream stream(const StreamOptions& options) const override {
+    return StreamingVocoder(voc, options);
+  }
+  // Its one stage is the whole model.
+  AudioStream stage_stream(const std::string& stage, const StreamOptions& options) const override {
+    MESHNN_CHECK_AS(InvalidArgument, stage == StagePrecision::kVocoder, model,
+                    ": a stream enters at stage 'vocoder' only, not '", stage, "'");
     return StreamingVocoder(voc, options);
   }
 };
@@ -64,7 +74,7 @@ ModelSpec nvidia_bigvgan_spec() {
     // BigVganVocoder::load finds the config as `vocode` does: the one given, a folder's
     // config.json, a file's `config` metadata, else the config.json beside the file.
     return std::make_shared<const BigVganModel>(
-        BigVganVocoder::load(path, o.config_path, o.precision));
+        BigVganVocoder::load(path, o.config_path, o.precision), o.precision);
   };
   // The generator weights (a folder's .safetensors or .pt, as load() picks) and the config it
   // reads: the one given, else the config.json beside the weights (listed even where the

@@ -36,9 +36,14 @@ void check_ltx_input(const Shape& input, const RunOptions& run) {
 
 struct LtxModel final : AudioModel::Impl {
   meshnn::LtxAudioDecoder dec;
-  explicit LtxModel(meshnn::LtxAudioDecoder d) : dec(std::move(d)) {
+  LtxModel(meshnn::LtxAudioDecoder d, const nlohmann::json& config) : dec(std::move(d)) {
     model = "ltx-audio-decoder";
     variant = dec.version();
+    config_json = config.dump();
+    parameters = dec.parameters();
+    const std::vector<std::string> stages = dec.precision_stages();
+    const std::vector<Precision> modes = dec.stage_precisions();
+    for (size_t i = 0; i < stages.size(); ++i) precisions.emplace_back(stages[i], modes[i]);
     const bool v23 = dec.version() == "ltx-2.3";
     description = v23 ? "LTX-2.3 audio decoder (mel-VAE → BigVGAN v2 → bandwidth extension)"
                       : "LTX-2 audio decoder (mel-VAE → HiFi-GAN)";
@@ -62,8 +67,18 @@ struct LtxModel final : AudioModel::Impl {
     const int64_t chunk = ltx_chunk_frames(latent.dim(2), options);
     return chunk > 0 ? dec.decode_chunked(latent, chunk, options) : dec.decode(latent, options);
   }
+  Tensor run_chunked(const Tensor& latent, int64_t chunk_frames,
+                     const RunOptions& options) const override {
+    return dec.decode_chunked(latent, chunk_frames, options);
+  }
   AudioStream stream(const StreamOptions& options) const override {
     return StreamingLtxDecoder(dec, options);
+  }
+  // "vocoder": mels (B, 2, n, 64) into the vocoder (+ bandwidth extension).
+  AudioStream stage_stream(const std::string& stage, const StreamOptions& options) const override {
+    MESHNN_CHECK_AS(InvalidArgument, stage == StagePrecision::kVocoder, model,
+                    ": a stream enters at stage 'vocoder' only, not '", stage, "'");
+    return StreamingVocoder(dec, options);
   }
 };
 
@@ -86,8 +101,13 @@ ModelSpec ltx_audio_decoder_spec() {
     return "";
   };
   e.load = [](const std::string& path, const AudioModelOptions& o) {
+    meshnn::LtxAudioDecoder dec = meshnn::LtxAudioDecoder::load(path, o.precision, o.allow_unused);
+    return std::make_shared<const LtxModel>(std::move(dec), config_metadata(path).config);
+  };
+  // LTX-2.3 at the real architecture (LtxAudioDecoder::random_ltx23).
+  e.random = [](uint64_t seed, const AudioModelOptions& o) {
     return std::make_shared<const LtxModel>(
-        meshnn::LtxAudioDecoder::load(path, o.precision, o.allow_unused));
+        meshnn::LtxAudioDecoder::random_ltx23(seed, o.precision), ltx23_reference_config());
   };
   e.check_input = check_ltx_input;
   // One file: the config is its metadata.

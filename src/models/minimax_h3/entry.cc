@@ -3,6 +3,7 @@
 // calls, the encoder and the latent statistics included.
 #include <filesystem>
 
+#include "io/file_util.h"
 #include "meshnn/audio.h"
 #include "models/minimax_h3/access.h"
 #include "models/minimax_h3/model.h"
@@ -16,9 +17,12 @@ using api::MiniMaxH3Access;
 
 struct MiniMaxH3Model final : AudioModel::Impl {
   MiniMaxH3AudioVae vae;
-  explicit MiniMaxH3Model(MiniMaxH3AudioVae v) : vae(std::move(v)) {
+  MiniMaxH3Model(MiniMaxH3AudioVae v, std::string config) : vae(std::move(v)) {
     model = "minimax-h3-audio-vae";
     variant = "minimax-h3";
+    config_json = std::move(config);
+    latents_mean = vae.latents_mean();
+    latents_std = vae.latents_std();
     const int sr = vae.sample_rate();
     // From the loaded config (a reduced or retrained VAE has other widths and rates).
     description =
@@ -48,9 +52,13 @@ struct MiniMaxH3Model final : AudioModel::Impl {
       explicit Stream(MiniMaxH3AudioVae::EncodeStream s) : st(std::move(s)) {}
       Tensor push(const Tensor& wave, Tensor* log_std) override { return st.push(wave, log_std); }
       Tensor flush(Tensor* log_std) override { return st.flush(log_std); }
+      void reset() override { st.reset(); }
       bool returns_output() const override { return st.returns_output(); }
       int64_t lookahead_samples() const override { return st.lookahead_samples(); }
       double lookahead_ms() const override { return st.lookahead_ms(); }
+      int sample_rate() const override { return st.sample_rate(); }
+      int64_t samples_per_frame() const override { return st.samples_per_frame(); }
+      std::string mesh() const override { return st.mesh(); }
     };
     return AudioEncodeStream(std::make_unique<Stream>(vae.encode_stream(options)));
   }
@@ -77,11 +85,16 @@ ModelSpec minimax_h3_audio_vae_spec() {
                : "not a folder whose config.json names AutoencoderKLMiniMaxH3Audio";
   };
   e.load = [](const std::string& path, const AudioModelOptions& o) {
-    return std::make_shared<const MiniMaxH3Model>(
+    MiniMaxH3AudioVae vae =
         MiniMaxH3AudioVae::load(path, o.precision.uniform("the MiniMax-H3 audio VAE"),
                                 o.encoder_only   ? MiniMaxH3AudioVae::Parts::encoder
                                 : o.decoder_only ? MiniMaxH3AudioVae::Parts::decoder
-                                                 : MiniMaxH3AudioVae::Parts::both));
+                                                 : MiniMaxH3AudioVae::Parts::both);
+    // The config.json load() has read and checked, as text (AudioModel::config_json).
+    const std::vector<uint8_t> config =
+        io::read_file_bytes((fs::path(path) / minimax_h3::kConfigFile).string());
+    return std::make_shared<const MiniMaxH3Model>(std::move(vae),
+                                                  std::string(config.begin(), config.end()));
   };
   e.files = [](const std::string& path, const AudioModelOptions&) {
     return std::vector<std::string>{(fs::path(path) / minimax_h3::kConfigFile).string(),
