@@ -73,8 +73,6 @@ class LtxAudioDecoder {
   int64_t parameters() const;  // weight values in the checkpoint's audio modules
   // Output samples per channel for a latent of `latent_frames` frames.
   int64_t output_samples(int64_t latent_frames) const;
-  // Mesh "auto" resolves to this for a latent of `latent_frames` frames (see RunOptions).
-  static MeshConfig auto_mesh(int64_t latent_frames, int threads = 0);
   // Everything about a call that can be checked without weights (latent shape, dtype and
   // finiteness; threads; does the mesh give every device a real latent frame?): throws as
   // decode() would, returns the mesh decode() will use. Call it before load() to fail before the

@@ -1,14 +1,13 @@
-// The public audio API (meshnn/audio.h) over the internal models: weights loaded once into a
-// RunnerPool, one runner per device thread per call, the mesh chosen and checked before any work.
+// The public audio API (meshnn/audio.h) over the internal models: weights loaded once, a
+// runtime::Pool of runners over them, one runner per device thread per call, the mesh planned and
+// checked before any work and run by the runtime's executor (src/runtime/).
 #include "meshnn/audio.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <mutex>
 
 #include "api/audio_impl.h"
-#include "api/scale_rule.h"
 #include "io/json.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -21,77 +20,10 @@
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_decoder.h"
 #include "models/ltx/random.h"
+#include "runtime/executor.h"
+#include "runtime/mesh_plan.h"
 
 namespace meshnn {
-namespace {
-
-// Mesh time axes: the non-trivial axes in row-major order.
-std::vector<int> time_axes(const Device& d) {
-  std::vector<int> axes;
-  for (int a = 0; a < 2; ++a)
-    if (d.axis_size(a) > 1) axes.push_back(a);
-  return axes;
-}
-
-// "auto" on the local backend: one device whose OpenMP team spans the cores (threads, or 0 = all
-// of them). Measured on the 2-core AVX-512 machine (docs/benchmarks.md, "Mesh auto"): with the
-// Winograd convolutions, 1x1 with 2 threads decodes 4 s of LTX-2.3 audio in 2.75 s against 2.91 s
-// for 1x2 with one thread per device on a quiet machine, and 1x2 is not the fastest set-up under
-// load either; one device also needs no halos and half the plans. A mesh is an explicit choice.
-MeshConfig auto_mesh_for(int threads) {
-  MeshConfig mc;
-  mc.threads_per_device = threads;
-  return mc;
-}
-
-// The mesh a call runs on, validated against the input length before any work.
-// "auto" on the mpi backend: the scale-out rule (api/scale_rule.h) for `kind` and `seconds`.
-MeshConfig resolve_mesh(const RunOptions& run, int64_t frames, int64_t min_rows, const char* what,
-                        const char* kind, double seconds) {
-  check_thread_count(run.threads, "threads per device");
-  MeshConfig mc;
-  if (run.mesh == "auto") {
-    mc = run.backend == Backend::mpi ? api::auto_mpi_mesh(kind, seconds, 1)
-                                     : auto_mesh_for(run.threads);
-    mc.threads_per_device = run.threads;
-  } else {
-    mc = parse_mesh(run.mesh);
-    mc.threads_per_device = run.threads;
-  }
-  mc.backend = run.backend;
-  check_time_split(frames, mc.rows * mc.cols, min_rows, what);
-  return mc;
-}
-
-// Runs `step(runner, shard, report)` on every device of the mesh with a runner from `pool`;
-// returns device 0's result (every device returns the same gathered tensor).
-// A non-finite output is reported as the model's fault, naming the last stage that ran.
-template <class Model, class Step>
-Tensor run_on_mesh(api::RunnerPool<Model>& pool, const MeshConfig& mc, const ProgressFn& progress,
-                   const Step& step, const char* model) {
-  Tensor out;
-  std::mutex mu;
-  run_spmd(mc, [&](Device& d) {
-    auto runner = pool.take();
-    const std::vector<int> axes = time_axes(d);
-    const TimeShard ts = axes.empty() ? TimeShard() : TimeShard(d, axes);
-    const bool reports = d.rank() == 0;
-    std::string last_stage = "the last stage";
-    const models::ProgressFn report = [&](int i, int n, const char* s) {
-      last_stage = detail::concat("stage ", i, "/", n, " (", s, ")");
-      if (reports && progress) progress(i, n, s);
-    };
-    Tensor y = step(*runner, ts, report);
-    check_model_output(y, model, last_stage);
-    if (d.rank() == 0 || mc.backend == Backend::mpi) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!out.defined() || d.rank() == 0) out = y;
-    }
-  });
-  return out;
-}
-
-}  // namespace
 
 // ---- LtxAudioDecoder ------------------------------------------------------------------------
 
@@ -132,34 +64,29 @@ void LtxAudioDecoder::save_random_ltx23(const std::string& path, uint64_t seed) 
   io::save_safetensors(path, bf, {{"config", config.dump()}});
 }
 
-int LtxAudioDecoder::sample_rate() const { return impl_->pool.weights().sample_rate(); }
+int LtxAudioDecoder::sample_rate() const { return impl_->weights().sample_rate(); }
 
 std::string LtxAudioDecoder::version() const {
-  return impl_->pool.weights().config().version == models::LtxAudioConfig::Version::ltx23
-             ? "ltx-2.3"
-             : "ltx-2";
+  return impl_->weights().config().version == models::LtxAudioConfig::Version::ltx23 ? "ltx-2.3"
+                                                                                     : "ltx-2";
 }
 
 int64_t LtxAudioDecoder::parameters() const { return impl_->parameters; }
 
 std::vector<std::string> LtxAudioDecoder::precision_stages() const {
-  return models::LtxAudioDecoder::precision_stages(impl_->pool.weights().config());
+  return models::LtxAudioDecoder::precision_stages(impl_->weights().config());
 }
 
 std::vector<Precision> LtxAudioDecoder::stage_precisions() const {
-  return impl_->pool.weights().stage_precisions();
+  return impl_->weights().stage_precisions();
 }
 
 int64_t LtxAudioDecoder::output_samples(int64_t latent_frames) const {
-  return impl_->pool.weights().output_samples(latent_frames);
-}
-
-MeshConfig LtxAudioDecoder::auto_mesh(int64_t latent_frames, int threads) {
-  return auto_mesh_for(threads);
+  return impl_->weights().output_samples(latent_frames);
 }
 
 int64_t LtxAudioDecoder::min_frames_per_device() const {
-  return impl_->pool.weights().min_frames_per_device();
+  return impl_->weights().min_frames_per_device();
 }
 
 void LtxAudioDecoder::check_mesh_fits(int64_t latent_frames, int devices) {
@@ -180,24 +107,36 @@ void check_latent_input(const Tensor& latent) {
                   shape_str(latent.shape()));
   check_finite(latent, "latent");
 }
+
+// The latent checked, then the mesh of a decode: no weights yet, so every device a real frame
+// (decode() checks the layers' halos as well). The batch stays together.
+runtime::MeshPlan ltx_plan(const Tensor& latent, const RunOptions& run) {
+  check_latent_input(latent);
+  runtime::MeshRequest r;
+  r.batch = latent.dim(0);
+  r.frames = latent.dim(2);
+  r.what = "latent";
+  r.kind = "ltx-2.3";
+  r.seconds = static_cast<double>(latent.dim(2)) / 25;
+  return runtime::resolve_mesh(run, r);
+}
 }  // namespace
 
 MeshConfig LtxAudioDecoder::check_run(const Tensor& latent, const RunOptions& run) {
-  check_latent_input(latent);
-  // No weights yet: every device a real frame; decode() checks the layers' halos as well.
-  return resolve_mesh(run, latent.dim(2), 1, "latent", "ltx-2.3",
-                      static_cast<double>(latent.dim(2)) / 25);
+  return ltx_plan(latent, run).mesh;
 }
 
 Tensor LtxAudioDecoder::decode(const Tensor& latent, const RunOptions& run) const {
-  const MeshConfig mc = check_run(latent, run);
-  impl_->pool.weights().check_mesh_fits(latent.dim(2), mc.rows * mc.cols);
-  Tensor y = run_on_mesh(
-      impl_->pool, mc, run.progress,
-      [&](models::LtxAudioDecoder& m, const TimeShard& ts, const models::ProgressFn& report) {
-        return m.decode(latent, ts, report);
-      },
-      "LTX audio decoder");
+  const runtime::MeshPlan plan = ltx_plan(latent, run);
+  impl_->weights().check_mesh_fits(latent.dim(2), plan.mesh.rows * plan.mesh.cols);
+  runtime::Call call;
+  call.model = "LTX audio decoder";
+  call.progress = run.progress;
+  Tensor y = runtime::run_on_mesh(
+      plan, call, [&](int) { return impl_->pool.take(); },
+      [&](models::LtxAudioDecoder& m, const runtime::Share& s) {
+        return m.decode(latent, s.ts, s.report);
+      });
   return api::to_planar(y);
 }
 
@@ -249,13 +188,13 @@ BigVganVocoder BigVganVocoder::load(const std::string& checkpoint, const std::st
 }
 
 int BigVganVocoder::sample_rate() const {
-  return impl_->pool.weights().config().generator.sampling_rate;
+  return impl_->weights().config().generator.sampling_rate;
 }
-int BigVganVocoder::num_mels() const { return impl_->pool.weights().config().num_mels; }
-int BigVganVocoder::hop_length() const { return impl_->pool.weights().config().generator.hop(); }
+int BigVganVocoder::num_mels() const { return impl_->weights().config().num_mels; }
+int BigVganVocoder::hop_length() const { return impl_->weights().config().generator.hop(); }
 std::string BigVganVocoder::config_json() const { return impl_->config_json; }
 int64_t BigVganVocoder::min_frames_per_device() const {
-  return impl_->pool.weights().min_frames_per_device();
+  return impl_->weights().min_frames_per_device();
 }
 
 Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
@@ -264,17 +203,23 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
                   mel.defined() ? dtype_name(mel.dtype()) : "no tensor");
   MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(1) == num_mels() && mel.dim(2) >= 1,
                   "mel: expected (B, ", num_mels(), ", frames), got ", shape_str(mel.shape()));
-  const MeshConfig mc =
-      resolve_mesh(run, mel.dim(2), min_frames_per_device(), "mel", "bigvgan",
-                   static_cast<double>(mel.dim(2)) * hop_length() / sample_rate());
-  Tensor y = run_on_mesh(
-      impl_->pool, mc, run.progress,
-      [&](models::BigVgan& m, const TimeShard& ts, const models::ProgressFn& report) {
-        Tensor w = m.vocode_mel(mel, ts);
-        report(1, 1, "neural vocoder");
+  runtime::MeshRequest r;
+  r.batch = mel.dim(0);
+  r.frames = mel.dim(2);
+  r.min_rows = min_frames_per_device();
+  r.what = "mel";
+  r.kind = "bigvgan";
+  r.seconds = static_cast<double>(mel.dim(2)) * hop_length() / sample_rate();
+  runtime::Call call;
+  call.model = "BigVGAN vocoder";
+  call.progress = run.progress;
+  Tensor y = runtime::run_on_mesh(
+      runtime::resolve_mesh(run, r), call, [&](int) { return impl_->pool.take(); },
+      [&](models::BigVgan& m, const runtime::Share& s) {
+        Tensor w = m.vocode_mel(mel, s.ts);
+        s.report(1, 1, "neural vocoder");
         return w;
-      },
-      "BigVGAN vocoder");
+      });
   return api::to_planar(y);
 }
 
@@ -282,7 +227,7 @@ Tensor BigVganVocoder::mel_spectrogram(const Tensor& wav) const {
   // A NaN sample would give a NaN mel without a word; an absurd finite one an inf (the log of
   // an overflowed power): both refused here, naming the cause (issue 35's hostile re-run).
   check_finite(wav, "wav");
-  Tensor mel = impl_->pool.weights().mel_of(wav);
+  Tensor mel = impl_->weights().mel_of(wav);
   check_model_output(mel, "BigVGAN mel front end", "the log-mel");
   return mel;
 }

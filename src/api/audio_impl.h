@@ -1,30 +1,40 @@
 // The public audio classes' insides, shared by the one-shot API (audio.cc) and streaming
-// (streaming.cc): the loaded weights in a runner pool, and the layout conversions at the API edge.
+// (streaming.cc): the loaded weights and a pool of runners over them, and the layout conversions at
+// the API edge.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "api/runner_pool.h"
 #include "meshnn/audio.h"
 #include "models/bigvgan/model.h"
 #include "models/ltx/audio_decoder.h"
 #include "ops/permute.h"
+#include "runtime/pool.h"
 
 namespace meshnn {
 
+// The loaded model is the weights, never run itself; each call runs copies of it from the pool.
 struct LtxAudioDecoder::Impl {
-  api::RunnerPool<models::LtxAudioDecoder> pool;
+  std::unique_ptr<const models::LtxAudioDecoder> loaded;
+  runtime::Pool<models::LtxAudioDecoder> pool;
   int64_t parameters = 0;
   Impl(std::unique_ptr<const models::LtxAudioDecoder> w, int64_t params)
-      : pool(std::move(w)), parameters(params) {}
+      : loaded(std::move(w)),
+        pool([this] { return runtime::runner_of(*loaded); }),
+        parameters(params) {}
+  const models::LtxAudioDecoder& weights() const { return *loaded; }
 };
 
 struct BigVganVocoder::Impl {
-  api::RunnerPool<models::BigVgan> pool;
+  std::unique_ptr<const models::BigVgan> loaded;
+  runtime::Pool<models::BigVgan> pool;
   std::string config_json;
   Impl(std::unique_ptr<const models::BigVgan> w, std::string cfg)
-      : pool(std::move(w)), config_json(std::move(cfg)) {}
+      : loaded(std::move(w)),
+        pool([this] { return runtime::runner_of(*loaded); }),
+        config_json(std::move(cfg)) {}
+  const models::BigVgan& weights() const { return *loaded; }
 };
 
 namespace api {

@@ -1,18 +1,20 @@
 // The public GR00T API (meshnn/gr00t.h) over the runners of models/: one load sequence (open,
 // configs, layout, every check, then one SPMD launch that packs each device's head slice), a
-// runner pool per device rank, and one SPMD launch per call.
+// runtime::Pool of runners per device rank, and one launch of the runtime's executor per call.
 #include "meshnn/gr00t.h"
 
 #include <sys/stat.h>
 
 #include <mutex>
 
-#include "api/runner_pool.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/config_policy.h"
 #include "meshnn/io/sharded_safetensors.h"
 #include "meshnn/mesh/ccl.h"
+#include "runtime/executor.h"
+#include "runtime/mesh_plan.h"
+#include "runtime/pool.h"
 
 namespace meshnn::gr00t {
 namespace {
@@ -112,67 +114,62 @@ Tensor features_as_slots(const Tensor& features, const SlotLayout& layout) {
   return layout.rows_to_slots(features);
 }
 
-// Per device rank, a pool of runners of its head slice (MPI: only this rank's), and the launch.
-// Runner: VlAdapter | PolicyRunner (fork() shares the packed weights, bind_device() moves a slice
-// to the devices of a new launch).
+// Per device rank, the weights of its head slice (MPI: only this rank's) and a runtime::Pool of
+// runners over them. Runner: VlAdapter | PolicyRunner (fork() shares the packed weights,
+// bind_device() moves a slice to the devices of a new launch).
 template <class Runner>
-class MeshRunners {
- public:
-  explicit MeshRunners(const MeshConfig& mc) : mc_(mc) {}
-
-  // One launch: make(device) packs that device's slice; it becomes the pool's weights.
-  template <class Make>
-  void build(const Make& make) {
-    pools_.resize(static_cast<size_t>(mc_.rows * mc_.cols));
-    std::mutex mu;
-    run_spmd(mc_, [&](Device& d) {
-      std::unique_ptr<Runner> r = make(d);
-      r->bind_device(nullptr);  // the device ends with this launch
-      std::lock_guard<std::mutex> lock(mu);
-      pools_[static_cast<size_t>(d.rank())] =
-          std::make_unique<api::RunnerPool<Runner>>(std::move(r));
-    });
-  }
-
-  // The weights of device 0 (MPI: of this rank's device).
-  const Runner& first() const {
-    for (const auto& p : pools_)
-      if (p) return p->weights();
-    throw Error("internal: GR00T runners were not built");
-  }
-
-  // Runs step(runner, device) on every device with a runner of its slice bound to it; → device
-  // 0's result (MPI: this rank's; every rank computes the same replicated outputs).
-  template <class Result, class Step>
-  Result run(const Step& step) {
-    // MPI: each launch creates communicators collectively, so the ranks must launch in one order.
-    std::unique_lock<std::mutex> serial(mpi_mu_, std::defer_lock);
-    if (mc_.backend == Backend::mpi) serial.lock();
-    Result out{};
-    std::mutex mu;
-    run_spmd(mc_, [&](Device& d) {
-      auto runner = pools_[static_cast<size_t>(d.rank())]->take();
-      runner->bind_device(&d);
-      struct Unbind {
-        Runner& r;
-        ~Unbind() { r.bind_device(nullptr); }
-      } unbind{*runner};
-      Result y = step(*runner, d);
-      if (d.rank() == 0 || mc_.backend == Backend::mpi) {
-        std::lock_guard<std::mutex> lock(mu);
-        out = std::move(y);
-      }
-    });
-    return out;
-  }
-
-  const MeshConfig& mesh() const { return mc_; }
-
- private:
-  MeshConfig mc_;
-  std::vector<std::unique_ptr<api::RunnerPool<Runner>>> pools_;
-  std::mutex mpi_mu_;
+struct DeviceSlices {
+  runtime::MeshPlan plan;
+  std::vector<std::unique_ptr<const Runner>> weights;
+  std::vector<std::unique_ptr<runtime::Pool<Runner>>> pools;
+  std::mutex launch;  // MPI: one launch at a time (runtime::Call::launch_lock)
+  explicit DeviceSlices(const MeshConfig& mc) : plan(runtime::whole_call_on(mc)) {}
 };
+
+// One launch: make(device) packs that device's slice; it becomes the weights of its pool.
+template <class Runner, class Make>
+void build_slices(DeviceSlices<Runner>& s, const Make& make) {
+  const size_t n = static_cast<size_t>(s.plan.mesh.rows * s.plan.mesh.cols);
+  s.weights.resize(n);
+  s.pools.resize(n);
+  std::mutex mu;
+  run_spmd(s.plan.mesh, [&](Device& d) {
+    std::unique_ptr<Runner> r = make(d);
+    r->bind_device(nullptr);  // the device ends with this launch
+    std::lock_guard<std::mutex> lock(mu);
+    const Runner* w = r.get();
+    s.weights[static_cast<size_t>(d.rank())] = std::move(r);
+    s.pools[static_cast<size_t>(d.rank())] =
+        std::make_unique<runtime::Pool<Runner>>([w] { return runtime::runner_of(*w); });
+  });
+}
+
+// The weights of device 0 (MPI: of this rank's device).
+template <class Runner>
+const Runner& first_slice(const DeviceSlices<Runner>& s) {
+  for (const auto& w : s.weights)
+    if (w) return *w;
+  throw Error("internal: GR00T runners were not built");
+}
+
+// Runs step(runner, device) on every device with a runner of its slice bound to it (the
+// runtime's executor: no time or item split) → device 0's result (MPI: this rank's; every rank
+// computes the same replicated outputs).
+template <class Runner, class Step>
+auto run_slices(DeviceSlices<Runner>& s, const Step& step) {
+  runtime::Call call;
+  call.launch_lock = &s.launch;
+  return runtime::run_on_mesh(
+      s.plan, call, [&](int rank) { return s.pools[static_cast<size_t>(rank)]->take(); },
+      [&](Runner& runner, const runtime::Share& share) {
+        runner.bind_device(&share.device);
+        struct Unbind {
+          Runner& r;
+          ~Unbind() { r.bind_device(nullptr); }
+        } unbind{runner};
+        return step(runner, share.device);
+      });
+}
 
 // What every load checks and keeps, before any weight is packed.
 struct Prepared {
@@ -217,7 +214,7 @@ struct Adapter::Impl {
   AdapterOptions opt;
   AdapterPlan plan;
   std::string describe;
-  MeshRunners<VlAdapter> runners;
+  DeviceSlices<VlAdapter> runners;
   Impl(Prepared prep, const AdapterOptions& o) : p(std::move(prep)), opt(o), runners(p.mc) {}
 };
 
@@ -230,10 +227,10 @@ std::shared_ptr<Adapter::Impl> load_adapter(Source src, Version v, const Tensor&
                                            options);
   m->plan = adapter_plan(m->p, m->opt);
   const Prepared& p = m->p;
-  m->runners.build([&](Device& d) {
+  build_slices(m->runners, [&](Device& d) {
     return std::make_unique<VlAdapter>(p.cfg, p.layout, p.src.lookup, m->opt, p.prefix, &d);
   });
-  m->describe = m->runners.first().describe();
+  m->describe = first_slice(m->runners).describe();
   return m;
 }
 }  // namespace
@@ -260,7 +257,7 @@ AdapterOutputs Adapter::run(const Tensor& features, const Tensor& vl_mask, const
   Impl& m = *impl_;
   const Tensor f = features_as_slots(features, m.p.layout);
   const int axis = m.opt.mesh_axis;
-  return m.runners.run<AdapterOutputs>([&](VlAdapter& a, Device& d) {
+  return run_slices(m.runners, [&](VlAdapter& a, Device& d) {
     const Tensor mask = vl_mask.defined()
                             ? vl_mask
                             : (a.plan().vl_mask_present ? m.p.layout.key_valid_mask() : Tensor());
@@ -308,7 +305,7 @@ struct Policy::Impl {
   ActionHeadConfig hc;
   AdapterPlan plan;
   std::string describe;
-  MeshRunners<PolicyRunner> runners;
+  DeviceSlices<PolicyRunner> runners;
   Impl(Prepared prep, const PolicyOptions& o) : p(std::move(prep)), opt(o), runners(p.mc) {}
 };
 
@@ -334,7 +331,7 @@ std::shared_ptr<Policy::Impl> load_policy(Source src, Version v, const Tensor& t
     MESHNN_CHECK(m->plan.key_sets.at(hb.key_set).l_real > 0, vn, ": no ", hb.key_set,
                  " tokens in the token types; the ", hb.key_set,
                  " cross-attention blocks would attend nothing");
-  m->runners.build([&](Device& d) {
+  build_slices(m->runners, [&](Device& d) {
     auto r =
         std::make_unique<PolicyRunner>(p.cfg, m->hc, p.layout, p.src.lookup, m->opt, p.prefix, &d);
     if (d.rank() == 0 || p.mc.backend == Backend::mpi) m->describe = r->head().describe();
@@ -359,7 +356,7 @@ Tensor Policy::get_action(const Tensor& features, const Tensor& vl_mask, const T
                           std::vector<Tensor>* velocities) const {
   Impl& m = *impl_;
   const bool mpi = m.p.mc.backend == Backend::mpi;
-  return m.runners.run<Tensor>([&](PolicyRunner& r, Device& d) {
+  return run_slices(m.runners, [&](PolicyRunner& r, Device& d) {
     // Every device runs the same Euler loop on replicated rows; device 0 reports the steps.
     std::vector<Tensor>* v = d.rank() == 0 || mpi ? velocities : nullptr;
     return r.get_action(features, vl_mask, state, embodiment, noise, seed, steps, v);

@@ -1,22 +1,22 @@
 // The public MiniMax-H3 audio VAE (meshnn/audio.h) over models/minimax_h3: the loaded weights
-// shared by every call, graphs pooled per direction (one per device per call, warm on reuse), the
-// mesh split of models/minimax_h3/mesh.h, the streaming decode as every model's AudioStream and
-// the streaming encode on a stream engine.
+// shared by every call, graphs pooled per direction (one per device per call, warm on reuse), run
+// by the runtime's executor with the batch items split over mesh axis 1 (src/runtime/), the
+// streaming decode as every model's AudioStream and the streaming encode on a stream engine.
 #include <cmath>
 #include <filesystem>
-#include <mutex>
 #include <random>
 
 #include "api/audio_stream_spec.h"
-#include "api/scale_rule.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
 #include "models/bigvgan/model.h"
 #include "models/minimax_h3/access.h"
-#include "models/minimax_h3/mesh.h"
 #include "models/minimax_h3/model.h"
+#include "runtime/executor.h"
+#include "runtime/mesh_plan.h"
+#include "runtime/pool.h"
 #include "streaming/stream_engine.h"
 
 namespace meshnn {
@@ -24,74 +24,35 @@ namespace meshnn {
 namespace h3 = models::minimax_h3;
 namespace fs = std::filesystem;
 
-namespace {
-
-// Graphs over the model's weights, each used by one device of one call at a time. A graph keeps
-// its plans (packed weights, JIT kernels) between calls, so a second call on the same mesh is
-// warm. Graphs are made under the lock: the layers they copy are shared, not duplicated.
-class GraphPool {
- public:
-  explicit GraphPool(std::function<graph::NodePtr()> make) : make_(std::move(make)) {}
-  class Lease {
-   public:
-    Lease(GraphPool* pool, graph::NodePtr g) : pool_(pool), g_(std::move(g)) {}
-    Lease(Lease&&) noexcept = default;
-    ~Lease() {
-      if (!g_) return;
-      g_->reset();  // no history of this call survives it
-      std::lock_guard<std::mutex> lock(pool_->mu_);
-      pool_->idle_.push_back(std::move(g_));
-    }
-    graph::Node& operator*() { return *g_; }
-
-   private:
-    GraphPool* pool_;
-    graph::NodePtr g_;
-  };
-  Lease take() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (idle_.empty()) return Lease(this, make_());
-    graph::NodePtr g = std::move(idle_.back());
-    idle_.pop_back();
-    return Lease(this, std::move(g));
-  }
-
- private:
-  std::function<graph::NodePtr()> make_;
-  std::mutex mu_;
-  std::vector<graph::NodePtr> idle_;
-};
-
-}  // namespace
-
+// The graphs of each direction in a pool: each used by one device of one call at a time and reset
+// when it comes back (no history of a call survives it); a graph keeps its plans (packed weights,
+// JIT kernels) between calls, so a second call on the same mesh is warm. The layers a graph
+// copies share the model's weights.
 struct MiniMaxH3AudioVae::Impl {
   std::unique_ptr<const h3::Model> model;
-  GraphPool decode_graphs, encode_graphs;
+  runtime::Pool<graph::Node> decode_graphs, encode_graphs;
   explicit Impl(std::unique_ptr<const h3::Model> m)
       : model(std::move(m)),
-        decode_graphs([this] { return model->decode_stream(); }),
-        encode_graphs([this] { return model->encode_stream(); }) {}
+        decode_graphs([this] { return model->decode_stream(); }, reset_graph),
+        encode_graphs([this] { return model->encode_stream(); }, reset_graph) {}
+  static void reset_graph(graph::Node& g) { g.reset(); }
 };
 
 namespace {
 
-// The mesh of a call over `batch` items of `frames` latent frames, checked before any work.
-// "auto": one device on the local backend; on the mpi backend the scale-out rule
-// (api/scale_rule.h) for `seconds` of audio: items first, then time, else replicas.
-MeshConfig resolve_mesh(const RunOptions& run, int64_t batch, int64_t frames, int64_t min_frames,
-                        double seconds, h3::MeshSplit* split) {
-  check_thread_count(run.threads, "threads per device");
-  MeshConfig mc;
-  if (run.mesh == "auto") {
-    if (run.backend == Backend::mpi) mc = api::auto_mpi_mesh("minimax-h3", seconds, batch);
-  } else {
-    mc = parse_mesh(run.mesh);
-  }
-  mc.backend = run.backend;
-  mc.threads_per_device = run.threads;
-  *split = h3::split_mesh(mc.rows, mc.cols, batch);
-  check_time_split(frames, split->time_parts, min_frames, "latent sequence");
-  return mc;
+// The mesh of a call over `batch` items of `frames` latent frames, checked before any work: the
+// items never interact, so the mesh may split them (runtime/mesh_plan.h).
+runtime::MeshPlan plan_of(const RunOptions& run, int64_t batch, int64_t frames, int64_t min_frames,
+                          double seconds) {
+  runtime::MeshRequest r;
+  r.batch = batch;
+  r.split_items = true;
+  r.frames = frames;
+  r.min_rows = min_frames;
+  r.what = "latent sequence";
+  r.kind = "minimax-h3";
+  r.seconds = seconds;
+  return runtime::resolve_mesh(run, r);
 }
 
 }  // namespace
@@ -128,15 +89,17 @@ Tensor MiniMaxH3AudioVae::decode(const Tensor& latents, const RunOptions& run) c
   const h3::Model& m = *impl_->model;
   m.check_latents(latents);
   const int64_t B = latents.dim(0);
-  h3::MeshSplit split;
-  const MeshConfig mc =
-      resolve_mesh(run, B, latents.dim(2), m.min_decode_frames_per_device(),
-                   static_cast<double>(latents.dim(2)) * hop_length() / sample_rate(), &split);
-  Tensor y = h3::run_split(mc, split, B, [&](int64_t first, int64_t n, const TimeShard& ts) {
-    auto g = impl_->decode_graphs.take();
-    return m.decode(n == B ? latents : latents.narrow(0, first, n), *g, ts);
-  });
-  check_model_output(y, "MiniMax-H3 audio VAE", "decode");
+  const runtime::MeshPlan plan =
+      plan_of(run, B, latents.dim(2), m.min_decode_frames_per_device(),
+              static_cast<double>(latents.dim(2)) * hop_length() / sample_rate());
+  runtime::Call call;
+  call.model = "MiniMax-H3 audio VAE";
+  call.stage = "decode";
+  Tensor y = runtime::run_on_mesh(
+      plan, call, [&](int) { return impl_->decode_graphs.take(); },
+      [&](graph::Node& g, const runtime::Share& s) {
+        return m.decode(s.count == B ? latents : latents.narrow(0, s.first, s.count), g, s.ts);
+      });
   if (run.progress) run.progress(1, 1, "decode");
   return y;
 }
@@ -146,16 +109,19 @@ Tensor MiniMaxH3AudioVae::encode(const Tensor& wave, Tensor* log_std, const RunO
   m.check_wave(wave);
   const int64_t B = wave.dim(0), C = latent_channels();
   const int64_t T = (wave.dim(2) + hop_length() - 1) / hop_length();
-  h3::MeshSplit split;
-  const MeshConfig mc = resolve_mesh(run, B, T, m.min_encode_frames_per_device(),
-                                     static_cast<double>(wave.dim(2)) / sample_rate(), &split);
+  const runtime::MeshPlan plan = plan_of(run, B, T, m.min_encode_frames_per_device(),
+                                         static_cast<double>(wave.dim(2)) / sample_rate());
+  runtime::Call call;
+  call.model = "MiniMax-H3 audio VAE";
+  call.stage = "encode";
   // Each device part returns [mean ; logs] along channels, (n, 2C, T).
-  Tensor both = h3::run_split(mc, split, B, [&](int64_t first, int64_t n, const TimeShard& ts) {
-    auto g = impl_->encode_graphs.take();
-    const h3::Model::Posterior p = m.encode(n == B ? wave : wave.narrow(0, first, n), *g, ts);
-    return concat({p.mean, p.logs}, 1);
-  });
-  check_model_output(both, "MiniMax-H3 audio VAE", "encode");
+  Tensor both = runtime::run_on_mesh(
+      plan, call, [&](int) { return impl_->encode_graphs.take(); },
+      [&](graph::Node& g, const runtime::Share& s) {
+        const Tensor x = s.count == B ? wave : wave.narrow(0, s.first, s.count);
+        const h3::Model::Posterior p = m.encode(x, g, s.ts);
+        return concat({p.mean, p.logs}, 1);
+      });
   if (run.progress) run.progress(1, 1, "encode");
   if (log_std) *log_std = both.narrow(1, C, C);
   return both.narrow(1, 0, C);

@@ -208,12 +208,12 @@ api::StreamSpec ltx_decoder_spec(const models::LtxAudioDecoder& m, const StreamO
 }  // namespace
 
 StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options)
-    : AudioStream(make_stream(bigvgan_spec(model.impl_->pool.weights(), options), options)) {}
+    : AudioStream(make_stream(bigvgan_spec(model.impl_->weights(), options), options)) {}
 
 StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options)
-    : AudioStream(make_stream(ltx_vocoder_spec(model.impl_->pool.weights(), options), options)) {}
+    : AudioStream(make_stream(ltx_vocoder_spec(model.impl_->weights(), options), options)) {}
 
 StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model, const StreamOptions& options)
-    : AudioStream(make_stream(ltx_decoder_spec(model.impl_->pool.weights(), options), options)) {}
+    : AudioStream(make_stream(ltx_decoder_spec(model.impl_->weights(), options), options)) {}
 
 }  // namespace meshnn

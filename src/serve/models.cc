@@ -115,10 +115,10 @@ Tensor ServedModel::run(const Tensor& input, int threads, const ProgressFn& prog
   run.progress = progress;
   run.mesh = "auto";
   if (progress) progress(0, 1, "decode");  // a cancelled request stops before it starts
-  return run_on_mesh(input, run);
+  return run_on_backend(input, run);
 }
 
-Tensor ServedModel::run_on_mesh(const Tensor& input, const RunOptions& run) const {
+Tensor ServedModel::run_on_backend(const Tensor& input, const RunOptions& run) const {
   const Tensor x = input.rank() == 1 ? model_.input_from_wave(input) : input;
   return as_planar(model_.run(x, run));
 }

@@ -56,7 +56,7 @@ class ServedModel {
   // --backend mpi (mpi.h): one shot on run's mesh and backend, every rank calling it with the
   // same input (the mesh splits time, so a long input's memory is split too: no chunking).
   // input as parse_body gives it → (1, C, S) planar f32 on every rank.
-  Tensor run_on_mesh(const Tensor& input, const RunOptions& run) const;
+  Tensor run_on_backend(const Tensor& input, const RunOptions& run) const;
 
   // /encode: a WAV body → (B, 1, S) samples, checked as audio-encode checks them.
   Tensor parse_encode_body(std::string_view body) const;

@@ -103,7 +103,7 @@ int lead(ServeConfig config, const std::vector<std::shared_ptr<const ServedModel
       if (!fault.empty()) throw CommError(fault);
       try {
         broadcast_from_rank0(Backend::mpi, run_command(model.name(), input));
-        return model.run_on_mesh(input, run);
+        return model.run_on_backend(input, run);
       } catch (const CommError& e) {
         fault = e.what();
         throw;
@@ -147,7 +147,7 @@ int follow(const std::vector<std::shared_ptr<const ServedModel>>& models, const 
     MESHNN_CHECK_AS(BackendError, model != nullptr, "serve --backend mpi: rank 0 asked for model '",
                     c.model, "', not loaded here (every rank must get the same --model options)");
     try {
-      (void)model->run_on_mesh(c.input, run);  // rank 0 has the same output and replies
+      (void)model->run_on_backend(c.input, run);  // rank 0 has the same output and replies
     } catch (const CommError&) {
       throw;  // main's handler ends the job
     } catch (const Error&) {

@@ -14,14 +14,12 @@
 
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
-#include "models/minimax_h3/mesh.h"
+#include "runtime/mesh_plan.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
 namespace meshnn {
 namespace {
-
-namespace h3 = models::minimax_h3;
 
 const MiniMaxH3AudioVae& vae() {
   static const MiniMaxH3AudioVae v =
@@ -58,7 +56,7 @@ struct Line {
 };
 Line line_of(const std::string& mesh, int64_t batch, int64_t frames) {
   const MeshConfig mc = parse_mesh(mesh);
-  const h3::MeshSplit s = h3::split_mesh(mc.rows, mc.cols, batch);
+  const runtime::MeshSplit s = runtime::split_mesh(mc.rows, mc.cols, batch);
   return {s.time_parts, (frames + s.time_parts - 1) / s.time_parts};
 }
 
@@ -79,26 +77,26 @@ void expect_like_one_device(const Tensor& y, const Tensor& ref, const Line& line
 }
 
 TEST(MiniMaxH3Mesh, SplitRule) {
-  auto s = h3::split_mesh(1, 2, 2);  // stereo on 1x2: one item per column, no time split
+  auto s = runtime::split_mesh(1, 2, 2);  // stereo on 1x2: one item per column, no time split
   EXPECT_EQ(s.item_parts, 2);
   EXPECT_TRUE(s.time_axes.empty());
   EXPECT_EQ(s.time_parts, 1);
-  s = h3::split_mesh(2, 1, 2);
+  s = runtime::split_mesh(2, 1, 2);
   EXPECT_EQ(s.item_parts, 1);
   EXPECT_EQ(s.time_axes, (std::vector<int>{0}));
   EXPECT_EQ(s.time_parts, 2);
-  s = h3::split_mesh(2, 2, 2);
+  s = runtime::split_mesh(2, 2, 2);
   EXPECT_EQ(s.item_parts, 2);
   EXPECT_EQ(s.time_axes, (std::vector<int>{0}));
   EXPECT_EQ(s.time_parts, 2);
-  s = h3::split_mesh(1, 2, 1);  // mono: time over axis 1
+  s = runtime::split_mesh(1, 2, 1);  // mono: time over axis 1
   EXPECT_EQ(s.item_parts, 1);
   EXPECT_EQ(s.time_axes, (std::vector<int>{1}));
-  s = h3::split_mesh(2, 2, 3);  // 3 items do not split over 2 columns: time over both axes
+  s = runtime::split_mesh(2, 2, 3);  // 3 items do not split over 2 columns: time over both axes
   EXPECT_EQ(s.item_parts, 1);
   EXPECT_EQ(s.time_axes, (std::vector<int>{0, 1}));
   EXPECT_EQ(s.time_parts, 4);
-  s = h3::split_mesh(1, 1, 2);
+  s = runtime::split_mesh(1, 1, 2);
   EXPECT_EQ(s.item_parts, 1);
   EXPECT_TRUE(s.time_axes.empty());
 }
