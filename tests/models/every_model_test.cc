@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -50,15 +49,16 @@ using graph::Node;
 using graph::NodePtr;
 using graph::Rows;
 
-// The run graph of a loaded model (the graph AudioModel::run runs, over the same weights) and how
-// one device of a time line runs it, on the graph's rows (no input checks: the reach probe feeds
-// it a NaN).
+// A graph of a loaded model (the graph AudioModel::run runs, and an encoder's, over the same
+// weights) and how one device of a time line runs it, on the graph's rows.
 struct GraphProbe {
   int64_t min_frames = 0;                // what the model reports
   std::function<NodePtr()> make;         // a fresh graph
-  std::function<Tensor(int64_t)> input;  // T frames → the graph's input rows (B, T, …)
+  std::function<Tensor(int64_t)> input;  // n rows → the graph's input rows (B, n, …)
   // (graph, whole input, ts) → the whole output on every device of the line.
   std::function<Tensor(Node&, const Tensor&, const TimeShard&)> run;
+  int64_t rows_per_frame = 1;  // graph input rows per frame of min_frames (an encoder: hop)
+  std::string what = "run";
 };
 
 struct ModelCase {
@@ -66,9 +66,9 @@ struct ModelCase {
   std::string weights;  // the safetensors file inside `path` that holds the checkpoint
   std::string extra;    // a key the model would own but no layer reads
   std::string prefix;   // keys of the model's own layers (the edits of (e) pick among them)
-  std::function<bool(const std::string&)> ours;  // the checkpoint keys the model reads
-  std::vector<std::string> sources;              // the family's folders (repository-relative)
-  std::function<GraphProbe()> probe;
+  std::function<bool(const std::string&)> ours;    // the checkpoint keys the model reads
+  std::vector<std::string> sources;                // the family's folders (repository-relative)
+  std::function<std::vector<GraphProbe>()> probe;  // the run graph first
   // Not "" when check (f) cannot pass yet: why (a product gap, named).
   std::string one_key_file;
   // A one-frame bump is still visible at the receptive field's edge (see (c)).
@@ -114,11 +114,12 @@ std::map<std::string, ModelCase> cases() {
     m.probe = [path = m.path] {
       std::shared_ptr<const models::LtxAudioDecoder> d =
           models::LtxAudioDecoder::load(io::SafetensorsFile::open(path), Precision::fp32);
-      return GraphProbe{d->min_frames_per_device(), [d] { return d->graph(); },
-                        [](int64_t T) {
-                          return test::random_normal({1, T, 16, 8}, 11 + T, 0.8f);
-                        },
-                        rows_runner()};
+      return std::vector<GraphProbe>{
+          GraphProbe{d->min_frames_per_device(), [d] { return d->graph(); },
+                     [](int64_t T) {
+                       return test::random_normal({1, T, 16, 8}, 11 + T, 0.8f);
+                     },
+                     rows_runner()}};
     };
     c["ltx-audio-decoder"] = m;
   }
@@ -138,11 +139,12 @@ std::map<std::string, ModelCase> cases() {
       std::shared_ptr<const models::BigVgan> b =
           models::BigVgan::load(io::SafetensorsFile::open(path), "", Precision::fp32);
       const int64_t mels = b->config().num_mels;
-      return GraphProbe{b->min_frames_per_device(), [b] { return b->graph(); },
-                        [mels](int64_t T) {
-                          return test::random_normal({1, T, mels}, 7 + T);
-                        },
-                        rows_runner()};
+      return std::vector<GraphProbe>{GraphProbe{b->min_frames_per_device(),
+                                                [b] { return b->graph(); },
+                                                [mels](int64_t T) {
+                                                  return test::random_normal({1, T, mels}, 7 + T);
+                                                },
+                                                rows_runner()}};
     };
     c["nvidia-bigvgan"] = m;
   }
@@ -162,11 +164,18 @@ std::map<std::string, ModelCase> cases() {
     m.probe = [path = m.path] {
       std::shared_ptr<const h3::Model> h = h3::Model::load(path, Precision::fp32);
       const int64_t C = h->config().latent_channels;
-      return GraphProbe{h->min_decode_frames_per_device(), [h] { return h->decode_stream(); },
-                        [C](int64_t T) {
-                          return test::random_normal({1, T, C}, 13 + T, 0.5f);
-                        },
-                        rows_runner()};
+      const int64_t hop = h->hop();
+      return std::vector<GraphProbe>{
+          GraphProbe{h->min_decode_frames_per_device(), [h] { return h->decode_stream(); },
+                     [C](int64_t T) {
+                       return test::random_normal({1, T, C}, 13 + T, 0.5f);
+                     },
+                     rows_runner()},
+          GraphProbe{h->min_encode_frames_per_device(), [h] { return h->encode_stream(); },
+                     [](int64_t n) {
+                       return test::random_uniform({1, n, 1}, 17 + n, -0.5f, 0.5f);
+                     },
+                     rows_runner(), hop, "encode"}};
     };
     c["minimax-h3-audio-vae"] = m;
   }
@@ -182,11 +191,17 @@ std::map<std::string, ModelCase> cases() {
     m.probe = [path = m.path] {
       std::shared_ptr<const test::toy::Model> t = test::toy::Model::load(path, Precision::fp32);
       const int64_t C = t->config().latent_channels;
-      return GraphProbe{t->min_decode_frames(), [t] { return t->decode_graph(); },
-                        [C](int64_t T) {
-                          return test::random_normal({1, T, C}, 19 + T, 0.5f);
-                        },
-                        rows_runner()};
+      return std::vector<GraphProbe>{
+          GraphProbe{t->min_decode_frames(), [t] { return t->decode_graph(); },
+                     [C](int64_t T) {
+                       return test::random_normal({1, T, C}, 19 + T, 0.5f);
+                     },
+                     rows_runner()},
+          GraphProbe{t->min_encode_frames(), [t] { return t->encode_graph(); },
+                     [](int64_t n) {
+                       return test::random_uniform({1, n, 1}, 23 + n, -0.5f, 0.5f);
+                     },
+                     rows_runner(), t->hop(), "encode"}};
     };
     c[test::toy::kRegistryName] = m;
   }
@@ -256,23 +271,20 @@ Tensor on_line(const GraphProbe& p, const Tensor& x, int parts) {
   return out;
 }
 
-// The first and last index along `axis` where a and b (same shape, f32) differ by more than
-// tol · their largest difference (tol 0: at all); {-1, -1} if nowhere.
-std::pair<int64_t, int64_t> changed_rows(const Tensor& a, const Tensor& b, int axis, double tol) {
+// The first and last index along `axis` where a and b (same shape, f32) differ at all; {-1, -1}
+// if nowhere.
+std::pair<int64_t, int64_t> changed_rows(const Tensor& a, const Tensor& b, int axis) {
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= a.dim(d);
   for (int d = axis + 1; d < a.rank(); ++d) inner *= a.dim(d);
   const int64_t n = a.dim(axis);
   const Tensor ac = a.clone(), bc = b.clone();  // contiguous
   const float *pa = ac.data<float>(), *pb = bc.data<float>();
-  double most = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) most = std::max(most, std::abs(double(pa[i]) - pb[i]));
   int64_t first = -1, last = -1;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t r = 0; r < n; ++r)
       for (int64_t i = 0; i < inner; ++i) {
-        const int64_t at = (o * n + r) * inner + i;
-        if (pa[at] == pb[at] || std::abs(double(pa[at]) - pb[at]) <= tol * most) continue;
+        if (pa[(o * n + r) * inner + i] == pb[(o * n + r) * inner + i]) continue;
         first = first < 0 ? r : std::min(first, r);
         last = std::max(last, r);
       }
@@ -357,24 +369,30 @@ TEST_P(EveryModel, MeshOneByTwoEqualsOneDevice) {
                                  m.encode(wave, mesh_options("1x1")), 2e-6, "encode 1x2 vs 1x1"));
 }
 
-// One frame of x (B, T, …) replaced by `value` → (the probed right, the probed left) reach of
-// node `n` in its input frames: how far before / after frame t the first / last output rows that
-// differ by more than `tol` · the largest difference are aligned.
-std::pair<Rows, Rows> probed_reach(Node& n, const Tensor& x, float value, double tol) {
-  const int64_t T = x.dim(1), t = T / 2;
-  Tensor frame = x.narrow(1, t, 1).clone();
-  for (int64_t i = 0; i < frame.numel(); ++i) frame.data<float>()[i] += value;
-  const Tensor bumped = concat({x.narrow(1, 0, t), frame, x.narrow(1, t + 1, T - t - 1)}, 1);
-  NodePtr other = n.fork();
-  const Tensor a = n.run(x), b = other->run(bumped);
-  const auto [first, last] = changed_rows(a, b, 1, tol);
-  if (first < 0) return {Rows(-1), Rows(-1)};
+// Input row t of x (B, T, …) bumped by `value` → (the probed right, the probed left) reach of
+// node `n` in its input rows: how far before / after row t the first / last output rows that
+// change are aligned. Below rate 1 an output row stands for several input rows, so every phase
+// t … t + 1/rate − 1 is bumped and the widest taken.
+std::pair<Rows, Rows> probed_reach(Node& n, const Tensor& x, float value) {
   const graph::Reach r = n.reach();
-  const Rows per_out(r.rate.den, r.rate.num);  // input frames per output row
+  const Rows per_out(r.rate.den, r.rate.num);  // input rows per output row
+  const int64_t T = x.dim(1);
   // Output row o is aligned with input (o + d) / rate, d the rows a node drops at the front (the
   // LTX x2 causal upsampler's first row: out_rows is then rate·T − d).
   const int64_t d = std::max<int64_t>(0, (r.rate * Rows(T)).floor() - n.out_rows(T));
-  return {Rows(t) + Rows(-(first + d)) * per_out, Rows(last + d) * per_out + Rows(-t)};
+  const Tensor a = n.run(x);
+  Rows right(-1), left(-1);
+  for (int64_t t = T / 2; t < T / 2 + std::max<int64_t>(1, per_out.ceil()); ++t) {
+    Tensor row = x.narrow(1, t, 1).clone();
+    for (int64_t i = 0; i < row.numel(); ++i) row.data<float>()[i] += value;
+    NodePtr other = n.fork();
+    const Tensor b = other->run(concat({x.narrow(1, 0, t), row, x.narrow(1, t + 1, T - t - 1)}, 1));
+    const auto [first, last] = changed_rows(a, b, 1);
+    if (first < 0) continue;
+    right = std::max(right, Rows(t) + Rows(-(first + d)) * per_out);
+    left = std::max(left, Rows(last + d) * per_out + Rows(-t));
+  }
+  return {right, left};
 }
 
 std::string str(const Rows& r) {
@@ -389,37 +407,47 @@ std::string str(const Rows& r) {
 // tens of frames before the structural edge, and a huge bump (or a NaN) leaks through the
 // convolutions' fast transforms and padded taps instead; there the probe is a lower bound only.
 TEST_P(EveryModel, ReachIsTheProbedContext) {
-  const GraphProbe p = c().probe();
-  NodePtr g = p.make();
-  const graph::Reach r = g->reach();
-  ASSERT_LT(r.left.ceil(), graph::kWholePast);
-  const int64_t T = 2 * (r.left.ceil() + r.right.ceil()) + 9;
-  const auto [right, left] = probed_reach(*g, p.input(T), 0.25f, 0);
-  std::printf("%s: reach left %s right %s; a bump reaches left %s right %s\n", GetParam().c_str(),
-              str(r.left).c_str(), str(r.right).c_str(), str(left).c_str(), str(right).c_str());
-  ASSERT_FALSE(right < Rows(0)) << "no output changed";
-  EXPECT_FALSE(r.right < right) << "an output reads further ahead than the reach says";
-  EXPECT_FALSE(r.left < left) << "an output reads further back than the reach says";
-  if (!c().probe_is_tight) return;
-  EXPECT_TRUE(r.right < right + Rows(1)) << "the reach overstates the look-ahead by ≥ 1 frame";
-  EXPECT_TRUE(r.left < left + Rows(1)) << "the reach overstates the context by ≥ 1 frame";
-}
-
-// (d) The fewest frames per device is the smallest 1x2 shard that runs equal to one device.
-TEST_P(EveryModel, MinFramesPerDeviceIsTheSmallestShardThatRuns) {
-  const GraphProbe p = c().probe();
-  EXPECT_EQ(p.min_frames, p.make()->min_shard_rows());
-  int64_t probed = 0;
-  for (int64_t S = 1; S <= p.min_frames + 1 && probed == 0; ++S) {
-    const Tensor x = p.input(2 * S);
-    try {
-      const Tensor two = on_line(p, x, 2), one = on_line(p, x, 1);
-      if (two.shape() == one.shape() && test::compare(two, one).rel_l2 <= 2e-6) probed = S;
-    } catch (const ShapeError&) {
-      // A halo longer than the neighbour's shard: too few frames.
+  for (const GraphProbe& p : c().probe()) {
+    SCOPED_TRACE(p.what);
+    NodePtr g = p.make();
+    const graph::Reach r = g->reach();
+    // A causal attention reads its whole past: only the right reach is probed.
+    const bool whole_past = r.left.ceil() >= graph::kWholePast;
+    const int64_t rows = 2 * ((whole_past ? 0 : r.left.ceil()) + r.right.ceil()) + 9;
+    const int64_t T = graph::Rows(rows, p.rows_per_frame).ceil() * p.rows_per_frame;
+    const auto [right, left] = probed_reach(*g, p.input(T), 0.25f);
+    std::printf("%s %s: reach left %s right %s; a bump reaches left %s right %s\n",
+                GetParam().c_str(), p.what.c_str(), whole_past ? "whole past" : str(r.left).c_str(),
+                str(r.right).c_str(), str(left).c_str(), str(right).c_str());
+    ASSERT_FALSE(right < Rows(0)) << "no output changed";
+    EXPECT_FALSE(r.right < right) << "an output reads further ahead than the reach says";
+    EXPECT_FALSE(r.left < left) << "an output reads further back than the reach says";
+    if (!c().probe_is_tight) continue;
+    EXPECT_TRUE(r.right < right + Rows(1)) << "the reach overstates the look-ahead by ≥ 1 frame";
+    if (!whole_past) {
+      EXPECT_TRUE(r.left < left + Rows(1)) << "the reach overstates the context by ≥ 1 frame";
     }
   }
-  EXPECT_EQ(probed, p.min_frames);
+}
+
+// (d) The fewest frames per device is the smallest 1x2 shard that runs equal to one device (an
+// encoder's shards are whole hops of samples).
+TEST_P(EveryModel, MinFramesPerDeviceIsTheSmallestShardThatRuns) {
+  for (const GraphProbe& p : c().probe()) {
+    SCOPED_TRACE(p.what);
+    EXPECT_EQ(p.min_frames, Rows(p.make()->min_shard_rows(), p.rows_per_frame).ceil());
+    int64_t probed = 0;
+    for (int64_t S = 1; S <= p.min_frames + 1 && probed == 0; ++S) {
+      const Tensor x = p.input(2 * S * p.rows_per_frame);
+      try {
+        const Tensor two = on_line(p, x, 2), one = on_line(p, x, 1);
+        if (two.shape() == one.shape() && test::compare(two, one).rel_l2 <= 2e-6) probed = S;
+      } catch (const ShapeError&) {
+        // A halo longer than the neighbour's shard: too few frames.
+      }
+    }
+    EXPECT_EQ(probed, p.min_frames);
+  }
 }
 
 // (e) One key missing, one extra and one mis-shaped: refused naming all three.
