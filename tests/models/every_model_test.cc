@@ -158,8 +158,7 @@ std::map<std::string, ModelCase> cases() {
     m.sources = {"src/models/minimax_h3", "src/models/common"};
     m.one_key_file =
         "product gap: the MiniMax-H3 key table (src/models/minimax_h3/weights.cc) is a flat key "
-        "map "
-        "beside the shared description, and spells 'decoder', 'encoder' and 'block' as "
+        "map beside the shared description, and spells 'decoder', 'encoder' and 'block' as "
         "src/models/common/audio_description.cc does for LTX (docs/adding_a_model.md, Not yet)";
     m.probe = [path = m.path] {
       std::shared_ptr<const h3::Model> h = h3::Model::load(path, Precision::fp32);
