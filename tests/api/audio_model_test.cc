@@ -15,6 +15,7 @@
 #include "models/model_spec.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
+#include "support/toy_model/toy_model.h"
 
 namespace meshnn {
 namespace {
@@ -28,10 +29,13 @@ RunOptions one_device() {
   return r;
 }
 
+// The built-in families in load order; the test binary also registers the toy model of
+// tests/support/toy_model (after them: its rank is the highest).
 TEST(AudioModel, RegistryListsEveryModelInLoadOrder) {
   EXPECT_EQ(
-      AudioModel::registered(),
+      test::toy::builtin_models(),
       (std::vector<std::string>{"minimax-h3-audio-vae", "ltx-audio-decoder", "nvidia-bigvgan"}));
+  EXPECT_EQ(AudioModel::registered().back(), test::toy::kRegistryName);
 }
 
 // Each family's entry is listed by models/registry.cc; registering a name again (a model added
