@@ -233,6 +233,18 @@ void pack_a_f32(const float* const* row, int64_t k0, int mr, int64_t kc, float* 
 }
 void pack_a_bf16(const uint16_t* const* row, int64_t k0, int mr, int64_t kc, uint16_t* dst) {
   const int64_t pairs = (kc + 1) / 2;
+  if (kc % 2 == 0) {  // whole pairs: a dword transpose
+    uint32_t* d32 = reinterpret_cast<uint32_t*>(dst);
+    for (int i = 0; i < mr; ++i) {
+      const uint16_t* r = row[i] + k0;
+      for (int64_t p = 0; p < pairs; ++p) {
+        uint32_t w;
+        std::memcpy(&w, r + 2 * p, 4);
+        d32[p * mr + i] = w;
+      }
+    }
+    return;
+  }
   for (int i = 0; i < mr; ++i) {
     const uint16_t* r = row[i] + k0;
     for (int64_t p = 0; p < pairs; ++p) {
