@@ -53,6 +53,7 @@ struct EncodeStream final : AudioEncodeStream::Impl {
   std::shared_ptr<const Model> model;  // keeps the weights alive
   std::unique_ptr<streaming::StreamEngine> engine;
   int64_t batch = 1, lookahead = 0;
+  std::string mesh_text = "1x1";
 
   // Graph rows (B, m, 2C) → mean (B, C, m); logs into *log_std.
   Tensor out(const Tensor& rows, Tensor* log_std) const {
@@ -76,6 +77,10 @@ struct EncodeStream final : AudioEncodeStream::Impl {
   double lookahead_ms() const override {
     return 1e3 * static_cast<double>(lookahead) / model->config().sampling_rate;
   }
+  void reset() override { engine->reset(); }
+  int sample_rate() const override { return model->config().sampling_rate; }
+  int64_t samples_per_frame() const override { return model->hop(); }
+  std::string mesh() const override { return mesh_text; }
 };
 
 struct ToyAudioModel final : AudioModel::Impl {
@@ -118,6 +123,7 @@ struct ToyAudioModel final : AudioModel::Impl {
     mc.threads_per_device = options.threads;
     auto s = std::make_unique<EncodeStream>();
     s->model = m;
+    s->mesh_text = detail::concat(mc.rows, "x", mc.cols);
     graph::NodePtr g = m->encode_graph();
     s->lookahead = g->reach().right.ceil();
     if (mc.cols == 1 && mc.backend == Backend::local) {
