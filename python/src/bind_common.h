@@ -40,7 +40,7 @@ Tensor view_of(const py::array& arr, const std::string& name);
 // hammers that claim from several threads (make test-asan runs it under ASan + UBSan, make
 // test-tsan under ThreadSanitizer).
 // Models need no claim: each call leases its own runner from the model's pool
-// (src/api/runner_pool.h), so concurrent calls on one model run in parallel; the GR00T adapter
+// (src/runtime/pool.h), so concurrent calls on one model run in parallel; the GR00T adapter
 // and policy objects (gr00t::Adapter / Policy) pool runners per device, so their calls run in
 // parallel too.
 
