@@ -132,8 +132,9 @@ class AudioModel {
   // decoder with mesh "auto": chunked with bounded memory above its memory bound (250
   // latent frames, as audio-decode does).
   Tensor run(const Tensor& input, const RunOptions& options = {}) const;
-  // run() on one device in chunks of `chunk_frames` ≥ 1 input frames (bounded memory; equal to
-  // the one-shot run to f32 rounding). InvalidArgument for a model that does not run in chunks.
+  // run() with options.chunk_frames = chunk_frames ≥ 1: on one device in chunks of that many
+  // input frames (bounded memory; equal to one shot to f32 rounding). InvalidArgument for a
+  // model that does not run in chunks.
   Tensor run_chunked(const Tensor& input, int64_t chunk_frames,
                      const RunOptions& options = {}) const;
   // wave: output_spec() → input_spec(): the model's encoder (InvalidArgument when it has none);

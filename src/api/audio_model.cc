@@ -28,12 +28,9 @@ Tensor AudioModel::Impl::input_from_wave(const Tensor&) const {
   throw InvalidArgument(model + " does not compute its input from a wave");
 }
 int64_t AudioModel::Impl::chunk_frames(int64_t, const RunOptions& run) const {
-  MESHNN_CHECK_AS(InvalidArgument, run.chunk_frames <= 0, "chunks of ", run.chunk_frames,
-                  " frames: the ", description, " runs one shot only (its mesh bounds memory)");
+  MESHNN_CHECK_AS(InvalidArgument, run.chunk_frames <= 0, model, " does not run in chunks (",
+                  run.chunk_frames, " frames asked): it runs one shot, its mesh bounds memory");
   return 0;
-}
-Tensor AudioModel::Impl::run_chunked(const Tensor&, int64_t, const RunOptions&) const {
-  throw InvalidArgument(model + " does not run in chunks");
 }
 AudioStream AudioModel::Impl::stage_stream(const std::string& stage, const StreamOptions&) const {
   throw InvalidArgument(detail::concat(model, " has no stream entering at stage '", stage, "'"));
@@ -143,13 +140,18 @@ int64_t AudioModel::chunk_frames(int64_t frames, const RunOptions& run) const {
 }
 
 Tensor AudioModel::run(const Tensor& input, const RunOptions& options) const {
+  // Explicit chunks are refused here by a model that never chunks, whatever its run() reads (the
+  // frame count only matters to the automatic rule, chunk_frames < 0).
+  if (options.chunk_frames > 0) (void)impl_->chunk_frames(0, options);
   return impl_->run(input, options);
 }
 Tensor AudioModel::run_chunked(const Tensor& input, int64_t chunk_frames,
                                const RunOptions& options) const {
   MESHNN_CHECK_AS(InvalidArgument, chunk_frames >= 1, "chunk_frames must be ≥ 1, got ",
                   chunk_frames);
-  return impl_->run_chunked(input, chunk_frames, options);
+  RunOptions chunked = options;
+  chunked.chunk_frames = chunk_frames;
+  return run(input, chunked);
 }
 Tensor AudioModel::encode(const Tensor& wave, const RunOptions& options, Tensor* log_std) const {
   return impl_->encode(wave, options, log_std);

@@ -97,9 +97,7 @@ Tensor MiniMaxH3AudioVae::decode(const Tensor& latents, const RunOptions& run) c
   call.stage = "decode";
   Tensor y = runtime::run_on_mesh(
       plan, call, [&](int) { return impl_->decode_graphs.take(); },
-      [&](graph::Node& g, const runtime::Share& s) {
-        return m.decode(s.count == B ? latents : latents.narrow(0, s.first, s.count), g, s.ts);
-      });
+      [&](graph::Node& g, const runtime::Share& s) { return m.decode(s.items(latents), g, s.ts); });
   if (run.progress) run.progress(1, 1, "decode");
   return y;
 }
@@ -118,8 +116,7 @@ Tensor MiniMaxH3AudioVae::encode(const Tensor& wave, Tensor* log_std, const RunO
   Tensor both = runtime::run_on_mesh(
       plan, call, [&](int) { return impl_->encode_graphs.take(); },
       [&](graph::Node& g, const runtime::Share& s) {
-        const Tensor x = s.count == B ? wave : wave.narrow(0, s.first, s.count);
-        const h3::Model::Posterior p = m.encode(x, g, s.ts);
+        const h3::Model::Posterior p = m.encode(s.items(wave), g, s.ts);
         return concat({p.mean, p.logs}, 1);
       });
   if (run.progress) run.progress(1, 1, "encode");

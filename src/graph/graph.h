@@ -171,6 +171,10 @@ NodePtr fork_join(std::string name, std::vector<NodePtr> branches,
 NodePtr mean_join(std::string name, std::vector<NodePtr> branches);
 // The identity (a fork_join branch for a residual's skip path).
 NodePtr identity();
+// Zero rows appended at the end up to a whole number of `hop` rows (an encoder's right pad, never
+// a crop): (B, L, …) → (B, hop·⌈L/hop⌉, …). A time shard must be whole hops already (the caller
+// pads), and passes unchanged.
+NodePtr pad_to_multiple(int64_t hop);
 
 // The graph as a pipeline lays it out: every mean_join becomes its branches one after another,
 // the running sum carried beside the input in the last dim ([x | acc]; acc = ((0 + b0) + b1) + …,

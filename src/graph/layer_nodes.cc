@@ -263,6 +263,62 @@ class UpsampleNode final : public Node {
   int64_t next_ = 0;
 };
 
+// Zero rows appended at the end of the stream up to a whole number of `hop` rows (encode's right
+// pad; never a crop).
+class PadToMultiple final : public Node {
+ public:
+  explicit PadToMultiple(int64_t hop) : hop_(hop) {}
+  // One shot: x (B, L, …) → (B, out_rows(L), …), the zero rows appended. Time-sharded, x is this
+  // device's shard of the padded sequence already (the caller cuts whole hops and zero-fills past
+  // L), so it passes unchanged: the pad rows are real rows of the output, and zeros.
+  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
+    if (ts.sharded() || x.dim(1) != real) {
+      MESHNN_CHECK(x.dim(1) % hop_ == 0, "internal: encode shard of ", x.dim(1),
+                   " samples is not whole hops");
+      return x;
+    }
+    const int64_t pad = out_rows(real) - real;
+    if (pad == 0) return x;
+    Shape s = x.shape();
+    s[1] = pad;
+    return concat({x, Tensor(s)}, 1);
+  }
+  int64_t out_rows(int64_t n) const override { return (n + hop_ - 1) / hop_ * hop_; }
+  Reach reach() const override { return {Rows(0), Rows(0), Rows(1)}; }
+  Tensor push(const Tensor& in) override {
+    if (!in.defined()) return Tensor();
+    if (!like_.defined()) {
+      Shape s = in.shape();
+      s[1] = 0;
+      like_ = Tensor::empty(s);
+    }
+    rows_ += in.dim(1);
+    return in;
+  }
+  Tensor flush() override {
+    Tensor out;
+    if (like_.defined()) {
+      Shape s = like_.shape();
+      s[1] = (hop_ - rows_ % hop_) % hop_;
+      out = Tensor(s);  // zeros
+    }
+    reset();
+    return out;
+  }
+  void reset() override {
+    rows_ = 0;
+    like_ = Tensor();
+  }
+  int64_t final_rows(int64_t n) const override { return n; }
+  NodePtr fork() const override { return std::make_unique<PadToMultiple>(hop_); }
+  int64_t held_rows() const override { return 0; }
+
+ private:
+  int64_t hop_;
+  int64_t rows_ = 0;
+  Tensor like_;
+};
+
 }  // namespace
 
 NodePtr conv_node(const Conv1d& conv, int64_t pad_left, int64_t pad_right) {
@@ -291,5 +347,7 @@ NodePtr activation_node(const layers::AntiAliasedActivation& act) {
 NodePtr upsample_node(std::vector<float> taps, const ops::UpsampleGeometry& g) {
   return std::make_unique<UpsampleNode>(std::move(taps), g);
 }
+
+NodePtr pad_to_multiple(int64_t hop) { return std::make_unique<PadToMultiple>(hop); }
 
 }  // namespace meshnn::graph

@@ -38,8 +38,6 @@ struct AudioModel::Impl {
   virtual Tensor normalize_latents(const Tensor& z, bool inverse) const;     // throws
   virtual AudioStream stream(const StreamOptions& options) const;            // throws
   virtual Tensor input_from_wave(const Tensor& samples) const;               // throws
-  virtual Tensor run_chunked(const Tensor& input, int64_t chunk_frames,
-                             const RunOptions& options) const;  // throws
   virtual AudioStream stage_stream(const std::string& stage,
                                    const StreamOptions& options) const;  // throws
 };

@@ -45,6 +45,8 @@ struct Share {
   int64_t first = 0, count = 0;
   const TimeShard& ts;
   const StageFn& report;
+  // x: the call's batch (B, …) → this device's items (count, …) (x itself when they are all).
+  Tensor items(const Tensor& x) const { return count == x.dim(0) ? x : x.narrow(0, first, count); }
 };
 
 // The devices' Tensor outputs → the call's (the gather rule above).

@@ -67,10 +67,6 @@ struct LtxModel final : AudioModel::Impl {
     const int64_t chunk = ltx_chunk_frames(latent.dim(2), options);
     return chunk > 0 ? dec.decode_chunked(latent, chunk, options) : dec.decode(latent, options);
   }
-  Tensor run_chunked(const Tensor& latent, int64_t chunk_frames,
-                     const RunOptions& options) const override {
-    return dec.decode_chunked(latent, chunk_frames, options);
-  }
   AudioStream stream(const StreamOptions& options) const override {
     return StreamingLtxDecoder(dec, options);
   }

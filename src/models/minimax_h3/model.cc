@@ -57,62 +57,6 @@ NodePtr residual(NodePtr branch) {
   });
 }
 
-// Zero rows appended at the end of the stream up to a whole number of `hop` rows (encode's right
-// pad; never a crop).
-class PadToMultiple final : public Node {
- public:
-  explicit PadToMultiple(int64_t hop) : hop_(hop) {}
-  // One shot: x (B, L, …) → (B, out_rows(L), …), the zero rows appended. Time-sharded, x is this
-  // device's shard of the padded sequence already (Model::encode cuts whole hops and zero-fills
-  // past L), so it passes unchanged: the pad rows are real rows of the output, and zeros.
-  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
-    if (ts.sharded() || x.dim(1) != real) {
-      MESHNN_CHECK(x.dim(1) % hop_ == 0, "internal: encode shard of ", x.dim(1),
-                   " samples is not whole hops");
-      return x;
-    }
-    const int64_t pad = out_rows(real) - real;
-    if (pad == 0) return x;
-    Shape s = x.shape();
-    s[1] = pad;
-    return concat({x, Tensor(s)}, 1);
-  }
-  int64_t out_rows(int64_t n) const override { return (n + hop_ - 1) / hop_ * hop_; }
-  Reach reach() const override { return {Rows(0), Rows(0), Rows(1)}; }
-  Tensor push(const Tensor& in) override {
-    if (!in.defined()) return Tensor();
-    if (!like_.defined()) {
-      Shape s = in.shape();
-      s[1] = 0;
-      like_ = Tensor::empty(s);
-    }
-    rows_ += in.dim(1);
-    return in;
-  }
-  Tensor flush() override {
-    Tensor out;
-    if (like_.defined()) {
-      Shape s = like_.shape();
-      s[1] = (hop_ - rows_ % hop_) % hop_;
-      out = Tensor(s);  // zeros
-    }
-    reset();
-    return out;
-  }
-  void reset() override {
-    rows_ = 0;
-    like_ = Tensor();
-  }
-  int64_t final_rows(int64_t n) const override { return n; }
-  NodePtr fork() const override { return std::make_unique<PadToMultiple>(hop_); }
-  int64_t held_rows() const override { return 0; }
-
- private:
-  int64_t hop_;
-  int64_t rows_ = 0;
-  Tensor like_;
-};
-
 std::map<std::string, Tensor> subtree(const std::map<std::string, Tensor>& state,
                                       const std::string& prefix) {
   std::map<std::string, Tensor> out;
@@ -221,7 +165,7 @@ NodePtr Model::decode_stream() const {
 NodePtr Model::encode_stream() const {
   MESHNN_CHECK_AS(InvalidArgument, has_encoder(), "minimax_h3: the encoder was not loaded");
   std::vector<NodePtr> g;
-  g.push_back(std::make_unique<PadToMultiple>(cfg_.hop()));
+  g.push_back(pad_to_multiple(cfg_.hop()));
   g.push_back(conv_node(*conv_in_));
   for (const EncoderStage& st : stages_) {
     for (int u = 0; u < 3; ++u) {
@@ -291,7 +235,7 @@ Model::Posterior Model::encode(const Tensor& wave, Node& graph, const TimeShard&
   const Tensor rows = wave.clone().reshape({B, L, 1});
   Tensor y;  // (B, T, 2C)
   if (ts.sharded()) {
-    // Whole hops per device: S latents' worth of samples, zeros past L (PadToMultiple's rows).
+    // Whole hops per device: S latents' worth of samples, zeros past L (pad_to_multiple's rows).
     const int64_t S = ts.shard_rows(T) * hop(), start = std::min(L, ts.row0(S));
     const int64_t have = std::min(S, L - start);
     Tensor shard = rows.narrow(1, start, have);

@@ -42,51 +42,6 @@ Conv1d strided_conv(const models::LayerDesc& d, const std::map<std::string, Tens
   return conv;
 }
 
-// Zero rows appended at the end of the stream up to whole hops (encode's right pad, never a
-// crop). One shot: x (B, L, …) → (B, hop·⌈L/hop⌉, …). A time shard is whole hops already (the
-// caller pads), so it passes unchanged.
-class PadToHop final : public Node {
- public:
-  explicit PadToHop(int64_t hop) : hop_(hop) {}
-  Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
-    if (ts.sharded() || x.dim(1) != real || out_rows(real) == real) return x;
-    Shape s = x.shape();
-    s[1] = out_rows(real) - real;
-    return concat({x, Tensor(s)}, 1);
-  }
-  int64_t out_rows(int64_t n) const override { return (n + hop_ - 1) / hop_ * hop_; }
-  Reach reach() const override { return {Rows(0), Rows(0), Rows(1)}; }
-  // in: (B, n, …) → the same rows (final as they come).
-  Tensor push(const Tensor& in) override {
-    if (!in.defined()) return in;
-    if (!like_.defined()) like_ = in.narrow(1, 0, 0);
-    rows_ += in.dim(1);
-    return in;
-  }
-  // → the zero rows up to whole hops.
-  Tensor flush() override {
-    Tensor out;
-    if (like_.defined()) {
-      Shape s = like_.shape();
-      s[1] = (hop_ - rows_ % hop_) % hop_;
-      out = Tensor(s);
-    }
-    reset();
-    return out;
-  }
-  void reset() override {
-    rows_ = 0;
-    like_ = Tensor();
-  }
-  int64_t final_rows(int64_t n) const override { return n; }
-  int64_t held_rows() const override { return 0; }
-  NodePtr fork() const override { return std::make_unique<PadToHop>(hop_); }
-
- private:
-  int64_t hop_, rows_ = 0;
-  Tensor like_;
-};
-
 }  // namespace
 
 Model::Model(const Config& cfg, const std::map<std::string, Tensor>& state, Precision precision,
@@ -137,7 +92,7 @@ NodePtr Model::decode_graph() const {
 
 NodePtr Model::encode_graph() const {
   std::vector<NodePtr> g;
-  g.push_back(std::make_unique<PadToHop>(hop()));
+  g.push_back(pad_to_multiple(hop()));
   g.push_back(conv_node(enc_pre_));
   g.push_back(conv_node(enc_down_));
   g.push_back(conv_node(enc_heads_));
