@@ -11,6 +11,7 @@
 #include "meshnn/core/error.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/random.h"
+#include "models/ltx/weights.h"
 #include "streaming/stream_engine.h"
 
 namespace meshnn::bench {

@@ -20,6 +20,7 @@
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_decoder.h"
 #include "models/ltx/random.h"
+#include "models/ltx/weights.h"
 #include "runtime/executor.h"
 #include "runtime/mesh_plan.h"
 

@@ -26,6 +26,7 @@
 #include "models/common/audio_config.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_decoder.h"
+#include "models/ltx/weights.h"
 #include "ops/softmax.h"
 #include "support/fixtures.h"
 

@@ -13,6 +13,7 @@
 #include "meshnn/io/safetensors.h"
 #include "models/gr00t/description.h"
 #include "models/ltx/random.h"
+#include "models/ltx/weights.h"
 #include "support/fixtures.h"
 #include "support/gr00t_policy_desc.h"
 

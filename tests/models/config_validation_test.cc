@@ -12,6 +12,7 @@
 #include "models/common/audio_description.h"
 #include "models/common/checkpoint_check.h"
 #include "models/ltx/random.h"
+#include "models/ltx/weights.h"
 #include "support/expect_error.h"
 
 namespace meshnn::models {

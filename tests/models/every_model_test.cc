@@ -32,6 +32,7 @@
 #include "models/bigvgan/model.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_decoder.h"
+#include "models/ltx/weights.h"
 #include "models/minimax_h3/model.h"
 #include "models/model_spec.h"
 #include "support/golden.h"
@@ -69,8 +70,6 @@ struct ModelCase {
   std::function<bool(const std::string&)> ours;    // the checkpoint keys the model reads
   std::vector<std::string> sources;                // the family's folders (repository-relative)
   std::function<std::vector<GraphProbe>()> probe;  // the run graph first
-  // Not "" when check (f) cannot pass yet: why (a product gap, named).
-  std::string one_key_file;
   // A one-frame bump is still visible at the receptive field's edge (see (c)).
   bool probe_is_tight = false;
 };
@@ -156,10 +155,6 @@ std::map<std::string, ModelCase> cases() {
     m.prefix = "decoder.";
     m.ours = [](const std::string&) { return true; };
     m.sources = {"src/models/minimax_h3", "src/models/common"};
-    m.one_key_file =
-        "product gap: the MiniMax-H3 key table (src/models/minimax_h3/weights.cc) is a flat key "
-        "map beside the shared description, and spells 'decoder', 'encoder' and 'block' as "
-        "src/models/common/audio_description.cc does for LTX (docs/adding_a_model.md, Not yet)";
     m.probe = [path = m.path] {
       std::shared_ptr<const h3::Model> h = h3::Model::load(path, Precision::fp32);
       const int64_t C = h->config().latent_channels;
@@ -507,7 +502,6 @@ std::set<std::string> literal_parts(const fs::path& file) {
 // are also key prefixes. A part spelled in no family file is built from pieces ("w" + j).
 TEST_P(EveryModel, EachKeyComponentIsSpelledInOneFileOfItsFamily) {
   const ModelCase& mc = c();
-  if (!mc.one_key_file.empty()) GTEST_SKIP() << mc.one_key_file;
   const io::SafetensorsFile file = io::SafetensorsFile::open(mc.weights);
   std::set<std::string> parts;
   for (const std::string& k : file.keys()) {

@@ -1,8 +1,10 @@
-// One description per audio model: the table of its layers, each with its checkpoint key, its
-// geometry (so its tensors' shapes follow from the config) and its place in the model. This is the
-// only file that spells the audio models' checkpoint keys; the layers add their own tensor names
-// under a key (conv: weight / bias, the CausalConv wrapper's conv.weight; activation: act.alpha,
-// act.beta and the two filters). Built from the description:
+// The description framework every audio model's checkpoint is read through: a table of layers,
+// each with its checkpoint key, its geometry (so its tensors' shapes follow from the config) and
+// its place in the model, and the shared generator table (BigVGAN, HiFi-GAN and the LTX vocoders
+// use it; this file spells the generator's keys). Each family's own tables live in its folder
+// (models/ltx/weights.h for the LTX mel-VAE and BWE). The layers add their own tensor names under
+// a key (conv: weight / bias, the CausalConv wrapper's conv.weight; activation: act.alpha,
+// act.beta and the two filters). Built from a description:
 //   - the models themselves (Generator, the LTX mel-VAE and BWE take their layers from it),
 //   - the shapes every checkpoint must have (all problems reported at once),
 //   - seeded random checkpoints (models/ltx/random.cc),
@@ -60,6 +62,12 @@ struct LayerDesc {
 
 using ModelDesc = std::vector<LayerDesc>;
 
+// Entry constructors for a model's description: any convolution (channels, kernel, random-init
+// scale, time rate) and a plain tensor.
+LayerDesc conv_layer(LayerDesc::Kind kind, std::string key, int64_t ci, int64_t co, int64_t k,
+                     double init_std, double rate);
+LayerDesc tensor_layer(std::string key, Shape shape, bool optional = false);
+
 // The weights of each audio model as a struct of named layers (gemma.cpp's ForEachTensor shape):
 // the model's constructor takes its layers by name, and for_each_layer(f) walks every one in
 // table order (the order a checkpoint lists them and random checkpoints draw them), from which
@@ -100,77 +108,8 @@ struct GeneratorWeights {
   }
 };
 
-// The LTX audio VAE decoder (Stage A), with its per-channel statistics.
-struct MelVaeWeights {
-  struct ResBlock {
-    LayerDesc conv1, conv2;
-    bool has_shortcut = false;  // a 1×1 conv when the block changes width
-    LayerDesc nin_shortcut;
-  };
-  struct Level {  // run order (the widest first)
-    std::vector<ResBlock> blocks;
-    bool has_upsample = false;  // every level but the last
-    LayerDesc upsample_conv;
-  };
-  LayerDesc stats_std, stats_mean;  // tensors (z_channels · latent_mel_bins)
-  LayerDesc conv_in;
-  std::vector<ResBlock> mid;  // 2
-  std::vector<Level> levels;
-  LayerDesc conv_out;
-
-  template <class F>
-  void for_each_layer(F&& f) const {
-    f(stats_std);
-    f(stats_mean);
-    f(conv_in);
-    auto res = [&](const ResBlock& r) {
-      f(r.conv1);
-      f(r.conv2);
-      if (r.has_shortcut) f(r.nin_shortcut);
-    };
-    for (const ResBlock& r : mid) res(r);
-    for (const Level& l : levels) {
-      for (const ResBlock& r : l.blocks) res(r);
-      if (l.has_upsample) f(l.upsample_conv);
-    }
-    f(conv_out);
-  }
-};
-
-// The LTX-2.3 bandwidth extension (Stage C): causal STFT and mel bases, BWE generator.
-struct BweWeights {
-  LayerDesc stft_basis, inverse_stft_basis, mel_basis;  // tensors; decode never reads the inverse
-  GeneratorWeights generator;
-
-  template <class F>
-  void for_each_layer(F&& f) const {
-    f(stft_basis);
-    f(inverse_stft_basis);
-    f(mel_basis);
-    generator.for_each_layer(f);
-  }
-};
-
-// The whole LTX audio decode (LTX-2.3: mel-VAE + vocoder + BWE; LTX-2: mel-VAE + HiFi-GAN vocoder).
-struct LtxWeights {
-  MelVaeWeights vae;
-  GeneratorWeights vocoder;
-  bool has_bwe = false;
-  BweWeights bwe;
-
-  template <class F>
-  void for_each_layer(F&& f) const {
-    vae.for_each_layer(f);
-    vocoder.for_each_layer(f);
-    if (has_bwe) bwe.for_each_layer(f);
-  }
-};
-
 // Under `prefix` (e.g. "vocoder.vocoder."; "" for NVIDIA files).
 GeneratorWeights generator_weights(const GeneratorConfig& cfg, const std::string& prefix);
-MelVaeWeights mel_vae_weights(const AudioVaeDecoderConfig& cfg);
-BweWeights bwe_weights(const BweConfig& cfg);
-LtxWeights ltx_weights(const LtxAudioConfig& cfg);
 
 // The flat tables: every layer of the weights in for_each_layer order.
 template <class W>
@@ -180,22 +119,11 @@ ModelDesc flatten(const W& w) {
   return out;
 }
 ModelDesc describe_generator(const GeneratorConfig& cfg, const std::string& prefix);
-ModelDesc describe_mel_vae(const AudioVaeDecoderConfig& cfg);
-ModelDesc describe_ltx(const LtxAudioConfig& cfg);
-// The main vocoder's prefix in an LTX checkpoint.
-std::string ltx_vocoder_prefix(const LtxAudioConfig& cfg);
 
 // The prefix of an NVIDIA BigVGAN generator's keys in `state`: "" or "generator." (checkpoints
 // saved as {"generator": state_dict} and flattened), found by where its first layer is.
 std::string nvidia_generator_prefix(const std::map<std::string, Tensor>& state,
                                     const GeneratorConfig& cfg);
-// The BWE generator's prefix in an LTX-2.3 checkpoint.
-std::string bwe_generator_prefix();
-// True for the keys of an LTX checkpoint's audio modules (the rest of a combined file, e.g. the
-// video model, is not ours).
-bool is_ltx_audio_key(const std::string& key);
-// True for the audio VAE's encoder half (decode never reads it; real files carry it).
-bool is_ltx_encoder_key(const std::string& key);
 
 // Every tensor the description requires (optional ones left out unless asked), key → shape.
 std::map<std::string, Shape> required_shapes(const ModelDesc& desc, bool with_optional = false);

@@ -77,53 +77,12 @@ TensorSetReport check_tensor_set(const std::map<std::string, Shape>& expected,
   return r;
 }
 
-CheckpointReport check_ltx_checkpoint(const LtxAudioConfig& cfg,
-                                      const std::map<std::string, Shape>& tensors) {
-  const ModelDesc desc = describe_ltx(cfg);
-  const std::map<std::string, Shape> required = required_shapes(desc);
-  TensorSetRules rules;
-  rules.ours = [](const std::string& k) { return is_ltx_audio_key(k) && !is_ltx_encoder_key(k); };
-  rules.optional = [&](const std::string& k) { return !required.count(k); };
-  TensorSetReport t = check_tensor_set(required_shapes(desc, true), tensors, rules);
-  CheckpointReport r;
-  r.missing = std::move(t.missing);
-  r.wrong_shape = std::move(t.wrong_shape);
-  r.unused = std::move(t.unknown);
-  r.invalid = std::move(t.invalid);
-  return r;
-}
-
 void append_problem_list(std::string& msg, const char* title,
                          const std::vector<std::string>& items) {
   if (items.empty()) return;
   msg += detail::concat("\n  ", items.size(), " ", title, ":");
   for (size_t i = 0; i < items.size() && i < 25; ++i) msg += "\n    " + items[i];
   if (items.size() > 25) msg += detail::concat("\n    … and ", items.size() - 25, " more");
-}
-
-void require_ltx_checkpoint(const LtxAudioConfig& cfg, const std::map<std::string, Shape>& tensors,
-                            const CheckpointCheckOptions& opt, const std::string& where) {
-  const CheckpointReport r = check_ltx_checkpoint(cfg, tensors);
-  if (r.problems(opt) == 0) {
-    if (!r.unused.empty())
-      log_warn(detail::concat(
-          where, ": ", r.unused.size(),
-          " tensor(s) under audio_vae. / vocoder. that no layer uses (allowed): ", r.unused.front(),
-          r.unused.size() > 1 ? ", …" : ""));
-    return;
-  }
-  std::string msg =
-      detail::concat(where, ": ", r.problems(opt), " checkpoint key problem(s) for this config:");
-  append_problem_list(msg, "missing", r.missing);
-  append_problem_list(msg, "with the wrong shape", r.wrong_shape);
-  append_problem_list(msg, "invalid", r.invalid);
-  if (!opt.allow_unused_audio_tensors) {
-    append_problem_list(msg,
-                        "unused by every layer (the config and the weights disagree; "
-                        "--allow-unused-tensors accepts them)",
-                        r.unused);
-  }
-  throw WeightError(msg);
 }
 
 void require_bigvgan_checkpoint(const GeneratorConfig& cfg, const std::string& prefix,

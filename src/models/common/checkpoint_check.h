@@ -64,14 +64,6 @@ struct CheckpointReport {
 void append_problem_list(std::string& msg, const char* title,
                          const std::vector<std::string>& items);
 
-// tensors: every key of the file and its shape.
-CheckpointReport check_ltx_checkpoint(const LtxAudioConfig& cfg,
-                                      const std::map<std::string, Shape>& tensors);
-// Throws WeightError listing every problem (the first 25 of each kind) when problems(opt) > 0;
-// with allowed unused tensors, logs them as a warning instead. `where` names the file.
-void require_ltx_checkpoint(const LtxAudioConfig& cfg, const std::map<std::string, Shape>& tensors,
-                            const CheckpointCheckOptions& opt, const std::string& where);
-
 // An NVIDIA BigVGAN generator file, its keys under `prefix` ("" or "generator.", as
 // nvidia_generator_prefix finds it): every missing, misshaped or unused generator tensor (conv_pre,
 // ups, resblocks, activation_post, conv_post) reported at once; the anti-aliasing filters may be

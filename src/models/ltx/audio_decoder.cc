@@ -10,6 +10,7 @@
 #include "meshnn/core/input_checks.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_stages.h"
+#include "models/ltx/weights.h"
 #include "ops/permute.h"
 
 namespace meshnn::models {

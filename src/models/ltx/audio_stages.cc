@@ -7,6 +7,7 @@
 
 #include "meshnn/ops/filter_design.h"
 #include "models/common/audio_description.h"
+#include "models/ltx/weights.h"
 #include "ops/elementwise.h"
 #include "ops/permute.h"
 

@@ -6,6 +6,7 @@
 
 #include "meshnn/ops/filter_design.h"
 #include "models/common/audio_description.h"
+#include "models/ltx/weights.h"
 #include "ops/mel.h"
 
 namespace meshnn::models {
