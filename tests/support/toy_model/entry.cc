@@ -16,6 +16,7 @@
 #include "streaming/stream_engine.h"
 #include "support/toy_model/model.h"
 #include "support/toy_model/toy_model.h"
+#include "support/toy_model/weights.h"
 
 namespace meshnn::test::toy {
 namespace {
@@ -98,6 +99,9 @@ struct ToyAudioModel final : AudioModel::Impl {
              0};
     output = {"wave", {-1, 1, -1}, 2, static_cast<double>(c.sampling_rate), c.sampling_rate};
     has_encoder = can_stream = true;
+    parameters = 0;  // every tensor of the description (the filters the layer computes aside)
+    for (const auto& [key, shape] : models::required_shapes(models::flatten(weights(c))))
+      parameters += shape_numel(shape);
   }
   int64_t output_samples(int64_t frames) const override { return frames * m->hop(); }
   Tensor run(const Tensor& z, const RunOptions& options) const override {
