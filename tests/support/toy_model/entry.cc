@@ -13,6 +13,7 @@
 #include "meshnn/mesh/mesh.h"
 #include "models/model_spec.h"
 #include "ops/permute.h"
+#include "runtime/chunked.h"
 #include "streaming/stream_engine.h"
 #include "support/toy_model/model.h"
 #include "support/toy_model/toy_model.h"
@@ -104,8 +105,22 @@ struct ToyAudioModel final : AudioModel::Impl {
       parameters += shape_numel(shape);
   }
   int64_t output_samples(int64_t frames) const override { return frames * m->hop(); }
+  // Chunks of N latent frames (RunOptions::chunk_frames > 0) on one device, the windows from the
+  // decode graph's reach (runtime::run_chunked); the automatic rule (−1) runs one shot.
+  int64_t chunk_frames(int64_t, const RunOptions& run) const override {
+    return run.chunk_frames > 0 ? run.chunk_frames : 0;
+  }
   Tensor run(const Tensor& z, const RunOptions& options) const override {
     m->check_latents(z);
+    if (options.chunk_frames > 0) {
+      MESHNN_CHECK_AS(InvalidArgument, options.mesh == "auto" || options.mesh == "1x1",
+                      "chunks run on one device; got mesh ", options.mesh);
+      const graph::NodePtr g = m->decode_graph();
+      return runtime::run_chunked(g->reach(), z.dim(2), options.chunk_frames, 2,
+                                  [&](int64_t start, int64_t n) {
+                                    return m->decode(z.narrow(2, start, n), *g, TimeShard());
+                                  });
+    }
     return on_mesh(options, z.dim(2), m->min_decode_frames(),
                    [&](const TimeShard& ts) { return m->decode(z, *m->decode_graph(), ts); });
   }
