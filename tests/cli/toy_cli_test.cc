@@ -13,6 +13,7 @@
 #include "meshnn/io/wav.h"
 #include "support/cli_run.h"
 #include "support/golden.h"
+#include "support/scratch_dir.h"
 #include "support/toy_model/config.h"
 #include "support/toy_model/weights.h"
 
@@ -20,16 +21,6 @@ namespace meshnn {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Folder {
-  fs::path dir = fs::temp_directory_path() / ("meshnn_toy_cli_" + std::to_string(::getpid()));
-  Folder() { fs::create_directories(dir); }
-  ~Folder() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string at(const char* name) const { return (dir / name).string(); }
-};
 
 test::CliRun run_toy(const std::string& args) {
   return test::shell(std::string(MESHNN_BINARY_DIR) + "/meshnn-toy " + args);
@@ -43,7 +34,7 @@ RunOptions one_device() {
 }
 
 TEST(ToyModelCli, AudioDecodeAndEncodeRunTheToyModel) {
-  const Folder f;
+  const test::ScratchDir f;
   const std::string model = f.at("toy");
   test::toy::write_random_folder(model, test::toy::Config{}, 77);
   const AudioModel m = AudioModel::load(model);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "support/cli_run.h"
+#include "support/scratch_dir.h"
 #include "support/toy_model/config.h"
 #include "support/toy_model/weights.h"
 
@@ -31,16 +32,6 @@ namespace meshnn {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Folder {
-  fs::path dir = fs::temp_directory_path() / ("meshnn_toy_serve_" + std::to_string(::getpid()));
-  Folder() { fs::create_directories(dir); }
-  ~Folder() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string at(const char* name) const { return (dir / name).string(); }
-};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -97,7 +88,7 @@ Reply http(int port, const std::string& method, const std::string& path,
 // meshnn-toy-serve on 127.0.0.1 and a free port, one worker thread; SIGTERM drains it.
 class Server {
  public:
-  Server(const Folder& f, const std::string& model) : port_file_(f.at("port")) {
+  Server(const test::ScratchDir& f, const std::string& model) : port_file_(f.at("port")) {
     const std::string bin = std::string(MESHNN_BINARY_DIR) + "/meshnn-toy-serve";
     std::vector<std::string> args = {bin, "--host",      "127.0.0.1",   "--port",
                                      "0", "--port-file", port_file_,    "--threads-per-worker",
@@ -159,7 +150,7 @@ void write_file(const std::string& path, const std::string& bytes) {
 }
 
 TEST(ToyModelServe, ServeListsDecodesAndEncodesTheToyModelAsTheCliDoes) {
-  const Folder f;
+  const test::ScratchDir f;
   const std::string model = f.at("toy");
   test::toy::write_random_folder(model, test::toy::Config{}, 91);
   Server srv(f, model);

@@ -3,22 +3,19 @@
 // the input), graphs without a finite reach or a whole rate are refused, and a model that chunks
 // through it (the toy of tests/support) gives its one-shot output to f32 rounding for any chunk.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <random>
 
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "runtime/chunked.h"
 #include "support/golden.h"
+#include "support/scratch_dir.h"
 #include "support/toy_model/config.h"
 #include "support/toy_model/weights.h"
 
 namespace meshnn {
 namespace {
-
-namespace fs = std::filesystem;
 
 TEST(ChunkedRun, WindowsHoldEveryKeptRowsContextAndPartitionTheInput) {
   std::mt19937 rng(std::random_device{}());
@@ -57,11 +54,9 @@ TEST(ChunkedRun, ARunWithoutAFiniteReachOrAWholeRateIsRefused) {
 }
 
 TEST(ChunkedRun, TheToyModelInChunksEqualsItsOneShotRun) {
-  const fs::path dir = fs::temp_directory_path() / ("meshnn_chunked_" + std::to_string(getpid()));
-  test::toy::write_random_folder(dir.string(), test::toy::Config{}, 41);
-  const AudioModel m = AudioModel::load(dir.string());
-  std::error_code ec;
-  fs::remove_all(dir, ec);
+  const test::ScratchDir scratch;
+  test::toy::write_random_folder(scratch.at("toy"), test::toy::Config{}, 41);
+  const AudioModel m = AudioModel::load(scratch.at("toy"));
   const int64_t T = 37;
   const Tensor z =
       test::random_normal({2, m.input_spec().shape[1], T}, std::random_device{}(), 0.5f);

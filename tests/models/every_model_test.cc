@@ -36,6 +36,7 @@
 #include "models/minimax_h3/model.h"
 #include "models/model_spec.h"
 #include "support/golden.h"
+#include "support/scratch_dir.h"
 #include "support/source_scan.h"
 #include "support/toy_model/model.h"
 #include "support/toy_model/toy_model.h"
@@ -286,22 +287,6 @@ std::pair<int64_t, int64_t> changed_rows(const Tensor& a, const Tensor& b, int a
 }
 
 // A folder under the temp dir for one test, removed when it ends.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(t->name()) + "_" + std::to_string(::getpid());
-    std::replace(name.begin(), name.end(), '/', '_');
-    dir = fs::temp_directory_path() / ("meshnn_every_model_" + name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 class EveryModel : public ::testing::TestWithParam<std::string> {
  protected:
   const ModelCase& c() const { return case_of(GetParam()); }
@@ -447,7 +432,7 @@ TEST_P(EveryModel, MinFramesPerDeviceIsTheSmallestShardThatRuns) {
 // (e) One key missing, one extra and one mis-shaped: refused naming all three.
 TEST_P(EveryModel, ABrokenCheckpointIsRefusedNamingEveryProblem) {
   const ModelCase& mc = c();
-  const Scratch scratch;
+  const test::ScratchDir scratch;
   const fs::path& dir = scratch.dir;
   const bool folder = fs::is_directory(mc.path);
   const fs::path copy = dir / fs::path(mc.path).filename();

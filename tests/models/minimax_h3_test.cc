@@ -16,6 +16,7 @@
 #include "models/minimax_h3/model.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
+#include "support/scratch_dir.h"
 #include "support/stream_test_util.h"
 
 namespace meshnn::models::minimax_h3 {
@@ -27,18 +28,6 @@ const std::string kIo = "minimax_h3_tiny_io.safetensors";
 std::string folder_path() { return test::fixture_path(kFolder); }
 
 // A folder in the temp directory, removed at the end of the test.
-struct ScratchDir {
-  std::filesystem::path path;
-  ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path = std::filesystem::temp_directory_path() /
-           (std::string("meshnn_h3_") + info->test_suite_name() + "_" + info->name());
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path); }
-};
-
 std::map<std::string, Tensor> fixture_state() {
   auto file = io::SafetensorsFile::open(folder_path() + "/" + kWeightsFile);
   std::map<std::string, Tensor> s;
@@ -229,7 +218,7 @@ TEST(MiniMaxH3, StreamingEqualsOneShot) {
 }
 
 TEST(MiniMaxH3, FoldedAndOtherDtypesLoad) {
-  ScratchDir dir;
+  const test::ScratchDir dir;
   const Tensor z = io_tensor("decode.latents");
   const Tensor ref = io_tensor("decode.output");
   // Folded weights in f32.
@@ -244,14 +233,14 @@ TEST(MiniMaxH3, FoldedAndOtherDtypesLoad) {
       folded[k] = v;
     }
   }
-  write_folder(dir.path, folded);
-  auto m = Model::load(dir.path.string(), Precision::fp32);
+  write_folder(dir.dir, folded);
+  auto m = Model::load(dir.dir.string(), Precision::fp32);
   EXPECT_TRUE(test::close_rel_l2(m->decode(z), ref, 1e-5, "folded f32"));
   EXPECT_TRUE(test::close_rel_l2(m->encode(io_tensor("encode.wave")).mean, io_tensor("encode.mean"),
                                  1e-5, "folded f32 encode"));
   // Unfolded in f16 (bf16 values round to f16): loads and stays close.
-  std::filesystem::remove_all(dir.path);
-  std::filesystem::create_directories(dir.path);
+  std::filesystem::remove_all(dir.dir);
+  std::filesystem::create_directories(dir.dir);
   std::map<std::string, Tensor> half;
   for (const auto& [k, v] : state) {
     Tensor h(v.shape(), DType::f16);
@@ -259,14 +248,14 @@ TEST(MiniMaxH3, FoldedAndOtherDtypesLoad) {
     for (int64_t i = 0; i < v.numel(); ++i) d[i] = static_cast<_Float16>(v.data<float>()[i]);
     half[k] = h;
   }
-  write_folder(dir.path, half);
-  m = Model::load(dir.path.string(), Precision::fp32, Parts::decoder);
+  write_folder(dir.dir, half);
+  m = Model::load(dir.dir.string(), Precision::fp32, Parts::decoder);
   EXPECT_TRUE(test::close_rel_l2(m->decode(z), ref, 1e-2, "f16"));
   EXPECT_THROW(m->encode(io_tensor("encode.wave")), Error);  // not loaded
 }
 
 TEST(MiniMaxH3, EveryKeyProblemReportedAtOnce) {
-  ScratchDir dir;
+  const test::ScratchDir dir;
   auto state = fixture_state();
   state.erase("encoder.block.2.block.1.block.3.bias");
   state.erase("decoder.ups.1.0.weight_g");                    // a weight-norm half alone
@@ -274,9 +263,9 @@ TEST(MiniMaxH3, EveryKeyProblemReportedAtOnce) {
   state["pre_block.proj.bias"] = Tensor({9});                 // wrong shape
   state["decoder.resblocks.99.convs1.0.bias"] = Tensor({4});  // unknown
   state["mean_proj.weight"] = state.at("mean_proj.weight").to(DType::f64);
-  write_folder(dir.path, state);
+  write_folder(dir.dir, state);
   try {
-    Model::load(dir.path.string(), Precision::fp32);
+    Model::load(dir.dir.string(), Precision::fp32);
     FAIL() << "expected WeightError";
   } catch (const WeightError& e) {
     const std::string msg = e.what();
