@@ -142,7 +142,7 @@ bool winograd2d_fits(const Conv2dGeometry& g) {
 // linear in the input width, docs/benchmarks.md).
 constexpr int64_t kDirectMinChannelsAvx512 = 64;
 bool direct_loses_to_avx512(const Conv1dGeometry& g) {
-  if (!cpu_features().avx512f) return false;
+  if (!cpu_features().avx512f || g.precision != Precision::fp32) return false;
   return (g.stride >= 2 || g.k == 1) && g.dilation == 1 &&
          std::min(g.c_in, g.c_out) >= kDirectMinChannelsAvx512;
 }

@@ -105,6 +105,8 @@ TEST(StridedGemmConvChoice, WideStridedByDefaultForcedByOverrideNeverDilated) {
             cpu_features().avx512f ? conv::Conv1dAlgo::onednn : conv::Conv1dAlgo::direct);
   EXPECT_EQ(conv::choose_conv1d({128, 128, 1, 1, 1}),
             cpu_features().avx512f ? conv::Conv1dAlgo::onednn : conv::Conv1dAlgo::direct);
+  // A bf16 layer keeps the direct kernel (in f32) everywhere: docs/precision.md measures that.
+  EXPECT_EQ(conv::choose_conv1d({128, 128, 1, 1, 1, Precision::bf16}), conv::Conv1dAlgo::direct);
   EXPECT_EQ(conv::choose_conv1d({128, 128, 7, 1, 1}), conv::Conv1dAlgo::winograd);
   EXPECT_EQ(conv::choose_conv1d({768, 1536, 2, 1, 1}), conv::Conv1dAlgo::gemm);  // 2-tap phases
   EXPECT_NE(conv::choose_conv1d({768, 768, 1, 1, 1}), conv::Conv1dAlgo::gemm);   // k 1: oneDNN
