@@ -11,7 +11,7 @@ namespace meshnn {
 
 enum class EnvSwitch {
   log,             // MESHNN_LOG: off | error | warn | info | debug
-  profile,         // MESHNN_PROFILE: 1 prints wall time per op kind at exit
+  profile,         // MESHNN_PROFILE: 1 prints wall time per op kind at exit, layers also per layer
   alloc_cache_mb,  // MESHNN_ALLOC_CACHE_MB: size of the reused-allocation cache
   comm_timeout,    // MESHNN_COMM_TIMEOUT: seconds without progress before CommError (0 = none)
   conv_algo,       // MESHNN_CONV_ALGO: auto | direct | winograd | fft | onednn

@@ -84,7 +84,8 @@ void check_shape(const Shape& shape) {
 // returns large blocks to the kernel on free, so a model that allocates its activations per layer
 // would fault every page again on every call (PyTorch's ~1 M faults per 4 s BigVGAN run). Freed
 // blocks of ≥ 64 KiB are kept in size buckets (1/8-octave steps, so ≤ 12.5 % slack) and handed out
-// again; after the first forward a model's working set is reused instead of re-faulted.
+// again (to a request of the same bucket, or of up to 4× less when that bucket has none free);
+// after the first forward a model's working set is reused instead of re-faulted.
 // MESHNN_ALLOC_CACHE_MB caps the cached bytes (default 8192, 0 disables). Off under ASan so that
 // use-after-free is still caught.
 class BlockCache {
@@ -103,13 +104,18 @@ class BlockCache {
     const size_t step = p2 / 8;
     return (a + step - 1) / step * step;
   }
-  void* take(size_t size) {
+  // A block for a request of `size` bytes (a bucket size): a cached one of that size, else the
+  // smallest cached one of up to kMaxReuse × size, else a fresh one. `size` is set to the block's
+  // own size, which the caller gives it back under.
+  void* take(size_t& size) {
     if (size >= kMinCached && cap_ > 0) {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = free_.find(size);
-      if (it != free_.end() && !it->second.empty()) {
+      if (it == free_.end() || it->second.empty()) it = larger_locked(size);
+      if (it != free_.end()) {
         void* p = it->second.back().p;  // the most recently freed: its pages are the warmest
         it->second.pop_back();
+        size = it->first;
         cached_ -= size;
         --blocks_;
         return p;
@@ -180,6 +186,19 @@ class BlockCache {
     cap_ = static_cast<size_t>(v ? std::atoll(v->c_str()) : 8192) << 20;
 #endif
   }
+  // The smallest bucket above `size` and at most kMaxReuse × size with a free block, or end().
+  // Why: a cached block's pages are resident already, so handing it to a smaller request costs no
+  // memory, where a fresh block adds its own pages; without it a model whose activations shrink
+  // stage by stage (an encoder: 164 → 82 → 41 MB blocks) keeps every size it ever used resident
+  // at once. The bound keeps a small tensor from pinning a block a later large request needs.
+  std::unordered_map<size_t, std::deque<Block>>::iterator larger_locked(size_t size) {
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (!it->second.empty() && it->first > size && it->first / kMaxReuse <= size &&
+          (best == free_.end() || it->first < best->first))
+        best = it;
+    return best;
+  }
   // Moves the blocks freed before now − max age into `out` (each bucket is oldest first).
   void sweep_locked(Clock::time_point now, std::vector<void*>* out) {
     last_sweep_ = now;
@@ -231,6 +250,7 @@ class BlockCache {
 
   static constexpr size_t kMinCached = 64 << 10;
   static constexpr size_t kPopulateMin = 1 << 20;
+  static constexpr size_t kMaxReuse = 4;
   std::mutex mu_;
   std::unordered_map<size_t, std::deque<Block>> free_;
   size_t cached_ = 0, blocks_ = 0;
@@ -241,8 +261,8 @@ class BlockCache {
 };
 
 std::shared_ptr<void> aligned_alloc_bytes(size_t bytes) {
-  const size_t size = BlockCache::bucket(bytes);
-  void* p = BlockCache::get().take(size);
+  size_t size = BlockCache::bucket(bytes);
+  void* p = BlockCache::get().take(size);  // size: the block's own, maybe a larger bucket
   if (!p) throw BackendError(detail::concat("out of memory allocating ", bytes, " bytes"));
   return std::shared_ptr<void>(p, [size](void* q) { BlockCache::get().give(q, size); });
 }

@@ -54,6 +54,7 @@ class ConvNode final : public Node {
   // 'valid' conv such as the causal STFT). A time shard: the graph's halo from its neighbours.
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
     const Halo h = ts.sharded() ? halo_of(reach()) : Halo{pl_, pr_};
+    LayerProfileScope prof(conv_.name(), direct_flops(x, ts));
     if constexpr (std::is_same_v<Layer, Conv1d>)
       return conv1d_sharded(conv_, x, ts, real, h.left, h.right);
     else
@@ -66,6 +67,23 @@ class ConvNode final : public Node {
  private:
   int64_t outputs(int64_t padded_rows) const {
     return padded_rows >= k_ ? (padded_rows - k_) / s_ + 1 : 0;
+  }
+  // The direct algorithm's FLOPs for this device's rows of x (B, n, …, C_in), for the layer profile
+  // (0 when the profile is off): 2 · outputs · C_in · taps.
+  double direct_flops(const Tensor& x, const TimeShard& ts) const {
+    if (!profiling_layers()) return 0;
+    const auto& c = conv_.config();
+    double taps = 1, cols = 1;
+    if constexpr (std::is_same_v<Layer, Conv1d>) {
+      taps = static_cast<double>(c.kernel_size);
+    } else {
+      taps = static_cast<double>(c.kernel_size[0] * c.kernel_size[1]);
+      cols = static_cast<double>(x.dim(2)) / static_cast<double>(c.stride[1]);
+    }
+    const double rows =
+        static_cast<double>(ts.sharded() ? x.dim(1) : outputs(pl_ + x.dim(1) + pr_));
+    return 2.0 * static_cast<double>(x.dim(0)) * rows / (ts.sharded() ? s_ : 1) * cols *
+           static_cast<double>(c.in_channels * c.out_channels) * taps;
   }
   // The outputs whose window [o·s, o·s + K) is in the buffer.
   Tensor produce() {

@@ -10,6 +10,7 @@
 #include "kernels/strided_gemm_conv1d.h"
 #include "kernels/winograd1d.h"
 #include "kernels/winograd2d.h"
+#include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/profile.h"
 
@@ -133,9 +134,23 @@ bool winograd2d_fits(const Conv2dGeometry& g) {
          kernels::winograd1d_available();
 }
 
-bool direct_fits(const Conv1dGeometry& g) {
+// Our direct kernel is AVX2 code. On an AVX-512 CPU oneDNN's brgconv runs the 1-tap layers of
+// ≥ 64 channels and the strided ones about 2× faster (the MiniMax-H3 encoder's k1 64 / 128 and
+// k4 s2 64 → 128 layers: 75-90 vs 145-175 GFLOP/s per thread, docs/benchmarks.md "Issue 34 (wave
+// 16)": the strided GEMM 130-150), so there those go to oneDNN; thinner ones (not measured) and
+// k > 1 stride-1 layers stay (oneDNN's primitive for the thin dilated decoder layers costs time
+// linear in the input width, docs/benchmarks.md).
+constexpr int64_t kDirectMinChannelsAvx512 = 64;
+bool direct_loses_to_avx512(const Conv1dGeometry& g) {
+  if (!cpu_features().avx512f || g.precision != Precision::fp32) return false;
+  return (g.stride >= 2 || g.k == 1) && g.dilation == 1 &&
+         std::min(g.c_in, g.c_out) >= kDirectMinChannelsAvx512;
+}
+// Thin enough for the direct kernel (a wider strided layer goes to the strided GEMM).
+bool direct_size(const Conv1dGeometry& g) {
   return std::max(g.c_in, g.c_out) <= kDirectMaxChannels && kernels::direct_conv1d_available();
 }
+bool direct_fits(const Conv1dGeometry& g) { return direct_size(g) && !direct_loses_to_avx512(g); }
 bool gemm_fits(const Conv1dGeometry& g) { return g.dilation == 1 && (g.stride >= 2 || g.k == 2); }
 bool winograd_fits(const Conv1dGeometry& g) {
   return g.stride == 1 && g.k >= 3 && kernels::winograd1d_available();  // K < 3: nothing to save
@@ -165,7 +180,7 @@ const char* to_string(Conv1dAlgo a) { return kConvAlgoNames.name(a); }
 Conv1dAlgo choose_conv1d(const Conv1dGeometry& g) {
   const Conv1dAlgo o = conv_algo_override();
   if (o == Conv1dAlgo::onednn) return Conv1dAlgo::onednn;
-  if (gemm_fits(g) && (o == Conv1dAlgo::gemm || (o == Conv1dAlgo::automatic && !direct_fits(g))))
+  if (gemm_fits(g) && (o == Conv1dAlgo::gemm || (o == Conv1dAlgo::automatic && !direct_size(g))))
     return Conv1dAlgo::gemm;
   // fft is not built yet: it resolves like winograd (the fast-algorithm request).
   const bool fast =

@@ -36,6 +36,9 @@ const char* to_string(Conv1dAlgo a);
 // An f32 1-D convolution layer's geometry (PyTorch conventions: dilation 1 = dense).
 struct Conv1dGeometry {
   int64_t c_in = 0, c_out = 0, k = 1, stride = 1, dilation = 1;
+  // The layer's precision: only fp32 layers leave the direct kernel for oneDNN on AVX-512 (a bf16
+  // layer there would become oneDNN's bf16 conv, which docs/precision.md does not measure).
+  Precision precision = Precision::fp32;
 };
 
 class Conv1dAlgorithm {

@@ -23,8 +23,8 @@ bool our_precision(Precision p) { return p == Precision::fp32 || p == Precision:
 Conv1dAlgo algo_choice(const ConvSpec& spec) {
   const bool ours =
       spec.kind == ConvKind::conv && spec.spatial == 1 && our_precision(spec.precision);
-  return ours ? choose_conv1d(
-                    {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]})
+  return ours ? choose_conv1d({spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0],
+                               spec.dilation[0], spec.precision})
               : Conv1dAlgo::onednn;
 }
 

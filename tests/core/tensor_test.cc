@@ -103,5 +103,34 @@ TEST(AllocationCache, AgeLimitFreesBlocksNotReused) {
 #endif
 }
 
+// A request whose bucket has no free block takes a cached block of up to 4× its size (resident
+// already) instead of a fresh one, and that block goes back under its own size.
+TEST(AllocationCache, SmallerRequestReusesALargerFreeBlock) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the cache is off under ASan";
+#else
+  if (allocation_cache_stats().limit_bytes == 0) GTEST_SKIP() << "MESHNN_ALLOC_CACHE_MB=0";
+  const Shape big{7, 1428577}, half{7, 714283}, tiny{7, 200003};  // ≈ 40, 20 and 5.6 MB
+  void* first = nullptr;
+  {
+    Tensor t = Tensor::empty(big);
+    first = t.raw();
+  }
+  {
+    Tensor t = Tensor::empty(tiny);  // 7× smaller: never served from the big block
+    EXPECT_NE(t.raw(), first);
+  }
+  {
+    Tensor t = Tensor::empty(half);  // no free block of its own bucket: the big one
+    EXPECT_EQ(t.raw(), first);
+    t.fill_zero();  // the whole requested size is usable
+  }
+  {
+    Tensor again = Tensor::empty(big);  // given back under the big bucket: reused for big again
+    EXPECT_EQ(again.raw(), first);
+  }
+#endif
+}
+
 }  // namespace
 }  // namespace meshnn

@@ -12,6 +12,7 @@
 
 #include "layers/conv_algorithm.h"
 #include "layers/conv_ref.h"
+#include "meshnn/core/cpu.h"
 #include "meshnn/layers/conv.h"
 #include "support/golden.h"
 
@@ -97,8 +98,15 @@ TEST(StridedGemmConvChoice, WideStridedByDefaultForcedByOverrideNeverDilated) {
   unsetenv("MESHNN_CONV_ALGO");
   EXPECT_EQ(conv::choose_conv1d({128, 256, 8, 4, 1}), conv::Conv1dAlgo::gemm);
   EXPECT_EQ(conv::choose_conv1d({1024, 2048, 10, 5, 1}), conv::Conv1dAlgo::gemm);
-  EXPECT_EQ(conv::choose_conv1d({16, 32, 4, 2, 1}), conv::Conv1dAlgo::direct);   // thin
-  EXPECT_EQ(conv::choose_conv1d({64, 128, 4, 2, 1}), conv::Conv1dAlgo::direct);  // ahead there
+  EXPECT_EQ(conv::choose_conv1d({16, 32, 4, 2, 1}), conv::Conv1dAlgo::direct);  // thin
+  // Ahead there on AVX2; behind oneDNN's AVX-512 kernels where the CPU has them
+  // (conv_algorithm.cc).
+  EXPECT_EQ(conv::choose_conv1d({64, 128, 4, 2, 1}),
+            cpu_features().avx512f ? conv::Conv1dAlgo::onednn : conv::Conv1dAlgo::direct);
+  EXPECT_EQ(conv::choose_conv1d({128, 128, 1, 1, 1}),
+            cpu_features().avx512f ? conv::Conv1dAlgo::onednn : conv::Conv1dAlgo::direct);
+  // A bf16 layer keeps the direct kernel (in f32) everywhere: docs/precision.md measures that.
+  EXPECT_EQ(conv::choose_conv1d({128, 128, 1, 1, 1, Precision::bf16}), conv::Conv1dAlgo::direct);
   EXPECT_EQ(conv::choose_conv1d({128, 128, 7, 1, 1}), conv::Conv1dAlgo::winograd);
   EXPECT_EQ(conv::choose_conv1d({768, 1536, 2, 1, 1}), conv::Conv1dAlgo::gemm);  // 2-tap phases
   EXPECT_NE(conv::choose_conv1d({768, 768, 1, 1, 1}), conv::Conv1dAlgo::gemm);   // k 1: oneDNN

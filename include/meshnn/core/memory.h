@@ -1,5 +1,6 @@
-// The tensor storage cache: freed blocks of ≥ 64 KiB are kept in size buckets and handed out again
-// (re-faulting fresh pages costs 8–16 µs per 4 KiB page, see core/tensor.cc). By default a block
+// The tensor storage cache: freed blocks of ≥ 64 KiB are kept in size buckets and handed out again,
+// to requests of their size or of up to 4× less (re-faulting fresh pages costs 8–16 µs per 4 KiB
+// page, see core/tensor.cc). By default a block
 // stays cached until reused (at most MESHNN_ALLOC_CACHE_MB bytes in all, default 8192): right for
 // one model run over and over, but a long-running process that sees many input lengths keeps the
 // blocks of every length it has ever seen. A maximum age bounds that: a block not reused within

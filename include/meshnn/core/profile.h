@@ -1,14 +1,21 @@
 // Opt-in wall-time profile by op kind: set MESHNN_PROFILE=1 and the totals are printed to stderr
 // at exit (per process; every device thread adds to the same counters). Costs one relaxed check
-// per scope when off.
+// per scope when off. MESHNN_PROFILE=layers adds one line per layer (conv layers by name, with
+// their direct-algorithm FLOP rate and the process's resident memory right after the layer).
 #pragma once
 
 #include <chrono>
+#include <string>
 
 namespace meshnn {
 
 bool profiling_enabled();
+// MESHNN_PROFILE=layers.
+bool profiling_layers();
 void profile_add(const char* name, double seconds);
+// A layer's call: seconds, FLOPs (0: not counted) and the resident bytes of the process after it
+// (the maximum over the layer's calls is reported).
+void profile_add_layer(const std::string& name, double seconds, double flops);
 
 class ProfileScope {
  public:
@@ -25,6 +32,28 @@ class ProfileScope {
 
  private:
   const char* name_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+// One layer's call under MESHNN_PROFILE=layers (nothing otherwise); `name` must outlive the scope.
+class LayerProfileScope {
+ public:
+  LayerProfileScope(const std::string& name, double flops)
+      : name_(profiling_layers() ? &name : nullptr), flops_(flops) {
+    if (name_) t0_ = std::chrono::steady_clock::now();
+  }
+  ~LayerProfileScope() {
+    if (name_)
+      profile_add_layer(
+          *name_, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(),
+          flops_);
+  }
+  LayerProfileScope(const LayerProfileScope&) = delete;
+  LayerProfileScope& operator=(const LayerProfileScope&) = delete;
+
+ private:
+  const std::string* name_;
+  double flops_;
   std::chrono::steady_clock::time_point t0_;
 };
 
