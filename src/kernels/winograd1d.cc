@@ -12,6 +12,7 @@
 
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
 #include "meshnn/core/tensor.h"
 
 namespace meshnn::kernels {
@@ -260,8 +261,11 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   // gathers one channel's K taps as contiguous [tap][o] rows (no transposed copy of the whole
   // layer) and writes its part of U once (no zero fill: the first touch of U's pages is spread
   // over the threads), AVX2 doubles when the CPU has them.
-  u_ = WeightBuffer(static_cast<size_t>(a * segs_ * c_in * c_out));
-  transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u_.data());
+  {
+    ProfileScope prof("load.winograd_transform");
+    u_ = WeightBuffer(static_cast<size_t>(a * segs_ * c_in * c_out));
+    transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u_.data());
+  }
   const bool bf16 = precision == WinogradPrecision::bf16;
   // The packed GEMM only for native bf16: its f32 form measured slower than dnnl_sgemm here
   // (docs/benchmarks.md), so f32 and the bf16 emulation keep dnnl_sgemm.
@@ -269,6 +273,7 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   packed_ = native_bf16_;
   if (bf16 && !native_bf16_) round_to_bf16_inplace(u_.data(), static_cast<int64_t>(u_.size()));
   if (packed_) {
+    ProfileScope prof("load.winograd_pack");
     // Per transform point the S segments stack along K (segment s of output tile i reads input
     // tile i + s, i.e. the next C_in values of the same transformed row): one GEMM of depth
     // S·C_in against [s][C_in] × C_out, packed once here; the unpacked copy is freed.
@@ -289,6 +294,7 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
                                                       segs_ * c_in, c_out, c_out));
   // The block scratch of a long input (Winograd1d::run), ready before the first call.
   const int64_t nb = block_tiles(a, c_in, c_out), vstride = (nb + segs_ - 1) * c_in;
+  ProfileScope prof("load.winograd_scratch");
   reserve_winograd_scratch(static_cast<size_t>(a * (vstride + nb * c_out)),
                            native_bf16_ ? static_cast<size_t>(a * vstride) : 0);
 }

@@ -102,6 +102,7 @@ void polyphase_weights(const ConvSpec& spec, const float* w, const float* b, std
 
 ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias)
     : spec_(spec) {
+  ProfileScope prof("load.conv_engine");
   MESHNN_CHECK(spec.spatial == 1 || spec.spatial == 2, "conv engine: spatial rank ", spec.spatial);
   MESHNN_CHECK(!(spec.kind == ConvKind::deconv && spec.spatial != 1),
                "conv engine: only 1-D deconvolution is supported");
@@ -110,7 +111,10 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   const float* b = spec.bias ? bias.data<float>() : nullptr;
   if (const Conv1dAlgo pa = polyphase_choice(spec); pa != Conv1dAlgo::onednn) {
     std::vector<float> wc, bc;
-    polyphase_weights(spec, weights.data<float>(), b, wc, bc);
+    {
+      ProfileScope prof_w("load.polyphase_weights");
+      polyphase_weights(spec, weights.data<float>(), b, wc, bc);
+    }
     if (auto own = make_conv1d_algorithm(pa, polyphase_geometry(spec), wc.data(),
                                          b ? bc.data() : nullptr, spec.precision)) {
       algo1d_ = std::move(own);
@@ -137,6 +141,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
       return;
     }
   }
+  ProfileScope prof_d("load.onednn_conv");
   onednn_ = std::make_unique<dnnl_glue::ConvPrimitives>(spec, weights, bias);
 }
 
