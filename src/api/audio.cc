@@ -11,6 +11,7 @@
 #include "io/json.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
+#include "meshnn/core/profile.h"
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/torch_checkpoint.h"
 #include "meshnn/layers/time_shard.h"
@@ -32,7 +33,11 @@ LtxAudioDecoder::LtxAudioDecoder(std::shared_ptr<Impl> impl) : impl_(std::move(i
 
 LtxAudioDecoder LtxAudioDecoder::load(const std::string& path, const StagePrecision& precision,
                                       bool allow_unused_tensors) {
-  const io::SafetensorsFile file = io::SafetensorsFile::open(path);
+  ProfileScope prof("load.ltx_total");
+  const io::SafetensorsFile file = [&] {
+    ProfileScope prof_open("load.safetensors_open");
+    return io::SafetensorsFile::open(path);
+  }();
   models::CheckpointCheckOptions check;
   check.allow_unused_audio_tensors = allow_unused_tensors;
   int64_t params = 0;

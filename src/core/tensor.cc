@@ -1,7 +1,6 @@
 #include "meshnn/core/tensor.h"
 
 #include <malloc.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +16,7 @@
 
 #include "core/enum_names.h"
 #include "core/env.h"
+#include "core/populate.h"
 #include "meshnn/core/memory.h"
 
 namespace meshnn {
@@ -230,26 +230,14 @@ class BlockCache {
   }
 
   // A fresh big block (a first call's activations) faulted in by one madvise instead of one trap
-  // per 4 KiB page on first write: the same zeroed pages, made in one kernel walk (issue 34, first
-  // call vs steady). Blocks the allocator serves from its heap are mostly resident already; the
-  // call is skipped below kPopulateMin and where the kernel lacks MADV_POPULATE_WRITE (< 5.14:
-  // EINVAL, the pages then fault on first write as before).
+  // per 4 KiB page on first write (core/populate.h; issue 34, first call vs steady). Blocks the
+  // allocator serves from its heap are mostly resident already.
   static void* populate(void* p, size_t size) {
-#if defined(MADV_POPULATE_WRITE) && !defined(__SANITIZE_ADDRESS__)
-    constexpr uintptr_t kPage = 4096;
-    if (p != nullptr && size >= kPopulateMin) {
-      const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
-      const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + size) & ~(kPage - 1);
-      if (e > a) (void)::madvise(reinterpret_cast<void*>(a), e - a, MADV_POPULATE_WRITE);
-    }
-#else
-    (void)size;
-#endif
+    populate_pages(p, size);
     return p;
   }
 
   static constexpr size_t kMinCached = 64 << 10;
-  static constexpr size_t kPopulateMin = 1 << 20;
   static constexpr size_t kMaxReuse = 4;
   std::mutex mu_;
   std::unordered_map<size_t, std::deque<Block>> free_;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/populate.h"
 #include "meshnn/core/bf16.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
@@ -178,7 +179,43 @@ constexpr auto kBf16 = bf16_table(std::make_integer_sequence<int, kMr>{});
 
 void PackedMatrix::Free::operator()(void* p) const { std::free(p); }
 
-PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, GemmType type)
+namespace {
+
+// 16 values of row k of B from column c (the first `valid` of them; zeros past them and for
+// k ≥ K) → their bf16 bits in the low halves of 16 dwords: to_bf16's rounding (nearest even,
+// NaN quietened) on 16 lanes, the same bits. (maskz shifts: GCC 12 warns that the plain ones read
+// an uninitialised register.)
+__attribute__((target("avx512f"))) inline __m512i bf16_lanes(const float* b, int64_t k, int64_t K,
+                                                             int64_t ldb, int valid) {
+  const __mmask16 m = col_mask(valid);
+  if (k >= K || m == 0) return _mm512_setzero_si512();
+  const __m512i u = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, b + k * ldb));
+  const __m512i hi = _mm512_maskz_srli_epi32(0xffff, u, 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_maskz_srli_epi32(
+      0xffff, _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+  return _mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+}
+
+// One bf16 panel: columns [0, valid) of b (K × ·, ldb) → dst [pair][half][16][2] (kp / 2 pairs),
+// the layout of the scalar loop in the constructor, 32 values per store.
+__attribute__((target("avx512f"))) void pack_panel_bf16(const float* b, int64_t K, int64_t kp,
+                                                        int64_t ldb, int valid, uint16_t* dst) {
+  for (int64_t p = 0; p < kp / 2; ++p)
+    for (int h = 0; h < 2; ++h) {
+      const __m512i lo = bf16_lanes(b + 16 * h, 2 * p, K, ldb, valid - 16 * h);
+      const __m512i up = bf16_lanes(b + 16 * h, 2 * p + 1, K, ldb, valid - 16 * h);
+      _mm512_storeu_si512(dst + (p * 2 + h) * kNr,
+                          _mm512_or_si512(lo, _mm512_maskz_slli_epi32(0xffff, up, 16)));
+    }
+}
+
+}  // namespace
+
+PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, GemmType type,
+                           GemmIsa isa)
     : k_(K), n_(N), type_(type) {
   MESHNN_CHECK_AS(InvalidArgument, K > 0 && N > 0 && ldb >= N, "packed gemm: bad B ", K, " x ", N,
                   " (ld ", ldb, ")");
@@ -188,10 +225,12 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
   bytes_ = static_cast<size_t>(panels * kp * kNr) * elt;
   void* p = std::aligned_alloc(64, (bytes_ + 63) / 64 * 64);
   if (p == nullptr) throw std::bad_alloc();
+  populate_pages(p, bytes_);  // one kernel walk, not a trap per page (core/populate.h)
   p_.reset(p);
   data_ = p;
   row_stride_ = kNr;
   panel_stride_ = kp * kNr;
+  const bool avx512 = isa == GemmIsa::best && cpu_features().avx512f;
 #pragma omp parallel for schedule(static)
   for (int64_t pn = 0; pn < panels; ++pn) {
     const int64_t c0 = pn * kNr;
@@ -199,6 +238,9 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
       float* dst = static_cast<float*>(p) + pn * kp * kNr;
       for (int64_t k = 0; k < K; ++k)
         for (int j = 0; j < kNr; ++j) dst[k * kNr + j] = c0 + j < N ? b[k * ldb + c0 + j] : 0.f;
+    } else if (avx512) {
+      pack_panel_bf16(b + c0, K, kp, ldb, static_cast<int>(std::min<int64_t>(kNr, N - c0)),
+                      static_cast<uint16_t*>(p) + pn * kp * kNr);
     } else {
       uint16_t* dst = static_cast<uint16_t*>(p) + pn * kp * kNr;
       for (int64_t k = 0; k < kp; ++k)

@@ -25,6 +25,12 @@ namespace meshnn::kernels {
 
 enum class GemmType { f32, bf16 };
 
+// Which f32 micro-kernel runs: best (AVX-512F where the CPU has it, else AVX2), or avx2 even on an
+// AVX-512 CPU, so that a test runs that path there. Both give the same bits. For packing a bf16 B:
+// best rounds 16 values per instruction where the CPU has AVX-512F, avx2 one at a time (the same
+// bits).
+enum class GemmIsa { best, avx2 };
+
 // B (K × N) for packed_gemm: packed f32 [panel][k][32] or bf16 [panel][k/2][2 halves][16][2]
 // (the two k of a pair side by side, as `vdpbf16ps` reads them; columns past N are zeros), or an
 // f32 row-major view that copies nothing (the f32 micro-kernels read 32-column strips of its rows
@@ -33,8 +39,10 @@ enum class GemmType { f32, bf16 };
 class PackedMatrix {
  public:
   PackedMatrix() = default;
-  // b: K × N row-major f32 with leading dimension ldb. Parallel over panels (OpenMP).
-  PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, GemmType type);
+  // b: K × N row-major f32 with leading dimension ldb. Parallel over panels (OpenMP). isa: how a
+  // bf16 B is rounded and laid out (GemmIsa; the same bits either way).
+  PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, GemmType type,
+               GemmIsa isa = GemmIsa::best);
   // b: K × N row-major f32 (leading dimension ldb), read in place; b must outlive the view.
   static PackedMatrix row_major_view(const float* b, int64_t K, int64_t N, int64_t ldb);
   int64_t k() const { return k_; }
@@ -57,10 +65,6 @@ class PackedMatrix {
   size_t bytes_ = 0;
   GemmType type_ = GemmType::f32;
 };
-
-// Which f32 micro-kernel runs: best (AVX-512F where the CPU has it, else AVX2), or avx2 even on an
-// AVX-512 CPU, so that a test runs that path there. Both give the same bits.
-enum class GemmIsa { best, avx2 };
 
 // C[i][n0..n1) (+)= Σ_k A[i][k]·B[k][n0..n1) for i < M; A row-major with leading dimension lda
 // (f32 values, or bf16 bits for a bf16 B), or, when a_rows is given, row i of A starting

@@ -12,6 +12,7 @@
 
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
 #include "meshnn/core/tensor.h"
 
 namespace meshnn::kernels {
@@ -171,27 +172,6 @@ WinogradScratch& winograd_scratch() {
   return s;
 }
 
-void reserve_winograd_scratch(size_t f32, size_t bf16) {
-  // Values, not bytes; resize zero-fills, which touches the pages here, at load.
-#pragma omp parallel
-  {
-    WinogradScratch& s = winograd_scratch();
-    if (s.f32.size() < f32) s.f32.resize(f32);
-    if (s.bf16.size() < bf16) s.bf16.resize(bf16);
-  }
-}
-
-WeightBuffer::WeightBuffer(size_t n) : n_(n) {
-  // Page-aligned. Transparent huge pages (MADV_HUGEPAGE) were measured too: no faster to load
-  // here (the kernel compacts memory synchronously for them) and no faster to run.
-  constexpr size_t kPage = 4096;
-  const size_t bytes = std::max<size_t>(kPage, (n * sizeof(float) + kPage - 1) / kPage * kPage);
-  void* p = std::aligned_alloc(kPage, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  p_.reset(static_cast<float*>(p));
-}
-void WeightBuffer::Free::operator()(float* p) const { std::free(p); }
-
 WinogradMatrices winograd_matrices(int m, int r) {
   const int a = m + r - 1;
   MESHNN_CHECK_AS(InvalidArgument, m >= 1 && r >= 1 && a >= 2 && a <= kMaxAlpha,
@@ -255,29 +235,44 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   segs_ = (k + r - 1) / r;
   bt_.assign(wm.bt.begin(), wm.bt.end());
   at_.assign(wm.at.begin(), wm.at.end());
-  // U[ξ][s][c][o] = Σ_j G[ξ][j]·w[o][c][s·r + j] in float64, one rounding to f32. Load time
-  // matters (the big vocoder layers dominate it): parallel over input channels, each thread
-  // gathers one channel's K taps as contiguous [tap][o] rows (no transposed copy of the whole
-  // layer) and writes its part of U once (no zero fill: the first touch of U's pages is spread
-  // over the threads), AVX2 doubles when the CPU has them.
-  u_ = WeightBuffer(static_cast<size_t>(a * segs_ * c_in * c_out));
-  transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u_.data());
   const bool bf16 = precision == WinogradPrecision::bf16;
   // The packed GEMM only for native bf16: its f32 form measured slower than dnnl_sgemm here
   // (docs/benchmarks.md), so f32 and the bf16 emulation keep dnnl_sgemm.
   native_bf16_ = bf16 && isa == WinogradIsa::automatic && packed_gemm_available(GemmType::bf16);
   packed_ = native_bf16_;
-  if (bf16 && !native_bf16_) round_to_bf16_inplace(u_.data(), static_cast<int64_t>(u_.size()));
+  // U[ξ][s][c][o] = Σ_j G[ξ][j]·w[o][c][s·r + j] in float64, one rounding to f32. Load time
+  // matters (the big vocoder layers dominate it): parallel over input channels, each thread
+  // gathers one channel's K taps as contiguous [tap][o] rows (no transposed copy of the whole
+  // layer) and writes its part of U once (no zero fill: the first touch of U's pages is spread
+  // over the threads), AVX2 doubles when the CPU has them. The packed path keeps only the packed
+  // filters, so its f32 U goes to a block of the tensor storage cache (core/tensor.cc): pages
+  // already faulted in, handed on to the next layer of that size and to the first call's
+  // activations, rather than fresh pages faulted in and freed for every layer.
+  const size_t n_u = static_cast<size_t>(a * segs_ * c_in * c_out);
+  Tensor u_tmp;
+  float* u = nullptr;
   if (packed_) {
+    u_tmp = Tensor::empty({static_cast<int64_t>(n_u)});
+    u = u_tmp.data<float>();
+  } else {
+    u_ = WeightBuffer(n_u);
+    u = u_.data();
+  }
+  {
+    ProfileScope prof("load.winograd_transform");
+    transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u);
+  }
+  if (bf16 && !native_bf16_) round_to_bf16_inplace(u, static_cast<int64_t>(n_u));
+  if (packed_) {
+    ProfileScope prof("load.winograd_pack");
     // Per transform point the S segments stack along K (segment s of output tile i reads input
     // tile i + s, i.e. the next C_in values of the same transformed row): one GEMM of depth
-    // S·C_in against [s][C_in] × C_out, packed once here; the unpacked copy is freed.
+    // S·C_in against [s][C_in] × C_out, packed once here.
     const int64_t kd = segs_ * c_in;
     pk_.reserve(static_cast<size_t>(a));
     for (int xi = 0; xi < a; ++xi)
-      pk_.emplace_back(u_.data() + xi * kd * c_out, kd, c_out, c_out,
+      pk_.emplace_back(u + xi * kd * c_out, kd, c_out, c_out,
                        native_bf16_ ? GemmType::bf16 : GemmType::f32);
-    u_ = WeightBuffer();
   }
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
@@ -289,6 +284,7 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
                                                       segs_ * c_in, c_out, c_out));
   // The block scratch of a long input (Winograd1d::run), ready before the first call.
   const int64_t nb = block_tiles(a, c_in, c_out), vstride = (nb + segs_ - 1) * c_in;
+  ProfileScope prof("load.winograd_scratch");
   reserve_winograd_scratch(static_cast<size_t>(a * (vstride + nb * c_out)),
                            native_bf16_ ? static_cast<size_t>(a * vstride) : 0);
 }

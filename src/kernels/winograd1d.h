@@ -39,8 +39,9 @@ struct WinogradMatrices {
 };
 WinogradMatrices winograd_matrices(int m, int r);
 
-// A read-only f32 weight array made once at load: page aligned and not zero-filled (the maker
-// writes every value, spreading the first touch of its pages over its threads).
+// A read-only f32 weight array made once at load: page aligned, faulted in by one madvise
+// (core/populate.h: half the cost of a trap per page here) and not zero-filled by us (the maker
+// writes every value).
 class WeightBuffer {
  public:
   WeightBuffer() = default;

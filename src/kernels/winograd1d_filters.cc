@@ -1,84 +1,70 @@
 // The Winograd filter transform, run once per layer at load: u = G·w per input channel in float64,
-// rounded once to f32. Kept apart from the run-time kernels because its cost is load time and its
-// contract is bit-equality across ISA forms (scalar, AVX2, AVX-512F).
+// rounded once to f32; and the load-time memory of the Winograd kernels (the transformed filters'
+// buffers, the per-thread block scratch grown when a layer is built). Kept apart from the run-time
+// kernels because their cost is load time; the transform's contract is bit-equality across ISA
+// forms (scalar, AVX2, AVX-512F).
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <vector>
 
+#include "core/populate.h"
 #include "kernels/winograd1d.h"
 #include "meshnn/core/cpu.h"
 
 namespace meshnn::kernels {
 
 namespace {
-// One input channel's filter transform: wc[tap][o] (K × C_out f32) → u[(ξ·S + s)·ustride + o]
-// = Σ_j g[ξ][j]·wc[s·r + j][o], summed in float64 and rounded once.
-struct TransformArgs {
+// One row of the filter transform, u[o] = Σ_j g[j]·w[j][o] for o in [o0, C_out), summed in float64
+// and rounded once: w = the taps of one segment of one input channel as [tap][o] rows (nj ≤ r of
+// them), g = one transform point's row of G.
+struct TransformRow {
   const double* g;
-  int a, r;
-  int64_t k, segs;
-  const float* wc;
+  int nj;
+  const float* w;
   int64_t c_out;
   float* u;
-  int64_t ustride;
 };
 
 // Scalar lanes o0 … C_out − 1. std::fma: the same rounding as the vector paths' fmadd.
-void transform_channel(const TransformArgs& t, int64_t o0) {
-  for (int xi = 0; xi < t.a; ++xi)
-    for (int64_t s = 0; s < t.segs; ++s) {
-      float* dst = t.u + (xi * t.segs + s) * t.ustride;
-      for (int64_t o = o0; o < t.c_out; ++o) {
-        double acc = 0.0;
-        for (int j = 0; j < t.r && s * t.r + j < t.k; ++j)
-          acc = std::fma(t.g[xi * t.r + j], static_cast<double>(t.wc[(s * t.r + j) * t.c_out + o]),
-                         acc);
-        dst[o] = static_cast<float>(acc);
-      }
-    }
+void transform_row(const TransformRow& t, int64_t o0) {
+  for (int64_t o = o0; o < t.c_out; ++o) {
+    double acc = 0.0;
+    for (int j = 0; j < t.nj; ++j)
+      acc = std::fma(t.g[j], static_cast<double>(t.w[j * t.c_out + o]), acc);
+    t.u[o] = static_cast<float>(acc);
+  }
 }
 
 // Lanes o0 … (C_out / 4)·4 − 1, four doubles at a time; returns where it stopped.
-__attribute__((target("avx2,fma"))) int64_t transform_channel_avx2(const TransformArgs& t,
-                                                                   int64_t o0) {
+__attribute__((target("avx2,fma"))) int64_t transform_row_avx2(const TransformRow& t, int64_t o0) {
   const int64_t vec_end = t.c_out / 4 * 4;
-  for (int xi = 0; xi < t.a; ++xi)
-    for (int64_t s = 0; s < t.segs; ++s) {
-      float* dst = t.u + (xi * t.segs + s) * t.ustride;
-      const int nj = static_cast<int>(std::min<int64_t>(t.r, t.k - s * t.r));
-      for (int64_t o = o0; o < vec_end; o += 4) {
-        __m256d acc = _mm256_setzero_pd();
-        for (int j = 0; j < nj; ++j)
-          acc = _mm256_fmadd_pd(_mm256_set1_pd(t.g[xi * t.r + j]),
-                                _mm256_cvtps_pd(_mm_loadu_ps(t.wc + (s * t.r + j) * t.c_out + o)),
-                                acc);
-        _mm_storeu_ps(dst + o, _mm256_cvtpd_ps(acc));
-      }
-    }
+  for (int64_t o = o0; o < vec_end; o += 4) {
+    __m256d acc = _mm256_setzero_pd();
+    for (int j = 0; j < t.nj; ++j)
+      acc = _mm256_fmadd_pd(_mm256_set1_pd(t.g[j]),
+                            _mm256_cvtps_pd(_mm_loadu_ps(t.w + j * t.c_out + o)), acc);
+    _mm_storeu_ps(t.u + o, _mm256_cvtpd_ps(acc));
+  }
   return std::max(o0, vec_end);
 }
 
 // Lanes 0 … (C_out / 8)·8 − 1, eight doubles at a time (the AVX2 form's operations per lane).
-__attribute__((target("avx512f"))) int64_t transform_channel_avx512(const TransformArgs& t) {
+__attribute__((target("avx512f"))) int64_t transform_row_avx512(const TransformRow& t) {
   const int64_t vec_end = t.c_out / 8 * 8;
-  for (int xi = 0; xi < t.a; ++xi)
-    for (int64_t s = 0; s < t.segs; ++s) {
-      float* dst = t.u + (xi * t.segs + s) * t.ustride;
-      const int nj = static_cast<int>(std::min<int64_t>(t.r, t.k - s * t.r));
-      for (int64_t o = 0; o < vec_end; o += 8) {
-        __m512d acc = _mm512_setzero_pd();
-        for (int j = 0; j < nj; ++j)
-          acc = _mm512_fmadd_pd(
-              _mm512_set1_pd(t.g[xi * t.r + j]),
-              _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(t.wc + (s * t.r + j) * t.c_out + o)),
-              acc);
-        // (maskz forms: GCC 12 warns that the plain ones read an uninitialised register)
-        _mm256_storeu_ps(dst + o, _mm512_maskz_cvtpd_ps(0xff, acc));
-      }
-    }
+  for (int64_t o = 0; o < vec_end; o += 8) {
+    __m512d acc = _mm512_setzero_pd();
+    for (int j = 0; j < t.nj; ++j)
+      acc =
+          _mm512_fmadd_pd(_mm512_set1_pd(t.g[j]),
+                          _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(t.w + j * t.c_out + o)), acc);
+    // (maskz forms: GCC 12 warns that the plain ones read an uninitialised register)
+    _mm256_storeu_ps(t.u + o, _mm512_maskz_cvtpd_ps(0xff, acc));
+  }
   return vec_end;
 }
 
@@ -93,6 +79,7 @@ void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t seg
   // A block of input channels at a time: the gather reads kBlock·K contiguous floats per output
   // channel rather than K floats C_in·K apart (measured: the strided gather dominated the load).
   constexpr int64_t kBlock = 16;
+  const int64_t ustride = c_in * c_out;  // between the (ξ, s) matrices of u
 #pragma omp parallel
   {
     std::vector<float> wc(static_cast<size_t>(kBlock * k * c_out));
@@ -106,18 +93,58 @@ void transform_filters(const double* g, int alpha, int r, int64_t k, int64_t seg
         for (int64_t i = 0; i < nb * k; ++i)
           for (int64_t o = o0; o < o1; ++o) wc[i * c_out + o] = weights[(o * c_in + c0) * k + i];
       }
-      for (int64_t cc = 0; cc < nb; ++cc) {
-        const TransformArgs ta{g,           alpha,
-                               r,           k,
-                               segs,        wc.data() + cc * k * c_out,
-                               c_out,       u + (c0 + cc) * c_out,
-                               c_in * c_out};
-        int64_t o = avx512 ? transform_channel_avx512(ta) : 0;
-        if (avx2) o = transform_channel_avx2(ta, o);
-        transform_channel(ta, o);
-      }
+      // Per (ξ, s) the block's nb channels are nb·C_out contiguous values of u, written in order
+      // (one store stream at a time rather than the α·S rows of one channel, C_in·C_out apart).
+      // What the stores cost is mostly the first write to each fresh page of u (docs/benchmarks.md
+      // "Issue 34 (wave 16)"), not this order.
+      for (int xi = 0; xi < alpha; ++xi)
+        for (int64_t s = 0; s < segs; ++s)
+          for (int64_t cc = 0; cc < nb; ++cc) {
+            const TransformRow t{g + xi * r, static_cast<int>(std::min<int64_t>(r, k - s * r)),
+                                 wc.data() + (cc * k + s * r) * c_out, c_out,
+                                 u + (xi * segs + s) * ustride + (c0 + cc) * c_out};
+            int64_t o = avx512 ? transform_row_avx512(t) : 0;
+            if (avx2) o = transform_row_avx2(t, o);
+            transform_row(t, o);
+          }
     }
   }
 }
+
+// ---- load-time memory of the Winograd kernels ----------------------------------------------
+
+void reserve_winograd_scratch(size_t f32, size_t bf16) {
+  // Values, not bytes; resize zero-fills, which touches the pages here, at load. Most layers need
+  // no more than an earlier one: skip the parallel region (a wake-up of every thread per layer)
+  // when this thread's team, as large as now, was already grown that far (libgomp keeps a
+  // thread's team). Only the first call's speed depends on it: run() grows a short scratch.
+  thread_local size_t have_f32 = 0, have_bf16 = 0;
+  thread_local int have_threads = 0;
+  const int threads = omp_get_max_threads();
+  if (f32 <= have_f32 && bf16 <= have_bf16 && threads <= have_threads) return;
+#pragma omp parallel
+  {
+    WinogradScratch& s = winograd_scratch();
+    if (s.f32.size() < f32) s.f32.resize(f32);
+    if (s.bf16.size() < bf16) s.bf16.resize(bf16);
+  }
+  const bool same_team = threads == have_threads;  // else: only this call's sizes are known
+  have_f32 = same_team ? std::max(have_f32, f32) : f32;
+  have_bf16 = same_team ? std::max(have_bf16, bf16) : bf16;
+  have_threads = threads;
+}
+
+WeightBuffer::WeightBuffer(size_t n) : n_(n) {
+  // Page-aligned. Transparent huge pages (MADV_HUGEPAGE) were measured too: no faster to load
+  // here (~1.6-1.8 s per GiB as 4 KiB pages, unless the memory was freed moments before;
+  // docs/benchmarks.md "Issue 34 (wave 16)") and no faster to run.
+  constexpr size_t kPage = 4096;
+  const size_t bytes = std::max<size_t>(kPage, (n * sizeof(float) + kPage - 1) / kPage * kPage);
+  void* p = std::aligned_alloc(kPage, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  populate_pages(p, bytes);  // one kernel walk, not a trap per page (core/populate.h)
+  p_.reset(static_cast<float*>(p));
+}
+void WeightBuffer::Free::operator()(float* p) const { std::free(p); }
 
 }  // namespace meshnn::kernels

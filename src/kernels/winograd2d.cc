@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "meshnn/core/error.h"
+#include "meshnn/core/tensor.h"
 
 namespace meshnn::kernels {
 namespace {
@@ -119,20 +120,29 @@ Winograd2d::Winograd2d(const float* weights, const float* bias, int64_t c_out, i
     for (int j = 0; j < 4; ++j)
       for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) kron[(4 * i + j) * 9 + 3 * a + b] = G[i][a] * G[j][b];
-  u_ = WeightBuffer(static_cast<size_t>(16 * c_in * c_out));
-  transform_filters(kron, 16, 9, 9, 1, weights, c_out, c_in, u_.data());
   const bool bf16 = precision == WinogradPrecision::bf16;
   // The packed GEMM only for native bf16: its f32 form measured slower than dnnl_sgemm here
   // (docs/benchmarks.md), so f32 and the bf16 emulation keep dnnl_sgemm.
   native_bf16_ = bf16 && isa == WinogradIsa::automatic && packed_gemm_available(GemmType::bf16);
   packed_ = native_bf16_;
-  if (bf16 && !native_bf16_) round_to_bf16_inplace(u_.data(), static_cast<int64_t>(u_.size()));
+  // The packed path transforms into a block of the tensor storage cache (see Winograd1d).
+  const size_t n_u = static_cast<size_t>(16 * c_in * c_out);
+  Tensor u_tmp;
+  float* u = nullptr;
+  if (packed_) {
+    u_tmp = Tensor::empty({static_cast<int64_t>(n_u)});
+    u = u_tmp.data<float>();
+  } else {
+    u_ = WeightBuffer(n_u);
+    u = u_.data();
+  }
+  transform_filters(kron, 16, 9, 9, 1, weights, c_out, c_in, u);
+  if (bf16 && !native_bf16_) round_to_bf16_inplace(u, static_cast<int64_t>(n_u));
   if (packed_) {
     pk_.reserve(16);
     for (int xi = 0; xi < 16; ++xi)
-      pk_.emplace_back(u_.data() + xi * c_in * c_out, c_in, c_out, c_out,
+      pk_.emplace_back(u + xi * c_in * c_out, c_in, c_out, c_out,
                        native_bf16_ ? GemmType::bf16 : GemmType::f32);
-    u_ = WeightBuffer();
   }
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());

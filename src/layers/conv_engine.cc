@@ -80,28 +80,38 @@ Conv1dAlgo polyphase_choice(const ConvSpec& spec) {
 
 // torch ConvTranspose1d weights (C_in, C_out, K) → the phase conv's (s·C_out, C_in, M) weights
 // ([r][co] output order, taps reversed, zeros past K) and its bias (bias[co] repeated per phase).
-void polyphase_weights(const ConvSpec& spec, const float* w, const float* b, std::vector<float>& wc,
-                       std::vector<float>& bc) {
+// The weights go to a block of the tensor storage cache (pages already faulted in, reused after
+// load), each value written once.
+Tensor polyphase_weights(const ConvSpec& spec, const float* w, const float* b,
+                         std::vector<float>& bc) {
   const int64_t s = spec.stride[0], K = spec.kernel[0], ci_n = spec.c_in, co_n = spec.c_out;
   const int64_t M = (K + s - 1) / s;
-  wc.assign(static_cast<size_t>(s * co_n * ci_n * M), 0.0f);
-  for (int64_t r = 0; r < s; ++r)
-    for (int64_t co = 0; co < co_n; ++co)
-      for (int64_t ci = 0; ci < ci_n; ++ci)
+  Tensor out = Tensor::empty({s * co_n, ci_n, M});
+  float* wc = out.data<float>();
+  // Per output channel: each input channel's K taps read once (contiguous), written to the s
+  // phase rows, each of which advances contiguously with ci.
+#pragma omp parallel for schedule(static)
+  for (int64_t co = 0; co < co_n; ++co)
+    for (int64_t ci = 0; ci < ci_n; ++ci) {
+      const float* taps = w + (ci * co_n + co) * K;
+      for (int64_t r = 0; r < s; ++r)
         for (int64_t j = 0; j < M; ++j) {
           const int64_t k = (M - 1 - j) * s + r;
-          if (k < K) wc[((r * co_n + co) * ci_n + ci) * M + j] = w[(ci * co_n + co) * K + k];
+          wc[((r * co_n + co) * ci_n + ci) * M + j] = k < K ? taps[k] : 0.f;
         }
+    }
   if (b) {
     bc.resize(static_cast<size_t>(s * co_n));
     for (int64_t r = 0; r < s; ++r) std::copy(b, b + co_n, bc.begin() + r * co_n);
   }
+  return out;
 }
 
 }  // namespace
 
 ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias)
     : spec_(spec) {
+  ProfileScope prof("load.conv_engine");
   MESHNN_CHECK(spec.spatial == 1 || spec.spatial == 2, "conv engine: spatial rank ", spec.spatial);
   MESHNN_CHECK(!(spec.kind == ConvKind::deconv && spec.spatial != 1),
                "conv engine: only 1-D deconvolution is supported");
@@ -109,9 +119,13 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   if (spec.bias) bias.check_dtype(DType::f32);
   const float* b = spec.bias ? bias.data<float>() : nullptr;
   if (const Conv1dAlgo pa = polyphase_choice(spec); pa != Conv1dAlgo::onednn) {
-    std::vector<float> wc, bc;
-    polyphase_weights(spec, weights.data<float>(), b, wc, bc);
-    if (auto own = make_conv1d_algorithm(pa, polyphase_geometry(spec), wc.data(),
+    std::vector<float> bc;
+    Tensor wc;
+    {
+      ProfileScope prof_w("load.polyphase_weights");
+      wc = polyphase_weights(spec, weights.data<float>(), b, bc);
+    }
+    if (auto own = make_conv1d_algorithm(pa, polyphase_geometry(spec), wc.data<float>(),
                                          b ? bc.data() : nullptr, spec.precision)) {
       algo1d_ = std::move(own);
       polyphase_ = true;
@@ -137,6 +151,7 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
       return;
     }
   }
+  ProfileScope prof_d("load.onednn_conv");
   onednn_ = std::make_unique<dnnl_glue::ConvPrimitives>(spec, weights, bias);
 }
 

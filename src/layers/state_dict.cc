@@ -4,11 +4,16 @@
 #include <vector>
 
 #include "meshnn/core/error.h"
+#include "meshnn/core/profile.h"
 
 namespace meshnn {
 namespace {
 
-Tensor as_f32(const Tensor& t) { return t.dtype() == DType::f32 ? t : t.to(DType::f32); }
+Tensor as_f32(const Tensor& t) {
+  if (t.dtype() == DType::f32) return t;
+  ProfileScope prof("load.to_f32");
+  return t.to(DType::f32);
+}
 
 void check_shape(const Tensor& t, const Shape& expected, const std::string& key) {
   MESHNN_CHECK_AS(WeightError, t.shape() == expected, "weight '", key, "' has shape ",

@@ -376,6 +376,30 @@ TEST(PackedGemm, Avx2AndAvx512AndViewsGiveTheSameBits) {
   EXPECT_EQ(best, view_avx2);
 }
 
+// Packing a bf16 B 16 values at a time (AVX-512F) and one at a time give the same bytes: the
+// rounding (nearest even, ties both ways, NaN quietened, infinities, subnormals) and the layout of
+// a ragged last panel (N = 45) and an odd K (the last pair's upper half zero).
+TEST(PackedGemm, Bf16PackingPathsGiveTheSameBytes) {
+  const int64_t K = 37, N = 45, ldb = 50;
+  std::vector<float> bm = uniform(K * ldb, 91);
+  const uint32_t specials[] = {0x7fc00001u, 0xffa00000u, 0x7f800000u, 0xff800000u, 0x00000001u,
+                               0x807fffffu, 0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0xbf7fffffu};
+  for (size_t i = 0; i < std::size(specials); ++i)
+    std::memcpy(&bm[(3 * i + 1) * ldb + (7 * i) % N], &specials[i], sizeof(float));
+  const PackedMatrix best(bm.data(), K, N, ldb, GemmType::bf16, GemmIsa::best);
+  const PackedMatrix one(bm.data(), K, N, ldb, GemmType::bf16, GemmIsa::avx2);
+  ASSERT_EQ(best.bytes(), one.bytes());
+  EXPECT_EQ(std::memcmp(best.data(), one.data(), best.bytes()), 0);
+  // And the value at (k, c) is to_bf16 of B's: the layout of packed_gemm.h.
+  const auto* d = static_cast<const uint16_t*>(one.data());
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t c = 0; c < N; ++c) {
+      const size_t at =
+          (c / 32) * one.panel_stride() + (k / 2) * 64 + (c % 32 / 16) * 32 + (c % 16) * 2 + k % 2;
+      ASSERT_EQ(d[at], to_bf16(bm[k * ldb + c]).bits) << k << "," << c;
+    }
+}
+
 // The filter transform: every ISA path gives the same bits (same fma per value, same order), and
 // each value is the float64 sum rounded once. C_out not a multiple of 8 or 4 and C_in not a
 // multiple of the channel block, so every lane form and the last partial block run.

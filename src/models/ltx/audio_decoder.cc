@@ -8,6 +8,7 @@
 #include "graph/graph.h"
 #include "io/json.h"
 #include "meshnn/core/input_checks.h"
+#include "meshnn/core/profile.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_stages.h"
 #include "models/ltx/weights.h"
@@ -24,6 +25,7 @@ constexpr const char* kModelName = "LTX audio decoder";
 std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile& file,
                                                        const StagePrecision& precision,
                                                        const CheckpointCheckOptions& check) {
+  ProfileScope prof("load.ltx");
   const auto& meta = file.metadata();
   auto it = meta.find("config");
   if (it == meta.end())
@@ -34,12 +36,15 @@ std::unique_ptr<LtxAudioDecoder> LtxAudioDecoder::load(const io::SafetensorsFile
       io::parse_config_json(it->second, file.path() + " config"), file.path());
   precision.resolve(precision_stages(cfg), model_name(cfg));  // refuse a bad stage before the keys
   // Check every key up front so that a broken checkpoint is reported in full, not key by key.
-  std::map<std::string, Shape> shapes;
-  for (const std::string& k : file.keys()) shapes.emplace(k, file.shape(k));
-  require_ltx_checkpoint(cfg, shapes, check, file.path());
   std::map<std::string, Tensor> state;
-  for (const std::string& k : file.keys())
-    if (is_ltx_audio_key(k)) state.emplace(k, file.get(k));
+  {
+    ProfileScope prof_c("load.ltx_check");
+    std::map<std::string, Shape> shapes;
+    for (const std::string& k : file.keys()) shapes.emplace(k, file.shape(k));
+    require_ltx_checkpoint(cfg, shapes, check, file.path());
+    for (const std::string& k : file.keys())
+      if (is_ltx_audio_key(k)) state.emplace(k, file.get(k));
+  }
   return std::make_unique<LtxAudioDecoder>(cfg, state, precision);
 }
 
@@ -59,10 +64,17 @@ LtxAudioDecoder::LtxAudioDecoder(const LtxAudioConfig& cfg,
     : cfg_(cfg), stage_precisions_(precision.resolve(precision_stages(cfg), model_name(cfg))) {
   // Each stage's layers are built at its own mode; nothing crosses a stage boundary but f32
   // activations, so a stage's numerics do not depend on its neighbours' modes.
-  vae_ = std::make_unique<MelVae>(cfg_.vae, state, stage_precisions_[0]);
+  {
+    ProfileScope prof("load.ltx_vae");
+    vae_ = std::make_unique<MelVae>(cfg_.vae, state, stage_precisions_[0]);
+  }
   const bool v23 = cfg_.version == LtxAudioConfig::Version::ltx23;
-  vocoder_ = std::make_unique<Generator>(cfg_.vocoder, state, ltx_vocoder_prefix(cfg_),
-                                         stage_precisions_[1]);
+  {
+    ProfileScope prof("load.ltx_vocoder");
+    vocoder_ = std::make_unique<Generator>(cfg_.vocoder, state, ltx_vocoder_prefix(cfg_),
+                                           stage_precisions_[1]);
+  }
+  ProfileScope prof("load.ltx_bwe");
   if (v23) bwe_ = std::make_unique<Bwe>(cfg_.bwe, state, stage_precisions_[2]);
   min_frames_ = graph()->min_shard_rows();
 }
