@@ -49,6 +49,19 @@ struct AudioModelOptions {
   std::string model;
 };
 
+// A registered model as the registry describes it before any path is given (AudioModel::catalog):
+// what a program needs to pick a model by what it does and to list the models in its help.
+struct AudioModelEntry {
+  std::string name;          // as registered(), e.g. "ltx-audio-decoder"
+  std::string input;         // what run() takes (input_spec().what): "latent" | "mel"
+  std::string path;          // what a path of it is, in a few words (for help texts)
+  bool has_encoder = false;  // encode() (when its encoder is loaded)
+  bool has_random = false;   // random() builds it
+  // With has_random: the input_spec() of the model random() builds, known before building it (a
+  // program checks its input for it first, e.g. with check_input("", …) and options.model).
+  AudioIoSpec random_input;
+};
+
 // A stream into a model's encoder: samples pushed a few at a time, latent frames out as soon as
 // they are final; the pushes and the flush concatenated equal encode() to f32 rounding however
 // the input is cut. One thread uses a stream at a time.
@@ -85,6 +98,8 @@ class AudioModel {
   static AudioModel load(const std::string& path, const AudioModelOptions& options = {});
   // The registered models, in the order load() asks them, e.g. "ltx-audio-decoder".
   static std::vector<std::string> registered();
+  // The registered models described, in the same order.
+  static std::vector<AudioModelEntry> catalog();
   // The registry name of the model load() would take `path` for, from its files' headers (no
   // weights read); the InvalidArgument of load() when none would.
   static std::string identify(const std::string& path, const AudioModelOptions& options = {});
@@ -95,7 +110,8 @@ class AudioModel {
                                         const AudioModelOptions& options = {});
   // The checks run() makes that need no weights — the input's shape, the mesh and chunking it
   // asks for — for the model load() would take `path` for (its files' headers only): what a
-  // program runs before it spends the load. input: the shape run() would get.
+  // program runs before it spends the load. input: the shape run() would get. With options.model
+  // set, `path` may be "": that model's checks, no file read (the input of a random() model).
   static void check_input(const std::string& path, const std::vector<int64_t>& input,
                           const RunOptions& run, const AudioModelOptions& options = {});
   // The registered model `model` with seeded random weights at its released size (demos, tests,

@@ -96,7 +96,9 @@ std::vector<std::string> AudioModel::files(const std::string& path,
 void AudioModel::check_input(const std::string& path, const std::vector<int64_t>& input,
                              const RunOptions& run, const AudioModelOptions& options) {
   const AllowUnknownConfig lenient(options.allow_unknown_config);
-  const models::ModelSpec& e = entry_for(path, options);
+  // A named model's checks need no file (a random() model has none).
+  const models::ModelSpec& e = path.empty() && !options.model.empty() ? entry_named(options.model)
+                                                                      : entry_for(path, options);
   if (e.check_input) e.check_input(input, run);
 }
 
@@ -112,6 +114,14 @@ std::vector<std::string> AudioModel::registered() {
   std::vector<std::string> names;
   for (const models::ModelSpec& e : models::model_specs()) names.push_back(e.name);
   return names;
+}
+
+std::vector<AudioModelEntry> AudioModel::catalog() {
+  std::vector<AudioModelEntry> out;
+  for (const models::ModelSpec& e : models::model_specs())
+    out.push_back(
+        {e.name, e.input, e.path, e.has_encoder, static_cast<bool>(e.random), e.random_input});
+  return out;
 }
 
 std::string AudioModel::model() const { return impl_->model; }

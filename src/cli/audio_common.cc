@@ -7,10 +7,31 @@
 namespace meshnn::cli {
 
 const char* const kPrecisionHelp =
-    "fp32 | bf16 | bf16x2 | bf16x3 for every stage, the preset bf16-safe (LTX: vae and vocoder "
+    "fp32 | bf16 | bf16x2 | bf16x3 for every stage, the preset bf16-safe (stages vae and vocoder "
     "bf16, bwe fp32), auto (bf16-safe's stages where the CPU has avx512_bf16, else fp32), or per "
-    "stage: vae=MODE,vocoder=MODE,bwe=MODE (LTX; BigVGAN: vocoder=MODE); unnamed stages run fp32 "
-    "(docs/precision.md)";
+    "stage: vae=MODE,vocoder=MODE,bwe=MODE (the stages a model has: docs/precision.md); unnamed "
+    "stages run fp32";
+
+std::vector<AudioModelEntry> registered_models(
+    const std::function<bool(const AudioModelEntry&)>& keep) {
+  std::vector<AudioModelEntry> out;
+  for (AudioModelEntry& e : AudioModel::catalog())
+    if (keep(e)) out.push_back(std::move(e));
+  return out;
+}
+
+std::string model_names(const std::vector<AudioModelEntry>& models) {
+  std::string s;
+  for (const AudioModelEntry& e : models) s += (s.empty() ? "" : ", ") + e.name;
+  return s;
+}
+
+std::string checkpoint_help(const std::vector<AudioModelEntry>& models) {
+  std::string s;
+  for (const AudioModelEntry& e : models)
+    s += (s.empty() ? "" : "; ") + e.name + (e.path.empty() ? "" : ": " + e.path);
+  return s;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

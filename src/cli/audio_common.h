@@ -2,9 +2,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
+#include <vector>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 
 namespace meshnn::cli {
 
@@ -27,6 +29,15 @@ class Progress {
 
 // --precision's help: a mode, a preset, or stage=mode pairs (meshnn/core/precision.h).
 extern const char* const kPrecisionHelp;
+
+// The registered models `keep` accepts, in load order: a command's choice of model by what it does
+// (its input, an encoder, random weights) and the lists of its help, never a model's name.
+std::vector<AudioModelEntry> registered_models(
+    const std::function<bool(const AudioModelEntry&)>& keep);
+// Their names, ", "-separated (help texts).
+std::string model_names(const std::vector<AudioModelEntry>& models);
+// --checkpoint's help for `models`: "name: what a path of it is", "; "-separated.
+std::string checkpoint_help(const std::vector<AudioModelEntry>& models);
 
 // A model's (1, C, S) waveform → the (C, S) samples io::write_wav and the audio sinks take (a view;
 // batch 1: a ShapeError names the batch otherwise).

@@ -184,27 +184,28 @@ void run(const Args& a) {
 
 const Registrar reg("audio-decode", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
+  const std::vector<AudioModelEntry> decoders =
+      registered_models([](const AudioModelEntry& e) { return e.input == "latent"; });
   auto* cmd = app.add_subcommand(
-      "audio-decode",
-      "Decode audio latents (.npy) to a WAV with a latent decoder: LTX-2.3 / LTX-2 (48 kHz "
-      "stereo) or any registered latent model (one channel per batch item, the model's rate)");
-  cmd->add_option("--checkpoint", args->checkpoint,
-                  "LTX checkpoint (.safetensors with `config` metadata), or a MiniMax-H3 audio VAE "
-                  "folder (config.json + diffusion_pytorch_model.safetensors)")
+      "audio-decode", "Decode audio latents (.npy) to a WAV with a registered latent model (" +
+                          model_names(decoders) +
+                          "): one channel per batch item and output channel, at the model's rate");
+  cmd->add_option("--checkpoint", args->checkpoint, checkpoint_help(decoders))
       ->required()
       ->check(CLI::ExistingPath);
   cmd->add_option("--latent", args->latent,
-                  "latent .npy: LTX (1, 8, T, 16) or (8, T, 16); other latent models (B, C, T) or "
-                  "(C, T), C = the model's latent channels, B ≤ 64 items")
+                  "latent .npy in the model's layout, with or without its batch axis: e.g. "
+                  "(1, 8, T, 16) or (8, T, 16); (B, C, T) or (C, T), C = the model's latent "
+                  "channels, B ≤ 64 items")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out,
                   "output .wav (float32); with --stream, - writes raw s16le PCM to stdout")
       ->required();
   cmd->add_option("--mesh", args->mesh,
-                  "device mesh RxC (LTX: time is split over every axis > 1; MiniMax-H3: the "
-                  "columns split the batch items, e.g. 1x2 = one stereo channel per device, the "
-                  "rows time), or auto: one device with --threads OpenMP threads (all cores by "
-                  "default; measured fastest); with --stream 1x1 or a 1xN pipeline")
+                  "device mesh RxC (as the model splits its work: time over every axis > 1, or the "
+                  "columns split the batch items, e.g. 1x2 = one stereo channel per device, and "
+                  "the rows time; docs/mesh.md), or auto: one device with --threads OpenMP threads "
+                  "(all cores by default; measured fastest); with --stream 1x1 or a 1xN pipeline")
       ->capture_default_str();
   cmd->add_option("--backend", args->backend, "local (threads) | mpi (launch under mpiexec)")
       ->capture_default_str();
@@ -222,11 +223,13 @@ const Registrar reg("audio-decode", [](CLI::App& app) {
                 "accept tensors under audio_vae. / vocoder. that no layer uses (a warning instead "
                 "of an error)");
   cmd->add_flag("--latents-normalized", args->latents_normalized,
-                "MiniMax-H3: the latents are normalised (as the DiT produces them): apply "
-                "z·latents_std + latents_mean first (decode itself applies no statistics)");
+                "for a model with latent statistics: the latents are normalised (as its DiT "
+                "produces them): apply z·latents_std + latents_mean first (decode itself applies "
+                "no statistics)");
   add_stream_options(cmd, args->st, 8, "latent",
-                     "LTX: 8·16 values, channel-major; other latent models: --items × C "
-                     "values, item-major (C = the model's latent channels; stereo: --items 2)");
+                     "--items × the input's fixed dims (e.g. 8·16 for (1, 8, T, 16), C for "
+                     "(B, C, T)) values, item-major, channel-major within an item (stereo as two "
+                     "items: --items 2)");
   add_items_option(cmd, args->st);
   cmd->add_flag("--quiet", args->quiet, "no progress or summary output");
   cmd->add_flag("--allow-unknown-config", args->allow_unknown_config,

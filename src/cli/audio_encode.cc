@@ -112,12 +112,14 @@ void run(const Args& a) {
 
 const Registrar reg("audio-encode", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand(
-      "audio-encode",
-      "Encode a WAV to a model's latents (.npy, one item per channel), e.g. MiniMax-H3's");
+  const std::vector<AudioModelEntry> encoders =
+      registered_models([](const AudioModelEntry& e) { return e.has_encoder; });
+  auto* cmd = app.add_subcommand("audio-encode",
+                                 "Encode a WAV to a model's latents (.npy, one item per channel) "
+                                 "with a registered model that has an encoder (" +
+                                     model_names(encoders) + ")");
   cmd->add_option("--checkpoint", args->checkpoint,
-                  "a model with an encoder: a MiniMax-H3 audio VAE folder (config.json + "
-                  "diffusion_pytorch_model.safetensors)")
+                  "a model with an encoder: " + checkpoint_help(encoders))
       ->required()
       ->check(CLI::ExistingPath);  // a file is refused by the loader, naming what it expects
   cmd->add_option("--wav", args->wav, "input .wav at the model's rate; stereo = 2 items")

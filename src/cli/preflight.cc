@@ -2,25 +2,36 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
-#include "meshnn/audio.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
-#include "meshnn/mesh/mesh.h"
 
 namespace meshnn::cli {
 
-int64_t demo_latent_frames(double seconds, const std::string& mesh) {
+std::vector<int64_t> demo_input_shape(double seconds, const AudioModelEntry& model,
+                                      const std::string& mesh) {
   MESHNN_CHECK(std::isfinite(seconds) && seconds >= 0.08 && seconds <= 60, "--seconds ", seconds,
-               ": must be in [0.08, 60] (0.08 s = 2 latent frames, the shortest decodable latent)");
-  // round(seconds · 25) (Python's round-half-even, as the reference pipeline).
-  const int64_t T = std::max<int64_t>(2, static_cast<int64_t>(std::nearbyint(seconds * 25)));
-  const MeshConfig mc = parse_mesh(mesh);
-  LtxAudioDecoder::check_mesh_fits(T, mc.rows * mc.cols);
-  return T;
+               ": must be in [0.08, 60]");
+  const AudioIoSpec& in = model.random_input;
+  // round(seconds · frames per second) (round-half-even, as Python's round in the reference
+  // pipelines), at least one frame.
+  const int64_t T =
+      std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(seconds * in.frames_per_second)));
+  std::vector<int64_t> shape = in.shape;
+  for (int64_t& d : shape)
+    if (d < 0) d = 1;
+  shape[in.time_axis] = T;
+  RunOptions run;
+  run.mesh = mesh;
+  run.chunk_frames = 0;
+  AudioModelOptions named;
+  named.model = model.name;
+  AudioModel::check_input("", shape, run, named);
+  return shape;
 }
 
 std::vector<std::string> files_read_for(const std::string& value, bool model_path) {

@@ -7,11 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "meshnn/audio_model.h"
+
 namespace meshnn::cli {
 
-// demo --seconds → latent frames round(seconds · 25): InvalidArgument unless 0.08 s (2 frames,
-// the shortest decodable latent) ≤ seconds ≤ 60; ShapeError when `mesh` ("RxC") cannot split it.
-int64_t demo_latent_frames(double seconds, const std::string& mesh);
+// demo --seconds → the input of `model`'s random() model for that long (batch 1, free axes 1, the
+// time axis round(seconds · its frames per second), at least 1), before it is built:
+// InvalidArgument unless 0.08 ≤ seconds ≤ 60; the model's own refusal (AudioModel::check_input,
+// e.g. a ShapeError) when it cannot run that input one shot on `mesh` ("RxC").
+std::vector<int64_t> demo_input_shape(double seconds, const AudioModelEntry& model,
+                                      const std::string& mesh);
 
 // The files a command reads for one input option's value, for the output rule (no output may be
 // written over any of them): the value itself; for a folder every regular file directly in it (a

@@ -31,8 +31,9 @@ void add_stream_options(CLI::App* cmd, StreamArgs& s, int64_t push_frames, const
 
 void add_items_option(CLI::App* cmd, StreamArgs& s) {
   add_int_option(cmd, "--items", s.items, int64_t{1}, kMaxBatchItems,
-                 "with --stream: batch items per frame (a stereo MiniMax-H3 stream is 2 items: "
-                 "frames of 2·C values, item 0 first); a .npy input gives its own")
+                 "with --stream: batch items per frame (a model that decodes stereo as two items "
+                 "takes --items 2: frames of 2·C values, item 0 first); a .npy input gives its "
+                 "own")
       ->capture_default_str()
       ->each([&s](const std::string&) { s.items_given = true; });
 }

@@ -1,12 +1,13 @@
-// meshnn vocode: NVIDIA BigVGAN (v1/v2/base configs) from a mel .npy or a .wav (copy synthesis
-// through BigVGAN's own mel front end) → .wav.
+// meshnn vocode: a registered model that takes a mel (AudioModel::catalog), run on a mel .npy or on
+// a .wav (copy synthesis through the model's own mel front end, AudioModel::input_from_wave) →
+// .wav. Nothing here names a model: the model, its input and its rate come from AudioModel.
 #include <cstdio>
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
 #include "cli/stream_cli.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/config_policy.h"
 #include "meshnn/io/npy.h"
@@ -24,25 +25,68 @@ struct Args {
   StreamArgs st;
 };
 
+// The registered models that take a mel.
+std::vector<AudioModelEntry> mel_models() {
+  return registered_models([](const AudioModelEntry& e) { return e.input == "mel"; });
+}
+
+// The model at --checkpoint: when one registered model takes a mel, its own loader reads the path
+// (its errors say what is wrong with it); else the first model that recognises the path, which
+// must take a mel.
+AudioModel load_vocoder(const Args& a) {
+  AudioModelOptions options;
+  options.precision = StagePrecision::parse(a.precision);
+  options.config_path = a.config;
+  const std::vector<AudioModelEntry> vocoders = mel_models();
+  if (vocoders.size() == 1) options.model = vocoders[0].name;
+  AudioModel model = AudioModel::load(a.checkpoint, options);
+  const AudioIoSpec& in = model.input_spec();
+  MESHNN_CHECK_AS(InvalidArgument, in.what == "mel", a.checkpoint, " is the ", model.description(),
+                  ": it takes ", in.what, " ", in.layout(),
+                  ", not a mel; use `meshnn audio-decode`");
+  return model;
+}
+
 // --stream: mel frames pushed as they are read, samples written as they become final.
 void run_stream_mode(const Args& a) {
   MESHNN_CHECK_AS(InvalidArgument, a.wav.empty(),
                   "--stream takes its mel from --mel or --frames-from (copy synthesis from --wav "
                   "is one-shot only)");
-  const BigVganVocoder vocoder =
-      BigVganVocoder::load(a.checkpoint, a.config, StagePrecision::parse(a.precision));
+  const AudioModel model = load_vocoder(a);
   StreamOptions o;
   o.mesh = a.mesh == "auto" ? "1x1" : a.mesh;
   o.threads = a.threads;
   o.push_frames = a.st.push_frames;
-  StreamingVocoder stream(vocoder, o);
-  const int64_t M = vocoder.num_mels();
+  AudioStream stream = model.stream(o);
+  const int64_t M = model.input_spec().shape[1];  // (B, num_mels, T)
   auto source = open_stream_source(a.st.frames_from, a.mel, M, [M](const std::string& path) {
     return io::open_mel_npy(path, M);
   });
+  const int channels = static_cast<int>(model.output_spec().shape[1]);
   run_stream(stream_run(
-                 stream, 1, [](const Tensor& f) { return io::frames_to_mel(f); }, a.quiet),
+                 stream, channels, [](const Tensor& f) { return io::frames_to_mel(f); }, a.quiet),
              *source, a.st.push_frames, a.out);
+}
+
+// The mel the model runs on: --wav through its mel front end, else the --mel .npy; (1, M, frames).
+Tensor read_mel(const Args& a, const AudioModel& model) {
+  const int sr = model.output_spec().sample_rate;
+  Tensor mel;
+  if (!a.wav.empty()) {
+    io::WavAudio w = io::read_wav(a.wav);
+    MESHNN_CHECK(w.sample_rate == sr, a.wav, ": sample rate ", w.sample_rate,
+                 " Hz, the model expects ", sr, " Hz (resample it first)");
+    MESHNN_CHECK_AS(ShapeError, w.samples.dim(0) == 1, a.wav, ": ", w.samples.dim(0),
+                    " channels; the ", model.description(), " is mono (mix down first)");
+    mel = model.input_from_wave(w.samples.reshape({w.samples.dim(1)}));
+  } else {
+    mel = float_input(io::load_npy(a.mel), a.mel);  // the same dtype rule as audio-decode
+    if (mel.rank() == 2) mel = mel.reshape({1, mel.dim(0), mel.dim(1)});
+  }
+  MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(0) == 1,
+                  "one mel (1, num_mels, frames) or (num_mels, frames) expected, got ",
+                  shape_str(mel.shape()));
+  return mel;
 }
 
 void run(const Args& a) {
@@ -51,30 +95,14 @@ void run(const Args& a) {
   check_not_streaming_options(a.st, a.out);
   MESHNN_CHECK(a.mel.empty() != a.wav.empty(), "give exactly one of --mel or --wav");
   check_thread_count(a.threads, "--threads");
-  const BigVganVocoder vocoder =
-      BigVganVocoder::load(a.checkpoint, a.config, StagePrecision::parse(a.precision));
-  const int sr = vocoder.sample_rate();
-  Tensor mel;
-  if (!a.wav.empty()) {
-    io::WavAudio w = io::read_wav(a.wav);
-    MESHNN_CHECK(w.sample_rate == sr, a.wav, ": sample rate ", w.sample_rate,
-                 " Hz, the model expects ", sr, " Hz (resample it first)");
-    MESHNN_CHECK_AS(ShapeError, w.samples.dim(0) == 1, a.wav, ": ", w.samples.dim(0),
-                    " channels; BigVGAN is mono (mix down first)");
-    Tensor m = vocoder.mel_spectrogram(w.samples.reshape({w.samples.dim(1)}));
-    mel = m.reshape({1, m.dim(0), m.dim(1)});
-  } else {
-    mel = float_input(io::load_npy(a.mel), a.mel);  // the same dtype rule as audio-decode
-    if (mel.rank() == 2) mel = mel.reshape({1, mel.dim(0), mel.dim(1)});
-  }
-  MESHNN_CHECK_AS(ShapeError, mel.rank() == 3 && mel.dim(0) == 1,
-                  "one mel (1, num_mels, frames) or (num_mels, frames) expected, got ",
-                  shape_str(mel.shape()));
+  const AudioModel model = load_vocoder(a);
+  const int sr = model.output_spec().sample_rate;
+  const Tensor mel = read_mel(a, model);
   RunOptions run;
   run.mesh = a.mesh;
   run.threads = a.threads;
   const auto t0 = std::chrono::steady_clock::now();
-  const Tensor y = vocoder.vocode(mel, run);
+  const Tensor y = model.run(mel, run);
   const double secs = seconds_since(t0);
   io::write_wav(a.out, wav_samples(y), sr);
   if (!a.quiet)
@@ -84,15 +112,15 @@ void run(const Args& a) {
 
 const Registrar reg("vocode", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* cmd =
-      app.add_subcommand("vocode", "Run an NVIDIA BigVGAN vocoder on a mel (.npy) or a WAV");
-  cmd->add_option("--checkpoint", args->checkpoint,
-                  "NVIDIA's model folder (config.json + bigvgan_generator.pt), or generator "
-                  "weights (.safetensors or torch.save .pt, NVIDIA key names)")
+  const std::vector<AudioModelEntry> vocoders = mel_models();
+  auto* cmd = app.add_subcommand(
+      "vocode", "Run a vocoder (a registered model that takes a mel: " + model_names(vocoders) +
+                    ") on a mel (.npy) or a WAV");
+  cmd->add_option("--checkpoint", args->checkpoint, checkpoint_help(vocoders))
       ->required()
       ->check(CLI::ExistingPath);
   cmd->add_option("--config", args->config,
-                  "BigVGAN config.json (default: the folder's, the checkpoint's `config` "
+                  "the model's config.json (default: the folder's, the checkpoint's `config` "
                   "metadata, or the config.json beside it)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--mel", args->mel, "log-mel .npy, (num_mels, frames) or (1, num_mels, frames)")

@@ -61,6 +61,8 @@ namespace models {
 struct ModelSpec {
   std::string name;
   bool has_encoder = false;  // (for AudioModelOptions::encoder_only, checked before loading)
+  std::string input;         // what run() takes (AudioIoSpec::what): "latent" | "mel"
+  std::string path;          // what a path of it is, in a few words (AudioModelEntry::path)
   // Place in load() order, lowest first: a path that several entries would take goes to the one
   // that recognises it most specifically (a diffusers folder's class name before file metadata).
   int rank = 0;
@@ -79,6 +81,8 @@ struct ModelSpec {
   // Seeded random weights at the released size (AudioModel::random); unset: the model has none.
   std::function<std::shared_ptr<const AudioModel::Impl>(uint64_t seed, const AudioModelOptions&)>
       random;
+  // With random: the input spec of what it builds (AudioModelEntry::random_input).
+  AudioIoSpec random_input;
 };
 
 // The registered entries in load order (rank, then name): every family's of models/registry.cc,

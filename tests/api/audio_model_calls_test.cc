@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -58,8 +59,70 @@ TEST(AudioModelCalls, RandomWeightsAreSeededAndOnlyWhereAModelHasThem) {
   const Tensor ya = a.run(z, one_device());
   EXPECT_TRUE(same_bytes(ya, b.run(z, one_device())));
   EXPECT_FALSE(same_bytes(ya, c.run(z, one_device())));
+  // The catalog knows the built model's input before it is built.
+  for (const AudioModelEntry& e : AudioModel::catalog()) {
+    if (e.name != a.model()) continue;
+    EXPECT_TRUE(e.has_random);
+    const AudioIoSpec &want = a.input_spec(), &got = e.random_input;
+    EXPECT_EQ(got.what, want.what);
+    EXPECT_EQ(got.shape, want.shape);
+    EXPECT_EQ(got.time_axis, want.time_axis);
+    EXPECT_EQ(got.frames_per_second, want.frames_per_second);
+    EXPECT_EQ(got.sample_rate, want.sample_rate);
+  }
   EXPECT_THROW(AudioModel::random("nvidia-bigvgan", 0), InvalidArgument);
   EXPECT_THROW(AudioModel::random("no-such-model", 0), InvalidArgument);
+}
+
+// catalog() describes each registered model, in registered()'s order, as loading one shows it:
+// its input, its encoder; only a model marked with random weights builds them.
+TEST(AudioModelCalls, CatalogDescribesEachModelAsItsLoadShowsIt) {
+  const std::vector<AudioModelEntry> catalog = AudioModel::catalog();
+  std::vector<std::string> names;
+  for (const AudioModelEntry& e : catalog) {
+    names.push_back(e.name);
+    EXPECT_TRUE(e.input == "latent" || e.input == "mel") << e.name << ": " << e.input;
+    EXPECT_FALSE(e.path.empty()) << e.name;
+    if (!e.has_random) {
+      EXPECT_THROW(AudioModel::random(e.name, 0), InvalidArgument) << e.name;
+    }
+  }
+  EXPECT_EQ(names, AudioModel::registered());
+  for (const char* fixture :
+       {"ltx23_small.safetensors", "bigvgan_v2_24k_small.safetensors", "minimax_h3_tiny"}) {
+    const std::string path = test::fixture_path(fixture);
+    const AudioModel m = AudioModel::load(path);
+    const auto e = std::find_if(catalog.begin(), catalog.end(),
+                                [&](const AudioModelEntry& x) { return x.name == m.model(); });
+    ASSERT_NE(e, catalog.end()) << fixture;
+    EXPECT_EQ(e->input, m.input_spec().what) << fixture;
+    EXPECT_EQ(e->has_encoder, m.has_encoder()) << fixture;
+  }
+}
+
+// check_input for a model named in the options needs no path (the input of a random() model):
+// the same refusal as for a path of that model, the same pass.
+TEST(AudioModelCalls, CheckInputForANamedModelNeedsNoPath) {
+  const std::string path = test::fixture_path("ltx23_small.safetensors");
+  RunOptions r = one_device();
+  r.mesh = "1x8";
+  AudioModelOptions named;
+  named.model = "ltx-audio-decoder";
+  auto refusal = [&](const std::function<void()>& check) -> std::string {
+    try {
+      check();
+    } catch (const ShapeError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string by_path = refusal([&] { AudioModel::check_input(path, {1, 8, 5, 16}, r); });
+  EXPECT_NE(by_path.find("cannot be split over 8 devices"), std::string::npos) << by_path;
+  EXPECT_EQ(refusal([&] { AudioModel::check_input("", {1, 8, 5, 16}, r, named); }), by_path);
+  r.mesh = "1x2";
+  EXPECT_NO_THROW(AudioModel::check_input("", {1, 8, 5, 16}, r, named));
+  EXPECT_THROW(AudioModel::check_input("", {1, 7, 5, 16}, r, named), ShapeError);
+  EXPECT_THROW(AudioModel::check_input("", {1, 8, 5, 16}, r), Error);  // no path, no model
 }
 
 TEST(AudioModelCalls, ConfigAndStagePrecisionsAreWhatWasLoaded) {

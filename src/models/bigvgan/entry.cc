@@ -58,6 +58,10 @@ ModelSpec nvidia_bigvgan_spec() {
   ModelSpec e;
   e.name = "nvidia-bigvgan";
   e.rank = 30;
+  e.input = "mel";
+  e.path =
+      "NVIDIA's model folder (config.json + bigvgan_generator.pt), or generator weights "
+      "(.safetensors or torch.save .pt, NVIDIA key names)";
   e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
     if (fs::is_directory(path)) return bigvgan_folder_refusal(path);
     if (!fs::is_regular_file(path)) return "no such file or folder";

@@ -86,6 +86,8 @@ ModelSpec ltx_audio_decoder_spec() {
   ModelSpec e;
   e.name = "ltx-audio-decoder";
   e.rank = 20;
+  e.input = "latent";
+  e.path = "an LTX checkpoint (.safetensors with `config` metadata)";
   e.refusal = [](const std::string& path, const AudioModelOptions& o) -> std::string {
     if (!fs::is_regular_file(path)) return "not a checkpoint file";
     if (!o.config_path.empty()) return "a config file was given (LTX checkpoints carry theirs)";
@@ -105,6 +107,9 @@ ModelSpec ltx_audio_decoder_spec() {
     return std::make_shared<const LtxModel>(
         meshnn::LtxAudioDecoder::random_ltx23(seed, o.precision), ltx23_reference_config());
   };
+  // What random() builds takes (LtxModel's input for LTX-2.3: 48 kHz, 1920 samples per latent
+  // frame).
+  e.random_input = {"latent", {1, 8, -1, 16}, 2, 25.0, 0};
   e.check_input = check_ltx_input;
   // One file: the config is its metadata.
   e.files = [](const std::string& path, const AudioModelOptions&) {

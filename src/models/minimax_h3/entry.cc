@@ -79,6 +79,8 @@ ModelSpec minimax_h3_audio_vae_spec() {
   e.name = "minimax-h3-audio-vae";
   e.rank = 10;
   e.has_encoder = true;
+  e.input = "latent";
+  e.path = "a MiniMax-H3 audio VAE folder (config.json + diffusion_pytorch_model.safetensors)";
   e.refusal = [](const std::string& path, const AudioModelOptions&) -> std::string {
     return MiniMaxH3AudioVae::is_folder(path)
                ? ""

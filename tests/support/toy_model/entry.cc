@@ -178,6 +178,8 @@ models::ModelSpec toy_spec() {
   e.name = kRegistryName;
   e.rank = 50;  // after the built-in families: a toy folder is recognised by its class name alone
   e.has_encoder = true;
+  e.input = "latent";
+  e.path = "a toy audio VAE folder (config.json + toy_vae.safetensors)";
   e.refusal = [](const std::string& path, const AudioModelOptions&) -> std::string {
     return Model::is_folder(path) ? "" : "not a folder whose config.json names MeshnnToyAudioVae";
   };
