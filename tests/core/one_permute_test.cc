@@ -85,8 +85,6 @@ const std::vector<Allowed>& allowed() {
       {{"src/kernels/"},
        "the kernels pack weights into their own padded / tiled layouts once at load (conv1d "
        "direct, strided GEMM, the Winograd transforms)"},
-      {{"src/layers/conv_engine.cc"},
-       "the polyphase transposed-conv weights: a tap gather with zero taps, not a permutation"},
       {{"gr00t", "adapter"},
        "the hoisted K/V head split writes into the runner's persistent K/V buffers in parallel "
        "(a permute into a caller's buffer would carry it; the op returns a new tensor)"},
