@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "api/audio_impl.h"
+#include "api/measured_cost.h"
 #include "io/json.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -118,6 +119,7 @@ runtime::MeshPlan ltx_plan(const Tensor& latent, const RunOptions& run) {
   r.what = "latent";
   r.kind = "ltx-2.3";
   r.seconds = static_cast<double>(latent.dim(2)) / 25;
+  r.cost = api::measured_cost(r.kind, r.seconds);
   return runtime::resolve_mesh(run, r);
 }
 }  // namespace
@@ -210,6 +212,7 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
   r.what = "mel";
   r.kind = "bigvgan";
   r.seconds = static_cast<double>(mel.dim(2)) * hop_length() / sample_rate();
+  r.cost = api::measured_cost(r.kind, r.seconds);
   runtime::Call call;
   call.model = "BigVGAN vocoder";
   call.progress = run.progress;

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "api/audio_stream_spec.h"
+#include "api/measured_cost.h"
 #include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/exclusive.h"
@@ -52,6 +53,7 @@ runtime::MeshPlan plan_of(const RunOptions& run, int64_t batch, int64_t frames, 
   r.what = "latent sequence";
   r.kind = "minimax-h3";
   r.seconds = seconds;
+  r.cost = api::measured_cost(r.kind, r.seconds);
   return runtime::resolve_mesh(run, r);
 }
 
