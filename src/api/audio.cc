@@ -1,8 +1,7 @@
-// The public audio API (meshnn/audio.h) over the internal models: weights loaded once, a
-// runtime::Pool of runners over them, one runner per device thread per call, the mesh planned and
-// checked before any work and run by the runtime's executor (src/runtime/).
-#include "meshnn/audio.h"
-
+// The typed LTX decoder and BigVGAN classes (models/ltx/typed_model.h, models/bigvgan/
+// typed_model.h) over the internal models: weights loaded once, a runtime::Pool of runners over
+// them, one runner per device thread per call, the mesh planned and checked before any work and
+// run by the runtime's executor (src/runtime/).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -15,12 +14,13 @@
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/torch_checkpoint.h"
 #include "meshnn/layers/time_shard.h"
-#include "meshnn/streaming.h"
 #include "models/bigvgan/folder.h"
 #include "models/bigvgan/model.h"
+#include "models/bigvgan/typed_model.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_decoder.h"
 #include "models/ltx/random.h"
+#include "models/ltx/typed_model.h"
 #include "runtime/executor.h"
 #include "runtime/mesh_plan.h"
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 
 namespace meshnn::cli {
 

@@ -12,10 +12,11 @@
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
 #include "cli/preflight.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
+#include "models/ltx/typed_model.h"
 
 namespace meshnn::cli {
 namespace {

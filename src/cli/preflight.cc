@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "meshnn/audio.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/mesh.h"
+#include "models/ltx/typed_model.h"
 
 namespace meshnn::cli {
 

@@ -6,13 +6,13 @@
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
 #include "cli/stream_cli.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/config_policy.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
-#include "meshnn/streaming.h"
+#include "models/bigvgan/typed_model.h"
 
 namespace meshnn::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/mesh/mesh.h"
 #include "runtime/scale_rule.h"
 

@@ -10,8 +10,10 @@
 #include <string>
 
 #include "mesh/mpi_comm.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
+#include "models/ltx/typed_model.h"
+#include "models/minimax_h3/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 

@@ -1,143 +1,20 @@
-// meshnn's audio models for programs: the LTX-2 / LTX-2.3 audio decoder, NVIDIA BigVGAN and the
-// MiniMax-H3 audio VAE.
-//
-// Life of a call: load() reads a safetensors checkpoint once (mmapped; every missing, unexpected
-// or misshaped key reported together) into immutable weights, converted and packed once per
-// process. decode() / vocode() run those weights on a mesh of devices: each device gets a runner
-// (its own plans, scratch and time shard) over the shared weights. Runners are pooled, so the
-// second call with the same mesh is warm (no packing, no JIT).
-//
-// Threads: a loaded model may be used from any number of threads at once; each call takes its
-// own runners, so concurrent calls on one model give the same results as serial ones and share
-// the weight memory. A call blocks until its output is ready.
-//
-// Errors: meshnn::Error subclasses (meshnn/core/error.h): InvalidArgument / ShapeError for bad
-// inputs or options, WeightError for checkpoint keys, FormatError for malformed files.
+// The MiniMax-H3 audio VAE as a typed class (meshnn::MiniMaxH3AudioVae, with its decode and
+// encode streams): what the registry entry (entry.cc) runs behind AudioModel. Internal: programs
+// use AudioModel (meshnn/audio_model.h); the benchmarks and tests use this too. Implemented in
+// src/api/minimax_h3_audio.cc; calls as documented in audio_model.h.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "meshnn/audio_model.h"
 #include "meshnn/core/stage_precision.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/mesh/mesh.h"
 
 namespace meshnn {
-
-// Progress of a long call: (done, total, what), e.g. (2, 3, "vocoder"). Called on one thread
-// (device 0's) after each stage or chunk; an exception thrown from it ends the call.
-using ProgressFn = std::function<void(int done, int total, const std::string& what)>;
-
-// Where and how a call runs.
-struct RunOptions {
-  // "auto": on the local backend, one device with `threads` OpenMP threads (0 = every core; the
-  // fastest set-up measured, docs/benchmarks.md); or "RxC" (time is split over every axis > 1).
-  std::string mesh = "auto";
-  Backend backend = Backend::local;  // mpi: this process is one rank of an mpiexec launch
-  int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
-  ProgressFn progress;               // optional
-  // Models that run long inputs in chunks with exact context (the LTX decoders): −1 = the model's
-  // own rule (mesh "auto": chunks above its memory bound), 0 = one shot, N = chunks of N input
-  // frames (one device: mesh "auto" or "1x1"). Other models refuse N > 0.
-  int64_t chunk_frames = -1;
-};
-
-// LTX-2.3 (mel-VAE → BigVGAN v2 → bandwidth extension, 48 kHz) and LTX-2 (mel-VAE → HiFi-GAN,
-// 24 kHz) audio decode. The version comes from the checkpoint's `config` metadata.
-class LtxAudioDecoder {
- public:
-  // path: safetensors with ltx-core's key names and the `config` metadata entry. Tensors under
-  // the audio prefixes that no layer uses are an error unless allow_unused_tensors (then a
-  // warning); other models' tensors in a combined file are always fine.
-  // precision: a mode for every stage (Precision::bf16), or per stage —
-  // StagePrecision::parse("vae=bf16,vocoder=bf16") or the preset "bf16-safe" (stages vae, vocoder
-  // and, for LTX-2.3, bwe; unnamed stages fp32; a stage the version lacks is an InvalidArgument).
-  static LtxAudioDecoder load(const std::string& path, const StagePrecision& precision = {},
-                              bool allow_unused_tensors = false);
-  // A seeded random LTX-2.3 checkpoint at the real architecture (demo, tests, benchmarks).
-  static LtxAudioDecoder random_ltx23(uint64_t seed, const StagePrecision& precision = {});
-  // Writes that checkpoint to `path` as a safetensors file like the published ones: bf16 tensors
-  // (the seeded values are bf16-exact, so load(path) has random_ltx23(seed)'s weights) and the
-  // `config` metadata. For benchmarks that hand the same weights to PyTorch.
-  static void save_random_ltx23(const std::string& path, uint64_t seed);
-
-  int sample_rate() const;      // 48000 (LTX-2.3) or 24000 (LTX-2)
-  std::string version() const;  // "ltx-2.3" | "ltx-2"
-  // The stages a per-stage precision may name (vae, vocoder, bwe for LTX-2.3) and the mode each
-  // runs at, in chain order.
-  std::vector<std::string> precision_stages() const;
-  std::vector<Precision> stage_precisions() const;
-  int64_t parameters() const;  // weight values in the checkpoint's audio modules
-  // Output samples per channel for a latent of `latent_frames` frames.
-  int64_t output_samples(int64_t latent_frames) const;
-  // Everything about a call that can be checked without weights (latent shape, dtype and
-  // finiteness; threads; does the mesh give every device a real latent frame?): throws as
-  // decode() would, returns the mesh decode() will use. Call it before load() to fail before the
-  // expensive work. decode() also checks the loaded layers' halos (min_frames_per_device()).
-  static MeshConfig check_run(const Tensor& latent, const RunOptions& run = {});
-  // ShapeError naming the largest mesh that fits when `devices` cannot give every device a real
-  // frame of `latent_frames` (the check without weights, as check_run).
-  static void check_mesh_fits(int64_t latent_frames, int devices);
-  // Latent frames each device of a time split needs: every layer's halo fits in a neighbour's
-  // shard (from the loaded model's graph). A mesh that gives a device fewer is a ShapeError.
-  int64_t min_frames_per_device() const;
-  // The memory rule: a one-shot decode's memory grows with the latent, a chunked one's does not.
-  // 0 (one shot) up to 250 latent frames (10 s), else the chunk size to use.
-  static int64_t auto_chunk_frames(int64_t latent_frames);
-
-  // latent: (B, 8, T, 16) f32, finite → waveform (B, 2, samples) f32 in [−1, 1] at sample_rate().
-  Tensor decode(const Tensor& latent, const RunOptions& run = {}) const;
-  // Bounded memory on one device: chunks of `chunk_frames` latent frames, each decoded with
-  // enough context that it matches the one-shot decode to f32 rounding (measured max |Δ| ≤ 2e-6,
-  // not bit-identical: chunk windows reorder some sums). Same shapes as decode().
-  Tensor decode_chunked(const Tensor& latent, int64_t chunk_frames,
-                        const RunOptions& run = {}) const;
-
-  struct Impl;
-
- private:
-  friend class StreamingVocoder;  // opens a stream over impl_'s weights
-  friend class StreamingLtxDecoder;
-  explicit LtxAudioDecoder(std::shared_ptr<Impl> impl);
-  std::shared_ptr<Impl> impl_;
-};
-
-// NVIDIA BigVGAN (v1 / v2 / base configs; also copy synthesis through its mel front end).
-class BigVganVocoder {
- public:
-  // checkpoint: NVIDIA's folder (config.json + bigvgan_generator.pt, or a converted
-  // bigvgan_generator.safetensors), or a weights file — safetensors, or a torch.save .pt read by
-  // the weights-only reader (io/torch_checkpoint.h) — with NVIDIA's generator names (weight-normed
-  // or folded), optionally under "generator."; config_path: the model's config.json, "" = the
-  // folder's, else the checkpoint's `config` metadata, else the config.json beside it.
-  // precision: a mode, or "vocoder=mode" (its one stage; other stages and the LTX presets are an
-  // InvalidArgument).
-  static BigVganVocoder load(const std::string& checkpoint, const std::string& config_path = "",
-                             const StagePrecision& precision = {});
-
-  int sample_rate() const;
-  int num_mels() const;
-  int hop_length() const;           // output samples per mel frame
-  std::string config_json() const;  // the config as parsed (JSON text)
-  // Mel frames each device of a time split needs: every layer's halo fits in a neighbour's shard
-  // (from the generator's graph). A mesh that gives a device fewer is a ShapeError.
-  int64_t min_frames_per_device() const;
-
-  // mel: (B, num_mels, frames) f32, finite → (B, 1, frames · hop_length) f32, as BigVGAN.forward.
-  Tensor vocode(const Tensor& mel, const RunOptions& run = {}) const;
-  // wav: (T,) mono f32 at sample_rate() → log-mel (num_mels, ⌊T / hop⌋) f32, as meldataset.py.
-  Tensor mel_spectrogram(const Tensor& wav) const;
-
-  struct Impl;
-
- private:
-  friend class StreamingVocoder;
-  explicit BigVganVocoder(std::shared_ptr<Impl> impl);
-  std::shared_ptr<Impl> impl_;
-};
 
 namespace api {
 struct MiniMaxH3Access;  // the AudioModel registry entry of this model
