@@ -1,7 +1,7 @@
 # Installs the built project into a scratch prefix and builds examples/consumer against it with
-# find_package(meshnn), then decodes a small random LTX-2.3 checkpoint with the consumer and with
-# the installed CLI and checks the two WAV files are byte-identical, and that the installed `meshnn
-# serve` runs the installed meshnn-serve. Invoked by CTest (install_consumer).
+# find_package(meshnn), then decodes a small random LTX-2.3 checkpoint with the consumer (through
+# AudioModel) and with the installed CLI and checks the two WAV files are byte-identical, and that
+# the installed `meshnn serve` runs the installed meshnn-serve. Invoked by CTest (install_consumer).
 cmake_minimum_required(VERSION 3.20)  # IN_LIST, list(POP_FRONT)
 set(prefix "${BIN}/consumer-test/prefix")
 set(cbuild "${BIN}/consumer-test/build")
@@ -31,8 +31,12 @@ list(SORT installed)
 if(NOT installed STREQUAL reached)
   message(FATAL_ERROR "installed headers: ${installed}\nthe include closure of meshnn.h: ${reached}")
 endif()
+# Issue 33: at most 12 public headers; the models, layers and GR00T internals stay in the library.
 list(LENGTH installed n)
 message(STATUS "${n} public headers installed")
+if(n GREATER 12)
+  message(FATAL_ERROR "${n} public headers installed (at most 12): ${installed}")
+endif()
 # The benchmarks are not part of the library: their CCL header is not installed; meshnn-bench is,
 # beside meshnn, which runs it as `meshnn bench`.
 if(EXISTS "${prefix}/include/meshnn/mesh/ccl_bench.h")

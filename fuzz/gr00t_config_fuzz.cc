@@ -7,8 +7,7 @@
 #include <string>
 
 #include "meshnn/core/error.h"
-#include "meshnn/models/gr00t_action_head.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;

@@ -5,8 +5,6 @@
 // convolution algorithm setting (--algos, MESHNN_CONV_ALGO values; default "direct,auto": the
 // path without fast algorithms, then the default choice), interleaved, with the speed-up and the
 // waveform PSNR of each against the first.
-#include "meshnn/audio.h"
-
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -21,10 +19,12 @@
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
 #include "e2e/util.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
+#include "models/ltx/typed_model.h"
 
 namespace meshnn::cli {
 namespace {

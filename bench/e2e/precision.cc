@@ -23,13 +23,15 @@
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
 #include "e2e/util.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/stage_precision.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
 
 namespace meshnn::cli {
 namespace {

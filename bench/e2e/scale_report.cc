@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 
+#include "api/measured_cost.h"
 #include "io/json.h"
 #include "meshnn/core/error.h"
 #include "models/common/audio_description.h"
@@ -253,8 +254,8 @@ std::string scale_table(const ScaleAccount& a, const LinkProfile& link, int top)
         r.layer.c_str(), shape_text(r.row_shape).c_str(), lr.c_str(),
         human_bytes(r.bytes_line).c_str(), r.flops / 1e6, 1e3 * r.flops / (gflops * 1e9), link_ms);
   }
-  const CallCost cost = account_cost(a, compute);
-  const ScalePlan plan = plan_scale(a.devices, 1, cost, link);
+  const runtime::CallCost cost = account_cost(a, compute);
+  const runtime::ScalePlan plan = runtime::plan_scale(a.devices, 1, cost, link);
   const double link_s =
       cost.rounds * link.latency_seconds + cost.halo_bytes / link.bytes_per_second;
   put("totals per call: %zu halo exchanges, %s of halos + %lld tail rows (%s) + the output "
@@ -266,9 +267,9 @@ std::string scale_table(const ScaleAccount& a, const LinkProfile& link, int top)
       "bytes / bandwidth)\n",
       compute, compute / a.devices, a.devices, link_s * 1e3, cost.rounds,
       link.latency_seconds * 1e6);
-  const char* kind = plan.kind == SplitKind::time    ? "time"
-                     : plan.kind == SplitKind::items ? "items"
-                                                     : "replicas";
+  const char* kind = plan.kind == runtime::SplitKind::time    ? "time"
+                     : plan.kind == runtime::SplitKind::items ? "items"
+                                                              : "replicas";
   put("plan_scale: %s (predicted time-split efficiency %.2f): %s\n", kind,
       plan.time_split_efficiency, plan.reason.c_str());
   put("sharded run (local %d threads, for the account): %.2f s\n", a.devices, a.run_seconds);
@@ -276,11 +277,11 @@ std::string scale_table(const ScaleAccount& a, const LinkProfile& link, int top)
 }
 
 std::string scale_bench_report(const ScaleBenchOptions& o) {
-  const api::LinkProfile link = api::parse_link(o.link);
+  const runtime::LinkProfile link = runtime::parse_link(o.link);
   if (o.model == "h3") {
     // Stereo MiniMax-H3 splits by item (one channel per device): no halos, only the output meets.
-    const api::CallCost cost = api::measured_cost("minimax-h3", o.seconds);
-    const api::ScalePlan plan = api::plan_scale(o.devices, 2, cost, link);
+    const runtime::CallCost cost = api::measured_cost("minimax-h3", o.seconds);
+    const runtime::ScalePlan plan = runtime::plan_scale(o.devices, 2, cost, link);
     return detail::concat("MiniMax-H3, ", o.seconds, " s of stereo over ", o.devices,
                           " devices: ", plan.reason, "\n");
   }

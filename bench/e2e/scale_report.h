@@ -9,16 +9,16 @@
 #include <string>
 
 #include "api/scale_account.h"
-#include "api/scale_rule.h"
 #include "graph/graph.h"
 #include "meshnn/core/tensor.h"
 #include "models/bigvgan/model.h"
 #include "models/ltx/audio_decoder.h"
+#include "runtime/scale_rule.h"
 
 namespace meshnn::bench {
 
-using api::LinkProfile;
 using api::ScaleAccount;
+using runtime::LinkProfile;
 
 // latent: (1, 8, T, 16), decoded time-sharded over `devices`.
 ScaleAccount account_ltx(const models::LtxAudioDecoder& m, const Tensor& latent, int devices);
@@ -51,7 +51,7 @@ StreamSplit stream_split_random_model(const std::string& model, double seconds, 
                                       uint64_t seed, const std::string& bigvgan_config);
 std::string stream_table(const StreamSplit& s, const LinkProfile& link);
 
-// The measured one-device compute of `seconds` of the model (scale_rule's measured_cost).
+// The measured one-device compute of `seconds` of the model (api/measured_cost.h).
 double measured_compute_seconds(const std::string& model, double seconds);
 
 // The table: one line per exchange (kind, row shape, halo rows L/R, bytes per call over the

@@ -16,10 +16,11 @@
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
 #include "e2e/util.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
+#include "models/bigvgan/typed_model.h"
 
 namespace meshnn::cli {
 namespace {

@@ -16,7 +16,8 @@
 #include <string>
 
 #include "meshnn/core/cpu.h"
-#include "meshnn/models/gr00t_adapter.h"
+#include "meshnn/gr00t_config.h"
+#include "models/gr00t/adapter.h"
 #include "models/gr00t/description.h"
 
 namespace {

@@ -17,7 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "meshnn/models/gr00t_action_head.h"
+#include "meshnn/gr00t_config.h"
+#include "models/gr00t/action_head.h"
 
 namespace {
 

@@ -1,25 +1,123 @@
 // One way in for every audio model: AudioModel::load(path) finds the model from what the path
 // holds (a checkpoint's config metadata, a config.json beside it, a diffusers folder) through the
-// registry of models meshnn knows, and runs it whatever it is. The typed classes of audio.h
-// (LtxAudioDecoder, BigVganVocoder, MiniMaxH3AudioVae) stay for callers that want a model's own
-// extras; AudioModel is what a program that serves or converts "any model" uses.
+// registry of models meshnn knows, and runs it whatever it is: one shot, chunked, streamed or
+// encoded. The models themselves (src/models/<family>/) are internal.
 //
-// Threads and errors as in audio.h: a loaded model may be used from any number of threads; bad
-// inputs are InvalidArgument / ShapeError, checkpoint problems WeightError / FormatError.
+// Life of a call: load() reads the checkpoint once (mmapped; every missing, unexpected or
+// misshaped key reported together) into immutable weights, converted and packed once per process.
+// run() / encode() run those weights on a mesh of devices: each device gets a runner (its own
+// plans, scratch and time shard) over the shared weights. Runners are pooled, so the second call
+// with the same mesh is warm (no packing, no JIT).
+//
+// Threads: a loaded model may be used from any number of threads at once; each call takes its
+// own runners, so concurrent calls on one model give the same results as serial ones and share
+// the weight memory. A call blocks until its output is ready. A stream is used by one thread at
+// a time (AudioStream below).
+//
+// Errors: meshnn::Error subclasses (meshnn/core/error.h): InvalidArgument / ShapeError for bad
+// inputs or options, WeightError for checkpoint keys, FormatError for malformed files, and a
+// meshnn::Error ("in use", InUseError inside the library) for a stream call while another
+// thread's runs.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "meshnn/audio.h"
 #include "meshnn/core/stage_precision.h"
 #include "meshnn/core/tensor.h"
-#include "meshnn/streaming.h"
+#include "meshnn/mesh/mesh.h"
 
 namespace meshnn {
+
+// Progress of a long call: (done, total, what), e.g. (2, 3, "vocoder"). Called on one thread
+// (device 0's) after each stage or chunk; an exception thrown from it ends the call.
+using ProgressFn = std::function<void(int done, int total, const std::string& what)>;
+
+// Where and how a call runs.
+struct RunOptions {
+  // "auto": on the local backend, one device with `threads` OpenMP threads (0 = every core; the
+  // fastest set-up measured, docs/benchmarks.md); or "RxC" (time is split over every axis > 1).
+  std::string mesh = "auto";
+  Backend backend = Backend::local;  // mpi: this process is one rank of an mpiexec launch
+  int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
+  ProgressFn progress;               // optional
+  // Models that run long inputs in chunks with exact context (the LTX decoders): −1 = the model's
+  // own rule (mesh "auto": chunks above its memory bound), 0 = one shot, N = chunks of N input
+  // frames (one device: mesh "auto" or "1x1"). Other models refuse N > 0.
+  int64_t chunk_frames = -1;
+};
+
+// Streaming: input frames pushed a few at a time, audio returned as soon as it is final.
+//
+// The concatenation of every push() and the flush() equals the one-shot run of the whole input
+// (to f32 rounding: measured max |Δ| ≤ 4e-6 on outputs in [−1, 1]; docs/streaming.md), for any way
+// of cutting the input, down to one frame per push. Each layer carries exactly the history its
+// receptive field needs, so the work and memory per pushed frame stay constant however long the
+// stream runs.
+//
+// Latency: a non-causal model (convolutions that pad both sides, as the vocoders') makes the
+// samples of frame t final only once `lookahead_frames()` more frames have arrived; flush()
+// returns the rest. Causal layers add none.
+//
+// Mesh: "1x1" runs the whole model on one device, on the calling thread. "1xN" is a pipeline: the
+// model's layers are cut into N groups of about equal measured cost, group k runs on device k, and
+// the activations pass from device to device through the collective layer. push() then hands the
+// frames to the first device and returns the samples that have left the last one so far (it
+// blocks only while the pipeline is full); flush() waits for the rest. A pipeline raises a
+// stream's throughput where time-sharding a small chunk cannot; it does not lower the latency.
+//
+// Threads: one call at a time per stream. push(), flush() and reset() claim the stream for the
+// call: a call from a second thread while one runs throws InUseError ("this stream is in use by
+// another thread") and leaves the stream as it was; calls that take turns from several threads
+// are safe. The counters (frames_pushed, samples_returned) are read without the claim. Any number
+// of streams may run at once over one loaded model (they share its weights).
+struct StreamOptions {
+  std::string mesh = "1x1";          // "1x1", or "1xN" for an N-stage pipeline
+  Backend backend = Backend::local;  // mpi: this process is one rank (stage) of an mpiexec launch
+  int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
+  // Pipeline only: the frames per push the stages are balanced for (the cost of a layer does not
+  // grow in proportion to the rows of a push, so a cut balanced for 8 frames is not for 32).
+  // 0 = the model's default (32 mel frames for a vocoder, 8 latent frames for the LTX decoder).
+  int64_t push_frames = 0;
+};
+
+// A stream over a model (AudioModel::stream / stage_stream).
+class AudioStream {
+ public:
+  ~AudioStream();
+  AudioStream(AudioStream&&) noexcept;
+  AudioStream& operator=(AudioStream&&) noexcept;
+
+  // Each of push / flush / reset throws InUseError while another thread's call runs.
+  // frames: the next n ≥ 0 frames in the model's input layout (input_spec()), f32, finite →
+  // (B, C, m) the m ≥ 0 samples that became final.
+  Tensor push(const Tensor& frames);
+  // End of the input → the remaining samples. The stream is then ready for a new input.
+  Tensor flush();
+  // Drops the current input (pending frames and history) without producing its tail.
+  void reset();
+
+  int sample_rate() const;
+  int64_t samples_per_frame() const;  // output samples per input frame (in the long run)
+  int64_t lookahead_frames() const;   // frames an output sample waits for beyond its own
+  double lookahead_ms() const;        // the same in milliseconds of input
+  int64_t frames_pushed() const;      // since the last flush / reset
+  int64_t samples_returned() const;   // since the last flush / reset
+  std::string mesh() const;           // the mesh it runs on, e.g. "1x2"
+  // Whether this process receives the samples: always on the local backend; on MPI only the
+  // last stage's rank (the others return (B, C, 0) tensors).
+  bool returns_output() const;
+
+  struct Impl;
+
+ protected:
+  explicit AudioStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 // What a model takes or gives: a (…, T, …) f32 tensor with one free time axis.
 struct AudioIoSpec {

@@ -1,6 +1,7 @@
 // GR00T for programs: the VL adapter and the whole policy (adapter + flow-matching action head)
-// loaded from an Isaac-GR00T checkpoint, ready to run from any thread (as meshnn/audio.h is for
-// the audio models; the CLI's gr00t-adapter / gr00t-policy and Python's meshnn.gr00t call these).
+// loaded from an Isaac-GR00T checkpoint, ready to run from any thread (as meshnn/audio_model.h is
+// for the audio models; the CLI's gr00t-adapter / gr00t-policy and Python's meshnn.gr00t call
+// these). Their configs, options, plan and outputs: meshnn/gr00t_config.h.
 //
 // Life of a load: the checkpoint is opened once (mmapped; a folder's shards each); the config (a
 // folder's config.json, the checkpoint metadata, or an explicit JSON, read strictly), the slot
@@ -25,10 +26,8 @@
 #include <vector>
 
 #include "meshnn/core/tensor.h"
+#include "meshnn/gr00t_config.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/models/gr00t_action_head.h"
-#include "meshnn/models/gr00t_adapter.h"
-#include "meshnn/models/gr00t_config.h"
 
 namespace meshnn::gr00t {
 

@@ -17,7 +17,6 @@
 #include "meshnn/core/error.h"
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"
-#include "meshnn/streaming.h"
 
 namespace meshnn::python {
 namespace {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/tensor.h"
 

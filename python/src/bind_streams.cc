@@ -1,4 +1,4 @@
-// _meshnn bindings of the streams: AudioStream (meshnn/streaming.h: frames in, the samples that
+// _meshnn bindings of the streams: AudioStream (meshnn/audio_model.h: frames in, the samples that
 // became final out) and AudioEncodeStream (meshnn/audio_model.h: samples in, the latent frames
 // that became final out, with their posterior log std). Both come from an AudioModel
 // (bind_audio_model.cc), which keeps the model alive as long as the stream.
@@ -12,7 +12,6 @@
 #include "meshnn/audio_model.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/tensor.h"
-#include "meshnn/streaming.h"
 
 namespace meshnn::python {
 namespace {

@@ -1,5 +1,5 @@
 // meshnn._meshnn: the compiled half of `import meshnn`, a thin pybind11 layer over the public API
-// (meshnn/audio_model.h, meshnn/streaming.h, and the models outside the audio registry). The
+// (meshnn/audio_model.h and meshnn/gr00t.h, the model outside the audio registry). The
 // Python package (python/meshnn/) adds the drop-in classes, the typed audio ones as facades over
 // AudioModel; this layer only moves tensors across the boundary and maps errors.
 //

@@ -1,13 +1,13 @@
-// The public audio API (meshnn/audio.h) over the internal models: weights loaded once, a
-// runtime::Pool of runners over them, one runner per device thread per call, the mesh planned and
-// checked before any work and run by the runtime's executor (src/runtime/).
-#include "meshnn/audio.h"
-
+// The typed LTX decoder and BigVGAN classes (models/ltx/typed_model.h, models/bigvgan/
+// typed_model.h) over the internal models: weights loaded once, a runtime::Pool of runners over
+// them, one runner per device thread per call, the mesh planned and checked before any work and
+// run by the runtime's executor (src/runtime/).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "api/audio_impl.h"
+#include "api/measured_cost.h"
 #include "io/json.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
@@ -15,13 +15,14 @@
 #include "meshnn/io/safetensors.h"
 #include "meshnn/io/torch_checkpoint.h"
 #include "meshnn/layers/time_shard.h"
-#include "meshnn/streaming.h"
 #include "models/bigvgan/folder.h"
 #include "models/bigvgan/model.h"
+#include "models/bigvgan/typed_model.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_decoder.h"
 #include "models/ltx/random.h"
 #include "models/ltx/weights.h"
+#include "models/ltx/typed_model.h"
 #include "runtime/executor.h"
 #include "runtime/mesh_plan.h"
 
@@ -124,6 +125,7 @@ runtime::MeshPlan ltx_plan(const Tensor& latent, const RunOptions& run) {
   r.what = "latent";
   r.kind = "ltx-2.3";
   r.seconds = static_cast<double>(latent.dim(2)) / 25;
+  r.cost = api::measured_cost(r.kind, r.seconds);
   return runtime::resolve_mesh(run, r);
 }
 }  // namespace
@@ -216,6 +218,7 @@ Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
   r.what = "mel";
   r.kind = "bigvgan";
   r.seconds = static_cast<double>(mel.dim(2)) * hop_length() / sample_rate();
+  r.cost = api::measured_cost(r.kind, r.seconds);
   runtime::Call call;
   call.model = "BigVGAN vocoder";
   call.progress = run.progress;

@@ -1,4 +1,4 @@
-// The public audio classes' insides, shared by the one-shot API (audio.cc) and streaming
+// The typed audio classes' insides, shared by the one-shot API (audio.cc) and streaming
 // (streaming.cc): the loaded weights and a pool of runners over them, and the layout conversions at
 // the API edge.
 #pragma once
@@ -6,9 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "meshnn/audio.h"
 #include "models/bigvgan/model.h"
+#include "models/bigvgan/typed_model.h"
 #include "models/ltx/audio_decoder.h"
+#include "models/ltx/typed_model.h"
 #include "ops/permute.h"
 #include "runtime/pool.h"
 

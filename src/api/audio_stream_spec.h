@@ -7,8 +7,8 @@
 #include <functional>
 
 #include "graph/graph.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/tensor.h"
-#include "meshnn/streaming.h"
 
 namespace meshnn::api {
 

@@ -12,6 +12,7 @@
 #include "meshnn/io/config_policy.h"
 #include "meshnn/io/sharded_safetensors.h"
 #include "meshnn/mesh/ccl.h"
+#include "models/gr00t/action_head.h"
 #include "runtime/executor.h"
 #include "runtime/mesh_plan.h"
 #include "runtime/pool.h"
@@ -201,7 +202,7 @@ Prepared prepare(Source src, Version v, const Tensor& token_types, const LoadOpt
 AdapterPlan adapter_plan(const Prepared& p, AdapterOptions& opt) {
   opt.mesh_axis = head_axis(p.mc);
   // Config, layout, options, every checkpoint key and shape, and the head split over the mesh.
-  return AdapterPlan::build(p.cfg, p.layout, opt, &p.src.lookup, p.prefix, p.mc.rows * p.mc.cols,
+  return build_adapter_plan(p.cfg, p.layout, opt, &p.src.lookup, p.prefix, p.mc.rows * p.mc.cols,
                             0);
 }
 

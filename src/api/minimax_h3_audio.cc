@@ -1,19 +1,22 @@
-// The public MiniMax-H3 audio VAE (meshnn/audio.h) over models/minimax_h3: the loaded weights
-// shared by every call, graphs pooled per direction (one per device per call, warm on reuse), run
-// by the runtime's executor with the batch items split over mesh axis 1 (src/runtime/), the
-// streaming decode as every model's AudioStream and the streaming encode on a stream engine.
+// The typed MiniMax-H3 audio VAE (models/minimax_h3/typed_model.h) over models/minimax_h3: the
+// loaded weights shared by every call, graphs pooled per direction (one per device per call, warm
+// on reuse), run by the runtime's executor with the batch items split over mesh axis 1
+// (src/runtime/), the streaming decode as every model's AudioStream and the streaming encode on a
+// stream engine.
 #include <cmath>
 #include <filesystem>
 #include <random>
 
 #include "api/audio_stream_spec.h"
-#include "meshnn/audio.h"
+#include "api/measured_cost.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
 #include "models/bigvgan/model.h"
 #include "models/minimax_h3/access.h"
 #include "models/minimax_h3/model.h"
+#include "models/minimax_h3/typed_model.h"
 #include "runtime/executor.h"
 #include "runtime/mesh_plan.h"
 #include "runtime/pool.h"
@@ -52,6 +55,7 @@ runtime::MeshPlan plan_of(const RunOptions& run, int64_t batch, int64_t frames, 
   r.what = "latent sequence";
   r.kind = "minimax-h3";
   r.seconds = seconds;
+  r.cost = api::measured_cost(r.kind, r.seconds);
   return runtime::resolve_mesh(run, r);
 }
 

@@ -108,8 +108,8 @@ ScaleAccount account_run(const std::string& model, double seconds, int devices,
   return a;
 }
 
-CallCost account_cost(const ScaleAccount& a, double compute_seconds) {
-  CallCost c;
+runtime::CallCost account_cost(const ScaleAccount& a, double compute_seconds) {
+  runtime::CallCost c;
   c.compute_seconds = compute_seconds;
   c.halo_bytes = a.halo_bytes + a.tail_bytes + a.gather_bytes;
   // The rule's rounds are the halo exchanges (its per-exchange cost was measured per halo

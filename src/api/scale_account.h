@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "api/scale_rule.h"
 #include "meshnn/layers/time_shard.h"
 #include "meshnn/mesh/ccl.h"
 #include "models/common/audio_description.h"
+#include "runtime/scale_rule.h"
 
 namespace meshnn::api {
 
@@ -65,6 +65,6 @@ ScaleAccount account_run(const std::string& model, double seconds, int devices,
 // The rule's cost of a call from an account: the measured one-device compute, the derived
 // bytes (halos, tail rows and the gather, every direction) and the halo exchanges on the
 // critical path.
-CallCost account_cost(const ScaleAccount& a, double compute_seconds);
+runtime::CallCost account_cost(const ScaleAccount& a, double compute_seconds);
 
 }  // namespace meshnn::api

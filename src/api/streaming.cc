@@ -1,15 +1,17 @@
-// The public streaming API (meshnn/streaming.h): a model's stream graph (graph/graph.h)
-// on an engine (one device or a pipeline), with the layout conversions and input checks at the
-// API edge and the look-ahead derived from the graph.
-#include "meshnn/streaming.h"
-
+// Streams (AudioStream of meshnn/audio_model.h, and the typed StreamingVocoder /
+// StreamingLtxDecoder of models/bigvgan/typed_model.h and models/ltx/typed_model.h): a model's
+// stream graph (graph/graph.h) on an engine (one device or a pipeline), with the layout
+// conversions and input checks at the API edge and the look-ahead derived from the graph.
 #include <functional>
 #include <random>
 
 #include "api/audio_impl.h"
 #include "api/audio_stream_spec.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
 #include "streaming/stream_engine.h"
 
 namespace meshnn {

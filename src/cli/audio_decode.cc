@@ -18,7 +18,6 @@
 #include "meshnn/io/output.h"
 #include "meshnn/io/stream_io.h"
 #include "meshnn/io/wav.h"
-#include "meshnn/streaming.h"
 
 namespace meshnn::cli {
 namespace {

@@ -8,9 +8,9 @@
 #include <functional>
 #include <string>
 
+#include "meshnn/audio_model.h"
 #include "meshnn/core/tensor.h"
 #include "meshnn/io/stream_io.h"
-#include "meshnn/streaming.h"
 
 namespace meshnn::cli {
 

@@ -13,7 +13,6 @@
 #include "meshnn/io/npy.h"
 #include "meshnn/io/output.h"
 #include "meshnn/io/wav.h"
-#include "meshnn/streaming.h"
 
 namespace meshnn::cli {
 namespace {

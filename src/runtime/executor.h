@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/tensor.h"

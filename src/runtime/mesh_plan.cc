@@ -1,8 +1,8 @@
 #include "runtime/mesh_plan.h"
 
-#include "api/scale_rule.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/layers/time_shard.h"
+#include "runtime/scale_rule.h"
 
 namespace meshnn::runtime {
 
@@ -30,7 +30,7 @@ MeshPlan resolve_mesh(const RunOptions& run, const MeshRequest& request) {
   // and half the plans. A mesh is an explicit choice.
   if (run.mesh == "auto") {
     if (run.backend == Backend::mpi)
-      p.mesh = api::auto_mpi_mesh(request.kind, request.seconds, items);
+      p.mesh = auto_mpi_mesh(request.kind, request.seconds, request.cost, items);
   } else {
     p.mesh = parse_mesh(run.mesh);
   }

@@ -15,8 +15,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/mesh/mesh.h"
+#include "runtime/scale_rule.h"
 
 namespace meshnn::runtime {
 
@@ -36,8 +37,12 @@ struct MeshRequest {
   int64_t frames = 0;          // input frames along time, split over the time line
   int64_t min_rows = 1;        // frames each device of the time line needs (Node::min_shard_rows)
   const char* what = "input";  // the input in errors ("latent", "mel", ...)
-  const char* kind = "";       // the model kind of the scale-out rule (api/scale_rule.h)
-  double seconds = 0;          // audio seconds per item, for that rule
+  // For `--mesh auto` on the mpi backend, the scale-out rule (runtime/scale_rule.h): the cost of
+  // one item (the model's: api/measured_cost.h), and the model and the audio seconds per item
+  // its messages name.
+  CallCost cost;
+  const char* kind = "";
+  double seconds = 0;
 };
 
 struct MeshPlan {
@@ -49,7 +54,7 @@ struct MeshPlan {
 // RunOptions + request → the plan, checked before any work: the thread count, the mesh text, and
 // every device of the time line a shard of at least min_rows frames (check_time_split's
 // ShapeError). "auto": one device with `threads` OpenMP threads on the local backend; on the mpi
-// backend the scale-out rule for `kind` and `seconds` (items first, then time, else replicas).
+// backend the scale-out rule for `cost` (items first, then time, else replicas).
 MeshPlan resolve_mesh(const RunOptions& run, const MeshRequest& request);
 
 // A mesh whose every device runs the whole call (the model splits its own work over the devices,

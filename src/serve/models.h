@@ -8,7 +8,6 @@
 
 #include "cli/stream_frame.h"
 #include "meshnn/audio_model.h"
-#include "meshnn/streaming.h"
 #include "serve/body.h"
 
 namespace meshnn::serve {

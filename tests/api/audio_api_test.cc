@@ -7,8 +7,10 @@
 #include <cstring>
 #include <thread>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

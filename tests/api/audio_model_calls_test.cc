@@ -14,6 +14,8 @@
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

@@ -12,6 +12,9 @@
 
 #include "io/io_test_util.h"
 #include "meshnn/core/error.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
+#include "models/minimax_h3/typed_model.h"
 #include "models/model_spec.h"
 #include "support/fixtures.h"
 #include "support/golden.h"

@@ -12,6 +12,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/gr00t.h"
 #include "meshnn/io/safetensors.h"
+#include "models/gr00t/action_head.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

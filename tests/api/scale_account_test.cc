@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/measured_cost.h"
 #include "e2e/scale_report.h"
 #include "io/json.h"
 #include "meshnn/io/safetensors.h"
@@ -40,10 +41,10 @@ void expect_account_matches_ccl(const ScaleAccount& a) {
   }
 }
 
-// The scale rule's constants (api/scale_rule.cc) are this account's numbers: the halo exchanges,
+// The measured costs (api/measured_cost.cc) are this account's numbers: the halo exchanges,
 // and the bytes of a call (halos, tail rows, the output gather) within 1 %.
 void expect_rule_uses_the_account(const std::string& kind, const ScaleAccount& a) {
-  const CallCost c = measured_cost(kind, a.seconds);
+  const runtime::CallCost c = measured_cost(kind, a.seconds);
   EXPECT_EQ(c.rounds, static_cast<double>(a.rows.size()));
   const double bytes = a.halo_bytes + a.tail_bytes + a.gather_bytes;
   EXPECT_NEAR(c.halo_bytes, bytes, 0.01 * bytes);
@@ -102,7 +103,7 @@ TEST(ScaleAccount, BigVganHaloBytesEqualTheCollectiveTraffic) {
   }
   EXPECT_GT(acts, 0);
   // The table prints every exchange, the totals and the rule's decision.
-  const std::string t = scale_table(a, parse_link("10g"));
+  const std::string t = scale_table(a, runtime::parse_link("10g"));
   EXPECT_NE(t.find("totals per call: " + std::to_string(a.rows.size()) + " halo exchanges"),
             std::string::npos)
       << t;
@@ -143,7 +144,7 @@ TEST(ScaleAccount, StreamHandOverPerPush) {
   ASSERT_GE(s.cut, 1u);
   ASSERT_LT(s.cut, n);
   EXPECT_GT(s.bytes_per_push[s.cut - 1], 0);
-  const std::string t = stream_table(s, parse_link("1g"));
+  const std::string t = stream_table(s, runtime::parse_link("1g"));
   EXPECT_NE(t.find("stage 0 runs [0, " + std::to_string(s.cut) + ")"), std::string::npos) << t;
   EXPECT_THROW(stream_split("BigVGAN", m->graph(), test::random_normal({1, 8, mels}, 13), push),
                InvalidArgument);

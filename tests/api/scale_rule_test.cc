@@ -1,14 +1,16 @@
-// The scale-out rule (src/api/scale_rule.h, docs/scale_out.md): items before time, time only when
-// the predicted efficiency clears the bound on the given link, otherwise replicas; link names.
-#include "api/scale_rule.h"
+// The scale-out rule (src/runtime/scale_rule.h, docs/scale_out.md): items before time, time only
+// when the predicted efficiency clears the bound on the given link, otherwise replicas; link
+// names; each model's measured cost (src/api/measured_cost.h).
+#include "runtime/scale_rule.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
+#include "api/measured_cost.h"
 #include "meshnn/core/error.h"
 
-namespace meshnn::api {
+namespace meshnn::runtime {
 namespace {
 
 TEST(ScaleRule, LinkProfiles) {
@@ -57,7 +59,7 @@ TEST(ScaleRule, TimeOnlyWhenComputePerHaloByteBeatsTheLink) {
 
 TEST(ScaleRule, MeasuredCostsGrowWithTheClip) {
   for (const char* kind : {"ltx-2.3", "bigvgan", "minimax-h3"}) {
-    const CallCost a = measured_cost(kind, 2), b = measured_cost(kind, 4);
+    const CallCost a = api::measured_cost(kind, 2), b = api::measured_cost(kind, 4);
     EXPECT_GT(a.compute_seconds, 0) << kind;
     EXPECT_NEAR(b.compute_seconds, 2 * a.compute_seconds, 1e-9) << kind;
     EXPECT_GT(b.halo_bytes, a.halo_bytes) << kind;
@@ -65,4 +67,4 @@ TEST(ScaleRule, MeasuredCostsGrowWithTheClip) {
 }
 
 }  // namespace
-}  // namespace meshnn::api
+}  // namespace meshnn::runtime

@@ -13,8 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "meshnn/audio_model.h"
 #include "meshnn/core/exclusive.h"
-#include "meshnn/streaming.h"
+#include "models/bigvgan/typed_model.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 

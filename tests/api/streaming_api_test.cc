@@ -3,8 +3,10 @@
 // bad input is refused with typed errors.
 #include <gtest/gtest.h>
 
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
-#include "meshnn/streaming.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 

@@ -6,9 +6,9 @@
 
 #include <limits>
 
-#include "meshnn/audio.h"
 #include "meshnn/core/error.h"
 #include "models/ltx/audio_decoder.h"
+#include "models/ltx/typed_model.h"
 
 namespace meshnn {
 namespace {

@@ -10,8 +10,7 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
-#include "meshnn/models/gr00t_action_head.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
 #include "models/common/audio_config.h"
 #include "models/minimax_h3/config.h"
 #include "support/expect_error.h"

@@ -14,9 +14,9 @@
 
 #include "io/io_test_util.h"
 #include "io/stored_zip.h"
-#include "meshnn/audio.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
+#include "models/bigvgan/typed_model.h"
 #include "support/golden.h"
 
 namespace meshnn {

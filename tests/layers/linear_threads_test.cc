@@ -7,8 +7,9 @@
 #include <type_traits>
 
 #include "layers/linear.h"
+#include "meshnn/gr00t_config.h"
 #include "meshnn/io/safetensors.h"
-#include "meshnn/models/gr00t_action_head.h"
+#include "models/gr00t/action_head.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

@@ -7,7 +7,7 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
 #include "models/common/audio_config.h"
 #include "models/common/audio_description.h"
 #include "models/common/checkpoint_check.h"

@@ -1,16 +1,16 @@
 // GR00T action head: per-version goldens of every Euler step's velocity and the final actions
 // (PyTorch reference in float64, tools/goldens/gen_gr00t_action_head.py), bf16 weights, cross K/V
 // hoisted once per observation (counted), head-parallel over a mesh axis, and bad input.
-#include "meshnn/models/gr00t_action_head.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <mutex>
 
+#include "meshnn/gr00t_config.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
+#include "models/gr00t/action_head.h"
 #include "models/gr00t/description.h"
 #include "support/fixtures.h"
 #include "support/golden.h"

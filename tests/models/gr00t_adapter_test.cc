@@ -1,7 +1,5 @@
 // GR00T VL adapter: whole-adapter goldens per version (PyTorch reference in float64, from
 // tools/goldens/gen_gr00t.py), bf16 weights, gather modes, persistent K/V, and bad input.
-#include "meshnn/models/gr00t_adapter.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +9,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "meshnn/gr00t_config.h"
+#include "models/gr00t/adapter.h"
 #include "models/gr00t/description.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
@@ -256,9 +256,9 @@ TEST(Gr00tAdapterBadInput, ConfigFileReadsAsItsTextAndErrorsNameIt) {
 TEST(Gr00tAdapterBadInput, LayoutWithoutImageTokensFailsThePlanForAlternateDit) {
   Config c = Config::defaults(Version::n1_6);
   SlotLayout only_text = SlotLayout::from_token_types(std::vector<int>(10, 0));
-  expect_error<InvalidArgument>([&] { AdapterPlan::build(c, only_text, {}); }, "no image tokens");
+  expect_error<InvalidArgument>([&] { build_adapter_plan(c, only_text, {}); }, "no image tokens");
   // N1.5 reads "all": fine.
-  EXPECT_NO_THROW(AdapterPlan::build(Config::defaults(Version::n1_5), only_text, {}));
+  EXPECT_NO_THROW(build_adapter_plan(Config::defaults(Version::n1_5), only_text, {}));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -344,7 +344,7 @@ TEST(Gr00tPlan, DescribeIsJsonWithKeySetsAndBlocks) {
   Config c = Config::defaults(Version::n1_7);
   std::vector<int> types(300, 0);
   for (int i = 4; i < 116; ++i) types[i] = 1;  // the seed's N1.7 example image run [4, 116)
-  const AdapterPlan p = AdapterPlan::build(c, SlotLayout::from_token_types(types), {});
+  const AdapterPlan p = build_adapter_plan(c, SlotLayout::from_token_types(types), {});
   const auto j = nlohmann::json::parse(p.describe());
   EXPECT_EQ(j["version"], "n1.7");
   EXPECT_EQ(j["s_pad"], 320);
@@ -359,7 +359,7 @@ TEST(Gr00tPlan, DescribeIsJsonWithKeySetsAndBlocks) {
   EXPECT_TRUE(j["vl_mask"].get<bool>());
   AdapterOptions bad;
   bad.precision = Precision::bf16x2;
-  EXPECT_THROW(AdapterPlan::build(c, SlotLayout::from_token_types(types), bad), InvalidArgument);
+  EXPECT_THROW(build_adapter_plan(c, SlotLayout::from_token_types(types), bad), InvalidArgument);
 }
 
 TEST(Gr00tCheckpoint, RandomWriterCoversEveryKeyAndWorksAtRealDimsN16) {

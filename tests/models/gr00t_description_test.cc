@@ -6,6 +6,7 @@
 
 #include "meshnn/core/error.h"
 #include "meshnn/io/safetensors.h"
+#include "models/gr00t/action_head.h"
 #include "models/gr00t/description.h"
 #include "support/fixtures.h"
 #include "support/gr00t_policy_desc.h"

@@ -4,9 +4,10 @@
 
 #include <mutex>
 
+#include "meshnn/gr00t_config.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/models/gr00t_adapter.h"
+#include "models/gr00t/adapter.h"
 #include "support/golden.h"
 
 namespace meshnn::test {
@@ -107,8 +108,8 @@ INSTANTIATE_TEST_SUITE_P(Gr00t, Gr00tHeadParallel,
 TEST(Gr00tHeadParallelPlan, RejectsIndivisibleHeads) {
   Config cfg = Config::defaults(Version::n1_5);
   const SlotLayout l = SlotLayout::from_token_types(std::vector<int>(40, 0));
-  EXPECT_THROW(AdapterPlan::build(cfg, l, {}, nullptr, "action_head.", 3, 0), InvalidArgument);
-  EXPECT_NO_THROW(AdapterPlan::build(cfg, l, {}, nullptr, "action_head.", 4, 3));
+  EXPECT_THROW(build_adapter_plan(cfg, l, {}, nullptr, "action_head.", 3, 0), InvalidArgument);
+  EXPECT_NO_THROW(build_adapter_plan(cfg, l, {}, nullptr, "action_head.", 4, 3));
 }
 
 }  // namespace

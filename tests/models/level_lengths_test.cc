@@ -12,7 +12,8 @@
 
 #include "cli/audio_metrics.h"
 #include "io/io_test_util.h"
-#include "meshnn/audio.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 

@@ -12,8 +12,9 @@
 #include <cmath>
 #include <thread>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
+#include "models/minimax_h3/typed_model.h"
 #include "runtime/mesh_plan.h"
 #include "support/fixtures.h"
 #include "support/golden.h"

@@ -5,9 +5,10 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "meshnn/gr00t_config.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/models/gr00t_adapter.h"
+#include "models/gr00t/adapter.h"
 #include "support/golden.h"
 
 namespace meshnn {

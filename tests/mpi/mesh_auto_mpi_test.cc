@@ -1,4 +1,4 @@
-// `--mesh auto` on the mpi backend follows the scale-out rule (src/api/scale_rule.h): the
+// `--mesh auto` on the mpi backend follows the scale-out rule (src/runtime/scale_rule.h): the
 // MiniMax-H3 stereo decode splits its two items over the two ranks (bit for bit the explicit
 // 1x2 call); an LTX-2.3 decode splits time on a link fast enough (MESHNN_LINK) and is refused,
 // naming replicas, on one too slow for its compute per halo byte.
@@ -10,8 +10,10 @@
 #include <string>
 
 #include "mesh/mpi_comm.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
+#include "models/ltx/typed_model.h"
+#include "models/minimax_h3/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "mesh/mpi_comm.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
+#include "models/minimax_h3/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "mesh/mpi_comm.h"
-#include "meshnn/streaming.h"
+#include "meshnn/audio_model.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"

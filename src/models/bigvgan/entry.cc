@@ -1,12 +1,12 @@
 // NVIDIA BigVGAN's registry entry ("nvidia-bigvgan"): how AudioModel recognises a BigVGAN
-// checkpoint or folder and runs the public BigVganVocoder (meshnn/audio.h) behind AudioModel's
+// checkpoint or folder and runs the typed BigVganVocoder (typed_model.h) behind AudioModel's
 // calls.
 #include <filesystem>
 
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "meshnn/io/torch_checkpoint.h"
-#include "meshnn/streaming.h"
 #include "models/bigvgan/folder.h"
+#include "models/bigvgan/typed_model.h"
 #include "models/model_spec.h"
 
 namespace meshnn::models {

@@ -1,13 +1,15 @@
 // GR00T action head: its layers loaded per device (DiT blocks, action encoder and decoder per
 // embodiment), the per-timestep caches, fork / bind / describe. The DiT runs in dit_block.cc,
 // the Euler loop in euler.cc, the policy in policy.cc.
+#include "models/gr00t/action_head.h"
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "meshnn/core/error.h"
+#include "meshnn/gr00t_config.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/models/gr00t_action_head.h"
 #include "models/gr00t/action_head_impl.h"
 #include "models/gr00t/description.h"
 

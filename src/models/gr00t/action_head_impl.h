@@ -9,7 +9,8 @@
 #include "layers/layer_norm.h"
 #include "layers/linear.h"
 #include "layers/mlp.h"
-#include "meshnn/models/gr00t_action_head.h"
+#include "meshnn/gr00t_config.h"
+#include "models/gr00t/action_head.h"
 
 namespace meshnn::gr00t {
 

@@ -1,4 +1,6 @@
 // GR00T VL adapter forward: vlln → VL-SA × n → gather → hoisted cross K/V → state encoder.
+#include "models/gr00t/adapter.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,9 +15,9 @@
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/profile.h"
+#include "meshnn/gr00t_config.h"
 #include "meshnn/mesh/ccl.h"
 #include "meshnn/mesh/mesh.h"
-#include "meshnn/models/gr00t_adapter.h"
 #include "models/gr00t/description.h"
 
 namespace meshnn::gr00t {
@@ -166,7 +168,7 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
     tp = device->axis_size(options.mesh_axis);
     tp_rank = device->coord(options.mesh_axis);
   }
-  m.plan = AdapterPlan::build(cfg, layout, options, &weights, weight_prefix, tp, tp_rank);
+  m.plan = build_adapter_plan(cfg, layout, options, &weights, weight_prefix, tp, tp_rank);
   m.collect_taps = options.collect_taps;
   const AdapterPlan& p = m.plan;
   // Every key from the adapter's table (models/gr00t/description.cc), checked in plan().

@@ -6,7 +6,7 @@
 #include "core/enum_names.h"
 #include "io/json.h"
 #include "meshnn/core/error.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
 #include "models/gr00t/config_fields.h"
 
 namespace meshnn::gr00t {

@@ -1,7 +1,7 @@
 // GR00T config cross-checks: the architecture fields meshnn checks rather than builds from, and
 // Config::validate (each version's dims and key sets, each refused with its own message).
 #include "meshnn/core/error.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
 #include "models/gr00t/config_fields.h"
 
 namespace meshnn::gr00t {

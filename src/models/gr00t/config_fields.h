@@ -10,7 +10,7 @@
 #pragma once
 
 #include "io/config_reader.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
 
 namespace meshnn::gr00t {
 

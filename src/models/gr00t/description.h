@@ -16,9 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "meshnn/gr00t_config.h"
 #include "meshnn/layers/state_dict.h"
-#include "meshnn/models/gr00t_action_head.h"
-#include "meshnn/models/gr00t_config.h"
 
 namespace meshnn::gr00t {
 

@@ -4,7 +4,7 @@
 
 #include "io/json.h"
 #include "meshnn/core/error.h"
-#include "meshnn/models/gr00t_action_head.h"
+#include "meshnn/gr00t_config.h"
 #include "models/gr00t/config_fields.h"
 
 namespace meshnn::gr00t {

@@ -4,7 +4,8 @@
 #include <set>
 
 #include "meshnn/core/error.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
+#include "models/gr00t/adapter.h"
 #include "models/gr00t/description.h"
 
 namespace meshnn::gr00t {
@@ -55,7 +56,7 @@ void plan_key_sets(const Config& cfg, const SlotLayout& layout, AdapterPlan& p) 
 
 }  // namespace
 
-AdapterPlan AdapterPlan::build(const Config& cfg, const SlotLayout& layout,
+AdapterPlan build_adapter_plan(const Config& cfg, const SlotLayout& layout,
                                const AdapterOptions& options, const WeightLookup* weights,
                                const std::string& weight_prefix, int tp, int tp_rank) {
   cfg.validate();

@@ -4,7 +4,8 @@
 #include <cstring>
 
 #include "meshnn/core/error.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
+#include "models/gr00t/adapter.h"
 
 namespace meshnn::gr00t {
 

@@ -1,11 +1,12 @@
 // The LTX audio decoder's registry entry ("ltx-audio-decoder"): how AudioModel recognises an LTX
-// checkpoint and runs the public LtxAudioDecoder (meshnn/audio.h) behind AudioModel's calls.
+// checkpoint and runs the typed LtxAudioDecoder (typed_model.h) behind AudioModel's calls.
 #include <filesystem>
 
-#include "meshnn/audio.h"
-#include "meshnn/streaming.h"
+#include "meshnn/audio_model.h"
+#include "models/bigvgan/typed_model.h"
 #include "models/common/audio_config.h"
 #include "models/ltx/audio_decoder.h"
+#include "models/ltx/typed_model.h"
 #include "models/model_spec.h"
 
 namespace meshnn::models {

@@ -1,10 +1,10 @@
-// The registry entry's (entry.cc) view of a loaded MiniMaxH3AudioVae (meshnn/audio.h): which halves
+// The registry entry's (entry.cc) view of a loaded MiniMaxH3AudioVae (typed_model.h): which halves
 // were loaded and the decoder's stream. Defined beside the class in api/minimax_h3_audio.cc (the
 // class names this struct its friend).
 #pragma once
 
-#include "meshnn/audio.h"
-#include "meshnn/streaming.h"
+#include "meshnn/audio_model.h"
+#include "models/minimax_h3/typed_model.h"
 
 namespace meshnn::api {
 

@@ -1,12 +1,13 @@
 // The MiniMax-H3 audio VAE's registry entry ("minimax-h3-audio-vae"): how AudioModel recognises a
-// diffusers folder of it and runs the public MiniMaxH3AudioVae (meshnn/audio.h) behind AudioModel's
+// diffusers folder of it and runs the typed MiniMaxH3AudioVae (typed_model.h) behind AudioModel's
 // calls, the encoder and the latent statistics included.
 #include <filesystem>
 
 #include "io/file_util.h"
-#include "meshnn/audio.h"
+#include "meshnn/audio_model.h"
 #include "models/minimax_h3/access.h"
 #include "models/minimax_h3/model.h"
+#include "models/minimax_h3/typed_model.h"
 #include "models/model_spec.h"
 
 namespace meshnn::models {

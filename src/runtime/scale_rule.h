@@ -14,7 +14,7 @@
 
 #include "meshnn/mesh/mesh.h"
 
-namespace meshnn::api {
+namespace meshnn::runtime {
 
 // A link between the devices of a mesh: bytes per second and one-way latency.
 struct LinkProfile {
@@ -40,13 +40,6 @@ struct CallCost {
   double rounds = 0;
 };
 
-// Per model kind ("ltx-2.3", "ltx-2", "bigvgan", "minimax-h3") for a call producing `seconds` of
-// audio per item: the compute measured on one device (docs/scale_out.md's table, real-size
-// models, 1 thread), the halo bytes and exchanges derived from the graph (`meshnn-bench scale`,
-// api/scale_account.h) plus the output's gather. Unknown kinds cost like LTX-2.3 (the most
-// halo-bound).
-CallCost measured_cost(const std::string& kind, double seconds);
-
 enum class SplitKind { items, time, replicas };
 
 struct ScalePlan {
@@ -62,7 +55,9 @@ constexpr double kMinTimeSplitEfficiency = 0.75;
 ScalePlan plan_scale(int devices, int64_t items, const CallCost& cost, const LinkProfile& link);
 
 // `--mesh auto` on the mpi backend: the plan for this launch's ranks (1xN for items or time), or
-// InvalidArgument with the plan's reason when it picks replicas.
-MeshConfig auto_mpi_mesh(const std::string& kind, double seconds, int64_t items);
+// InvalidArgument with the plan's reason when it picks replicas. per_item: the cost of one item
+// of the call (each model's, api/measured_cost.h); `what` and `seconds` name the call in errors.
+MeshConfig auto_mpi_mesh(const std::string& what, double seconds, const CallCost& per_item,
+                         int64_t items);
 
-}  // namespace meshnn::api
+}  // namespace meshnn::runtime

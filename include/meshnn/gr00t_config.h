@@ -1,4 +1,6 @@
-// GR00T N1.5 / N1.6 / N1.7 VL adapter: version configs, the static slot layout and the plan.
+// The types of the GR00T API (meshnn/gr00t.h): the N1.5 / N1.6 / N1.7 version configs (adapter
+// and action head), the static slot layout, the adapter's plan, the load options and the
+// adapter's outputs. The adapter and action head themselves are internal (src/models/gr00t/).
 //
 // Dims per version, key sets, the hoist and the state encoder: docs/gr00t.md. Everything here is
 // host-side and validated before any compute.
@@ -12,7 +14,6 @@
 
 #include "meshnn/core/precision.h"
 #include "meshnn/core/tensor.h"
-#include "meshnn/layers/state_dict.h"
 
 namespace meshnn::gr00t {
 
@@ -153,11 +154,6 @@ class SlotLayout {
   int64_t row_block_ = 32;
 };
 
-// The state encoder's input block: state (1, 1, D) | (1, D) | (D) f32, D ≤ d_pad, all finite →
-// (1, 1, rows, d_pad) with row 0 = the state zero-padded, rows 1 … rows−1 zero (a
-// 32-row block). InvalidArgument naming `state` otherwise.
-Tensor state_rows(const Tensor& state, int64_t d_pad, int64_t rows = 32);
-
 // --------------------------------------------------------------------------------------------
 // Plan
 // --------------------------------------------------------------------------------------------
@@ -218,18 +214,61 @@ struct AdapterPlan {
   int tp = 1, tp_rank = 0;
   int64_t m_rows = 0;
 
-  // Cross-checks config, layout, options and (when given) the checkpoint's keys and shapes;
-  // throws InvalidArgument / WeightError naming the field or key. No compute happens here.
-  static AdapterPlan build(const Config& cfg, const SlotLayout& layout,
-                           const AdapterOptions& options, const WeightLookup* weights = nullptr,
-                           const std::string& weight_prefix = default_weight_prefix(), int tp = 1,
-                           int tp_rank = 0);
+  // (Built and checked by build_adapter_plan, src/models/gr00t/adapter.h.)
   std::vector<std::string> gathered_sets() const;
   std::string describe() const;  // JSON
 };
 
-// Finds the prefix under which `action_head.vlln.weight` lives (LeRobot copies add one), e.g.
-// "action_head." or "_groot_model.action_head."; WeightError listing a few keys when absent.
-std::string detect_weight_prefix(const std::vector<std::string>& keys);
+// What the VL adapter gives the action head for one observation.
+struct AdapterOutputs {
+  Tensor vl;                              // (1, 1, S_pad, D) dit_encoder_hidden_states slots
+  std::map<std::string, Tensor> vl_sets;  // key set → (1, 1, L_pad, D); "all" is vl itself
+  // cross block → (K, V), the persistent buffers; head-parallel: this device's heads only,
+  // (1, Nh/tp, L_pad, Dh), heads [tp_rank·Nh/tp, …)
+  std::map<int, std::pair<Tensor, Tensor>> kv;
+  Tensor state_features;               // (1, 1, out) when a state was given
+  std::map<std::string, Tensor> taps;  // collect_taps only; slot-layout tensors
+};
+
+// --------------------------------------------------------------------------------------------
+// Action head
+// --------------------------------------------------------------------------------------------
+
+// Head dims beyond the adapter's Config (reference §1; checkpoint values over code defaults).
+struct ActionHeadConfig {
+  int64_t action_dim = 32;      // A: max_action_dim / action_dim
+  int64_t action_horizon = 16;  // T
+  int64_t future_tokens = 32;   // F: num_target_vision_tokens (N1.5 only, else 0)
+  int64_t max_seq_len = 1024;   // position-embedding rows
+  int num_steps = 4;            // num_inference_timesteps (default of get_action)
+  int num_buckets = 1000;       // num_timestep_buckets
+
+  static ActionHeadConfig defaults(Version v);
+  // Fields read (top level or under "action_head_cfg"): action_dim | max_action_dim,
+  // action_horizon, num_target_vision_tokens, max_seq_len, num_inference_timesteps,
+  // num_timestep_buckets. Missing fields keep the version's defaults.
+  static ActionHeadConfig from_json(const std::string& json_text, Version v);
+  // from_json on the file at `path` (errors name the path).
+  static ActionHeadConfig from_json_file(const std::string& path, Version v);
+  static ActionHeadConfig from_metadata(const std::map<std::string, std::string>& metadata,
+                                        Version v);
+  std::string to_json() const;
+};
+
+struct ActionHeadOptions {
+  // Every head GEMM (DiT, encoder, decoder, t-only projections): fp32 | bf16 (bf16 operands, f32
+  // accumulation). The residual stream, norms, softmax and the Euler state stay f32.
+  Precision precision = Precision::fp32;
+  // Head-parallel: the mesh axis whose devices split the DiT heads and FF columns (the same
+  // axis as the adapter's, so each device reads the K/V of its own heads).
+  int mesh_axis = 1;
+};
+
+// The whole policy after the backbone: adapter + action head on one device (or SPMD over a mesh
+// axis). Validates every input before any compute.
+struct PolicyOptions {
+  AdapterOptions adapter;  // its mesh_axis is used for both
+  ActionHeadOptions head;
+};
 
 }  // namespace meshnn::gr00t

@@ -24,44 +24,14 @@
 #include <string>
 #include <vector>
 
-#include "meshnn/models/gr00t_adapter.h"
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
+#include "models/gr00t/adapter.h"
 
 namespace meshnn {
 class Device;
 }
 
 namespace meshnn::gr00t {
-
-// Head dims beyond the adapter's Config (reference §1; checkpoint values over code defaults).
-struct ActionHeadConfig {
-  int64_t action_dim = 32;      // A: max_action_dim / action_dim
-  int64_t action_horizon = 16;  // T
-  int64_t future_tokens = 32;   // F: num_target_vision_tokens (N1.5 only, else 0)
-  int64_t max_seq_len = 1024;   // position-embedding rows
-  int num_steps = 4;            // num_inference_timesteps (default of get_action)
-  int num_buckets = 1000;       // num_timestep_buckets
-
-  static ActionHeadConfig defaults(Version v);
-  // Fields read (top level or under "action_head_cfg"): action_dim | max_action_dim,
-  // action_horizon, num_target_vision_tokens, max_seq_len, num_inference_timesteps,
-  // num_timestep_buckets. Missing fields keep the version's defaults.
-  static ActionHeadConfig from_json(const std::string& json_text, Version v);
-  // from_json on the file at `path` (errors name the path).
-  static ActionHeadConfig from_json_file(const std::string& path, Version v);
-  static ActionHeadConfig from_metadata(const std::map<std::string, std::string>& metadata,
-                                        Version v);
-  std::string to_json() const;
-};
-
-struct ActionHeadOptions {
-  // Every head GEMM (DiT, encoder, decoder, t-only projections): fp32 | bf16 (bf16 operands, f32
-  // accumulation). The residual stream, norms, softmax and the Euler state stay f32.
-  Precision precision = Precision::fp32;
-  // Head-parallel: the mesh axis whose devices split the DiT heads and FF columns (the same
-  // axis as the adapter's, so each device reads the K/V of its own heads).
-  int mesh_axis = 1;
-};
 
 // Counters of the work done since construction (tests assert that no cross K/V is projected by
 // the head and that per-step work scales with the steps).
@@ -124,13 +94,6 @@ std::map<std::string, Tensor> make_random_head_checkpoint(
 
 // Standard-normal noise (1, T, A) from meshnn's own seeded generator (not torch's stream).
 Tensor seeded_noise(int64_t horizon, int64_t action_dim, uint64_t seed);
-
-// The whole policy after the backbone: adapter + action head on one device (or SPMD over a mesh
-// axis). Validates every input before any compute.
-struct PolicyOptions {
-  AdapterOptions adapter;  // its mesh_axis is used for both
-  ActionHeadOptions head;
-};
 
 // One runner of the policy (the building block of gr00t::Policy in meshnn/gr00t.h, which loads a
 // checkpoint, pools these runners and launches the mesh): one thread at a time.

@@ -1,4 +1,4 @@
-#include "api/scale_rule.h"
+#include "runtime/scale_rule.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/mesh/mesh.h"
 
-namespace meshnn::api {
+namespace meshnn::runtime {
 
 LinkProfile parse_link(const std::string& text) {
   if (text == "shm") return {"shm", 10e9, 1e-6};  // one host: Open MPI's shared memory
@@ -49,27 +49,6 @@ LinkProfile auto_link() {
   return parse_link("10g");
 }
 
-CallCost measured_cost(const std::string& kind, double seconds) {
-  // compute: one device, 1 thread, real-size models, this machine's CPU, per second of audio
-  // (measured 2026-12-05, tools/bench_scale.sh, 2 s clips: LTX-2.3 3.98 s, BigVGAN v2 24 kHz
-  // 3.02 s, MiniMax-H3 1.69 s for 2 s of stereo). halo / rounds: derived from the graph by
-  // `meshnn-bench scale` (the sharded run's own exchange log, 1x2; docs/scale_out.md, "Per
-  // layer"): the halo bytes of a call over the line, both directions — fixed, a halo is rows ×
-  // channels whatever the clip — and the halo exchanges, one per time-sharded layer. gather: the
-  // output's final all-gather per second of audio (f32 samples × channels).
-  struct Model {
-    double compute_per_s, halo_bytes, rounds, gather_per_s;
-  };
-  Model m{};
-  if (kind == "bigvgan")
-    m = {1.51, 2.43e6, 225, 24000 * 4};
-  else if (kind == "minimax-h3")  // its time split has no account: BigVGAN's halos stand in
-    m = {0.42, 2.43e6, 225, 48000 * 4};
-  else  // ltx-2.3, ltx-2 and anything unknown
-    m = {1.99, 5.14e6, 441, 48000 * 2 * 4};
-  return {m.compute_per_s * seconds, m.halo_bytes + m.gather_per_s * seconds, m.rounds};
-}
-
 ScalePlan plan_scale(int devices, int64_t items, const CallCost& cost, const LinkProfile& link) {
   ScalePlan plan;
   if (devices <= 1) {
@@ -104,7 +83,8 @@ ScalePlan plan_scale(int devices, int64_t items, const CallCost& cost, const Lin
   return plan;
 }
 
-MeshConfig auto_mpi_mesh(const std::string& kind, double seconds, int64_t items) {
+MeshConfig auto_mpi_mesh(const std::string& what, double seconds, const CallCost& per_item,
+                         int64_t items) {
   // The launch's size from Open MPI's environment (no MPI call: a process not started by
   // mpiexec is refused here instead of becoming a 1-rank world).
   const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
@@ -113,14 +93,14 @@ MeshConfig auto_mpi_mesh(const std::string& kind, double seconds, int64_t items)
                   "(OMPI_COMM_WORLD_SIZE is not set); give the mesh (RxC = ranks)");
   const int n = std::atoi(world);
   MESHNN_CHECK_AS(InvalidArgument, n >= 1, "OMPI_COMM_WORLD_SIZE '", world, "' is not a size");
-  CallCost cost = measured_cost(kind, seconds);  // per item: compute and halos grow with items
+  CallCost cost = per_item;  // compute and halos grow with the items
   cost.compute_seconds *= static_cast<double>(std::max<int64_t>(items, 1));
   cost.halo_bytes *= static_cast<double>(std::max<int64_t>(items, 1));
   const ScalePlan plan = plan_scale(n, items, cost, auto_link());
   MESHNN_CHECK_AS(InvalidArgument, plan.kind != SplitKind::replicas,
-                  "mesh \"auto\" on the mpi backend (", kind, ", ", seconds, " s): ", plan.reason,
+                  "mesh \"auto\" on the mpi backend (", what, ", ", seconds, " s): ", plan.reason,
                   "; or give the mesh (RxC = ranks) to split anyway");
   return parse_mesh("1x" + std::to_string(n));
 }
 
-}  // namespace meshnn::api
+}  // namespace meshnn::runtime

@@ -10,12 +10,15 @@
 //   state (1, 1, d) + embodiment → state encoder → state_features (1, 1, 1536)   tap state_features
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include "meshnn/models/gr00t_config.h"
+#include "meshnn/gr00t_config.h"
+#include "meshnn/layers/state_dict.h"
 
 namespace meshnn {
 class Device;
@@ -23,15 +26,22 @@ class Device;
 
 namespace meshnn::gr00t {
 
-struct AdapterOutputs {
-  Tensor vl;                              // (1, 1, S_pad, D) dit_encoder_hidden_states slots
-  std::map<std::string, Tensor> vl_sets;  // key set → (1, 1, L_pad, D); "all" is vl itself
-  // cross block → (K, V), the persistent buffers; head-parallel: this device's heads only,
-  // (1, Nh/tp, L_pad, Dh), heads [tp_rank·Nh/tp, …)
-  std::map<int, std::pair<Tensor, Tensor>> kv;
-  Tensor state_features;               // (1, 1, out) when a state was given
-  std::map<std::string, Tensor> taps;  // collect_taps only; slot-layout tensors
-};
+// The adapter's plan: cross-checks config, layout, options and (when given) the checkpoint's
+// keys and shapes; throws InvalidArgument / WeightError naming the field or key. No compute
+// happens here. tp / tp_rank: the head-parallel split (AdapterPlan::tp).
+AdapterPlan build_adapter_plan(const Config& cfg, const SlotLayout& layout,
+                               const AdapterOptions& options, const WeightLookup* weights = nullptr,
+                               const std::string& weight_prefix = default_weight_prefix(),
+                               int tp = 1, int tp_rank = 0);
+
+// Finds the prefix under which `action_head.vlln.weight` lives (LeRobot copies add one), e.g.
+// "action_head." or "_groot_model.action_head."; WeightError listing a few keys when absent.
+std::string detect_weight_prefix(const std::vector<std::string>& keys);
+
+// The state encoder's input block: state (1, 1, D) | (1, D) | (D) f32, D ≤ d_pad, all finite →
+// (1, 1, rows, d_pad) with row 0 = the state zero-padded, rows 1 … rows−1 zero (a
+// 32-row block). InvalidArgument naming `state` otherwise.
+Tensor state_rows(const Tensor& state, int64_t d_pad, int64_t rows = 32);
 
 class VlAdapter {
  public:
