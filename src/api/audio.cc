@@ -21,8 +21,8 @@
 #include "models/common/audio_description.h"
 #include "models/ltx/audio_decoder.h"
 #include "models/ltx/random.h"
-#include "models/ltx/weights.h"
 #include "models/ltx/typed_model.h"
+#include "models/ltx/weights.h"
 #include "runtime/executor.h"
 #include "runtime/mesh_plan.h"
 

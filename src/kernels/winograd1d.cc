@@ -244,20 +244,10 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   // matters (the big vocoder layers dominate it): parallel over input channels, each thread
   // gathers one channel's K taps as contiguous [tap][o] rows (no transposed copy of the whole
   // layer) and writes its part of U once (no zero fill: the first touch of U's pages is spread
-  // over the threads), AVX2 doubles when the CPU has them. The packed path keeps only the packed
-  // filters, so its f32 U goes to a block of the tensor storage cache (core/tensor.cc): pages
-  // already faulted in, handed on to the next layer of that size and to the first call's
-  // activations, rather than fresh pages faulted in and freed for every layer.
+  // over the threads), AVX2 doubles when the CPU has them. U's storage: filter_destination.
   const size_t n_u = static_cast<size_t>(a * segs_ * c_in * c_out);
   Tensor u_tmp;
-  float* u = nullptr;
-  if (packed_) {
-    u_tmp = Tensor::empty({static_cast<int64_t>(n_u)});
-    u = u_tmp.data<float>();
-  } else {
-    u_ = WeightBuffer(n_u);
-    u = u_.data();
-  }
+  float* u = filter_destination(packed_, n_u, u_tmp, u_);
   {
     ProfileScope prof("load.winograd_transform");
     transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u);

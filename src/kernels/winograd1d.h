@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kernels/packed_gemm.h"
+#include "meshnn/core/tensor.h"
 
 namespace meshnn::kernels {
 
@@ -57,6 +58,12 @@ class WeightBuffer {
   std::unique_ptr<float[], Free> p_;
   size_t n_ = 0;
 };
+
+// Where a Winograd layer's transformed f32 filters U (n values) go at load: kept in `keep` for
+// the dnnl_sgemm paths, which read it every call; for the packed path (which keeps only the packed
+// filters) a block of the tensor storage cache held in `scratch` until packed: pages already
+// faulted in, handed on to the next layer of that size and to the first call's activations.
+float* filter_destination(bool packed, size_t n, Tensor& scratch, WeightBuffer& keep);
 
 // The arithmetic of the transform-point GEMMs.
 //   f32   f32 operands (docs/precision.md `fp32`)

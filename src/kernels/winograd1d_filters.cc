@@ -147,4 +147,13 @@ WeightBuffer::WeightBuffer(size_t n) : n_(n) {
 }
 void WeightBuffer::Free::operator()(float* p) const { std::free(p); }
 
+float* filter_destination(bool packed, size_t n, Tensor& scratch, WeightBuffer& keep) {
+  if (packed) {
+    scratch = Tensor::empty({static_cast<int64_t>(n)});
+    return scratch.data<float>();
+  }
+  keep = WeightBuffer(n);
+  return keep.data();
+}
+
 }  // namespace meshnn::kernels

@@ -125,17 +125,10 @@ Winograd2d::Winograd2d(const float* weights, const float* bias, int64_t c_out, i
   // (docs/benchmarks.md), so f32 and the bf16 emulation keep dnnl_sgemm.
   native_bf16_ = bf16 && isa == WinogradIsa::automatic && packed_gemm_available(GemmType::bf16);
   packed_ = native_bf16_;
-  // The packed path transforms into a block of the tensor storage cache (see Winograd1d).
+  // U's storage: filter_destination (winograd1d.h).
   const size_t n_u = static_cast<size_t>(16 * c_in * c_out);
   Tensor u_tmp;
-  float* u = nullptr;
-  if (packed_) {
-    u_tmp = Tensor::empty({static_cast<int64_t>(n_u)});
-    u = u_tmp.data<float>();
-  } else {
-    u_ = WeightBuffer(n_u);
-    u = u_.data();
-  }
+  float* u = filter_destination(packed_, n_u, u_tmp, u_);
   transform_filters(kron, 16, 9, 9, 1, weights, c_out, c_in, u);
   if (bf16 && !native_bf16_) round_to_bf16_inplace(u, static_cast<int64_t>(n_u));
   if (packed_) {
