@@ -14,6 +14,7 @@
 #include "meshnn/core/log.h"
 #include "models/common/audio_config.h"
 #include "models/common/checkpoint_check.h"
+#include "models/ltx/weights.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace meshnn;
