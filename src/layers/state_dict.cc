@@ -31,10 +31,8 @@ Tensor resolve_weight(const WeightLookup& get, const std::string& prefix, const 
       return as_f32(*w);
     }
     tried.push_back(wkey);
-    for (auto [gname, vname] :
-         {std::pair{"weight_g", "weight_v"},
-          std::pair{"parametrizations.weight.original0", "parametrizations.weight.original1"}}) {
-      const std::string gkey = base + gname, vkey = base + vname;
+    for (const WeightNormNames& names : weight_norm_names()) {
+      const std::string gkey = base + names.g, vkey = base + names.v;
       auto g = get(gkey);
       auto v = get(vkey);
       if (g && v) {
@@ -47,7 +45,7 @@ Tensor resolve_weight(const WeightLookup& get, const std::string& prefix, const 
       }
       MESHNN_CHECK_AS(WeightError, !g && !v, "weight-norm pair incomplete: found '",
                       g ? gkey : vkey, "' but not '", g ? vkey : gkey, "'");
-      tried.push_back(gkey + "/" + vname);
+      tried.push_back(gkey + "/" + names.v);
     }
   }
   std::string list;
@@ -99,6 +97,13 @@ std::string weight_key(const std::string& prefix) { return join_key(prefix, "wei
 std::string bias_key(const std::string& prefix) { return join_key(prefix, "bias"); }
 std::string category_weight_key(const std::string& prefix) { return join_key(prefix, "W"); }
 std::string category_bias_key(const std::string& prefix) { return join_key(prefix, "b"); }
+
+const std::vector<WeightNormNames>& weight_norm_names() {
+  static const std::vector<WeightNormNames> names = {
+      {"weight_g", "weight_v"},
+      {"parametrizations.weight.original0", "parametrizations.weight.original1"}};
+  return names;
+}
 
 std::string join_key(const std::string& prefix, const std::string& name) {
   if (prefix.empty()) return name;

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "meshnn/core/tensor.h"
 
@@ -32,6 +33,15 @@ std::string weight_key(const std::string& prefix);
 std::string bias_key(const std::string& prefix);
 std::string category_weight_key(const std::string& prefix);
 std::string category_bias_key(const std::string& prefix);
+
+// The two spellings of an unfolded weight norm, as the names of g and v under a layer's prefix
+// (the only place that spells them): torch's legacy `weight_g` / `weight_v` and its
+// parametrisation `parametrizations.weight.original0` / `original1`. The loaders below and the
+// all-keys checker (models/common/checkpoint_check.cc) both read this list.
+struct WeightNormNames {
+  std::string g, v;
+};
+const std::vector<WeightNormNames>& weight_norm_names();
 
 // Weight-norm folding W = g · v / ‖v‖ with the norm over every dim except 0 (no epsilon), in f64.
 // g: (D0, 1, …, 1) or (D0); v: (D0, …). For ConvTranspose1d dim 0 is C_in, so the norm is per

@@ -28,9 +28,9 @@ TensorSetReport check_tensor_set(const std::map<std::string, Shape>& expected,
   // shape, after checking that g is (shape[0], 1, …, 1).
   std::map<std::string, Shape> folded;
   std::set<std::string> pair_done, incomplete;
-  static const std::string param = weight_key(".parametrizations");
-  static const std::vector<std::pair<std::string, std::string>> pairs = {
-      {".weight_g", ".weight_v"}, {param + ".original0", param + ".original1"}};
+  // Each spelling as key suffixes ("." + g, "." + v).
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const WeightNormNames& n : weight_norm_names()) pairs.emplace_back("." + n.g, "." + n.v);
   for (const auto& [k, shape] : tensors) {
     bool is_pair = false;
     for (const auto& [gs, vs] : pairs) {

@@ -33,7 +33,7 @@ Conv1d make_conv(const std::map<std::string, Tensor>& state, const std::string& 
   c.padding = pad;
   c.precision = p;
   Conv1d conv(c, key);
-  conv.load(state, key);  // folds weight_g / weight_v (or the parametrisation) here
+  conv.load(state, key);  // folds an unfolded weight norm (layers::weight_norm_names) here
   return conv;
 }
 
