@@ -1,5 +1,6 @@
 #include "layers/attention.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dnnl/matmul.h"
@@ -9,10 +10,62 @@
 
 namespace meshnn::layers {
 
+namespace {
+
+// a (n) · b (n) in f32 with 8 partial sums combined pairwise: the result depends only on the two
+// rows, never on the threads or on how the rows reached the kernel.
+float dot(const float* a, const float* b, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t e = 0;
+  for (; e + 8 <= n; e += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[e + l] * b[e + l];
+  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; e < n; ++e) s += a[e] * b[e];
+  return s;
+}
+
+// Causal: every (query i, head h) alone over keys 0 … past + i (hidden keys skipped), the
+// output accumulated in f32 in key order. q, k, v, out as in AttentionArgs.
+void causal_attention(const AttentionArgs& a) {
+  const int64_t H = a.n_heads, Dh = a.head_dim, Sq = a.s_q;
+  const int64_t k_hs = a.k_hs ? a.k_hs : Dh, v_hs = a.v_hs ? a.v_hs : Dh;
+  MESHNN_CHECK_AS(ShapeError, a.past >= 0 && a.past + Sq <= a.s_k, "causal attention: ", Sq,
+                  " queries after ", a.past, " cached rows need that many keys, got ", a.s_k);
+#pragma omp parallel
+  {
+    std::vector<float> s(static_cast<size_t>(a.s_k));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < Sq * H; ++r) {
+      const int64_t i = r / H, h = r % H, keys = a.past + i + 1;
+      const float* qh = a.q + i * a.ldq + h * Dh;
+      for (int64_t j = 0; j < keys; ++j) {
+        const bool seen = !a.key_valid || a.key_valid[j];
+        s[j] = seen ? dot(qh, a.k + h * k_hs + j * a.ldk, Dh) * a.scale : 0.f;
+      }
+      ops::softmax_row(s.data(), keys, a.key_valid);
+      float* o = a.out + i * a.ldo + h * Dh;
+      std::fill(o, o + Dh, 0.f);
+      for (int64_t j = 0; j < keys; ++j) {
+        if (a.key_valid && !a.key_valid[j]) continue;
+        const float* vh = a.v + h * v_hs + j * a.ldv;
+        const float p = s[j];
+        for (int64_t e = 0; e < Dh; ++e) o[e] += p * vh[e];
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void multi_head_attention(const AttentionArgs& a, float* scores) {
   const int64_t H = a.n_heads, Dh = a.head_dim, Sq = a.s_q, Sk = a.s_k;
   if (Sq == 0) return;
   MESHNN_CHECK_AS(ShapeError, Sk > 0 && H > 0 && Dh > 0, "attention: empty keys or heads");
+  if (a.causal) {
+    ProfileScope prof("causal_attention");
+    causal_attention(a);
+    return;
+  }
   // scores[h] (Sq, Sk) = scale · q_h (Sq, Dh) · k_hᵀ (Dh, Sk), all heads in one batched matmul.
   dnnl_glue::StridedMatmul qk;
   qk.batch = H;
@@ -42,65 +95,36 @@ void multi_head_attention(const AttentionArgs& a, float* scores) {
   dnnl_glue::strided_matmul(pv, scores, a.v, a.out);
 }
 
-EncoderBlock::EncoderBlock(const EncoderBlockWeights& w, int64_t n_heads, int64_t head_dim,
-                           float eps, Precision precision)
-    : norm1_(w.norm1_w, w.norm1_b, eps),
-      norm3_(w.norm3_w, w.norm3_b, eps),
-      ff_(w.ff1_w, w.ff1_b, w.ff2_w, w.ff2_b, precision),
-      dim_(norm1_.dim()),
-      n_heads_(n_heads),
-      head_dim_(head_dim),
-      scale_(static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)))) {
-  MESHNN_CHECK_AS(ShapeError, n_heads * head_dim == dim_, "EncoderBlock: ", n_heads, " heads × ",
-                  head_dim, " != dim ", dim_);
-  // Fuse to_q, to_k, to_v into one (3D, D) weight: one product reads the normed rows once.
-  Tensor wqkv =
-      concat({w.to_q_w.to(DType::f32), w.to_k_w.to(DType::f32), w.to_v_w.to(DType::f32)}, 0);
-  Tensor bqkv =
-      concat({w.to_q_b.to(DType::f32), w.to_k_b.to(DType::f32), w.to_v_b.to(DType::f32)}, 0);
-  qkv_ = Linear::from_out_in(wqkv, bqkv, Activation::none, precision);
-  out_ = Linear::from_out_in(w.to_out_w, w.to_out_b, Activation::none, precision);
-  MESHNN_CHECK_AS(ShapeError,
-                  qkv_.in_features() == dim_ && qkv_.out_features() == 3 * dim_ &&
-                      out_.in_features() == dim_ && out_.out_features() == dim_ &&
-                      ff_.dim() == dim_,
-                  "EncoderBlock: projection shapes disagree with dim ", dim_);
+void KvCache::start(int64_t batch, int64_t width) {
+  batch_ = batch;
+  width_ = width;
+  kv_.assign(static_cast<size_t>(batch), {});
 }
 
-void EncoderBlock::prepare(int64_t M) {
-  if (M > s_.rows) {
-    s_.n = Tensor::empty({M, dim_});
-    s_.qkv = Tensor::empty({M, 3 * dim_});
-    s_.attn = Tensor::empty({M, dim_});
-    s_.scores = Tensor::empty({n_heads_, M, M});
-    s_.hidden = Tensor::empty({M, ff_.hidden()});
-    s_.rows = M;
+void KvCache::clear() {
+  kv_.clear();
+  batch_ = -1;
+}
+
+int64_t KvCache::rows(int64_t b) const {
+  return static_cast<int64_t>(kv_.at(static_cast<size_t>(b)).size()) / (2 * width_);
+}
+
+void KvCache::append(int64_t b, const float* k, const float* v, int64_t ld, int64_t n) {
+  std::vector<float>& kv = kv_.at(static_cast<size_t>(b));
+  const int64_t r0 = rows(b), W = width_;
+  kv.resize(static_cast<size_t>((r0 + n) * 2 * W));
+  for (int64_t i = 0; i < n; ++i) {
+    std::copy(k + i * ld, k + i * ld + W, kv.data() + (r0 + i) * 2 * W);
+    std::copy(v + i * ld, v + i * ld + W, kv.data() + (r0 + i) * 2 * W + W);
   }
-  qkv_.prepare(M);
-  out_.prepare(M, true);
 }
 
-void EncoderBlock::forward(float* h, int64_t M, const uint8_t* key_valid) {
-  prepare(M);
-  float* n = s_.n.data<float>();
-  float* qkv = s_.qkv.data<float>();
-  float* attn = s_.attn.data<float>();
-  const int64_t D = dim_;
-  norm1_.forward_rows(h, M, D, n, D);
-  qkv_.forward_rows(n, M, D, qkv, 3 * D);
-  AttentionArgs a;
-  a.q = qkv, a.ldq = 3 * D;
-  a.k = qkv + D, a.ldk = 3 * D;
-  a.v = qkv + 2 * D, a.ldv = 3 * D;
-  a.out = attn, a.ldo = D;
-  a.s_q = M, a.s_k = M;
-  a.n_heads = n_heads_, a.head_dim = head_dim_;
-  a.scale = scale_;
-  a.key_valid = key_valid;
-  multi_head_attention(a, s_.scores.data<float>());
-  out_.forward_rows(attn, M, D, h, D, /*accumulate=*/true);  // h = h + to_out(attn)
-  norm3_.forward_rows(h, M, D, n, D);
-  ff_.forward_rows(n, M, D, h, D, /*accumulate=*/true, s_.hidden.data<float>());  // h = h + ff
+void KvCache::bind(int64_t b, AttentionArgs& a) const {
+  const std::vector<float>& kv = kv_.at(static_cast<size_t>(b));
+  a.k = kv.data(), a.ldk = 2 * width_, a.k_hs = 0;
+  a.v = kv.data() + width_, a.ldv = 2 * width_, a.v_hs = 0;
+  a.s_k = rows(b);
 }
 
 }  // namespace meshnn::layers

@@ -1,15 +1,10 @@
-// Multi-head scaled-dot-product attention and the pre-norm transformer encoder block of GR00T's
-// VL self-attention (`SelfAttentionTransformer` → GR00T's own `BasicTransformerBlock`:
-// norm1 → attn1 → residual → norm3 → ff → residual; no norm2/attn2, no positional embedding).
+// The one multi-head scaled-dot-product attention of the project (GR00T's VL self-attention and
+// DiT, MiniMax-H3's causal attention projection) and the K/V cache of a causal stream. The
+// transformer block built on it is in layers/transformer_block.h.
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
-
-#include "layers/layer_norm.h"
-#include "layers/linear.h"
-#include "layers/mlp.h"
 
 namespace meshnn::layers {
 
@@ -17,10 +12,13 @@ namespace meshnn::layers {
 //   q: (S_q, Nh·Dh) rows ldq apart; k, v: (S_k, Nh·Dh) rows ldk / ldv apart
 //   → out: (S_q, Nh·Dh) rows ldo apart; head h is columns h·Dh … h·Dh + Dh − 1.
 // K / V may also be head-major: key l of head h at k + h·k_hs + l·ldk (k_hs 0: Dh, interleaved).
-// A head slice (tensor-parallel) is the caller's pointers and n_heads.
-// out_h = softmax(scale · q_h·k_hᵀ + mask) · v_h. key_valid: S_k bytes (0 = hidden key) or null.
-// The softmax is ops::softmax_row: a query whose keys are all hidden gets a zero row (as SDPA's
-// since torch 2.5; the slot layout never produces one). scores: scratch of ≥ Nh·S_q·S_k floats.
+// Head slice (a tensor-parallel member's heads): the caller's pointers at its first head and
+// n_heads = its head count; nothing else changes.
+// out_h = softmax(scale · q_h·k_hᵀ + mask) · v_h, the softmax being ops::softmax_row (NaN
+// propagates from a key the query may see; a query that may see no key gets a zero row, as SDPA's
+// since torch 2.5). The mask: key_valid (S_k bytes, 0 = hidden key) or null, and when causal,
+// query i sees only keys 0 … past + i (the queries are rows past … past + S_q − 1 of a sequence
+// whose first S_k ≥ past + S_q keys are given: a K/V cache).
 struct AttentionArgs {
   const float* q = nullptr;
   int64_t ldq = 0;
@@ -34,54 +32,35 @@ struct AttentionArgs {
   int64_t n_heads = 0, head_dim = 0;
   float scale = 1.f;
   const uint8_t* key_valid = nullptr;
+  bool causal = false;
+  int64_t past = 0;  // causal only: keys before the first query
 };
+// Not causal: two oneDNN strided batched matmuls (all heads at once) around the softmax; scores
+// is scratch of ≥ Nh·S_q·S_k floats; a hidden key's value row is read (times 0), so it must be
+// finite. Causal: each (query, head) on its own over its visible keys only (a growing cache would
+// make a oneDNN plan per length), so a row's result does not depend on how the rows were split
+// into calls and a NaN in a later key never reaches an earlier query; scores is unused (null ok).
 void multi_head_attention(const AttentionArgs& a, float* scores);
 
-// Weights of one encoder block, checkpoint layouts (nn.Linear [out, in]).
-struct EncoderBlockWeights {
-  Tensor norm1_w, norm1_b;
-  Tensor to_q_w, to_q_b, to_k_w, to_k_b, to_v_w, to_v_b;  // (D, D), (D)
-  Tensor to_out_w, to_out_b;                              // (D, D), (D)
-  Tensor norm3_w, norm3_b;
-  Tensor ff1_w, ff1_b, ff2_w, ff2_b;  // (F, D), (F), (D, F), (D)
-};
-
-class EncoderBlock {
+// The keys and values of every row seen so far, per batch item, for causal attention over a
+// stream: item b holds (rows, 2·width) floats, row r = [k_r | v_r], width = Nh·Dh.
+class KvCache {
  public:
-  EncoderBlock() = default;
-  // Q, K and V are fused into one (D → 3D) product in the order q, k, v.
-  EncoderBlock(const EncoderBlockWeights& w, int64_t n_heads, int64_t head_dim, float eps,
-               Precision precision);
-
-  int64_t dim() const { return dim_; }
-  // h: (M, D) f32 rows (contiguous), updated in place: h += attn(LN1 h); h += FF(LN3 h).
-  // key_valid: M bytes or null (all keys attend). Scratch grows to M on first use and is kept.
-  // Threads: one block per thread; a copy shares the weights and has its own plans and scratch.
-  void forward(float* h, int64_t M, const uint8_t* key_valid);
-  // Pre-builds the matmul plans and scratch for M rows.
-  void prepare(int64_t M);
+  // Empties the cache and sizes it for `batch` items of `width` features.
+  void start(int64_t batch, int64_t width);
+  void clear();
+  bool started() const { return batch_ >= 0; }
+  int64_t batch() const { return batch_; }
+  // Rows cached for item b (the past of its next query).
+  int64_t rows(int64_t b) const;
+  // Appends n rows to item b: k (n, width) and v (n, width), rows ld floats apart.
+  void append(int64_t b, const float* k, const float* v, int64_t ld, int64_t n);
+  // Points a's keys and values at item b's cache (k, ldk, v, ldv, s_k; interleaved heads).
+  void bind(int64_t b, AttentionArgs& a) const;
 
  private:
-  // Working memory of one block, grown on first use. A copy of the block starts without (its
-  // Linears fork: the weights are shared, plans and scratch are the copy's own).
-  struct Scratch {
-    Tensor n, qkv, attn, scores, hidden;
-    int64_t rows = 0;
-    Scratch() = default;
-    Scratch(const Scratch&) {}
-    Scratch& operator=(const Scratch&) {
-      *this = Scratch();
-      return *this;
-    }
-    Scratch(Scratch&&) noexcept = default;
-    Scratch& operator=(Scratch&&) noexcept = default;
-  };
-  LayerNorm norm1_, norm3_;
-  Linear qkv_, out_;
-  FeedForward ff_;
-  int64_t dim_ = 0, n_heads_ = 0, head_dim_ = 0;
-  float scale_ = 1.f;
-  Scratch s_;
+  int64_t batch_ = -1, width_ = 0;
+  std::vector<std::vector<float>> kv_;
 };
 
 }  // namespace meshnn::layers

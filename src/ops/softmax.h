@@ -1,6 +1,6 @@
-// The one row softmax of the project: every attention (layers::multi_head_attention, the GR00T
-// action head's per-head attention, MiniMax-H3's causal attention) calls it, so all models share
-// one rule for NaN, masked keys and summation. A float64 scalar reference is in
+// The one row softmax of the project: the one attention (layers::multi_head_attention, which
+// GR00T's VL self-attention and DiT and MiniMax-H3's causal attention call) calls it, so all
+// models share one rule for NaN, masked keys and summation. A float64 scalar reference is in
 // tests/ops/softmax_test.cc; tests/core/one_softmax_test.cc keeps it the only one in src/.
 #pragma once
 

@@ -51,29 +51,32 @@ inline std::vector<double> layer_norm(const std::vector<double>& x, const std::v
   }
   return y;
 }
-// q, k, v: (S, H·Dh) head-interleaved; key_valid: S_k entries or empty.
+// q, k, v: (S, H·Dh) head-interleaved; key_valid: S_k entries or empty. causal_past ≥ 0: query i
+// sees keys 0 … causal_past + i only (a K/V cache of causal_past rows before the queries).
 inline std::vector<double> attention(const std::vector<double>& q, const std::vector<double>& k,
                                      const std::vector<double>& v, int64_t Sq, int64_t Sk,
                                      int64_t H, int64_t Dh, double scale,
-                                     const std::vector<uint8_t>& key_valid) {
+                                     const std::vector<uint8_t>& key_valid,
+                                     int64_t causal_past = -1) {
   const int64_t D = H * Dh;
   std::vector<double> out(static_cast<size_t>(Sq * D), 0.0);
   std::vector<double> p(static_cast<size_t>(Sk));
   for (int64_t h = 0; h < H; ++h)
     for (int64_t i = 0; i < Sq; ++i) {
+      const int64_t keys = causal_past >= 0 ? causal_past + i + 1 : Sk;
       double mx = -INFINITY;
-      for (int64_t j = 0; j < Sk; ++j) {
+      for (int64_t j = 0; j < keys; ++j) {
         double s = 0;
         for (int64_t d = 0; d < Dh; ++d) s += q[i * D + h * Dh + d] * k[j * D + h * Dh + d];
         p[j] = s * scale;
         if (key_valid.empty() || key_valid[j]) mx = std::max(mx, p[j]);
       }
       double sum = 0;
-      for (int64_t j = 0; j < Sk; ++j) {
+      for (int64_t j = 0; j < keys; ++j) {
         p[j] = (key_valid.empty() || key_valid[j]) ? std::exp(p[j] - mx) : 0.0;
         sum += p[j];
       }
-      for (int64_t j = 0; j < Sk; ++j)
+      for (int64_t j = 0; j < keys; ++j)
         for (int64_t d = 0; d < Dh; ++d)
           out[i * D + h * Dh + d] += p[j] / sum * v[j * D + h * Dh + d];
     }

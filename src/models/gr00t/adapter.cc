@@ -8,10 +8,10 @@
 #include <random>
 
 #include "dnnl/matmul.h"
-#include "layers/attention.h"
 #include "layers/layer_norm.h"
 #include "layers/linear.h"
 #include "layers/mlp.h"
+#include "layers/transformer_block.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/core/profile.h"
@@ -44,102 +44,19 @@ Tensor as_rows(const Tensor& x, int64_t s, int64_t d, const char* name) {
   return f.reshape({s, d});
 }
 
+// The rows the VL self-attention computes: the active slots, rounded up to the head-parallel
+// group (m_rows) when split.
+int64_t vlsa_rows(const AdapterPlan& p) { return p.tp > 1 ? p.m_rows : p.s_active; }
+
 }  // namespace
-
-// One VL-SA block split by heads over `tp` devices (Megatron-style, with the LayerNorms and
-// residual adds on row shards between the reduce-scatter and the all-gather):
-//   n = LN1(h)                       h: (M, D) replicated
-//   qkv = n·Wqkv_localᵀ + b          (M, 3·D/tp)   column-parallel: this device's heads
-//   a = attention(local heads)       (M, D/tp)
-//   hs = h[shard] + RS(a·Wo_localᵀ) + bo   (M/tp, D)  row-parallel, reduce-scatter over rows
-//   n3 = AG(LN3(hs))                 (M, D)
-//   hs += RS(GELU(n3·W1_localᵀ + b1_local)·W2_localᵀ) + b2
-//   h = AG(hs)                       (M, D)
-struct HeadParallelBlock {
-  layers::LayerNorm norm1, norm3;
-  layers::Linear qkv, out, ff1, ff2;
-  Tensor bo, b2;
-  int64_t dim = 0, heads = 0, head_dim = 0, ff_local = 0;
-  float scale = 1.f;
-  Tensor n, qkv_buf, attn, scores, hidden, part;
-  int64_t rows = 0;
-
-  HeadParallelBlock(const layers::EncoderBlockWeights& w, int64_t n_heads, int64_t hd, float eps,
-                    Precision prec, int tp, int rank)
-      : norm1(w.norm1_w, w.norm1_b, eps), norm3(w.norm3_w, w.norm3_b, eps) {
-    dim = norm1.dim();
-    heads = n_heads / tp;
-    head_dim = hd;
-    const int64_t dl = heads * hd, c0 = rank * dl;
-    scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-    Tensor wqkv = concat(
-        {w.to_q_w.narrow(0, c0, dl), w.to_k_w.narrow(0, c0, dl), w.to_v_w.narrow(0, c0, dl)}, 0);
-    Tensor bqkv = concat(
-        {w.to_q_b.narrow(0, c0, dl), w.to_k_b.narrow(0, c0, dl), w.to_v_b.narrow(0, c0, dl)}, 0);
-    qkv = layers::Linear::from_out_in(wqkv, bqkv, layers::Activation::none, prec);
-    out = layers::Linear::from_out_in(w.to_out_w.narrow(1, c0, dl), Tensor(),
-                                      layers::Activation::none, prec);
-    bo = w.to_out_b;
-    ff_local = w.ff1_w.dim(0) / tp;
-    const int64_t f0 = rank * ff_local;
-    ff1 = layers::Linear::from_out_in(w.ff1_w.narrow(0, f0, ff_local),
-                                      w.ff1_b.narrow(0, f0, ff_local),
-                                      layers::Activation::gelu_tanh, prec);
-    ff2 = layers::Linear::from_out_in(w.ff2_w.narrow(1, f0, ff_local), Tensor(),
-                                      layers::Activation::none, prec);
-    b2 = w.ff2_b;
-  }
-
-  // h: (M, D) replicated rows, updated in place on every device of the axis group.
-  void forward(CclManager& ccl, int axis, int tp, int rank, float* h, int64_t M,
-               const uint8_t* key_valid) {
-    if (M != rows) {
-      n = Tensor::empty({M, dim});
-      qkv_buf = Tensor::empty({M, 3 * heads * head_dim});
-      attn = Tensor::empty({M, heads * head_dim});
-      scores = Tensor::empty({heads, M, M});
-      hidden = Tensor::empty({M, ff_local});
-      part = Tensor::empty({M, dim});
-      rows = M;
-    }
-    const int64_t D = dim, dl = heads * head_dim, ms = M / tp;
-    norm1.forward_rows(h, M, D, n.data<float>(), D);
-    qkv.forward_rows(n.data<float>(), M, D, qkv_buf.data<float>(), 3 * dl);
-    layers::AttentionArgs a;
-    const float* q = qkv_buf.data<float>();
-    a.q = q, a.ldq = 3 * dl, a.k = q + dl, a.ldk = 3 * dl, a.v = q + 2 * dl, a.ldv = 3 * dl;
-    a.out = attn.data<float>(), a.ldo = dl, a.s_q = M, a.s_k = M, a.n_heads = heads;
-    a.head_dim = head_dim, a.scale = scale, a.key_valid = key_valid;
-    layers::multi_head_attention(a, scores.data<float>());
-    out.forward_rows(attn.data<float>(), M, dl, part.data<float>(), D);
-    Tensor o = ccl.reduce_scatter(part, 0, axis, /*persistent=*/true);  // (M/tp, D)
-    Tensor hs = Tensor::empty({ms, D});
-    const float* hr = h + rank * ms * D;
-    for (int64_t r = 0; r < ms; ++r)
-      for (int64_t c = 0; c < D; ++c)
-        hs.data<float>()[r * D + c] =
-            hr[r * D + c] + o.data<float>()[r * D + c] + bo.data<float>()[c];
-    Tensor n3s = norm3.forward(hs);
-    Tensor n3 = ccl.all_gather(n3s, 0, axis, true);  // (M, D)
-    ff1.forward_rows(n3.data<float>(), M, D, hidden.data<float>(), ff_local);
-    ff2.forward_rows(hidden.data<float>(), M, ff_local, part.data<float>(), D);
-    Tensor f = ccl.reduce_scatter(part, 0, axis, true);
-    for (int64_t r = 0; r < ms; ++r)
-      for (int64_t c = 0; c < D; ++c)
-        hs.data<float>()[r * D + c] += f.data<float>()[r * D + c] + b2.data<float>()[c];
-    Tensor full = ccl.all_gather(hs, 0, axis, true);
-    std::memcpy(h, full.raw(), sizeof(float) * M * D);
-  }
-};
 
 struct VlAdapter::Impl {
   Device* device = nullptr;
-  std::vector<HeadParallelBlock> tp_blocks;
   AdapterPlan plan;
   layers::LayerNorm vlln;
-  std::vector<layers::EncoderBlock> vlsa;
-  std::map<int, layers::Linear> hoist;  // cross block → fused [to_k; to_v] (2·inner, D)
-  std::map<int, Tensor> hoist_bias;     // cross block → bkv (2·inner) f32
+  std::vector<layers::TransformerBlock> vlsa;  // head-parallel over the mesh axis when tp > 1
+  std::map<int, layers::Linear> hoist;         // cross block → fused [to_k; to_v] (2·inner, D)
+  std::map<int, Tensor> hoist_bias;            // cross block → bkv (2·inner) f32
   layers::CategorySpecificMlp state_encoder;
   std::map<int, std::pair<Tensor, Tensor>> kv;  // persistent (1, Nh, L_pad, Dh)
   std::map<std::string, Tensor> onehot;         // key set → (L_pad, S_pad)
@@ -178,7 +95,7 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
   m.vlln = layers::LayerNorm(w_of(aw.vlln), b_of(aw.vlln), static_cast<float>(cfg.vl.vlln_eps));
   for (int i = 0; i < p.n_vlsa; ++i) {
     const AdapterWeights::VlsaBlock& b = aw.vlsa[i];
-    layers::EncoderBlockWeights w;
+    layers::TransformerBlockWeights w;
     w.norm1_w = w_of(b.norm1);
     w.norm1_b = b_of(b.norm1);
     w.to_q_w = w_of(b.q);
@@ -195,15 +112,10 @@ VlAdapter::VlAdapter(const Config& cfg, const SlotLayout& layout, const WeightLo
     w.ff1_b = b_of(b.ff1);
     w.ff2_w = w_of(b.ff2);
     w.ff2_b = b_of(b.ff2);
-    if (p.tp > 1) {
-      m.tp_blocks.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim,
-                               static_cast<float>(cfg.vl.ln_eps), options.precision, p.tp,
-                               p.tp_rank);
-      continue;
-    }
     m.vlsa.emplace_back(w, cfg.vl.n_heads, cfg.vl.head_dim, static_cast<float>(cfg.vl.ln_eps),
-                        options.precision);
-    m.vlsa.back().prepare(p.s_active);
+                        options.precision,
+                        layers::TensorParallel{options.mesh_axis, p.tp, p.tp_rank});
+    m.vlsa.back().prepare(vlsa_rows(p));
   }
   int64_t max_l = 0;
   for (const HoistBlockPlan& hb : p.blocks) {
@@ -249,13 +161,7 @@ std::unique_ptr<VlAdapter> VlAdapter::fork() const {
   for (auto& [block, kv] : f.kv) kv = {Tensor(kv.first.shape()), Tensor(kv.second.shape())};
   f.proj = Tensor(m.proj.shape());
   f.hoist_projections = 0;
-  for (layers::EncoderBlock& b : f.vlsa) b.prepare(f.plan.s_active);
-  // The head-parallel blocks' scratch handles were copied: forget them (the next forward
-  // allocates this runner's own).
-  for (HeadParallelBlock& b : f.tp_blocks) {
-    b.n = b.qkv_buf = b.attn = b.scores = b.hidden = b.part = Tensor();
-    b.rows = 0;
-  }
+  for (layers::TransformerBlock& b : f.vlsa) b.prepare(vlsa_rows(f.plan));
   return out;
 }
 
@@ -331,7 +237,7 @@ int64_t VlAdapter::Impl::self_attention(const Tensor& x_in, const std::vector<ui
   const AdapterPlan& p = plan;
   // Slots at or beyond s_active never hold a token: computing them would only produce rows
   // the key-valid mask hides, so they are skipped (and left zero).
-  const int64_t D = p.dim, Sa = p.tp > 1 ? p.m_rows : p.s_active;
+  const int64_t D = p.dim, Sa = vlsa_rows(p);
   out.vl = Tensor({1, 1, p.s_pad, D});
   float* vl = out.vl.data<float>();
   vlln.forward_rows(x_in.data<float>(), Sa, D, vl, D);
@@ -339,13 +245,9 @@ int64_t VlAdapter::Impl::self_attention(const Tensor& x_in, const std::vector<ui
     if (collect_taps) out.taps[name] = out.vl.clone();
   };
   tap("vlln_out");
+  CclManager* ccl = p.tp > 1 ? &device->ccl() : nullptr;
   for (size_t i = 0; i < vlsa.size(); ++i) {
-    vlsa[i].forward(vl, Sa, key_valid.data());
-    tap("vlsa_block" + std::to_string(i) + "_out");
-  }
-  for (size_t i = 0; i < tp_blocks.size(); ++i) {
-    tp_blocks[i].forward(device->ccl(), p.options.mesh_axis, p.tp, p.tp_rank, vl, Sa,
-                         key_valid.data());
+    vlsa[i].forward(vl, Sa, key_valid.data(), ccl);
     tap("vlsa_block" + std::to_string(i) + "_out");
   }
   if (p.n_vlsa) tap("vl_self_attention_out");

@@ -6,7 +6,6 @@
 #include "meshnn/core/error.h"
 #include "meshnn/layers/state_dict.h"
 #include "models/minimax_h3/weights.h"
-#include "ops/softmax.h"
 
 namespace meshnn::models::minimax_h3 {
 
@@ -81,69 +80,47 @@ Tensor CausalAttentionProjection::run(const Tensor& x, const TimeShard& ts, int6
   return y;
 }
 
+void CausalAttentionProjection::start(int64_t B) {
+  if (!cache_.started()) cache_.start(B, D_);
+  MESHNN_CHECK_AS(ShapeError, B == cache_.batch(), "pre_block: batch changed from ", cache_.batch(),
+                  " to ", B, " within a stream");
+}
+
 void CausalAttentionProjection::prime(const Tensor& past) {
   const int64_t B = past.dim(0), n = past.dim(1);
-  if (batch_ < 0) {
-    batch_ = B;
-    kv_.assign(B, {});
-  }
+  start(B);
   const Tensor qkv = qkv_.forward(norm1_.forward(past));  // (B, n, 3D)
   for (int64_t b = 0; b < B; ++b) {
-    std::vector<float>& kv = kv_[b];
-    kv.resize(static_cast<size_t>((past_ + n) * 2 * D_));
     const float* src = qkv.data<float>() + b * n * 3 * D_;
-    for (int64_t i = 0; i < n; ++i)
-      std::copy(src + i * 3 * D_ + D_, src + (i + 1) * 3 * D_, kv.data() + (past_ + i) * 2 * D_);
+    cache_.append(b, src + D_, src + 2 * D_, 3 * D_, n);
   }
-  past_ += n;
 }
 
-void CausalAttentionProjection::reset() {
-  kv_.clear();
-  past_ = 0;
-  batch_ = -1;
-}
+void CausalAttentionProjection::reset() { cache_.clear(); }
 
 Tensor CausalAttentionProjection::flush() {
-  const int64_t B = batch_;
+  const int64_t B = cache_.batch();
   reset();
   return B < 0 ? Tensor() : Tensor::empty({B, 0, C_});
 }
 
 void CausalAttentionProjection::attend(int64_t b, const float* qkv, int64_t n, float* pooled) {
-  std::vector<float>& kv = kv_[b];
-  const int64_t P = past_;
-  kv.resize(static_cast<size_t>((P + n) * 2 * D_));
+  layers::AttentionArgs a;
+  a.past = cache_.rows(b);
+  cache_.append(b, qkv + D_, qkv + 2 * D_, 3 * D_, n);
+  cache_.bind(b, a);
+  std::vector<float> o(static_cast<size_t>(n * D_));  // (n, H·hd) the heads' outputs
+  a.q = qkv, a.ldq = 3 * D_;
+  a.out = o.data(), a.ldo = D_;
+  a.s_q = n, a.n_heads = H_, a.head_dim = hd_;
+  a.scale = 1.f / std::sqrt(static_cast<float>(hd_));
+  a.causal = true;  // query past + i sees keys 0 … past + i
+  layers::multi_head_attention(a, nullptr);
+  std::vector<float> mean(hd_);
   for (int64_t i = 0; i < n; ++i) {
-    std::copy(qkv + i * 3 * D_ + D_, qkv + i * 3 * D_ + 3 * D_, kv.data() + (P + i) * 2 * D_);
-  }
-  const float scale = 1.f / std::sqrt(static_cast<float>(hd_));
-  std::vector<float> scores(P + n), mean(hd_), o(hd_);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t keys = P + i + 1;  // causal: query P + i sees keys 0 … P + i
-    const float* q = qkv + i * 3 * D_;
     std::fill(mean.begin(), mean.end(), 0.f);
-    for (int64_t h = 0; h < H_; ++h) {
-      const float* qh = q + h * hd_;
-      for (int64_t j = 0; j < keys; ++j) {
-        const float* kh = kv.data() + j * 2 * D_ + h * hd_;
-        float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int64_t e = 0;
-        for (; e + 8 <= hd_; e += 8)
-          for (int l = 0; l < 8; ++l) acc[l] += qh[e + l] * kh[e + l];
-        float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-        for (; e < hd_; ++e) s += qh[e] * kh[e];
-        scores[j] = s * scale;
-      }
-      ops::softmax_row(scores.data(), keys);
-      std::fill(o.begin(), o.end(), 0.f);
-      for (int64_t j = 0; j < keys; ++j) {
-        const float* vh = kv.data() + j * 2 * D_ + D_ + h * hd_;
-        const float p = scores[j];
-        for (int64_t e = 0; e < hd_; ++e) o[e] += p * vh[e];
-      }
-      for (int64_t e = 0; e < hd_; ++e) mean[e] += o[e];
-    }
+    for (int64_t h = 0; h < H_; ++h)
+      for (int64_t e = 0; e < hd_; ++e) mean[e] += o[i * D_ + h * hd_ + e];
     // Heads averaged, then the adaptive average pool hd → C over features: bin c averages
     // [⌊c·hd/C⌋, ⌈(c + 1)·hd/C⌉).
     for (int64_t c = 0; c < C_; ++c) {
@@ -160,19 +137,13 @@ Tensor CausalAttentionProjection::push(const Tensor& in) {
   MESHNN_CHECK_AS(ShapeError, in.rank() == 3 && in.dim(2) == D_ && in.dtype() == DType::f32,
                   "pre_block: expected rows (B, n, ", D_, ") f32, got ", shape_str(in.shape()));
   const int64_t B = in.dim(0), n = in.dim(1);
-  if (batch_ < 0) {
-    batch_ = B;
-    kv_.assign(B, {});
-  }
-  MESHNN_CHECK_AS(ShapeError, B == batch_, "pre_block: batch changed from ", batch_, " to ", B,
-                  " within a stream");
+  start(B);
   if (n == 0) return Tensor::empty({B, 0, C_});
   const Tensor x = in.clone();                   // contiguous
   Tensor qkv = qkv_.forward(norm1_.forward(x));  // (B, n, 3D)
   Tensor pooled = Tensor::empty({B, n, C_});
   for (int64_t b = 0; b < B; ++b)
     attend(b, qkv.data<float>() + b * n * 3 * D_, n, pooled.data<float>() + b * n * C_);
-  past_ += n;
   Tensor y = proj_.forward(norm3_.forward(x));  // (B, n, C)
   const Tensor a = attn_proj_.forward(pooled);
   float* yp = y.data<float>();

@@ -11,9 +11,9 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "graph/graph.h"
+#include "layers/attention.h"
 #include "layers/layer_norm.h"
 #include "layers/linear.h"
 
@@ -42,7 +42,7 @@ class CausalAttentionProjection final : public graph::Node {
   int64_t final_rows(int64_t n) const override { return n; }
   graph::NodePtr fork() const override;
   // Rows of keys and values cached (the whole past of the stream).
-  int64_t held_rows() const override { return past_; }
+  int64_t held_rows() const override { return cache_.started() ? cache_.rows(0) : 0; }
 
  private:
   CausalAttentionProjection(const CausalAttentionProjection&) = default;
@@ -51,13 +51,13 @@ class CausalAttentionProjection final : public graph::Node {
   void prime(const Tensor& past);
   // qkv: (n, 3D) rows of one batch item appended to its cache → ō pooled (n, C) into `pooled`.
   void attend(int64_t b, const float* qkv, int64_t n, float* pooled);
+  // Starts the cache for B items on the first rows of a stream; checks B stays the same after.
+  void start(int64_t B);
 
   int64_t D_, H_, C_, hd_;
   layers::LayerNorm norm1_, norm3_, norm2_, mlp_norm_;
   layers::Linear qkv_, attn_proj_, proj_, w0_, w1_, w2_;
-  std::vector<std::vector<float>> kv_;  // per batch item: (past, 2D) rows [k | v]
-  int64_t past_ = 0;
-  int64_t batch_ = -1;
+  layers::KvCache cache_;  // per batch item: the keys and values of every row so far
 };
 
 }  // namespace meshnn::models::minimax_h3
