@@ -12,6 +12,7 @@
 
 #include "cli/audio_metrics.h"
 #include "io/io_test_util.h"
+#include "meshnn/audio_model.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
