@@ -24,7 +24,7 @@
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
-#include "models/ltx/typed_model.h"
+#include "models/ltx/random.h"
 
 namespace meshnn::cli {
 namespace {
@@ -46,15 +46,16 @@ struct Timed {
   double first = 0;
   Tensor out;  // (1, 2, samples)
 };
-Timed time_decode(const LtxAudioDecoder& dec, const std::string& mesh, int threads,
-                  const Tensor& latent, int repeat) {
+Timed time_decode(const AudioModel& dec, const std::string& mesh, int threads, const Tensor& latent,
+                  int repeat) {
   Timed t;
   RunOptions run;
   run.mesh = mesh;
   run.threads = threads;
+  run.chunk_frames = 0;  // one shot
   for (int r = 0; r < repeat + 1; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    t.out = dec.decode(latent, run);
+    t.out = dec.run(latent, run);
     const double s = seconds_since(t0);
     if (r == 0)
       t.first = s;
@@ -75,7 +76,7 @@ std::string torch_bench_path() {
 // in rounds that interleave the settings; the last setting is the one compared with PyTorch.
 struct Settings {
   std::vector<std::string> names;
-  std::vector<LtxAudioDecoder> decs;
+  std::vector<AudioModel> decs;
   std::vector<Timed> per;
 };
 
@@ -91,12 +92,12 @@ Settings time_settings(const Args& a, const Tensor& latent) {
   if (algos.empty()) algos.push_back("");
   for (const std::string& entry : algos) {
     if (!a.precisions.empty()) {
-      st.decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, StagePrecision::parse(entry)));
+      st.decs.push_back(random_ltx23(a.seed, StagePrecision::parse(entry)));
       continue;
     }
     const auto [algo, precision] = algo_and_precision(entry);
     const ScopedConvAlgo env(algo);
-    st.decs.push_back(LtxAudioDecoder::random_ltx23(a.seed, precision));
+    st.decs.push_back(random_ltx23(a.seed, precision));
   }
   st.per.resize(algos.size());
   for (int r = 0; r < a.repeat + 1; ++r)
@@ -130,7 +131,7 @@ void print_settings(const Args& a, const Settings& st, double audio_s) {
 }
 
 // 1x1 against 1x2 at one thread per device; ours: the 1x1 output the sharded one must match.
-void print_mesh_scaling(const Args& a, const LtxAudioDecoder& dec, const Tensor& latent,
+void print_mesh_scaling(const Args& a, const AudioModel& dec, const Tensor& latent,
                         const Timed& ours, double audio_s) {
   Timed s1 = time_decode(dec, "1x1", 1, latent, a.repeat);
   Timed s2 = time_decode(dec, "1x2", 1, latent, a.repeat);
@@ -155,7 +156,7 @@ void compare_with_torch(const Args& a, const std::string& script, const Tensor& 
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("meshnn-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  LtxAudioDecoder::save_random_ltx23((dir / "ckpt.safetensors").string(), a.seed);
+  models::save_random_ltx23((dir / "ckpt.safetensors").string(), a.seed);
   io::save_npy((dir / "latent.npy").string(), latent);
   // PyTorch's best set-up on these machines (docs/benchmarks.md): OpenBLAS without the preset core
   // type, glibc malloc keeping freed memory.

@@ -33,8 +33,7 @@
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
+#include "models/ltx/random.h"
 
 namespace meshnn::cli {
 namespace {
@@ -101,7 +100,7 @@ std::pair<std::string, std::string> checkpoint_files(const Args& a,
   if (!a.checkpoint.empty()) return {a.checkpoint, ""};
   if (a.model == "ltx23") {
     const std::string ckpt = (scratch / "ltx23.safetensors").string();
-    LtxAudioDecoder::save_random_ltx23(ckpt, a.seed);  // bf16 like the published checkpoints
+    models::save_random_ltx23(ckpt, a.seed);  // bf16 like the published checkpoints
     return {ckpt, ""};
   }
   int rc = 0;
@@ -117,38 +116,44 @@ std::pair<std::string, std::string> checkpoint_files(const Args& a,
 // LTX-2.3 loaded at a.precision, and its input.
 Loaded load_ltx(const Args& a, const std::string& ckpt) {
   const Tensor latent = random_latent(a);
-  auto dec = std::make_shared<const LtxAudioDecoder>(
-      LtxAudioDecoder::load(ckpt, StagePrecision::parse(a.precision)));
+  AudioModelOptions o;
+  o.model = "ltx-audio-decoder";  // the file is LTX-2.3's: no other model is asked
+  o.precision = StagePrecision::parse(a.precision);
+  auto dec = std::make_shared<const AudioModel>(AudioModel::load(ckpt, o));
   Loaded l;
-  l.call = [dec, latent](const RunOptions& run) { return dec->decode(latent, run); };
+  l.call = [dec, latent](RunOptions run) {
+    run.chunk_frames = 0;  // one shot, whatever the length
+    return dec->run(latent, run);
+  };
   l.what = std::string(a.checkpoint.empty() ? "random LTX-2.3 bf16" : a.checkpoint) + ", latent " +
            std::to_string(latent.dim(2)) + " frames";
   l.params = static_cast<double>(dec->parameters());
-  l.sample_rate = dec->sample_rate();
+  l.sample_rate = dec->output_spec().sample_rate;
   return l;
 }
 
 // NVIDIA BigVGAN loaded at a.precision, and a random log-mel of a.seconds.
-Loaded load_bigvgan(const Args& a, const std::string& ckpt, const std::string& config) {
-  auto voc = std::make_shared<const BigVganVocoder>(
-      BigVganVocoder::load(ckpt, config, StagePrecision::parse(a.precision)));
+Loaded load_vocoder(const Args& a, const std::string& ckpt, const std::string& config) {
+  auto voc = std::make_shared<const AudioModel>(
+      load_bigvgan(ckpt, config, StagePrecision::parse(a.precision)));
+  const int sr = voc->output_spec().sample_rate;
   const int64_t frames = std::max<int64_t>(
-      1, std::llround(a.seconds * voc->sample_rate() / static_cast<double>(voc->hop_length())));
-  Tensor mel({1, voc->num_mels(), frames});
+      1, std::llround(a.seconds * sr / static_cast<double>(voc->output_samples(1))));
+  Tensor mel({1, voc->input_spec().shape[1], frames});
   std::mt19937_64 rng(a.seed + 7);
   std::normal_distribution<float> nd(-4.f, 2.f);  // log-mel range of speech
   for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
   Loaded l;
-  l.call = [voc, mel](const RunOptions& run) { return voc->vocode(mel, run); };
+  l.call = [voc, mel](const RunOptions& run) { return voc->run(mel, run); };
   l.what = (a.checkpoint.empty() ? "random " + a.config : a.checkpoint) + ", mel " +
            std::to_string(frames) + " frames";
-  l.sample_rate = voc->sample_rate();
+  l.sample_rate = sr;
   return l;
 }
 
 void run(const Args& a) {
   if (!a.write_checkpoint.empty()) {  // the random LTX-2.3 checkpoint only, for one-shot runs
-    LtxAudioDecoder::save_random_ltx23(a.write_checkpoint, a.seed);
+    models::save_random_ltx23(a.write_checkpoint, a.seed);
     std::printf("wrote %s\n", a.write_checkpoint.c_str());
     return;
   }
@@ -164,7 +169,7 @@ void run(const Args& a) {
   const double cpu0 = cpu_s();
   const long faults0 = minor_faults();
   const auto t0 = std::chrono::steady_clock::now();
-  const Loaded m = a.model == "bigvgan" ? load_bigvgan(a, ckpt, config) : load_ltx(a, ckpt);
+  const Loaded m = a.model == "bigvgan" ? load_vocoder(a, ckpt, config) : load_ltx(a, ckpt);
   const double load_s = seconds_since(t0);
   const double load_cpu = cpu_s() - cpu0;
   const long load_faults = minor_faults() - faults0;

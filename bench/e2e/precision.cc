@@ -30,8 +30,7 @@
 #include "meshnn/core/stage_precision.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
+#include "models/ltx/random.h"
 
 namespace meshnn::cli {
 namespace {
@@ -121,10 +120,11 @@ std::vector<Row> measure_ltx(const Args& a, const std::filesystem::path& dir) {
   one.threads = a.threads;
   // The seeded random decoder once per mode (the same seed: the same weights each time).
   auto decoder = [&](const std::string& spec) {
-    return LtxAudioDecoder::random_ltx23(a.seed, StagePrecision::parse(spec));
+    return random_ltx23(a.seed, StagePrecision::parse(spec));
   };
   std::vector<std::string> specs{"fp32"};
-  const std::vector<std::string> stages = decoder("fp32").precision_stages();
+  std::vector<std::string> stages;
+  for (const auto& [stage, mode] : decoder("fp32").stage_precisions()) stages.push_back(stage);
   for (const std::string& m : split_csv(a.modes)) {
     if (m == "fp32") continue;  // the reference row
     specs.push_back(m);
@@ -134,14 +134,14 @@ std::vector<Row> measure_ltx(const Args& a, const std::filesystem::path& dir) {
   std::vector<Row> rows;
   std::vector<Planar> outs;
   for (const std::string& spec : specs) {
-    const LtxAudioDecoder dec = decoder(spec);
+    const AudioModel dec = decoder(spec);
     Row r;
     r.precision = spec;
-    const std::vector<Precision> per_stage = dec.stage_precisions();
+    const std::vector<Precision> per_stage = stage_modes(dec);
     for (size_t i = 0; i < per_stage.size(); ++i)
       r.stages += (i ? " / " : "") + std::string(precision_name(per_stage[i]));
     const auto t0 = std::chrono::steady_clock::now();
-    outs.push_back(planar_of(dec.decode(latent, one)));  // (1, 2, n)
+    outs.push_back(planar_of(dec.run(latent, one)));  // (1, 2, n)
     r.seconds = seconds_since(t0);
     std::fprintf(stderr, "LTX-2.3 %-20s %.2f s\n", spec.c_str(), r.seconds);
     rows.push_back(r);
@@ -150,7 +150,7 @@ std::vector<Row> measure_ltx(const Args& a, const std::filesystem::path& dir) {
     std::tie(rows[i].psnr_fp32, rows[i].lsd_fp32) = compare(outs[0], outs[i], a.n_fft);
   if (a.skip_torch) return rows;
   // The same seeded weights as a checkpoint file (bf16-exact values: lossless) for PyTorch.
-  LtxAudioDecoder::save_random_ltx23((dir / "ltx.safetensors").string(), a.seed);
+  models::save_random_ltx23((dir / "ltx.safetensors").string(), a.seed);
   io::save_npy((dir / "latent.npy").string(), latent);
   // ltx-core's decoder verbatim (--upsample-impl convt), fp32, one run.
   const Tensor ty = run_torch(
@@ -188,11 +188,11 @@ std::vector<Row> measure_bigvgan(const Args& a, const std::filesystem::path& dir
   one.mesh = "1x1";
   one.threads = a.threads;
   for (const std::string& spec : specs) {
-    const BigVganVocoder voc = BigVganVocoder::load(ckpt, cfg_path, StagePrecision::parse(spec));
+    const AudioModel voc = load_bigvgan(ckpt, cfg_path, StagePrecision::parse(spec));
     if (!mel.defined()) {  // the mel of `meshnn-bench vocode` (same seed rule)
-      const int64_t frames =
-          std::max<int64_t>(1, std::llround(a.seconds * voc.sample_rate() / voc.hop_length()));
-      mel = Tensor({1, voc.num_mels(), frames});
+      const int64_t sr = voc.output_spec().sample_rate, hop = voc.output_samples(1);
+      const int64_t frames = std::max<int64_t>(1, std::llround(a.seconds * sr / hop));
+      mel = Tensor({1, voc.input_spec().shape[1], frames});
       std::mt19937_64 rng(a.seed + 7);
       std::normal_distribution<float> nd(-4.f, 2.f);
       for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
@@ -202,7 +202,7 @@ std::vector<Row> measure_bigvgan(const Args& a, const std::filesystem::path& dir
     r.stages = precision_name(
         StagePrecision::parse(spec).resolve({StagePrecision::kVocoder}, "NVIDIA BigVGAN")[0]);
     const auto t0 = std::chrono::steady_clock::now();
-    outs.push_back(planar_of(voc.vocode(mel, one)));  // (1, 1, n)
+    outs.push_back(planar_of(voc.run(mel, one)));  // (1, 1, n)
     r.seconds = seconds_since(t0);
     std::fprintf(stderr, "BigVGAN %-20s %.2f s\n", spec.c_str(), r.seconds);
     rows.push_back(r);

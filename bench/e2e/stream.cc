@@ -24,8 +24,6 @@
 #include "meshnn/audio_model.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
 
 namespace meshnn::cli {
 namespace {
@@ -62,14 +60,13 @@ struct Subject {
   std::function<Stream(const std::string& mesh, int threads, int64_t push_frames)> open;
 };
 
-template <class S, class M>
-Subject::Stream make_stream(const M& model, const std::string& mesh, int threads,
+Subject::Stream make_stream(const AudioModel& model, const std::string& mesh, int threads,
                             int64_t push_frames) {
   StreamOptions o;
   o.mesh = mesh;
   o.threads = threads;
   o.push_frames = push_frames;
-  auto s = std::make_shared<S>(model, o);
+  auto s = std::make_shared<AudioStream>(model.stream(o));
   return {[s](const Tensor& x) { return s->push(x); }, [s] { return s->flush(); }, s};
 }
 
@@ -202,33 +199,34 @@ void run(const Args& a) {
         std::printf("could not write the BigVGAN checkpoint (exit %d): %s\n", rc, out.c_str());
         continue;
       }
-      const BigVganVocoder voc = BigVganVocoder::load(
-          (dir / "bigvgan_generator.safetensors").string(), (dir / "config.json").string());
+      const AudioModel voc = load_bigvgan((dir / "bigvgan_generator.safetensors").string(),
+                                          (dir / "config.json").string(), StagePrecision());
       std::filesystem::remove_all(dir);
       Subject sub;
       sub.name = "NVIDIA BigVGAN " + a.bigvgan_config;
       sub.frame_unit = "mel frames";
-      const int64_t frames = std::max<int64_t>(
-          64, static_cast<int64_t>(a.seconds * voc.sample_rate() / voc.hop_length()));
-      sub.input = random_tensor({1, voc.num_mels(), frames}, -4.f, 2.f, 7);
-      sub.audio_s = static_cast<double>(frames * voc.hop_length()) / voc.sample_rate();
-      sub.one_shot = [&voc, one](const Tensor& x) { return voc.vocode(x, one); };
+      const int sr = voc.output_spec().sample_rate;
+      const int64_t hop = voc.output_samples(1);
+      const int64_t frames = std::max<int64_t>(64, static_cast<int64_t>(a.seconds * sr / hop));
+      sub.input = random_tensor({1, voc.input_spec().shape[1], frames}, -4.f, 2.f, 7);
+      sub.audio_s = static_cast<double>(frames * hop) / sr;
+      sub.one_shot = [&voc, one](const Tensor& x) { return voc.run(x, one); };
       sub.open = [&voc](const std::string& mesh, int threads, int64_t push) {
-        return make_stream<StreamingVocoder>(voc, mesh, threads, push);
+        return make_stream(voc, mesh, threads, push);
       };
       bench_subject(sub, a);
       if (a.long_seconds > 0) bench_long(sub, a);
     } else if (m == "ltx23") {
-      const LtxAudioDecoder dec = LtxAudioDecoder::random_ltx23(0);
+      const AudioModel dec = random_ltx23(0, StagePrecision());
       Subject sub;
       sub.name = "LTX-2.3 audio decode (mel-VAE → BigVGAN v2 → BWE)";
       sub.frame_unit = "latent frames";
       const int64_t frames = std::max<int64_t>(64, static_cast<int64_t>(a.seconds * 25));
       sub.input = random_tensor({1, 8, frames, 16}, 0.f, 1.f, 9);
-      sub.audio_s = static_cast<double>(dec.output_samples(frames)) / dec.sample_rate();
-      sub.one_shot = [&dec, one](const Tensor& x) { return dec.decode(x, one); };
+      sub.audio_s = static_cast<double>(dec.output_samples(frames)) / dec.output_spec().sample_rate;
+      sub.one_shot = [&dec, one](const Tensor& x) { return dec.run(x, one); };
       sub.open = [&dec](const std::string& mesh, int threads, int64_t push) {
-        return make_stream<StreamingLtxDecoder>(dec, mesh, threads, push);
+        return make_stream(dec, mesh, threads, push);
       };
       bench_subject(sub, a);
       if (a.long_seconds > 0) bench_long(sub, a);

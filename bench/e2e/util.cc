@@ -63,6 +63,27 @@ ScopedConvAlgo::~ScopedConvAlgo() {
     unsetenv("MESHNN_CONV_ALGO");
 }
 
+AudioModel random_ltx23(uint64_t seed, const StagePrecision& precision) {
+  AudioModelOptions o;
+  o.precision = precision;
+  return AudioModel::random("ltx-audio-decoder", seed, o);
+}
+
+AudioModel load_bigvgan(const std::string& checkpoint, const std::string& config,
+                        const StagePrecision& precision) {
+  AudioModelOptions o;
+  o.model = "nvidia-bigvgan";
+  o.config_path = config;
+  o.precision = precision;
+  return AudioModel::load(checkpoint, o);
+}
+
+std::vector<Precision> stage_modes(const AudioModel& m) {
+  std::vector<Precision> out;
+  for (const auto& [stage, mode] : m.stage_precisions()) out.push_back(mode);
+  return out;
+}
+
 std::pair<std::string, StagePrecision> algo_and_precision(const std::string& entry) {
   const size_t at = entry.find('@');
   if (at == std::string::npos) return {entry, StagePrecision(Precision::fp32)};

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "meshnn/audio_model.h"
 #include "meshnn/core/stage_precision.h"
 
 namespace meshnn::cli {
@@ -28,6 +29,15 @@ nlohmann::json torch_bench_json(const std::string& output);
 // "auto@bf16" → ("auto", bf16): a --algos entry may name a precision after '@' (a mode or a
 // preset, StagePrecision::parse; fp32 when none), so one invocation times precisions side by side.
 std::pair<std::string, StagePrecision> algo_and_precision(const std::string& entry);
+
+// The registry's LTX-2.3 decoder with seeded random weights (AudioModel::random) at `precision`.
+AudioModel random_ltx23(uint64_t seed, const StagePrecision& precision);
+// A BigVGAN checkpoint (file or folder) with its config ("" = find it) at `precision`, loaded as
+// the registry's BigVGAN without asking the other models.
+AudioModel load_bigvgan(const std::string& checkpoint, const std::string& config,
+                        const StagePrecision& precision);
+// A model's per-stage precisions without the stage names.
+std::vector<Precision> stage_modes(const AudioModel& m);
 
 class ScopedConvAlgo {
  public:

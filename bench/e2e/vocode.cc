@@ -20,7 +20,6 @@
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
-#include "models/bigvgan/typed_model.h"
 
 namespace meshnn::cli {
 namespace {
@@ -60,16 +59,16 @@ Measured time_algos(const Args& a, const Checkpoint& ck, const std::vector<std::
   ms.outs.resize(algos.size());
   // One vocoder per setting, built under its MESHNN_CONV_ALGO (read when the layers are built),
   // timed in rounds that interleave the settings so machine-load drift hits them alike.
-  std::vector<BigVganVocoder> vocoders;
+  std::vector<AudioModel> vocoders;
   for (const std::string& entry : algos) {
     const auto [algo, precision] = algo_and_precision(entry);
     const ScopedConvAlgo env(algo);
-    vocoders.push_back(BigVganVocoder::load(ck.ckpt, ck.config, precision));
+    vocoders.push_back(load_bigvgan(ck.ckpt, ck.config, precision));
   }
   for (int r = 0; r < a.repeat + 1; ++r)
     for (size_t i = 0; i < algos.size(); ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      ms.outs[i] = vocoders[i].vocode(mel, one);
+      ms.outs[i] = vocoders[i].run(mel, one);
       const double s = seconds_since(t0);
       if (r == 0)
         ms.first[i] = s;
@@ -120,10 +119,10 @@ void run_length(const Args& a, const Checkpoint& ck, const std::vector<std::stri
                 double secs) {
   int64_t hop = 0, sr = 0, num_mels = 0;
   {
-    const BigVganVocoder probe = BigVganVocoder::load(ck.ckpt, ck.config, Precision::fp32);
-    hop = probe.hop_length();
-    sr = probe.sample_rate();
-    num_mels = probe.num_mels();
+    const AudioModel probe = load_bigvgan(ck.ckpt, ck.config, Precision::fp32);
+    hop = probe.output_samples(1);
+    sr = probe.output_spec().sample_rate;
+    num_mels = probe.input_spec().shape[1];
   }
   const int64_t frames = std::max<int64_t>(1, std::llround(secs * sr / hop));
   Tensor mel({1, num_mels, frames});

@@ -15,9 +15,8 @@
 // a time (AudioStream below).
 //
 // Errors: meshnn::Error subclasses (meshnn/core/error.h): InvalidArgument / ShapeError for bad
-// inputs or options, WeightError for checkpoint keys, FormatError for malformed files, and a
-// meshnn::Error ("in use", InUseError inside the library) for a stream call while another
-// thread's runs.
+// inputs or options, WeightError for checkpoint keys, FormatError for malformed files, and
+// InUseError ("in use") for a stream call while another thread's runs.
 #pragma once
 
 #include <cstdint>
@@ -127,6 +126,13 @@ struct AudioIoSpec {
   double frames_per_second = 0;  // rows of the time axis per second of audio
   int sample_rate = 0;           // waves: samples per second; 0 otherwise
   std::string layout() const;    // e.g. "(1, 8, T, 16)" or "(B, 1, T)"
+  // The shape of `seconds` of audio in this layout: T = max(1, round(seconds · frames_per_second))
+  // (round half to even, as Python's round), B = items where the batch axis (0) is free, 1 on
+  // any other free axis; InvalidArgument for items > 1 when the batch is fixed.
+  std::vector<int64_t> example_shape(double seconds, int64_t items = 1) const;
+  // A seeded example input of that shape: standard normal f32 values from std::mt19937_64(seed)
+  // (the demo's latent, serve's GET …/example).
+  Tensor example(double seconds, uint64_t seed, int64_t items = 1) const;
 };
 
 struct AudioModelOptions {

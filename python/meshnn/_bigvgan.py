@@ -57,7 +57,7 @@ class BigVGAN(_Closable):
         bool_arg('use_cuda_kernel', use_cuda_kernel)
         # Safetensors and NVIDIA's torch.save .pt alike: the library's one reader (the .pt through
         # its weights-only unpickler; no torch needed, nothing in the file is ever executed). The
-        # config as every entry point finds it (BigVganVocoder::load).
+        # config as every entry point finds it (the BigVGAN registry entry's load).
         ckpt = _checkpoint_in(os.fspath(path))
         return cls(AudioModel.load(ckpt, precision=precision, config=config, threads=threads,
                                    allow_unknown_config=allow_unknown_config, mesh=mesh,

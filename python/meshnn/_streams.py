@@ -60,6 +60,16 @@ class Stream(_StreamCommon):
     def lookahead_frames(self):
         return self._live().lookahead_frames
 
+    @property
+    def frames_pushed(self):
+        """Frames pushed since the last flush / reset."""
+        return self._live().frames_pushed
+
+    @property
+    def samples_returned(self):
+        """Samples (per item and channel) returned since the last flush / reset."""
+        return self._live().samples_returned
+
 
 @strict_class
 class AudioEncodeStream(_StreamCommon):

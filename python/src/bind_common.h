@@ -34,7 +34,7 @@ Tensor view_of(const py::array& arr, const std::string& name);
 
 // The GIL is released during compute, so two Python threads can reach the same C++ object at
 // once. A stream claims itself for each push / flush / reset in the library (AudioStream,
-// meshnn/core/exclusive.h): a second call while one runs raises InUseError → RuntimeError "this
+// meshnn/core/error.h): a second call while one runs raises InUseError → RuntimeError "this
 // stream is in use by another thread" (refusing, not waiting: a push and a flush of a pipeline
 // from two threads would each wait for the other's stage). tests/api/stream_concurrency_test.cc
 // hammers that claim from several threads (make test-asan runs it under ASan + UBSan, make

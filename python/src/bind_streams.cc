@@ -55,6 +55,8 @@ void bind_audio_stream(py::module_& m) {
       .def_property_readonly("samples_per_frame", &AudioStream::samples_per_frame)
       .def_property_readonly("lookahead_frames", &AudioStream::lookahead_frames)
       .def_property_readonly("lookahead_ms", &AudioStream::lookahead_ms)
+      .def_property_readonly("frames_pushed", &AudioStream::frames_pushed)
+      .def_property_readonly("samples_returned", &AudioStream::samples_returned)
       .def_property_readonly("mesh", &AudioStream::mesh);
 }
 

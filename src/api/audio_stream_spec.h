@@ -1,7 +1,8 @@
 // What a model contributes to its meshnn::AudioStream (its graph, how a checked push becomes graph
 // rows, the output's rate and channels); make_audio_stream builds the rest (the engine on one
 // device or a pipeline, the look-ahead from the graph's reach, the batch and thread rules). Every
-// model's stream is made this way, so a new model's stream adds no line to streaming.cc.
+// model's stream is made this way, so a new model's stream adds no line to streaming.cc. Also the
+// helpers the registry entries share at the API edge (input checks, the output layout).
 #pragma once
 
 #include <functional>
@@ -30,5 +31,9 @@ void check_stream_frames(const Tensor& t, const Shape& want, const char* what);
 
 // Frames of a typical push: options.push_frames, else `fallback`.
 int64_t push_frames_or(const StreamOptions& options, int64_t fallback);
+
+// (B, S, C) interleaved → (B, C, S) planar, as PyTorch audio models return waveforms (a model's
+// run() and every stream's output). Mono needs no copy: (B, S, 1) and (B, 1, S) are the same bytes.
+Tensor to_planar(const Tensor& x);
 
 }  // namespace meshnn::api

@@ -1,17 +1,14 @@
-// Streams (AudioStream of meshnn/audio_model.h, and the typed StreamingVocoder /
-// StreamingLtxDecoder of models/bigvgan/typed_model.h and models/ltx/typed_model.h): a model's
-// stream graph (graph/graph.h) on an engine (one device or a pipeline), with the layout
+// Streams (AudioStream of meshnn/audio_model.h): a model's stream graph (graph/graph.h, from its
+// registry entry's api::StreamSpec) on an engine (one device or a pipeline), with the layout
 // conversions and input checks at the API edge and the look-ahead derived from the graph.
 #include <functional>
 #include <random>
 
-#include "api/audio_impl.h"
 #include "api/audio_stream_spec.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
+#include "ops/permute.h"
 #include "streaming/stream_engine.h"
 
 namespace meshnn {
@@ -97,6 +94,11 @@ std::unique_ptr<AudioStream::Impl> make_stream(const api::StreamSpec& spec,
 
 namespace api {
 
+Tensor to_planar(const Tensor& x) {
+  if (x.dim(2) == 1) return x.reshape({x.dim(0), 1, x.dim(1)});
+  return ops::deinterleave(x);
+}
+
 int64_t push_frames_or(const StreamOptions& o, int64_t fallback) {
   MESHNN_CHECK_AS(InvalidArgument, o.push_frames >= 0, "push_frames must be ≥ 0, got ",
                   o.push_frames);
@@ -153,69 +155,5 @@ int64_t AudioStream::frames_pushed() const { return impl_->frames; }
 int64_t AudioStream::samples_returned() const { return impl_->samples; }
 std::string AudioStream::mesh() const { return impl_->mesh; }
 bool AudioStream::returns_output() const { return impl_->engine->returns_output(); }
-
-namespace {
-
-api::StreamSpec bigvgan_spec(const models::BigVgan& m, const StreamOptions& o) {
-  const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
-  api::StreamSpec s;
-  s.graph = [&m] { return m.graph(); };
-  s.to_rows = [M](const Tensor& mel) {
-    api::check_stream_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
-    return models::mel_rows(mel);
-  };
-  s.calibration = {1, api::push_frames_or(o, 32), M};
-  s.lo = -8.f, s.hi = 1.f;
-  s.sample_rate = m.config().generator.sampling_rate;
-  s.channels = 1;
-  s.samples_per_frame = hop;
-  return s;
-}
-
-api::StreamSpec ltx_vocoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
-  // Output samples per mel frame (a latent frame after the first makes 4 mel frames).
-  const int64_t per_frame = (m.output_samples(2) - m.output_samples(1)) / 4;
-  const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
-  api::StreamSpec s;
-  s.graph = [&m] { return m.vocoder_graph(); };
-  s.to_rows = [C, F](const Tensor& mel) {
-    api::check_stream_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
-    // (B, C, n, F) → (B, n, F, C) → (B, n, C·F) with channel c·F + f, as the mel-VAE's output.
-    return models::LtxAudioDecoder::pack_mel(models::latent_to_channels_last(mel));
-  };
-  s.calibration = {1, api::push_frames_or(o, 32), C * F};
-  s.lo = -6.f, s.hi = 1.f;
-  s.sample_rate = m.sample_rate();
-  s.channels = 2;
-  s.samples_per_frame = per_frame;
-  return s;
-}
-
-api::StreamSpec ltx_decoder_spec(const models::LtxAudioDecoder& m, const StreamOptions& o) {
-  const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
-  api::StreamSpec s;
-  s.graph = [&m] { return m.graph(); };
-  s.to_rows = [Z, F](const Tensor& latent) {
-    api::check_stream_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");
-    return models::latent_to_channels_last(latent);
-  };
-  s.calibration = {1, api::push_frames_or(o, 8), F, Z};
-  s.lo = -2.f, s.hi = 2.f;
-  s.sample_rate = m.sample_rate();
-  s.channels = 2;
-  s.samples_per_frame = m.output_samples(3) - m.output_samples(2);
-  return s;
-}
-
-}  // namespace
-
-StreamingVocoder::StreamingVocoder(const BigVganVocoder& model, const StreamOptions& options)
-    : AudioStream(make_stream(bigvgan_spec(model.impl_->weights(), options), options)) {}
-
-StreamingVocoder::StreamingVocoder(const LtxAudioDecoder& model, const StreamOptions& options)
-    : AudioStream(make_stream(ltx_vocoder_spec(model.impl_->weights(), options), options)) {}
-
-StreamingLtxDecoder::StreamingLtxDecoder(const LtxAudioDecoder& model, const StreamOptions& options)
-    : AudioStream(make_stream(ltx_decoder_spec(model.impl_->weights(), options), options)) {}
 
 }  // namespace meshnn

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <random>
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
@@ -40,15 +39,6 @@ AudioModelEntry demo_model() {
 // "stereo", "mono" or "N channels".
 std::string channels_str(int64_t channels) {
   return channels == 1 ? "mono" : channels == 2 ? "stereo" : std::to_string(channels) + " channels";
-}
-
-// A seeded standard-normal tensor of `shape`.
-Tensor random_input(const Shape& shape, uint64_t seed) {
-  Tensor x(shape);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = d(rng);
-  return x;
 }
 
 // The largest |a − b|, and the peak and RMS of b (a and b: same shape).
@@ -88,7 +78,7 @@ void run(const Args& a) {
   std::printf(
       "checkpoint: %.1f M parameters, built and loaded once in %.1f s (shared by every device)\n",
       static_cast<double>(model.parameters()) / 1e6, build_s);
-  const Tensor latent = random_input(shape, a.seed + 1);
+  const Tensor latent = entry.random_input.example(a.seconds, a.seed + 1);  // of `shape`
   // One shot on both meshes (no automatic chunks): the sharded and unsharded runs compare.
   RunOptions sharded_run, single_run;
   sharded_run.mesh = a.mesh;

@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -16,15 +15,7 @@ std::vector<int64_t> demo_input_shape(double seconds, const AudioModelEntry& mod
                                       const std::string& mesh) {
   MESHNN_CHECK(std::isfinite(seconds) && seconds >= 0.08 && seconds <= 60, "--seconds ", seconds,
                ": must be in [0.08, 60]");
-  const AudioIoSpec& in = model.random_input;
-  // round(seconds · frames per second) (round-half-even, as Python's round in the reference
-  // pipelines), at least one frame.
-  const int64_t T =
-      std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(seconds * in.frames_per_second)));
-  std::vector<int64_t> shape = in.shape;
-  for (int64_t& d : shape)
-    if (d < 0) d = 1;
-  shape[in.time_axis] = T;
+  const std::vector<int64_t> shape = model.random_input.example_shape(seconds);
   RunOptions run;
   run.mesh = mesh;
   run.chunk_frames = 0;

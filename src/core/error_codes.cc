@@ -4,7 +4,6 @@
 #include <iterator>
 
 #include "meshnn/core/error.h"
-#include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
 
 namespace meshnn {

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <sstream>
-#include <unordered_map>
 #include <vector>
 
 #include "core/enum_names.h"
@@ -191,13 +191,13 @@ class BlockCache {
   // memory, where a fresh block adds its own pages; without it a model whose activations shrink
   // stage by stage (an encoder: 164 → 82 → 41 MB blocks) keeps every size it ever used resident
   // at once. The bound keeps a small tensor from pinning a block a later large request needs.
-  std::unordered_map<size_t, std::deque<Block>>::iterator larger_locked(size_t size) {
-    auto best = free_.end();
-    for (auto it = free_.begin(); it != free_.end(); ++it)
-      if (!it->second.empty() && it->first > size && it->first / kMaxReuse <= size &&
-          (best == free_.end() || it->first < best->first))
-        best = it;
-    return best;
+  // The buckets are ordered by size, so the search starts at the first one above `size` and
+  // stops at the bound (a few buckets at 1/8-octave steps) instead of scanning every bucket.
+  std::map<size_t, std::deque<Block>>::iterator larger_locked(size_t size) {
+    for (auto it = free_.upper_bound(size); it != free_.end() && it->first / kMaxReuse <= size;
+         ++it)
+      if (!it->second.empty()) return it;
+    return free_.end();
   }
   // Moves the blocks freed before now − max age into `out` (each bucket is oldest first).
   void sweep_locked(Clock::time_point now, std::vector<void*>* out) {
@@ -240,7 +240,7 @@ class BlockCache {
   static constexpr size_t kMinCached = 64 << 10;
   static constexpr size_t kMaxReuse = 4;
   std::mutex mu_;
-  std::unordered_map<size_t, std::deque<Block>> free_;
+  std::map<size_t, std::deque<Block>> free_;  // by bucket size (larger_locked)
   size_t cached_ = 0, blocks_ = 0;
   size_t cap_ = 0;
   double max_age_ = 0;

@@ -3,7 +3,6 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
-#include <random>
 
 #include "cli/batch_limit.h"
 #include "meshnn/core/error.h"
@@ -52,24 +51,7 @@ ExampleQuery parse_example_query(std::string_view query) {
 }
 
 std::string example_input_npy(const AudioIoSpec& spec, const ExampleQuery& q) {
-  // spec.shape: −1 on the time axis and on a free batch axis (axis 0).
-  Shape shape(spec.shape.begin(), spec.shape.end());
-  const int64_t frames =
-      std::max<int64_t>(1, std::llround(q.seconds * std::max(spec.frames_per_second, 1e-9)));
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (static_cast<int>(i) == spec.time_axis)
-      shape[i] = frames;
-    else if (shape[i] < 0)
-      shape[i] = q.items;
-  }
-  MESHNN_CHECK_AS(InvalidArgument, q.items == 1 || spec.shape.empty() || spec.shape[0] < 0,
-                  "example items ", q.items, ": this model's batch is fixed at 1");
-  Tensor t = Tensor::empty(shape);
-  std::mt19937_64 gen(q.seed);
-  std::normal_distribution<float> normal(0.f, 1.f);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = normal(gen);
-  return npy_body(t);
+  return npy_body(spec.example(q.seconds, q.seed, q.items));
 }
 
 }  // namespace meshnn::serve

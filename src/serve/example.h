@@ -19,8 +19,8 @@ struct ExampleQuery {
 // range or unknown.
 ExampleQuery parse_example_query(std::string_view query);
 
-// spec's layout with B = items (1 where the batch is fixed) and T = max(1, round(seconds ·
-// frames_per_second)), standard normal values from a generator seeded with `seed` → .npy bytes.
+// spec.example(seconds, seed, items) (meshnn/audio_model.h: B = items, T = max(1, round(seconds ·
+// frames_per_second)), seeded standard normal values) → .npy bytes.
 std::string example_input_npy(const AudioIoSpec& spec, const ExampleQuery& q);
 
 }  // namespace meshnn::serve

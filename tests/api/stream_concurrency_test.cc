@@ -15,7 +15,6 @@
 
 #include "meshnn/audio_model.h"
 #include "meshnn/core/exclusive.h"
-#include "models/bigvgan/typed_model.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 
@@ -36,9 +35,9 @@ StreamOptions options(const char* mesh) {
   return o;
 }
 
-const BigVganVocoder& vocoder() {
-  static const BigVganVocoder v =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+const AudioModel& vocoder() {
+  static const AudioModel v =
+      AudioModel::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
   return v;
 }
 
@@ -124,11 +123,11 @@ TEST(StreamConcurrency, ClaimOrdersTheWritesOfSuccessiveHolders) {
 // pipeline as a multiset of samples), and the flush after them is the end of the serial output
 // bit for bit (a push that raced on the history would change both).
 TEST(StreamConcurrency, ConcurrentPushesRunOrAreRefusedAndStayExact) {
-  const BigVganVocoder& voc = vocoder();
-  const Tensor mel = random_rows({1, voc.num_mels(), 3}, 7, -8.f, 1.f);
+  const AudioModel& voc = vocoder();
+  const Tensor mel = random_rows({1, voc.input_spec().shape[1], 3}, 7, -8.f, 1.f);
   for (const char* mesh : {"1x1", "1x2"}) {
     SCOPED_TRACE(mesh);
-    StreamingVocoder s(voc, options(mesh));
+    AudioStream s = voc.stream(options(mesh));
     std::vector<Seen> seen(kThreads);
     std::atomic<int> ready{0};
     std::vector<std::thread> threads;
@@ -196,7 +195,7 @@ TEST(StreamConcurrency, ConcurrentPushesRunOrAreRefusedAndStayExact) {
     RunOptions one;
     one.mesh = "1x1";
     one.threads = 1;
-    EXPECT_LE(max_abs_diff(concat(nonempty, 2), voc.vocode(all, one)), kTol);
+    EXPECT_LE(max_abs_diff(concat(nonempty, 2), voc.run(all, one)), kTol);
   }
 }
 
@@ -205,12 +204,12 @@ TEST(StreamConcurrency, ConcurrentPushesRunOrAreRefusedAndStayExact) {
 // at least one call is refused while a long push runs, and afterwards the stream decodes a new
 // input bit for bit as it does again after a reset, and as the one-shot call to f32 rounding.
 TEST(StreamConcurrency, MixedPushFlushResetNeverCorruptOrDeadlock) {
-  const BigVganVocoder& voc = vocoder();
-  const Tensor small = random_rows({1, voc.num_mels(), 2}, 11, -8.f, 1.f);
-  const Tensor big = random_rows({1, voc.num_mels(), 64}, 12, -8.f, 1.f);
+  const AudioModel& voc = vocoder();
+  const Tensor small = random_rows({1, voc.input_spec().shape[1], 2}, 11, -8.f, 1.f);
+  const Tensor big = random_rows({1, voc.input_spec().shape[1], 64}, 12, -8.f, 1.f);
   for (const char* mesh : {"1x1", "1x2"}) {
     SCOPED_TRACE(mesh);
-    StreamingVocoder s(voc, options(mesh));
+    AudioStream s = voc.stream(options(mesh));
     std::vector<Seen> seen(kThreads);
     std::atomic<int> ready{0};
     std::vector<std::thread> threads;
@@ -240,14 +239,14 @@ TEST(StreamConcurrency, MixedPushFlushResetNeverCorruptOrDeadlock) {
     // The stream after the hammer decodes a new input as it does after a clean reset (the same
     // object: another pipeline may cut at other points, see above).
     s.reset();
-    const Tensor mel = random_rows({1, voc.num_mels(), 17}, 13, -8.f, 1.f);
+    const Tensor mel = random_rows({1, voc.input_spec().shape[1], 17}, 13, -8.f, 1.f);
     const Tensor a = push_cut(s, mel, {3, 9}, 2, 2);
     const Tensor b = push_cut(s, mel, {3, 9}, 2, 2);
     EXPECT_TRUE(same_bits(a, b));
     RunOptions one;
     one.mesh = "1x1";
     one.threads = 1;
-    EXPECT_LE(max_abs_diff(a, voc.vocode(mel, one)), kTol);
+    EXPECT_LE(max_abs_diff(a, voc.run(mel, one)), kTol);
   }
 }
 

@@ -5,8 +5,6 @@
 
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 
@@ -40,15 +38,14 @@ std::vector<std::vector<int64_t>> cut_sets(int64_t n, uint64_t seed) {
 }
 
 TEST(StreamingApi, BigVganEqualsVocodeOnOneDeviceAndPipeline) {
-  const BigVganVocoder voc =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  const AudioModel voc = AudioModel::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
   const int64_t T = 29;
-  const Tensor mel = random_rows({1, voc.num_mels(), T}, 41, -8.f, 1.f);
-  const Tensor ref = voc.vocode(mel, one_device());
+  const Tensor mel = random_rows({1, voc.input_spec().shape[1], T}, 41, -8.f, 1.f);
+  const Tensor ref = voc.run(mel, one_device());
   for (const char* mesh : {"1x1", "1x2"}) {
-    StreamingVocoder s(voc, on_mesh(mesh));
+    AudioStream s = voc.stream(on_mesh(mesh));
     EXPECT_EQ(s.mesh(), mesh);
-    EXPECT_EQ(s.sample_rate(), voc.sample_rate());
+    EXPECT_EQ(s.sample_rate(), voc.output_spec().sample_rate);
     for (const auto& cuts : cut_sets(T, 3)) {
       const Tensor y = push_cut(s, mel, cuts, 2, 2);
       EXPECT_LE(max_abs_diff(y, ref), kTol) << mesh << ", " << cuts.size() << " cuts";
@@ -59,12 +56,12 @@ TEST(StreamingApi, BigVganEqualsVocodeOnOneDeviceAndPipeline) {
 
 TEST(StreamingApi, LtxDecoderEqualsDecodeOnOneDeviceAndPipeline) {
   for (const char* ckpt : {"ltx23_small.safetensors", "ltx2_small.safetensors"}) {
-    const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path(ckpt));
+    const AudioModel dec = AudioModel::load(test::fixture_path(ckpt));
     const int64_t T = 7;
     const Tensor latent = random_rows({1, 8, T, 16}, 43, -2.f, 2.f);
-    const Tensor ref = dec.decode(latent, one_device());
+    const Tensor ref = dec.run(latent, one_device());
     for (const char* mesh : {"1x1", "1x2"}) {
-      StreamingLtxDecoder s(dec, on_mesh(mesh));
+      AudioStream s = dec.stream(on_mesh(mesh));
       for (const auto& cuts : cut_sets(T, 5)) {
         const Tensor y = push_cut(s, latent, cuts, 2, 2);
         EXPECT_LE(max_abs_diff(y, ref), kTol) << ckpt << " " << mesh << ", " << cuts.size();
@@ -76,16 +73,15 @@ TEST(StreamingApi, LtxDecoderEqualsDecodeOnOneDeviceAndPipeline) {
 // After n pushed frames every sample of frames [0, n − lookahead) is out, and no sample beyond
 // frame n − lookahead + 1: the stated look-ahead is the real one.
 TEST(StreamingApi, LookaheadIsWhatTheStreamHoldsBack) {
-  const BigVganVocoder voc =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_44k_small.safetensors"));
-  StreamingVocoder s(voc);
+  const AudioModel voc = AudioModel::load(test::fixture_path("bigvgan_v2_44k_small.safetensors"));
+  AudioStream s = voc.stream();
   const int64_t L = s.lookahead_frames(), hop = s.samples_per_frame();
   EXPECT_GT(L, 0);
-  EXPECT_NEAR(s.lookahead_ms(), 1e3 * L * hop / voc.sample_rate(), 1e-9);
+  EXPECT_NEAR(s.lookahead_ms(), 1e3 * L * hop / voc.output_spec().sample_rate, 1e-9);
   const int64_t n = L + 6;
   int64_t got = 0;
   for (int64_t i = 0; i < n; ++i)
-    got += s.push(random_rows({1, voc.num_mels(), 1}, 50 + i, -8.f, 1.f)).dim(2);
+    got += s.push(random_rows({1, voc.input_spec().shape[1], 1}, 50 + i, -8.f, 1.f)).dim(2);
   EXPECT_GE(got, (n - L) * hop);
   EXPECT_LT(got, (n - L + 1) * hop);
   EXPECT_EQ(s.samples_returned(), got);
@@ -93,31 +89,29 @@ TEST(StreamingApi, LookaheadIsWhatTheStreamHoldsBack) {
 }
 
 TEST(StreamingApi, ResetDropsTheStreamAndStartsAfresh) {
-  const BigVganVocoder voc =
-      BigVganVocoder::load(test::fixture_path("bigvgan_base_24k_small.safetensors"));
-  const Tensor mel = random_rows({1, voc.num_mels(), 12}, 61, -8.f, 1.f);
-  const Tensor ref = voc.vocode(mel, one_device());
-  StreamingVocoder s(voc);
-  s.push(random_rows({1, voc.num_mels(), 9}, 62, -8.f, 1.f));
+  const AudioModel voc = AudioModel::load(test::fixture_path("bigvgan_base_24k_small.safetensors"));
+  const Tensor mel = random_rows({1, voc.input_spec().shape[1], 12}, 61, -8.f, 1.f);
+  const Tensor ref = voc.run(mel, one_device());
+  AudioStream s = voc.stream();
+  s.push(random_rows({1, voc.input_spec().shape[1], 9}, 62, -8.f, 1.f));
   s.reset();
   EXPECT_EQ(s.frames_pushed(), 0);
   EXPECT_LE(max_abs_diff(push_cut(s, mel, {5}, 2, 2), ref), kTol);
 }
 
 TEST(StreamingApi, RefusesBadInputAndMeshes) {
-  const BigVganVocoder voc =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
-  StreamingVocoder s(voc);
-  EXPECT_THROW(s.push(random_rows({1, voc.num_mels() + 1, 3}, 1)), ShapeError);
-  EXPECT_THROW(s.push(random_rows({voc.num_mels(), 3}, 1)), ShapeError);
-  Tensor nan = random_rows({1, voc.num_mels(), 2}, 2);
+  const AudioModel voc = AudioModel::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  AudioStream s = voc.stream();
+  EXPECT_THROW(s.push(random_rows({1, voc.input_spec().shape[1] + 1, 3}, 1)), ShapeError);
+  EXPECT_THROW(s.push(random_rows({voc.input_spec().shape[1], 3}, 1)), ShapeError);
+  Tensor nan = random_rows({1, voc.input_spec().shape[1], 2}, 2);
   nan.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_THROW(s.push(nan), InvalidArgument);
-  EXPECT_THROW(StreamingVocoder(voc, on_mesh("2x1")), InvalidArgument);
-  EXPECT_THROW(StreamingVocoder(voc, on_mesh("banana")), InvalidArgument);
+  EXPECT_THROW(voc.stream(on_mesh("2x1")), InvalidArgument);
+  EXPECT_THROW(voc.stream(on_mesh("banana")), InvalidArgument);
   StreamOptions bad_threads;
   bad_threads.threads = -1;
-  EXPECT_THROW(StreamingVocoder(voc, bad_threads), InvalidArgument);
+  EXPECT_THROW(voc.stream(bad_threads), InvalidArgument);
 }
 
 }  // namespace

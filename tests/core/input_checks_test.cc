@@ -6,9 +6,9 @@
 
 #include <limits>
 
+#include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
 #include "models/ltx/audio_decoder.h"
-#include "models/ltx/typed_model.h"
 
 namespace meshnn {
 namespace {
@@ -78,9 +78,17 @@ TEST(InputChecks, LtxLatentBatchShapeAndFiniteBeforeAnyWork) {
 TEST(InputChecks, MeshFitAndMemoryRule) {
   // Without weights only the split itself is checked: every device a real frame (the loaded
   // model's halos: tests/graph/min_shard_rows_test.cc).
-  EXPECT_NO_THROW(meshnn::LtxAudioDecoder::check_mesh_fits(5, 5));
+  // (AudioModel::check_input with the model named: no file read.)
+  const auto check_mesh_fits = [](int64_t frames, int devices) {
+    RunOptions run;
+    run.mesh = "1x" + std::to_string(devices);
+    AudioModelOptions ltx;
+    ltx.model = "ltx-audio-decoder";
+    AudioModel::check_input("", {1, 8, frames, 16}, run, ltx);
+  };
+  EXPECT_NO_THROW(check_mesh_fits(5, 5));
   try {
-    meshnn::LtxAudioDecoder::check_mesh_fits(5, 8);
+    check_mesh_fits(5, 8);
     ADD_FAILURE();
   } catch (const ShapeError& e) {
     EXPECT_NE(std::string(e.what()).find("at most 5 device(s) fit"), std::string::npos) << e.what();

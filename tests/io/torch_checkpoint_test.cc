@@ -16,7 +16,6 @@
 #include "io/stored_zip.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
-#include "models/bigvgan/typed_model.h"
 #include "support/golden.h"
 
 namespace meshnn {
@@ -163,9 +162,9 @@ TEST(TorchCheckpoint, NvidiaFolderGivesTheSafetensorsBits) {
   std::normal_distribution<float> nd(-4.0f, 2.0f);
   Tensor mel = Tensor::empty({1, 100, 24});
   for (int64_t i = 0; i < mel.numel(); ++i) mel.data<float>()[i] = nd(rng);
-  const auto folder = BigVganVocoder::load(test::fixture_path("bigvgan_nvidia_folder"));
-  const auto st = BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
-  const Tensor a = folder.vocode(mel), b = st.vocode(mel);
+  const auto folder = AudioModel::load(test::fixture_path("bigvgan_nvidia_folder"));
+  const auto st = AudioModel::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  const Tensor a = folder.run(mel), b = st.run(mel);
   ASSERT_EQ(a.shape(), b.shape());
   EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0);
   // The registry takes the folder too (serve --model, AudioModel::load).
@@ -186,7 +185,7 @@ TEST(TorchCheckpoint, FolderWithoutWeightsNamesTheConverter) {
     EXPECT_NE(w.find("bigvgan_generator.pt"), std::string::npos) << w;
     EXPECT_NE(w.find("tools/convert_checkpoint.py"), std::string::npos) << w;
   }
-  EXPECT_THROW(BigVganVocoder::load(dir), InvalidArgument);
+  EXPECT_THROW(AudioModel::load(dir), InvalidArgument);
 }
 
 }  // namespace

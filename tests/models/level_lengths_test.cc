@@ -12,8 +12,7 @@
 
 #include "cli/audio_metrics.h"
 #include "io/io_test_util.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
+#include "meshnn/audio_model.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
 
@@ -45,17 +44,17 @@ Tensor uniform(const Shape& shape, float lo, float hi, uint32_t seed) {
 }
 
 TEST(LevelAtLengths, Ltx23) {
-  const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path("ltx23_small.safetensors"));
+  const AudioModel dec = AudioModel::load(test::fixture_path("ltx23_small.safetensors"));
   // The golden length against PyTorch.
   const auto io = test::load_fixture("ltx23_small_io.safetensors");
   const Tensor golden = io.at("output").to(DType::f32);
-  const Tensor got = dec.decode(io.at("input.latent").to(DType::f32));
+  const Tensor got = dec.run(io.at("input.latent").to(DType::f32));
   EXPECT_LT(std::abs(worst_level_db(golden, got, golden.dim(2), 4)), 0.01);
   // Random latents of 41 frames; prefixes of 7, 20 and 33 frames.
   const Tensor z = uniform({1, 8, 41, 16}, 0.f, 1.f, 351);
-  const Tensor full = dec.decode(z);
+  const Tensor full = dec.run(z);
   for (int64_t L : {7, 20, 33}) {
-    const Tensor part = dec.decode(z.narrow(2, 0, L).clone());
+    const Tensor part = dec.run(z.narrow(2, 0, L).clone());
     ASSERT_EQ(part.dim(2), dec.output_samples(L));
     // Away from the cut (the last 4 frames see the missing context): the same level.
     const double away = worst_level_db(full, part, dec.output_samples(L - 4), 8);
@@ -69,17 +68,16 @@ TEST(LevelAtLengths, Ltx23) {
 }
 
 TEST(LevelAtLengths, BigVgan) {
-  const BigVganVocoder voc =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  const AudioModel voc = AudioModel::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
   const auto io = test::load_fixture("bigvgan_v2_24k_small.safetensors");
   const Tensor golden = io.at("output").to(DType::f32);
-  const Tensor got = voc.vocode(io.at("input.mel").to(DType::f32));
+  const Tensor got = voc.run(io.at("input.mel").to(DType::f32));
   EXPECT_LT(std::abs(worst_level_db(golden, got, golden.dim(2), 4)), 0.01);
-  const int64_t hop = voc.hop_length();
-  const Tensor mel = uniform({1, voc.num_mels(), 61}, -6.f, 1.f, 352);
-  const Tensor full = voc.vocode(mel);
+  const int64_t hop = voc.output_samples(1);
+  const Tensor mel = uniform({1, voc.input_spec().shape[1], 61}, -6.f, 1.f, 352);
+  const Tensor full = voc.run(mel);
   for (int64_t L : {9, 30, 61}) {
-    const Tensor part = voc.vocode(mel.narrow(2, 0, L).clone());
+    const Tensor part = voc.run(mel.narrow(2, 0, L).clone());
     ASSERT_EQ(part.dim(2), L * hop);
     const double away = worst_level_db(full, part, (L - 4) * hop, 8);
     const double whole = worst_level_db(full, part, part.dim(2), 1);

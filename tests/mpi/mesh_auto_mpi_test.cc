@@ -12,8 +12,6 @@
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/error.h"
-#include "models/ltx/typed_model.h"
-#include "models/minimax_h3/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 
@@ -30,29 +28,28 @@ RunOptions mpi_run(const std::string& mesh) {
 
 TEST(MpiMeshAuto, StereoSplitsByItem) {
   if (mesh_detail::mpi_world_size() != 2) GTEST_SKIP() << "the 2-rank case";
-  const MiniMaxH3AudioVae vae =
-      MiniMaxH3AudioVae::load(test::fixture_path("minimax_h3_tiny"), Precision::fp32);
+  const AudioModel vae = AudioModel::load(test::fixture_path("minimax_h3_tiny"));
   const Tensor z = test::random_normal({2, 8, 12}, 95);
   ::setenv("MESHNN_LINK", "1g", 1);  // items need no halos: the link does not matter
-  const Tensor a = vae.decode(z, mpi_run("auto"));
+  const Tensor a = vae.run(z, mpi_run("auto"));
   ::unsetenv("MESHNN_LINK");
-  const auto bits = test::bit_equal(a, vae.decode(z, mpi_run("1x2")), "auto vs 1x2");
+  const auto bits = test::bit_equal(a, vae.run(z, mpi_run("1x2")), "auto vs 1x2");
   EXPECT_TRUE(bits);
   EXPECT_TRUE(test::mpi_all_true(bits));
 }
 
 TEST(MpiMeshAuto, LtxTimeSplitOnlyOnAFastEnoughLink) {
   const int n = mesh_detail::mpi_world_size();
-  const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path("ltx23_small.safetensors"));
+  const AudioModel dec = AudioModel::load(test::fixture_path("ltx23_small.safetensors"));
   const Tensor z = test::random_normal({1, 8, 40, 16}, 96);
   ::setenv("MESHNN_LINK", "10000:0", 1);  // 10 Tb/s, no latency: time pays
-  const Tensor a = dec.decode(z, mpi_run("auto"));
-  const auto bits = test::bit_equal(a, dec.decode(z, mpi_run("1x" + std::to_string(n))), "auto");
+  const Tensor a = dec.run(z, mpi_run("auto"));
+  const auto bits = test::bit_equal(a, dec.run(z, mpi_run("1x" + std::to_string(n))), "auto");
   EXPECT_TRUE(bits);
   ::setenv("MESHNN_LINK", "0.001:100000", 1);  // 1 Mb/s, 100 ms: replicas
   std::string error;
   try {
-    (void)dec.decode(z, mpi_run("auto"));
+    (void)dec.run(z, mpi_run("auto"));
   } catch (const InvalidArgument& e) {
     error = e.what();
   }

@@ -13,16 +13,14 @@
 
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio_model.h"
-#include "models/minimax_h3/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 
 namespace meshnn {
 namespace {
 
-const MiniMaxH3AudioVae& vae() {
-  static const MiniMaxH3AudioVae v =
-      MiniMaxH3AudioVae::load(test::fixture_path("minimax_h3_tiny"), Precision::fp32);
+const AudioModel& vae() {
+  static const AudioModel v = AudioModel::load(test::fixture_path("minimax_h3_tiny"));
   return v;
 }
 
@@ -61,15 +59,15 @@ TEST(MiniMaxH3Mpi, DecodeAndEncodeEqualOneDevice) {
   const int64_t T = 21;  // 4x1: 6 frames per device ≥ the decode's 5, the last one partial
   const Tensor z = test::random_normal({2, 8, T}, 91);
   const Tensor w = test::random_uniform({2, 1, 40 * 26 - 9}, 92, -0.5f, 0.5f);  // 26 latents
-  const Tensor z_one = vae().decode(z, run("1x1", Backend::local));
+  const Tensor z_one = vae().run(z, run("1x1", Backend::local));
   Tensor logs_one;
-  const Tensor m_one = vae().encode(w, &logs_one, run("1x1", Backend::local));
+  const Tensor m_one = vae().encode(w, run("1x1", Backend::local), &logs_one);
   for (const std::string& mesh : meshes()) {
-    const Tensor y = vae().decode(z, run(mesh, Backend::mpi));
-    expect_same(y, vae().decode(z, run(mesh, Backend::local)), z_one, "decode " + mesh);
+    const Tensor y = vae().run(z, run(mesh, Backend::mpi));
+    expect_same(y, vae().run(z, run(mesh, Backend::local)), z_one, "decode " + mesh);
     Tensor logs, logs_local;
-    const Tensor m = vae().encode(w, &logs, run(mesh, Backend::mpi));
-    const Tensor m_local = vae().encode(w, &logs_local, run(mesh, Backend::local));
+    const Tensor m = vae().encode(w, run(mesh, Backend::mpi), &logs);
+    const Tensor m_local = vae().encode(w, run(mesh, Backend::local), &logs_local);
     expect_same(m, m_local, m_one, "encode mean " + mesh);
     expect_same(logs, logs_local, logs_one, "encode logs " + mesh);
   }
@@ -78,8 +76,12 @@ TEST(MiniMaxH3Mpi, DecodeAndEncodeEqualOneDevice) {
 TEST(MiniMaxH3Mpi, StreamPipelineEqualsOneShot) {
   const int world = mesh_detail::mpi_world_size();
   const Tensor z = test::random_normal({2, 8, 16}, 93);
-  const Tensor ref = vae().decode(z, run("1x1", Backend::local));
-  auto s = vae().decode_stream(run("1x" + std::to_string(world), Backend::mpi));
+  const Tensor ref = vae().run(z, run("1x1", Backend::local));
+  StreamOptions so;
+  so.mesh = "1x" + std::to_string(world);
+  so.backend = Backend::mpi;
+  so.threads = 1;
+  AudioStream s = vae().stream(so);
   const bool last = mesh_detail::mpi_world_rank() == world - 1;
   EXPECT_EQ(s.returns_output(), last);
   std::vector<Tensor> parts;

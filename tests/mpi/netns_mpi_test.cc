@@ -22,7 +22,6 @@
 
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio_model.h"
-#include "models/ltx/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
@@ -41,15 +40,15 @@ StreamOptions pipeline(Backend b) {
 }
 
 TEST(MpiAcrossHosts, StreamPipelineEqualsLocalPipelineBitForBit) {
-  const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path("ltx23_small.safetensors"));
+  const AudioModel dec = AudioModel::load(test::fixture_path("ltx23_small.safetensors"));
   const int64_t T = 11;
   const Tensor latent = test::random_rows({1, 8, T, 16}, 81, -2.f, 2.f);
   const std::vector<int64_t> cuts = test::random_cuts(T, 3, 82);
-  StreamingLtxDecoder mpi(dec, pipeline(Backend::mpi));
+  AudioStream mpi = dec.stream(pipeline(Backend::mpi));
   const Tensor y = test::push_cut(mpi, latent, cuts, 2, 2);
   bool ok = true;
   if (mpi.returns_output()) {
-    StreamingLtxDecoder local(dec, pipeline(Backend::local));
+    AudioStream local = dec.stream(pipeline(Backend::local));
     const auto bits = test::bit_equal(y, test::push_cut(local, latent, cuts, 2, 2), "pipeline");
     EXPECT_TRUE(bits);
     ok = bits;
@@ -72,19 +71,19 @@ TEST(MpiAcrossHosts, CutLinkEndsTheCallWithCommError) {
   const char* dir = std::getenv("MESHNN_NETNS_CUT_DIR");
   if (!dir) GTEST_SKIP() << "run by tests/python/test_netns_mesh.py across two namespaces";
   const int rank = mesh_detail::mpi_world_rank();
-  const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path("ltx23_small.safetensors"));
+  const AudioModel dec = AudioModel::load(test::fixture_path("ltx23_small.safetensors"));
   const Tensor latent = test::random_normal({1, 8, 40, 16}, 83);
   RunOptions run;
   run.mesh = pipeline_mesh();
   run.backend = Backend::mpi;
   run.threads = 1;
-  (void)dec.decode(latent, run);
+  (void)dec.run(latent, run);
   std::ofstream(std::filesystem::path(dir) / ("ready" + std::to_string(rank))).put('\n');
   ASSERT_TRUE(wait_for_file(std::filesystem::path(dir) / "go", 60));
   const auto t0 = std::chrono::steady_clock::now();
   std::string result = "no error";
   try {
-    (void)dec.decode(latent, run);
+    (void)dec.run(latent, run);
   } catch (const CommError& e) {
     result = std::string("CommError: ") + e.what();
   } catch (const std::exception& e) {

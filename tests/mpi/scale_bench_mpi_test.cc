@@ -21,9 +21,6 @@
 
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio_model.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
-#include "models/minimax_h3/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 
@@ -92,32 +89,32 @@ TEST(MpiScaleBench, Table) {
   const std::string dir = bench_dir();
   const int reps = 3;
   {
-    const LtxAudioDecoder ltx = LtxAudioDecoder::load(dir + "/ltx23.safetensors");
+    const AudioModel ltx = AudioModel::load(dir + "/ltx23.safetensors");
     const Tensor z = test::random_normal({1, 8, 50, 16}, 1);  // 2 s at 25 latent frames / s
     for (int t : thread_counts())
       measure("ltx23_2s_time_shard threads=" + std::to_string(t), reps, 1,
-              [&] { (void)ltx.decode(z, run_on(t)); });
+              [&] { (void)ltx.run(z, run_on(t)); });
   }
   {
-    const MiniMaxH3AudioVae h3 = MiniMaxH3AudioVae::load(dir + "/h3");
-    const Tensor z = test::random_normal({2, h3.latent_channels(), 80}, 2);  // 2 s stereo
+    const AudioModel h3 = AudioModel::load(dir + "/h3");
+    const Tensor z = test::random_normal({2, h3.input_spec().shape[1], 80}, 2);  // 2 s stereo
     for (int t : thread_counts())
       measure("h3_2s_stereo_split threads=" + std::to_string(t), reps, 1,
-              [&] { (void)h3.decode(z, run_on(t)); });
+              [&] { (void)h3.run(z, run_on(t)); });
   }
   {
-    const BigVganVocoder voc = BigVganVocoder::load(dir + "/bigvgan");
+    const AudioModel voc = AudioModel::load(dir + "/bigvgan");
     const int64_t T = 188, push = 32;  // 2 s of 24 kHz mel (hop 256), pushes of 32 frames
-    const Tensor mel = test::random_normal({1, voc.num_mels(), T}, 3);
+    const Tensor mel = test::random_normal({1, voc.input_spec().shape[1], T}, 3);
     for (int t : thread_counts())
       measure("bigvgan_2s_time_shard threads=" + std::to_string(t), reps, 1,
-              [&] { (void)voc.vocode(mel, run_on(t)); });
+              [&] { (void)voc.run(mel, run_on(t)); });
     for (int t : thread_counts()) {
       StreamOptions o;
       o.mesh = run_on(t).mesh;
       o.backend = run_on(t).backend;
       o.threads = t;
-      StreamingVocoder s(voc, o);
+      AudioStream s = voc.stream(o);
       measure("bigvgan_2s_stream_pipeline threads=" + std::to_string(t), reps,
               (T + push - 1) / push, [&] {
                 for (int64_t a = 0; a < T; a += push)

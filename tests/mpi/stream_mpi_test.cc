@@ -7,8 +7,6 @@
 
 #include "mesh/mpi_comm.h"
 #include "meshnn/audio_model.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
 #include "mpi/mpi_test_util.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
@@ -41,13 +39,13 @@ Tensor push_cut(Stream& s, const Tensor& in, const std::vector<int64_t>& cuts) {
 
 TEST(StreamMpi, LtxDecoderPipelineEqualsOneShot) {
   for (const char* ckpt : {"ltx23_small.safetensors", "ltx2_small.safetensors"}) {
-    const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path(ckpt));
+    const AudioModel dec = AudioModel::load(test::fixture_path(ckpt));
     const int64_t T = 9;
     const Tensor latent = test::random_rows({1, 8, T, 16}, 71, -2.f, 2.f);
-    StreamingLtxDecoder s(dec, pipeline());
+    AudioStream s = dec.stream(pipeline());
     const bool last = mesh_detail::mpi_world_rank() == mesh_detail::mpi_world_size() - 1;
     EXPECT_EQ(s.returns_output(), last);
-    const Tensor ref = last ? dec.decode(latent, one_device()) : Tensor();
+    const Tensor ref = last ? dec.run(latent, one_device()) : Tensor();
     for (const auto& cuts : {std::vector<int64_t>{}, test::random_cuts(T, 3, 8),
                              std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8}}) {
       const Tensor y = push_cut(s, latent, cuts);
@@ -65,15 +63,14 @@ TEST(StreamMpi, LtxDecoderPipelineEqualsOneShot) {
 }
 
 TEST(StreamMpi, BigVganPipelineEqualsOneShot) {
-  const BigVganVocoder voc =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_44k_small.safetensors"));
+  const AudioModel voc = AudioModel::load(test::fixture_path("bigvgan_v2_44k_small.safetensors"));
   const int64_t T = 33;
-  const Tensor mel = test::random_rows({1, voc.num_mels(), T}, 73, -8.f, 1.f);
-  StreamingVocoder s(voc, pipeline());
+  const Tensor mel = test::random_rows({1, voc.input_spec().shape[1], T}, 73, -8.f, 1.f);
+  AudioStream s = voc.stream(pipeline());
   const Tensor y = push_cut(s, mel, test::random_cuts(T, 6, 9));
   bool ok = true;
   if (s.returns_output()) {
-    const double d = test::max_abs_diff(y, voc.vocode(mel, one_device()));
+    const double d = test::max_abs_diff(y, voc.run(mel, one_device()));
     ok = d <= kTol;
     EXPECT_LE(d, kTol);
   }

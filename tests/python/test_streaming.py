@@ -23,6 +23,10 @@ def test_bigvgan_stream_equals_one_shot(bigvgan, rng, mesh):
     mel = rng.uniform(-8, 1, (1, bigvgan.num_mels, 30)).astype(np.float32)
     s = bigvgan.stream(mesh=mesh)
     assert s.lookahead_frames > 0 and s.sample_rate == bigvgan.sample_rate
+    first = s.push(mel[:, :, :5].copy())
+    assert s.frames_pushed == 5 and s.samples_returned == first.shape[2]
+    s.reset()
+    assert s.frames_pushed == 0 and s.samples_returned == 0
     got = push_in_pieces(s, mel, 2, rng)
     want = bigvgan(mel, mesh='1x1')
     assert got.shape == want.shape

@@ -43,6 +43,11 @@ class BackendError : public Error {
 class CommError : public Error {
   using Error::Error;
 };
+// A second call on an object that takes one call at a time (a stream's push / flush / reset)
+// while another thread's call on it runs; the object is left as it was (core/exclusive.h).
+class InUseError : public Error {
+  using Error::Error;
+};
 
 namespace detail {
 template <class... Args>

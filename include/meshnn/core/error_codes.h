@@ -1,8 +1,8 @@
 // The one error → status table: for each typed error of the library (include/meshnn/core/error.h,
-// NumericalError in input_checks.h, InUseError in exclusive.h) its HTTP status and stable code
-// string (serve's JSON answers and WebSocket error frames), its CLI exit code and the Python
-// exception it becomes. serve/errors.cc, the CLI's exit (cli/failure.cc) and the Python module's
-// exception translator read it; tests/core/error_codes_test.cc walks every row through all four.
+// NumericalError in input_checks.h) its HTTP status and stable code string (serve's JSON answers
+// and WebSocket error frames), its CLI exit code and the Python exception it becomes.
+// serve/errors.cc, the CLI's exit (cli/failure.cc) and the Python module's exception translator
+// read it; tests/core/error_codes_test.cc walks every row through all four.
 #pragma once
 
 #include <exception>

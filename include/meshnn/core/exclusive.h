@@ -11,14 +11,9 @@
 #include <atomic>
 #include <string>
 
-#include "meshnn/core/error.h"
+#include "meshnn/core/error.h"  // InUseError
 
 namespace meshnn {
-
-// A second call on an object while another thread's call on it runs.
-class InUseError : public Error {
-  using Error::Error;
-};
 
 class ExclusiveUse {
  public:

@@ -1,6 +1,6 @@
 // NVIDIA's BigVGAN folder (config.json beside bigvgan_generator.pt as NVIDIA publishes it, or
 // bigvgan_generator.safetensors converted): how a path names a BigVGAN checkpoint's files, shared
-// by the public BigVganVocoder::load and the registry entry (entry.cc).
+// by the registry entry's recognition and its load (entry.cc).
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 #include <numbers>
 #include <random>
 
+#include "meshnn/io/safetensors.h"
 #include "meshnn/ops/filter_design.h"
 #include "models/common/audio_description.h"
 #include "models/ltx/weights.h"
@@ -163,6 +164,15 @@ std::map<std::string, Tensor> random_ltx_state(const LtxAudioConfig& cfg, uint64
   Filler f(seed);
   register_all(ltx_weights(cfg), cfg, f);
   return f.fill();
+}
+
+void save_random_ltx23(const std::string& path, uint64_t seed) {
+  const nlohmann::json config = ltx23_reference_config();
+  const LtxAudioConfig cfg = parse_ltx_audio_config(config, "LTX-2.3 reference config");
+  std::map<std::string, Tensor> bf;
+  for (const auto& [k, t] : random_ltx_state(cfg, seed))
+    bf[k] = t.to(DType::bf16);  // values are bf16-exact: lossless
+  io::save_safetensors(path, bf, {{"config", config.dump()}});
 }
 
 }  // namespace meshnn::models
