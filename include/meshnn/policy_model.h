@@ -51,6 +51,9 @@ struct PolicyPart {
   // Whether run() returns one tensor (the CLI writes it as .npy) or several by name (.safetensors
   // with metadata()).
   bool one_output = true;
+  // Whether validate() alone is worth a call for this part (the CLI's --describe without --out:
+  // only the inputs fixed at load are needed then).
+  bool validates_alone = false;
 };
 
 // A registered policy model as the registry describes it before any path is given
@@ -100,8 +103,9 @@ class PolicyModel {
   // path: a checkpoint file or folder; the first registered model that recognises it (or
   // options.model) loads it; when none does, the InvalidArgument says for each why not.
   static PolicyModel load(const std::string& path, const PolicyModelOptions& options);
-  // Everything load() checks (config, inputs fixed at load, mesh split, every checkpoint key and
-  // shape) without packing a weight → the plan as JSON.
+  // The checks of load() that need no packing → the plan as JSON. What they cover is the model's
+  // (GR00T: config, token layout, mesh split and every adapter key and shape; the whole policy's
+  // action-head keys are checked by load()).
   static std::string validate(const std::string& path, const PolicyModelOptions& options);
   static std::vector<std::string> registered();  // the names, in the order load() asks them
   static std::vector<PolicyModelEntry> catalog();

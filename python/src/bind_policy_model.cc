@@ -57,6 +57,7 @@ py::dict entry_dict(const PolicyModelEntry& e) {
     pd["command"] = p.command;
     pd["required"] = p.required;
     pd["one_output"] = p.one_output;
+    pd["validates_alone"] = p.validates_alone;
     parts.append(pd);
   }
   d["inputs"] = inputs;

@@ -74,7 +74,7 @@ bool at_load(const PolicyModelEntry& e, const std::string& name) {
 }
 
 // A part that validates alone: a --describe without --out needs only the inputs fixed at load.
-bool describe_alone(const PolicyPart& p) { return !p.one_output; }
+bool describe_alone(const PolicyPart& p) { return p.validates_alone; }
 
 // The part's required options that were not given: InvalidArgument naming them. A part that
 // validates alone needs only its inputs at load with --describe and no --out; when it misses

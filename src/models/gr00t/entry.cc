@@ -43,12 +43,14 @@ PolicyModelEntry catalog_entry() {
               "Euler steps)",
               "gr00t-policy",
               {"features", "token_types", "state", "embodiment", "out"},
-              true},
+              true,
+              false},
              {"adapter",
               "GR00T VL adapter: vlln → VL-SA → gather → hoisted cross K/V + state encoder",
               "gr00t-adapter",
               {"token_types", "features", "out"},
-              false}};
+              false,
+              true}};
   return e;
 }
 
