@@ -105,6 +105,10 @@ TEST(PolicyModel, RefusesWhatTheModelDoesNotTake) {
   o = h.options("policy");
   o.model = "no-such-model";
   expect_error<InvalidArgument>([&] { PolicyModel::load(h.path, o); }, {"no-such-model", "gr00t"});
+  const PolicyModel adapter = PolicyModel::load(h.path, h.options("adapter"));
+  PolicyStep denoise = h.step(false);
+  denoise.steps = 2;
+  expect_error<InvalidArgument>([&] { adapter.run(denoise); }, {"adapter", "steps"});
   const PolicyModel m = PolicyModel::load(h.path, h.options("policy"));
   PolicyStep s = h.step(true);
   s.inputs["image"] = h.in("features");

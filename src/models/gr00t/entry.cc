@@ -167,7 +167,8 @@ struct AdapterPart final : PolicyModel::Impl {
   }
   std::map<std::string, Tensor> run(const PolicyStep& s) const override {
     const Tensor state = input(s, "state");
-    MESHNN_CHECK(!input(s, "noise").defined(), kName, ": the adapter part takes no noise");
+    MESHNN_CHECK(!input(s, "noise").defined() && s.steps == 0, kName,
+                 ": the adapter part runs no denoising steps (no noise, no steps)");
     return adapter.named_tensors(adapter.run(input(s, "features"), Tensor(), state, s.embodiment));
   }
 };
