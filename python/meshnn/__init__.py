@@ -15,8 +15,12 @@ policy on CPUs, without PyTorch at run time (torch tensors are accepted and can 
     vae = meshnn.MiniMaxH3AudioVAE.from_pretrained("MiniMax-H3/audio_vae")
     wave = vae.decode(latents).sample        # (2, 32, T) → (2, 1, 800·T) at 32 kHz (stereo = 2)
 
+    policy = meshnn.PolicyModel.load("action_head.safetensors", variant="n1.7",
+                                     inputs={"token_types": types})   # any policy model
+    actions = policy.run({"features": f, "state": s}, embodiment=0)["actions"]   # (1, T, A)
+
     adapter = meshnn.gr00t.VlAdapter("action_head.safetensors", version="n1.5", token_types=types)
-    out = adapter(features, state=state)     # dict of arrays, as `meshnn gr00t-adapter` writes
+    out = adapter(features, state=state)     # dict of arrays, as `meshnn policy --part adapter` writes
     policy = meshnn.gr00t.Policy.from_checkpoint("action_head.safetensors", "n1.6", types)
     actions = policy.get_action(features, state=state, embodiment=0, seed=0)   # (1, T, A)
 
@@ -35,10 +39,11 @@ from ._bigvgan import BigVGAN, mel_spectrogram
 from ._common import process_rank
 from ._ltx import LtxAudioDecoder
 from ._minimax_h3 import MiniMaxH3AudioVAE, MiniMaxH3EncodeStream
+from ._policy import PolicyModel
 from ._streams import AudioEncodeStream
 from . import gr00t
 
 __version__ = _meshnn.__version__
 __all__ = ['AudioEncodeStream', 'AudioModel', 'BigVGAN', 'LtxAudioDecoder', 'MiniMaxH3AudioVAE',
-           'MiniMaxH3EncodeStream', 'gr00t', 'mel_spectrogram', 'process_rank', 'read_wav',
-           'write_wav']
+           'MiniMaxH3EncodeStream', 'PolicyModel', 'gr00t', 'mel_spectrogram', 'process_rank',
+           'read_wav', 'write_wav']

@@ -1,7 +1,7 @@
-// Shared helpers of the _meshnn bindings (module.cc, bind_audio_model.cc, bind_streams.cc and the
-// per-model binding files): tensors across the boundary (to_numpy / view_of), progress callbacks
-// (ProgressBridge), the GIL-free compute wrapper and the list of per-model bindings. See module.cc
-// for the module's conventions.
+// Shared helpers of the _meshnn bindings (module.cc, bind_audio_model.cc, bind_streams.cc,
+// bind_policy_model.cc and the per-model binding files): tensors across the boundary (to_numpy /
+// view_of), progress callbacks (ProgressBridge), the GIL-free compute wrapper and the list of
+// per-model bindings. See module.cc for the module's conventions.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -106,8 +106,9 @@ py::array compute(ProgressBridge& bridge, const Call& call) {
 
 // One function per area, each adding its classes and functions to the module (called in this
 // order by PYBIND11_MODULE in module.cc).
-void bind_streams(py::module_& m);      // AudioStream, AudioEncodeStream (bind_streams.cc)
-void bind_audio_model(py::module_& m);  // AudioModelOptions, AudioModel (bind_audio_model.cc)
+void bind_streams(py::module_& m);       // AudioStream, AudioEncodeStream (bind_streams.cc)
+void bind_audio_model(py::module_& m);   // AudioModelOptions, AudioModel (bind_audio_model.cc)
+void bind_policy_model(py::module_& m);  // PolicyModel (bind_policy_model.cc)
 
 // The bindings of models outside the audio registry (one file each, bind_<model>.cc) add
 // themselves from a namespace-scope initialiser (`const bool added = add_model_binding(&f);`),

@@ -14,10 +14,11 @@
 // thread that reports. Errors: each meshnn error becomes the Python exception of core's one error
 // table (core/error_codes.h: InvalidArgument / ShapeError → ValueError, WeightError → KeyError).
 //
-// The bindings live in one file per area (bind_audio_model.cc, bind_streams.cc, and one file per
-// model outside the audio registry, which adds itself: bind_common.h's add_model_binding; shared
-// helpers in bind_common.{h,cc}); this file is the module's entry point, its error mapping, and the
-// small module-level functions (MPI backend, WAV files).
+// The bindings live in one file per area (bind_audio_model.cc, bind_policy_model.cc,
+// bind_streams.cc, and one file per model outside the registries' generic classes, which adds
+// itself: bind_common.h's add_model_binding; shared helpers in bind_common.{h,cc}); this file is
+// the module's entry point, its error mapping, and the small module-level functions (MPI backend,
+// WAV files).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -96,6 +97,7 @@ PYBIND11_MODULE(_meshnn, m) {
 
   bind_streams(m);
   bind_audio_model(m);
+  bind_policy_model(m);
   bind_backends(m);
   bind_wav_files(m);
   bind_models(m);

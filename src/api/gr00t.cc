@@ -206,17 +206,24 @@ AdapterPlan adapter_plan(const Prepared& p, AdapterOptions& opt) {
                             0);
 }
 
+// What a loaded adapter or policy keeps: the load's checks (source, configs, layout, mesh), its
+// options, the adapter's plan, device 0's description and the runners of every device's slice.
+template <class Runner, class Options>
+struct Loaded {
+  Prepared p;
+  Options opt;
+  AdapterPlan plan;
+  std::string describe;
+  DeviceSlices<Runner> runners;
+  Loaded(Prepared prep, const Options& o) : p(std::move(prep)), opt(o), runners(p.mc) {}
+};
+
 }  // namespace
 
 // ---- Adapter --------------------------------------------------------------------------------
 
-struct Adapter::Impl {
-  Prepared p;
-  AdapterOptions opt;
-  AdapterPlan plan;
-  std::string describe;
-  DeviceSlices<VlAdapter> runners;
-  Impl(Prepared prep, const AdapterOptions& o) : p(std::move(prep)), opt(o), runners(p.mc) {}
+struct Adapter::Impl : Loaded<VlAdapter, AdapterOptions> {
+  using Loaded::Loaded;
 };
 
 Adapter::Adapter(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -300,14 +307,9 @@ const MeshConfig& Adapter::mesh() const { return impl_->p.mc; }
 
 // ---- Policy ---------------------------------------------------------------------------------
 
-struct Policy::Impl {
-  Prepared p;
-  PolicyOptions opt;
-  ActionHeadConfig hc;
-  AdapterPlan plan;
-  std::string describe;
-  DeviceSlices<PolicyRunner> runners;
-  Impl(Prepared prep, const PolicyOptions& o) : p(std::move(prep)), opt(o), runners(p.mc) {}
+struct Policy::Impl : Loaded<PolicyRunner, PolicyOptions> {
+  using Loaded::Loaded;
+  ActionHeadConfig hc;  // the head's dims, from the adapter's config document
 };
 
 Policy::Policy(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -124,7 +124,7 @@ Tensor read_latent(const Args& a, const RunOptions& run) {
   return z;
 }
 
-// The WAV and the summary: one channel per item and output channel (LTX: stereo).
+// The WAV and the summary: one channel per item and output channel (a stereo model: two).
 void write_output(const Args& a, const Tensor& wave, int sample_rate, double load_s, double secs,
                   std::chrono::steady_clock::time_point t0) {
   const int64_t channels = wave.dim(0) * wave.dim(1), S = wave.dim(2);

@@ -1,6 +1,7 @@
-// meshnn audio-encode: a WAV + any registered model with an encoder (today the MiniMax-H3 audio
-// VAE: 32 kHz → (B, 32, T), T = ⌈samples / 800⌉, zero right-pad, never a crop) → latents .npy,
-// one batch item per WAV channel. The model is found by meshnn::AudioModel::load.
+// meshnn audio-encode: a WAV + any registered model with an encoder (AudioModel::catalog()'s
+// has_encoder: the wave at its sample rate → (B, C, T), T = ⌈samples / hop⌉, zero right-pad,
+// never a crop) → latents .npy, one batch item per WAV channel. The model is found by
+// meshnn::AudioModel::load.
 #include <cstdio>
 
 #include "cli/audio_common.h"

@@ -40,7 +40,8 @@ std::vector<std::string> files_read_for(const std::string& value, bool model_pat
     try {
       for (const std::string& f : AudioModel::files(value)) files.push_back(f);
     } catch (const Error&) {
-      // Not a model of the registry (a GR00T head, a broken file): the command's load says why.
+      // Not a model of the registry (a policy model's checkpoint, a broken file): the command's
+      // load says why.
     }
   }
   return files;

@@ -2,9 +2,9 @@
 // float32 frames of `--frames-from` (audio-decode, vocode) and the binary messages of serve's
 // WebSocket `/stream`. A frame is one time step of the model's input for `items` batch items,
 // item-major: items × (the input's fixed dims, in order) float32 values. From the input spec:
-//   LTX latent (1, 8, T, 16): items 1 (the batch is fixed), frame = latent[:, t, :], 128 values;
-//   BigVGAN mel (B, num_mels, T): frame = mel[b, :, t] for b = 0 … items − 1;
-//   MiniMax-H3 latents (B, C, T): frame = z[b, :, t] for each item (stereo: items 2, 2·C values).
+//   a latent (1, C, T, F) with a fixed batch: items 1, frame = latent[:, t, :], C·F values;
+//   a mel (B, num_mels, T): frame = mel[b, :, t] for b = 0 … items − 1;
+//   latents (B, C, T): frame = z[b, :, t] for each item (stereo: items 2, 2·C values).
 // `items` is chosen by the caller (`--items N`, `?items=N`; default 1): raw frames carry no shape,
 // so a stereo stream read as mono (or the reverse) would decode silently wrong.
 #pragma once

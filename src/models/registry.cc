@@ -1,6 +1,6 @@
-// The registry of audio models: every family's entry, listed here by name (CTranslate2's
-// register_supported_models, ggml's backend registry), so that a static link cannot drop a model
-// whose entry.cc nothing else references, and the load order is written in one place.
+// The registries of audio models and of policy models: every family's entry, listed here by name
+// (CTranslate2's register_supported_models, ggml's backend registry), so that a static link cannot
+// drop a model whose entry.cc nothing else references, and the load order is written in one place.
 #include <algorithm>
 #include <stdexcept>
 #include <tuple>
@@ -9,6 +9,7 @@
 #include "meshnn/core/error.h"
 #include "meshnn/io/safetensors.h"
 #include "models/model_spec.h"
+#include "models/policy_spec.h"
 
 namespace meshnn::models {
 
@@ -16,6 +17,7 @@ namespace meshnn::models {
 ModelSpec minimax_h3_audio_vae_spec();
 ModelSpec ltx_audio_decoder_spec();
 ModelSpec nvidia_bigvgan_spec();
+PolicySpec gr00t_policy_spec();
 
 namespace {
 
@@ -49,6 +51,12 @@ std::vector<ModelSpec>& specs() {
 }  // namespace
 
 const std::vector<ModelSpec>& model_specs() { return specs(); }
+
+// Every policy family meshnn ships, in load order. A new policy model adds its entry here.
+const std::vector<PolicySpec>& policy_specs() {
+  static const std::vector<PolicySpec> all{gr00t_policy_spec()};
+  return all;
+}
 
 bool register_model_spec(ModelSpec spec) {
   insert_in_order(specs(), std::move(spec));

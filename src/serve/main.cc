@@ -115,9 +115,11 @@ void run(Args& a) {
 // The options of `meshnn serve` / meshnn-serve, in the order --help lists them: what is served
 // and how it computes, then the bounds, then who may call it and how it runs.
 void add_compute_options(CLI::App* cmd, Args* a) {
+  const std::string kinds =
+      cli::checkpoint_help(cli::registered_models([](const AudioModelEntry&) { return true; }));
   cmd->add_option("--model", a->models,
-                  "NAME=PATH, repeatable: anything the model registry loads (a checkpoint, a "
-                  "BigVGAN folder, a MiniMax-H3 diffusers folder); the model is found from it")
+                  "NAME=PATH, repeatable: anything the audio model registry loads (" + kinds +
+                      "); the model is found from it")
       ->required();
   cmd->add_option("--host", a->cfg.host, "address to listen on")->capture_default_str();
   add_int_option(cmd, "--port", a->cfg.port, 0, 65535, "port (0 = any free port, printed at start)")

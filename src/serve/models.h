@@ -20,7 +20,7 @@ class ServedModel {
                                                  const StagePrecision& precision);
 
   const std::string& name() const { return name_; }
-  std::string kind_name() const { return model_.variant(); }  // "ltx-2.3" | "bigvgan" | …
+  std::string kind_name() const { return model_.variant(); }  // AudioModel::variant()
   int sample_rate() const { return model_.output_spec().sample_rate; }
   // Output channels of one input item (a batch of B items gives B · channels(), one per item).
   int channels() const { return static_cast<int>(model_.output_spec().shape[1]); }
@@ -36,7 +36,7 @@ class ServedModel {
   // The stream frame for `items` batch items (InvalidArgument when the model takes fewer).
   cli::StreamFrame stream_frame(int64_t items) const;
   double frames_per_second() const;  // input frames per second of output
-  // Stream frames pushed at a time: ~1/3 s of audio (8 LTX latent frames, ~32 mels), so a client
+  // Stream frames pushed at a time: ~1/3 s of audio (the input's frames per second), so a client
   // that leaves mid-message frees the worker soon; the output does not depend on the cut.
   int64_t push_group() const;
   // The JSON entry of GET /v1/models.
@@ -48,7 +48,7 @@ class ServedModel {
   // Output seconds the input will give, summed over its output channels (for
   // --max-audio-seconds: 10 s of stereo counts 20 s).
   double output_seconds(const Tensor& input) const;
-  // AudioModel::run on mesh auto (the CLI's call: for LTX one shot up to 10 s, chunks above) →
+  // AudioModel::run on mesh auto (the CLI's call: chunked above the model's own bound, if any) →
   // (1, C, S) planar f32 (a batch's (B, 1, S) as (1, B, S): one channel per item).
   // threads: OpenMP threads of the call.
   Tensor run(const Tensor& input, int threads, const ProgressFn& progress) const;

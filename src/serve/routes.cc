@@ -69,7 +69,8 @@ std::vector<Route> build() {
   return r;
 }
 
-// "/v1/models/{name}/x" against "/v1/models/ltx/x": segment by segment, {name} any non-empty one.
+// "/v1/models/{name}/x" against "/v1/models/decoder/x": segment by segment, {name} any non-empty
+// one.
 bool matches(std::string_view tmpl, std::string_view path, std::string& name) {
   while (!tmpl.empty() || !path.empty()) {
     if (tmpl.empty() || path.empty() || tmpl[0] != '/' || path[0] != '/') return false;
