@@ -204,6 +204,7 @@ std::string BigVganVocoder::config_json() const { return impl_->config_json; }
 int64_t BigVganVocoder::min_frames_per_device() const {
   return impl_->weights().min_frames_per_device();
 }
+graph::Reach BigVganVocoder::reach() const { return impl_->weights().graph()->reach(); }
 
 Tensor BigVganVocoder::vocode(const Tensor& mel, const RunOptions& run) const {
   MESHNN_CHECK_AS(ShapeError, mel.defined() && mel.dtype() == DType::f32,

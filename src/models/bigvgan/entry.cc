@@ -2,12 +2,14 @@
 // checkpoint or folder and runs the typed BigVganVocoder (typed_model.h) behind AudioModel's
 // calls.
 #include <filesystem>
+#include <functional>
 
 #include "meshnn/audio_model.h"
 #include "meshnn/io/torch_checkpoint.h"
 #include "models/bigvgan/folder.h"
 #include "models/bigvgan/typed_model.h"
 #include "models/model_spec.h"
+#include "runtime/chunked.h"
 
 namespace meshnn::models {
 namespace {
@@ -32,8 +34,29 @@ struct BigVganModel final : AudioModel::Impl {
     has_wave_input = true;
   }
   int64_t output_samples(int64_t frames) const override { return frames * voc.hop_length(); }
+  // Chunks of N mel frames (RunOptions::chunk_frames > 0) on one device; the automatic rule (−1)
+  // runs one shot (a mesh bounds its memory).
+  int64_t chunk_frames(int64_t, const RunOptions& run) const override {
+    MESHNN_CHECK_AS(
+        InvalidArgument, run.chunk_frames <= 0 || run.mesh == "auto" || run.mesh == "1x1",
+        "chunks of ", run.chunk_frames, " mel frames need mesh 1x1 (got ", run.mesh,
+        "): a chunked vocode runs on one device; vocode one shot to shard over the mesh");
+    return run.chunk_frames > 0 ? run.chunk_frames : 0;
+  }
+  // mel (B, num_mels, T) → (B, 1, T·hop); in chunks as chunk_frames() says, each window's output
+  // from the generator graph's reach (runtime::run_chunked).
   Tensor run(const Tensor& mel, const RunOptions& options) const override {
-    return voc.vocode(mel, options);
+    const int64_t chunk = chunk_frames(0, options);
+    if (chunk == 0 || !mel.defined() || mel.rank() != 3) return voc.vocode(mel, options);
+    RunOptions window = options;
+    window.progress = nullptr;
+    std::function<void(int, int, const char*)> progress;
+    if (options.progress)
+      progress = [&](int k, int n, const char* what) { options.progress(k, n, what); };
+    return runtime::run_chunked(
+        runtime::ChunkChain{0, {voc.reach()}}, mel, 2, chunk,
+        [&](const Tensor& x, const runtime::ChunkStep&) { return voc.vocode(x, window); },
+        progress);
   }
   // Copy synthesis: (S,) → the log-mel (1, num_mels, ⌊S / hop⌋) vocode takes.
   Tensor input_from_wave(const Tensor& samples) const override {

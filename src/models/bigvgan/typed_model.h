@@ -13,6 +13,9 @@
 #include "meshnn/core/tensor.h"
 
 namespace meshnn {
+namespace graph {
+struct Reach;  // graph/graph.h
+}  // namespace graph
 
 class LtxAudioDecoder;  // models/ltx/typed_model.h
 
@@ -36,6 +39,8 @@ class BigVganVocoder {
   // Mel frames each device of a time split needs: every layer's halo fits in a neighbour's shard
   // (from the generator's graph). A mesh that gives a device fewer is a ShapeError.
   int64_t min_frames_per_device() const;
+  // The generator graph's reach in mel frames (chunk windows: runtime/chunked.h).
+  graph::Reach reach() const;
 
   // mel: (B, num_mels, frames) f32, finite → (B, 1, frames · hop_length) f32, as BigVGAN.forward.
   Tensor vocode(const Tensor& mel, const RunOptions& run = {}) const;
