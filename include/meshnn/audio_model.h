@@ -44,9 +44,10 @@ struct RunOptions {
   Backend backend = Backend::local;  // mpi: this process is one rank of an mpiexec launch
   int threads = 0;                   // OpenMP threads per device; 0 = cores / devices
   ProgressFn progress;               // optional
-  // Models that run long inputs in chunks with exact context (the LTX decoders): −1 = the model's
-  // own rule (mesh "auto": chunks above its memory bound), 0 = one shot, N = chunks of N input
-  // frames (one device: mesh "auto" or "1x1"). Other models refuse N > 0.
+  // Models that run long inputs in chunks with exact context (the LTX decoders, BigVGAN): −1 =
+  // the model's own rule (LTX with mesh "auto": chunks above its memory bound; BigVGAN: one
+  // shot), 0 = one shot, N = chunks of N input frames (one device: mesh "auto" or "1x1"). Other
+  // models refuse N > 0.
   int64_t chunk_frames = -1;
 };
 

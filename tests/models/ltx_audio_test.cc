@@ -8,6 +8,7 @@
 #include "models/ltx/audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
+#include "support/ltx_stages.h"
 
 namespace meshnn::models {
 namespace {
@@ -62,16 +63,17 @@ TEST_F(Ltx23, EachStageMatchesPyTorch) {
   auto dec = LtxAudioDecoder::load(*file, Precision::fp32);
   const Tensor& latent = io->at("input.latent");
   const int64_t T = latent.dim(2), M = 4 * T - 3;
-  Tensor mel = dec->stage_a(latent_to_channels_last(latent), TimeShard(), T);
+  Tensor mel = LtxDecoderAccess::stage_a(*dec, latent_to_channels_last(latent), TimeShard(), T);
   EXPECT_TRUE(test::close_rel_l2(mel.narrow(1, 0, M), nchw_to_nhwc(io->at("stage_a.out")), 1e-5,
                                  "stage A"));
 
   // Stage B from the golden Stage A output, so stages are tested in isolation.
   Tensor mel_in = LtxAudioDecoder::pack_mel(nchw_to_nhwc(io->at("stage_a.out")));
-  Tensor wav16 = dec->stage_b(mel_in, TimeShard(), M);
+  Tensor wav16 = LtxDecoderAccess::stage_b(*dec, mel_in, TimeShard(), M);
   EXPECT_TRUE(test::close_rel_l2(wav16, planar_to_cl(io->at("stage_b.out")), 1e-5, "stage B"));
 
-  auto c = dec->stage_c(planar_to_cl(io->at("stage_b.out")), TimeShard(), 160 * M);
+  auto c =
+      LtxDecoderAccess::stage_c(*dec, planar_to_cl(io->at("stage_b.out")), TimeShard(), 160 * M);
   // log-mel golden (B, 2, 64, F) → ours (B, F, 2·64) with channel s·64 + m.
   const Tensor& lm = io->at("stage_c.log_mel");
   Tensor lm_cl = planar_to_cl(lm.reshape({1, 128, lm.dim(3)}));

@@ -1,16 +1,23 @@
-// Chunked LTX audio decode (bounded memory): decode_chunked must equal the one-shot decode to f32
-// rounding, over the whole output and at every chunk seam, for LTX-2.3 (with BWE) and LTX-2.
+// Chunked LTX audio decode (bounded memory, through runtime::run_chunked): decode_chunked must
+// equal the one-shot decode to f32 rounding, over the whole output and at every chunk seam, for
+// LTX-2.3 (with BWE) and LTX-2, and keep the bits of the decode's windows before the runtime.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
 
+#include "graph/graph.h"
 #include "meshnn/io/safetensors.h"
 #include "models/ltx/audio_decoder.h"
 #include "models/ltx/random.h"
+#include "runtime/chunked.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
+#include "support/ltx_stages.h"
 
 namespace meshnn::models {
 namespace {
@@ -45,13 +52,83 @@ void expect_chunked_equal(LtxAudioDecoder& dec, const Tensor& latent, const Tens
   }
 }
 
+// The chunked decode as LtxAudioDecoder::decode_chunked ran it before runtime::run_chunked owned
+// the windows (the code as it was, its checks aside): the reference whose output bits the runtime
+// must keep.
+Tensor pre_runtime_decode_chunked(const LtxAudioDecoder& dec, const Tensor& latent, int64_t chunk) {
+  std::vector<graph::NodePtr> chain = LtxDecoderAccess::stage_graphs(dec);
+  const int64_t B = latent.dim(0), T = latent.dim(2), M = 4 * T - 3;
+  const int64_t hop = dec.config().vocoder.hop();
+  const int64_t per_mel = dec.output_samples(T) / M;
+  const graph::Reach ra = chain[0]->reach(), rb = chain[1]->reach();
+  const int64_t ctx_a = ra.left.ceil(), ctx_b = std::max(rb.left.ceil(), rb.right.ceil());
+  int64_t ctx_cl = 0, ctx_cr = 0;
+  if (chain.size() == 3) {
+    const graph::Reach r = chain[2]->reach();
+    ctx_cl = (r.left * graph::Rows(1, hop)).ceil();
+    ctx_cr = (r.right * graph::Rows(1, hop)).ceil();
+  }
+  const Tensor lat = latent_to_channels_last(latent);
+  auto mel_start = [](int64_t t) { return t == 0 ? int64_t{0} : 4 * t - 3; };
+  const int64_t wc = std::min(M, 4 * chunk + ctx_cl + ctx_cr);
+  const int64_t wb = std::min(M, wc + 2 * ctx_b);
+  const int64_t wa = std::min(T, ctx_a + 2 + (wb + 3) / 4);
+  auto place = [](int64_t want, int64_t len, int64_t total) {
+    return std::clamp<int64_t>(want, 0, total - len);
+  };
+  Tensor out;
+  for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+    const int64_t t1 = std::min(T, t0 + chunk), m0 = mel_start(t0), m1 = mel_start(t1);
+    const int64_t c0 = place(m0 - ctx_cl, wc, M), c1 = c0 + wc;
+    const int64_t b0 = place(c0 - ctx_b, wb, M), b1 = b0 + wb;
+    const int64_t a0 = place((b0 + 3) / 4 - ctx_a, wa, T), a1 = a0 + wa;
+    Tensor mel = chain[0]->run(lat.narrow(1, a0, a1 - a0), TimeShard(), a1 - a0);
+    Tensor wav = chain[1]->run(mel.narrow(1, b0 - 4 * a0, b1 - b0));
+    wav = wav.narrow(1, (c0 - b0) * hop, (c1 - c0) * hop);
+    if (chain.size() == 3) wav = chain[2]->run(wav);
+    const int64_t per_in = wav.dim(1) / (c1 - c0);
+    const Tensor kept = wav.narrow(1, (m0 - c0) * per_in, (m1 - m0) * per_in);
+    if (!out.defined()) out = Tensor::empty({B, M * per_mel, kept.dim(2)});
+    for (int64_t b = 0; b < B; ++b)
+      std::memcpy(out.data<float>() + (b * M * per_mel + m0 * per_mel) * kept.dim(2),
+                  kept.data<float>() + b * kept.dim(1) * kept.dim(2),
+                  static_cast<size_t>(kept.dim(1) * kept.dim(2)) * sizeof(float));
+  }
+  return out;
+}
+
+TEST(LtxChunked, BitIdenticalToThePreRuntimeWindows) {
+  struct Case {
+    const char* fixture;
+    Shape shape;
+    std::vector<int64_t> chunks;
+  };
+  for (const Case& c : {Case{"ltx23_small.safetensors", {1, 8, 40, 16}, {1, 5, 8, 13, 39, 64}},
+                        Case{"ltx23_small.safetensors", {2, 8, 17, 16}, {6}},
+                        Case{"ltx2_small.safetensors", {1, 8, 33, 16}, {3, 7, 125}}}) {
+    auto file = io::SafetensorsFile::open(test::fixture_path(c.fixture));
+    auto dec = LtxAudioDecoder::load(file, Precision::fp32);
+    const Tensor latent = test::random_normal(c.shape, std::random_device{}(), 0.8f);
+    for (const int64_t chunk : c.chunks) {
+      const Tensor want = pre_runtime_decode_chunked(*dec, latent, chunk);
+      const Tensor got = dec->decode_chunked(latent, chunk);
+      ASSERT_EQ(got.shape(), want.shape()) << c.fixture << " chunk " << chunk;
+      EXPECT_EQ(std::memcmp(got.raw(), want.raw(), static_cast<size_t>(got.numel()) * 4), 0)
+          << c.fixture << " chunk " << chunk << ": max |d| " << test::compare(got, want).max_abs;
+    }
+  }
+}
+
 TEST(LtxChunked, Ltx23EqualsOneShot) {
   auto file = io::SafetensorsFile::open(test::fixture_path("ltx23_small.safetensors"));
   auto dec = LtxAudioDecoder::load(file, Precision::fp32);
-  const auto ctx = dec->chunk_context();
-  std::printf("context: stage A %lld latents, vocoder ±%lld mels, BWE %lld | %lld mels\n",
-              static_cast<long long>(ctx.stage_a_latents), static_cast<long long>(ctx.stage_b_mels),
-              static_cast<long long>(ctx.stage_c_left), static_cast<long long>(ctx.stage_c_right));
+  const auto ctx = runtime::chunk_context(LtxDecoderAccess::chunk_chain(*dec));
+  ASSERT_EQ(ctx.size(), 3u);
+  std::printf(
+      "context: stage A %lld | %lld latents, vocoder %lld | %lld mels, BWE %lld | %lld mels\n",
+      static_cast<long long>(ctx[0].left), static_cast<long long>(ctx[0].right),
+      static_cast<long long>(ctx[1].left), static_cast<long long>(ctx[1].right),
+      static_cast<long long>(ctx[2].left), static_cast<long long>(ctx[2].right));
   const Tensor latent = test::random_normal({1, 8, 40, 16}, 2024, 0.8f);
   const Tensor ref = dec->decode(latent);
   for (int64_t chunk : {5, 8, 13, 64}) expect_chunked_equal(*dec, latent, ref, chunk, "ltx23");
@@ -77,7 +154,7 @@ TEST(LtxChunked, Ltx2EqualsOneShot) {
   auto file = io::SafetensorsFile::open(test::fixture_path("ltx2_small.safetensors"));
   auto dec = LtxAudioDecoder::load(file, Precision::fp32);
   ASSERT_EQ(dec->config().version, LtxAudioConfig::Version::ltx2);
-  EXPECT_EQ(dec->chunk_context().stage_c_left, 0);
+  EXPECT_EQ(runtime::chunk_context(LtxDecoderAccess::chunk_chain(*dec)).size(), 2u);  // no BWE
   const Tensor latent = test::random_normal({1, 8, 40, 16}, 99, 0.8f);
   const Tensor ref = dec->decode(latent);
   for (int64_t chunk : {5, 8, 13}) expect_chunked_equal(*dec, latent, ref, chunk, "ltx2");
@@ -90,15 +167,17 @@ TEST(LtxChunked, Ltx2EqualsOneShot) {
 TEST(LtxChunked, EachStageWindowMatchesWholeSequence) {
   auto file = io::SafetensorsFile::open(test::fixture_path("ltx23_small.safetensors"));
   auto dec = LtxAudioDecoder::load(file, Precision::fp32);
-  const LtxAudioDecoder::ChunkContext ctx = dec->chunk_context();
+  const std::vector<runtime::StageContext> ctx =
+      runtime::chunk_context(LtxDecoderAccess::chunk_chain(*dec));
   const int64_t T = 50, M = 4 * T - 3;
   const Tensor lat = latent_to_channels_last(test::random_normal({1, 8, T, 16}, 11, 0.8f));
-  const Tensor mel = dec->stage_a(lat, TimeShard(), T).narrow(1, 0, M);
+  const Tensor mel = LtxDecoderAccess::stage_a(*dec, lat, TimeShard(), T).narrow(1, 0, M);
   // Stage A: latents from a − ctx (causal, so the right end is free); compare mel rows from 4a.
   const int64_t a = 42;
-  for (int64_t c : {ctx.stage_a_latents, int64_t{0}}) {
+  for (int64_t c : {ctx[0].left, int64_t{0}}) {
     const int64_t a0 = a - c;
-    const Tensor w = dec->stage_a(lat.narrow(1, a0, T - a0), TimeShard(), T - a0);
+    const Tensor w =
+        LtxDecoderAccess::stage_a(*dec, lat.narrow(1, a0, T - a0), TimeShard(), T - a0);
     const int64_t from =
         4 * a;  // latent a0 owns global rows 4·a0 − 3 … 4·a0; the window yields 4·a0 on
     const test::CompareStats st =
@@ -112,11 +191,13 @@ TEST(LtxChunked, EachStageWindowMatchesWholeSequence) {
   }
   // Stage B: a window of mel rows cut at m − ctx (left) or m + ctx (right).
   const Tensor packed = LtxAudioDecoder::pack_mel(mel);
-  const Tensor wav = dec->stage_b(packed, TimeShard(), M);
+  const Tensor wav = LtxDecoderAccess::stage_b(*dec, packed, TimeShard(), M);
   const int64_t hop = wav.dim(1) / M, m = M / 2;
-  for (int64_t c : {ctx.stage_b_mels, int64_t{0}}) {
-    const Tensor l = dec->stage_b(packed.narrow(1, m - c, M - m + c), TimeShard(), M - m + c);
-    const Tensor r = dec->stage_b(packed.narrow(1, 0, m + c), TimeShard(), m + c);
+  for (int64_t c : {std::max(ctx[1].left, ctx[1].right), int64_t{0}}) {
+    const Tensor l =
+        LtxDecoderAccess::stage_b(*dec, packed.narrow(1, m - c, M - m + c), TimeShard(), M - m + c);
+    const Tensor r =
+        LtxDecoderAccess::stage_b(*dec, packed.narrow(1, 0, m + c), TimeShard(), m + c);
     const double el =
         test::compare(l.narrow(1, c * hop, (M - m) * hop), wav.narrow(1, m * hop, (M - m) * hop))
             .rel_l2;
@@ -133,16 +214,18 @@ TEST(LtxChunked, EachStageWindowMatchesWholeSequence) {
   }
   // Stage C: windows of 16 kHz samples cut at whole mel frames.
   const int64_t L = wav.dim(1), up = 3;
-  const Tensor full = dec->stage_c(wav, TimeShard(), L).out;
+  const Tensor full = LtxDecoderAccess::stage_c(*dec, wav, TimeShard(), L).out;
   struct Cut {
     int64_t left, right;
   };
-  for (const Cut& c : {Cut{ctx.stage_c_left, ctx.stage_c_right}, Cut{0, 0}}) {
-    const Tensor l = dec->stage_c(wav.narrow(1, (m - c.left) * hop, L - (m - c.left) * hop),
+  for (const Cut& c : {Cut{ctx[2].left, ctx[2].right}, Cut{0, 0}}) {
+    const Tensor l =
+        LtxDecoderAccess::stage_c(*dec, wav.narrow(1, (m - c.left) * hop, L - (m - c.left) * hop),
                                   TimeShard(), L - (m - c.left) * hop)
+            .out;
+    const Tensor r = LtxDecoderAccess::stage_c(*dec, wav.narrow(1, 0, (m + c.right) * hop),
+                                               TimeShard(), (m + c.right) * hop)
                          .out;
-    const Tensor r =
-        dec->stage_c(wav.narrow(1, 0, (m + c.right) * hop), TimeShard(), (m + c.right) * hop).out;
     const int64_t k = m * hop * up;
     const double el = test::compare(l.narrow(1, c.left * hop * up, full.dim(1) - k),
                                     full.narrow(1, k, full.dim(1) - k))

@@ -13,6 +13,7 @@
 #include "models/ltx/audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
+#include "support/ltx_stages.h"
 
 namespace meshnn::models {
 namespace {
@@ -63,10 +64,11 @@ struct LtxStagePrecision : ::testing::Test {
   Tensor composed(const std::vector<Precision>& modes) {
     const Tensor& latent = io->at("input.latent");
     const int64_t T = latent.dim(2), M = 4 * T - 3;
-    const Tensor mel = uniform(modes[0]).stage_a(latent_to_channels_last(latent), TimeShard(), T);
-    const Tensor wav16 =
-        uniform(modes[1]).stage_b(LtxAudioDecoder::pack_mel(mel.narrow(1, 0, M)), TimeShard(), M);
-    return uniform(modes[2]).stage_c(wav16, TimeShard(), wav16.dim(1)).out;
+    const Tensor mel = LtxDecoderAccess::stage_a(uniform(modes[0]), latent_to_channels_last(latent),
+                                                 TimeShard(), T);
+    const Tensor wav16 = LtxDecoderAccess::stage_b(
+        uniform(modes[1]), LtxAudioDecoder::pack_mel(mel.narrow(1, 0, M)), TimeShard(), M);
+    return LtxDecoderAccess::stage_c(uniform(modes[2]), wav16, TimeShard(), wav16.dim(1)).out;
   }
   Tensor decode(const StagePrecision& sp) {
     return LtxAudioDecoder::load(*file, sp)->decode(io->at("input.latent"));

@@ -2,11 +2,16 @@
 // checked against the decode itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "graph/graph.h"
 #include "meshnn/io/safetensors.h"
 #include "models/ltx/audio_decoder.h"
+#include "runtime/chunked.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
+#include "support/ltx_stages.h"
 
 namespace meshnn::models {
 namespace {
@@ -25,20 +30,26 @@ TEST(ReceptiveField, StageReachesOfTheFixtures) {
   for (const char* fixture : {"ltx23_small.safetensors", "ltx2_small.safetensors"}) {
     auto file = io::SafetensorsFile::open(test::fixture_path(fixture));
     auto dec = LtxAudioDecoder::load(file, Precision::fp32);
-    const LtxAudioDecoder::ChunkContext c = dec->chunk_context();
+    const std::vector<runtime::StageContext> c =
+        runtime::chunk_context(LtxDecoderAccess::chunk_chain(*dec));
+    const runtime::StageContext bwe = c.size() == 3 ? c[2] : runtime::StageContext{};
     const LatentReach all = latent_reach(*dec);
     std::printf(
-        "%s: mel-VAE %lld latents back, vocoder ±%lld mels, BWE %lld | %lld mels, "
+        "%s: mel-VAE %lld | %lld latents, vocoder %lld | %lld mels, BWE %lld | %lld mels, "
         "whole decode %lld | %lld latents\n",
-        fixture, static_cast<long long>(c.stage_a_latents), static_cast<long long>(c.stage_b_mels),
-        static_cast<long long>(c.stage_c_left), static_cast<long long>(c.stage_c_right),
+        fixture, static_cast<long long>(c[0].left), static_cast<long long>(c[0].right),
+        static_cast<long long>(c[1].left), static_cast<long long>(c[1].right),
+        static_cast<long long>(bwe.left), static_cast<long long>(bwe.right),
         static_cast<long long>(all.left), static_cast<long long>(all.right));
     // The mel-VAE reads back only; the nets after it read both ways; mel rows are 4 per latent.
-    EXPECT_GT(c.stage_a_latents, 0);
-    EXPECT_GT(c.stage_b_mels, 0);
-    EXPECT_GE(all.left, c.stage_a_latents);
-    EXPECT_GE(all.right, (c.stage_b_mels + 3) / 4);
-    EXPECT_LE(all.right, (c.stage_b_mels + c.stage_c_right + 3) / 4 + 1);
+    EXPECT_GT(c[0].left, 0);
+    EXPECT_EQ(c[0].right, 0);
+    EXPECT_GT(c[1].left, 0);
+    EXPECT_GT(c[1].right, 0);
+    EXPECT_GE(all.left, c[0].left);
+    const int64_t voc = std::max(c[1].left, c[1].right);
+    EXPECT_GE(all.right, (voc + 3) / 4);
+    EXPECT_LE(all.right, (voc + bwe.right + 3) / 4 + 1);
   }
 }
 

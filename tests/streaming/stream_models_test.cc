@@ -11,6 +11,7 @@
 #include "models/ltx/audio_decoder.h"
 #include "support/fixtures.h"
 #include "support/golden.h"
+#include "support/ltx_stages.h"
 #include "support/stream_test_util.h"
 
 namespace meshnn::graph {
@@ -86,9 +87,9 @@ TEST_P(LtxStream, VocoderAnyCutEqualsOneShot) {
   auto model = models::LtxAudioDecoder::load(file, Precision::fp32);
   const int64_t M = 23;
   const Tensor mel = random_rows({1, M, 128}, 19, -6.f, 1.f);
-  Tensor ref = model->stage_b(mel, TimeShard(), M);
+  Tensor ref = models::LtxDecoderAccess::stage_b(*model, mel, TimeShard(), M);
   if (model->config().version == models::LtxAudioConfig::Version::ltx23)
-    ref = model->stage_c(ref, TimeShard(), ref.dim(1)).out;
+    ref = models::LtxDecoderAccess::stage_c(*model, ref, TimeShard(), ref.dim(1)).out;
   for (bool layout : {false, true}) {
     auto op = laid_out(model->vocoder_graph(), layout);
     for (const auto& cuts : {std::vector<int64_t>{}, random_cuts(M, 4, 6), random_cuts(M, 22, 7)}) {

@@ -4,6 +4,7 @@
 // the runtime's executor (src/runtime/), the copy-synthesis mel front end and the vocoder stream
 // (api/audio_stream_spec.h).
 #include <filesystem>
+#include <functional>
 
 #include "api/audio_stream_spec.h"
 #include "api/measured_cost.h"
@@ -14,6 +15,7 @@
 #include "models/bigvgan/folder.h"
 #include "models/bigvgan/model.h"
 #include "models/model_spec.h"
+#include "runtime/chunked.h"
 #include "runtime/executor.h"
 #include "runtime/mesh_plan.h"
 #include "runtime/pool.h"
@@ -63,8 +65,32 @@ struct BigVganModel final : AudioModel::Impl {
   int64_t output_samples(int64_t frames) const override {
     return frames * loaded->config().generator.hop();
   }
-  // mel: (B, num_mels, frames) f32, finite → (B, 1, frames · hop), as BigVGAN.forward.
+  // Chunks of N mel frames (RunOptions::chunk_frames > 0) on one device; the automatic rule (−1)
+  // runs one shot (a mesh bounds its memory).
+  int64_t chunk_frames(int64_t, const RunOptions& run) const override {
+    MESHNN_CHECK_AS(
+        InvalidArgument, run.chunk_frames <= 0 || run.mesh == "auto" || run.mesh == "1x1",
+        "chunks of ", run.chunk_frames, " mel frames need mesh 1x1 (got ", run.mesh,
+        "): a chunked vocode runs on one device; vocode one shot to shard over the mesh");
+    return run.chunk_frames > 0 ? run.chunk_frames : 0;
+  }
+  // mel (B, num_mels, T) → (B, 1, T·hop); in chunks as chunk_frames() says, each window's output
+  // from the generator graph's reach (runtime::run_chunked).
   Tensor run(const Tensor& mel, const RunOptions& options) const override {
+    const int64_t chunk = chunk_frames(0, options);
+    if (chunk == 0 || !mel.defined() || mel.rank() != 3) return run_whole(mel, options);
+    RunOptions window = options;
+    window.progress = nullptr;
+    std::function<void(int, int, const char*)> progress;
+    if (options.progress)
+      progress = [&](int k, int n, const char* what) { options.progress(k, n, what); };
+    return runtime::run_chunked(
+        runtime::ChunkChain{0, {loaded->graph()->reach()}}, mel, 2, chunk,
+        [&](const Tensor& x, const runtime::ChunkStep&) { return run_whole(x, window); }, progress);
+  }
+  // mel: (B, num_mels, frames) f32, finite → (B, 1, frames · hop), as BigVGAN.forward: one shot
+  // on the mesh.
+  Tensor run_whole(const Tensor& mel, const RunOptions& options) const {
     const BigVganConfig& c = loaded->config();
     MESHNN_CHECK_AS(ShapeError, mel.defined() && mel.dtype() == DType::f32,
                     "mel: expected float32, got ",

@@ -13,6 +13,7 @@
 #include "models/ltx/audio_stages.h"
 #include "models/ltx/weights.h"
 #include "ops/permute.h"
+#include "runtime/chunked.h"
 
 namespace meshnn::models {
 namespace {
@@ -133,20 +134,6 @@ Tensor LtxAudioDecoder::pack_mel(const Tensor& mel) {
   return ops::permute(mel, {0, 1, 3, 2}).reshape({B, S, C * M});
 }
 
-Tensor LtxAudioDecoder::stage_a(const Tensor& latent_cl, const TimeShard& ts, int64_t real) {
-  return vae_->forward(latent_cl, ts, real);
-}
-
-Tensor LtxAudioDecoder::stage_b(const Tensor& mel_packed, const TimeShard& ts, int64_t real) {
-  return vocoder_->forward(mel_packed, ts, real);
-}
-
-LtxAudioDecoder::StageC LtxAudioDecoder::stage_c(const Tensor& wav16, const TimeShard& ts,
-                                                 int64_t real) {
-  MESHNN_CHECK(bwe_ != nullptr, "stage C: this checkpoint (LTX-2) has no bandwidth extension");
-  return bwe_->forward(wav16, ts, real, true);
-}
-
 void LtxAudioDecoder::check_mesh_fits(int64_t T, int devices) const {
   check_time_split(T, devices, min_frames_, "latent");
 }
@@ -165,13 +152,6 @@ Shape ltx_latent_shape(const Shape& shape, const std::string& name) {
   MESHNN_CHECK_AS(ShapeError, s[1] == 8 && s[3] == 16 && s[2] >= 1, name,
                   ": expected (1, 8, T, 16), got ", shape_str(s));
   return s;
-}
-
-Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name) {
-  Tensor x = float_input(latent, name);
-  x = x.reshape(ltx_latent_shape(x.shape(), name));
-  check_finite(x, name);
-  return x;
 }
 
 void LtxAudioDecoder::check_latent(const Tensor& latent) const {
@@ -220,117 +200,47 @@ Tensor LtxAudioDecoder::decode(const Tensor& latent, const TimeShard& ts,
   return ts.gather(x, real);
 }
 
-// ---- chunked decode
-// ------------------------------------------------------------------------------
+// ---- chunked decode ----------------------------------------------------------------------------
 
-LtxAudioDecoder::ChunkContext LtxAudioDecoder::chunk_context() const {
-  return chunk_context_of(stages());
-}
-
-LtxAudioDecoder::ChunkContext LtxAudioDecoder::chunk_context_of(
-    const std::vector<Stage>& chain) const {
-  // From the graphs' reaches, in each stage's input rows: latents, mel frames, and the BWE's
-  // 16 kHz samples converted to whole mel frames of the vocoder hop.
-  ChunkContext c;
-  const graph::Reach a = chain[0].node->reach(), b = chain[1].node->reach();
-  // The windows below give Stage A left context only: the mel-VAE is causal in latents.
-  MESHNN_CHECK(a.right == graph::Rows(0), "chunk_context: the mel-VAE graph reads ahead");
-  c.stage_a_latents = a.left.ceil();
-  c.stage_b_mels = std::max(b.left.ceil(), b.right.ceil());
-  if (bwe_) {
-    const graph::Reach r = chain[2].node->reach();
-    const graph::Rows per_mel(1, cfg_.vocoder.hop());
-    c.stage_c_left = (r.left * per_mel).ceil();
-    c.stage_c_right = (r.right * per_mel).ceil();
-  }
+// The chain as runtime::run_chunked takes it: the mel-VAE's 4T − 3 mel frames are the units (its
+// first latent owns one mel frame, each later one four), then the vocoder and the BWE, each on its
+// own window of whole mel frames.
+runtime::ChunkChain LtxAudioDecoder::chunk_chain(const std::vector<Stage>& chain) {
+  runtime::ChunkChain c;
+  const graph::Reach a = chain[0].node->reach();
+  c.offset = a.rate.ceil() - chain[0].node->out_rows(1);
+  for (const Stage& s : chain) c.stages.push_back(s.node->reach());
+  // The vocoder's window takes its wider side on both sides (a few mel frames more than its
+  // reach): the windows, and so the output bits, the chunked decode has always had.
+  graph::Reach& v = c.stages[1];
+  v.left = v.right = std::max(v.left, v.right);
   return c;
 }
-
-namespace {
-
-// dst (B, L, C) rows [row, row + n) ← src (B, n, C).
-void put_rows(Tensor& dst, const Tensor& src, int64_t row) {
-  const int64_t B = dst.dim(0), L = dst.dim(1), C = dst.dim(2), n = src.dim(1);
-  MESHNN_CHECK_AS(ShapeError, src.dim(0) == B && src.dim(2) == C && row + n <= L,
-                  "put_rows: ", shape_str(src.shape()), " at row ", row, " into ",
-                  shape_str(dst.shape()));
-  for (int64_t b = 0; b < B; ++b)
-    std::memcpy(dst.data<float>() + (b * L + row) * C, src.data<float>() + b * n * C,
-                static_cast<size_t>(n * C) * sizeof(float));
-}
-
-}  // namespace
 
 Tensor LtxAudioDecoder::decode_chunked(const Tensor& latent, int64_t chunk,
                                        const ProgressFn& progress) {
   check_latent(latent);
-  MESHNN_CHECK_AS(InvalidArgument, chunk >= 1, "decode_chunked: chunk of ", chunk,
-                  " latent frames; need at least 1");
-  const int64_t B = latent.dim(0), T = latent.dim(2), M = 4 * T - 3;
-  const int64_t hop = cfg_.vocoder.hop();
-  const int64_t per_mel = output_samples(T) / M;  // output samples per mel frame
+  // A BWE window starts on a whole mel frame: its STFT frames then fall where the whole
+  // sequence's do.
   if (bwe_)
-    MESHNN_CHECK(hop % cfg_.bwe.hop_length == 0, "decode_chunked: vocoder hop ", hop,
-                 " is not a multiple of the BWE STFT hop ", cfg_.bwe.hop_length);
+    MESHNN_CHECK(cfg_.vocoder.hop() % cfg_.bwe.hop_length == 0, "decode_chunked: vocoder hop ",
+                 cfg_.vocoder.hop(), " is not a multiple of the BWE STFT hop ",
+                 cfg_.bwe.hop_length);
   if (chain_.empty()) chain_ = stages();
-  const ChunkContext ctx = chunk_context_of(chain_);   // the reaches of the graphs that will run
-  const Tensor lat = latent_to_channels_last(latent);  // (B, T, F, Cz): small next to any stage
-  // Latent t ≥ 1 owns mel frames 4t − 3 … 4t; latent 0 owns frame 0.
-  auto mel_start = [](int64_t t) { return t == 0 ? int64_t{0} : 4 * t - 3; };
-  // Every chunk uses windows of the same lengths (a window at a sequence end is shifted inward, so
-  // it only gains context): the same shapes each chunk let the storage cache and the primitive
-  // caches reuse the first chunk's buffers, so memory stays flat however many chunks there are.
-  const int64_t wc = std::min(M, 4 * chunk + ctx.stage_c_left + ctx.stage_c_right);
-  const int64_t wb = std::min(M, wc + 2 * ctx.stage_b_mels);
-  const int64_t wa = std::min(T, ctx.stage_a_latents + 2 + (wb + 3) / 4);
-  auto place = [](int64_t want, int64_t len, int64_t total) {
-    return std::clamp<int64_t>(want, 0, total - len);
-  };
-  Tensor out;
-  const int64_t n = (T + chunk - 1) / chunk;
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t t0 = k * chunk, t1 = std::min(T, t0 + chunk);
-    const int64_t m0 = mel_start(t0), m1 = mel_start(t1);  // kept mel frames [m0, m1), ≤ 4·chunk
-    // Windows, widest first: Stage C input [c0, c1), Stage B input [b0, b1) (mel frames), and
-    // the latents [a0, a1) whose Stage A output covers [b0, b1) with causal context. A window
-    // edge at 0 or at the sequence end is the real end, handled exactly as decode() does.
-    const int64_t c0 = place(m0 - ctx.stage_c_left, wc, M), c1 = c0 + wc;
-    const int64_t b0 = place(c0 - ctx.stage_b_mels, wb, M), b1 = b0 + wb;
-    const int64_t a0 = place((b0 + 3) / 4 - ctx.stage_a_latents, wa, T), a1 = a0 + wa;
-    const bool covered = c0 <= std::max<int64_t>(0, m0 - ctx.stage_c_left) &&
-                         c1 >= std::min(M, m1 + ctx.stage_c_right) &&
-                         b0 <= std::max<int64_t>(0, c0 - ctx.stage_b_mels) &&
-                         b1 >= std::min(M, c1 + ctx.stage_b_mels) &&
-                         a0 <= std::max<int64_t>(0, (b0 + 3) / 4 - ctx.stage_a_latents) &&
-                         b0 >= 4 * a0 && b1 <= 4 * a1 - 3;
-    MESHNN_CHECK(covered, "decode_chunked: window of chunk ", k, " misses its context");
-    // Stage A on latents [a0, a1): window mel row j is global row 4·a0 + j (the first-row drops
-    // of the two ×2 levels cancel against the window's own), real rows 4(a1 − a0) − 3.
-    // Each stage's output checked finite, naming the chunk and the first stage at fault.
-    const int total = static_cast<int>(chain_.size());
-    auto check = [&](const Tensor& y, int i) {
-      check_stage_output(y, y.dim(1), kModelName,
-                         detail::concat("chunk ", k + 1, "/", n, ", stage ", i + 1, "/", total,
-                                        " (", chain_[i].name, ")"));
-    };
-    Tensor mel = chain_[0].node->run(lat.narrow(1, a0, a1 - a0), TimeShard(), a1 - a0);
-    check(mel, 0);
-    Tensor wav = chain_[1].node->run(mel.narrow(1, b0 - 4 * a0, b1 - b0));
-    check(wav, 1);
-    mel = Tensor();
-    wav = wav.narrow(1, (c0 - b0) * hop, (c1 - c0) * hop);
-    if (bwe_) {
-      wav = chain_[2].node->run(wav);
-      check(wav, 2);
-    }
-    const int64_t per_in = wav.dim(1) / (c1 - c0);
-    MESHNN_DCHECK(per_in == per_mel, "output rate");
-    Tensor kept = wav.narrow(1, (m0 - c0) * per_in, (m1 - m0) * per_in);
-    if (!out.defined()) out = Tensor::empty({B, M * per_mel, kept.dim(2)});
-    put_rows(out, kept, m0 * per_mel);
-    if (progress) progress(static_cast<int>(k + 1), static_cast<int>(n), "chunk");
-  }
-  return out;
+  const int total = static_cast<int>(chain_.size());
+  // latent (B, C, T, F) → (B, T, F, C): small next to any stage's output.
+  return runtime::run_chunked(
+      chunk_chain(chain_), latent_to_channels_last(latent), 1, chunk,
+      [&](const Tensor& x, const runtime::ChunkStep& step) {
+        const Stage& s = chain_[static_cast<size_t>(step.stage)];
+        Tensor y = s.node->run(x);
+        // Each stage's output checked finite, naming the chunk and the first stage at fault.
+        check_stage_output(y, y.dim(1), kModelName,
+                           detail::concat("chunk ", step.chunk + 1, "/", step.chunks, ", stage ",
+                                          step.stage + 1, "/", total, " (", s.name, ")"));
+        return y;
+      },
+      progress);
 }
 
 }  // namespace meshnn::models

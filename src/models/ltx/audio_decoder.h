@@ -20,6 +20,10 @@
 #include "models/common/checkpoint_check.h"
 #include "models/common/generator.h"
 
+namespace meshnn::runtime {
+struct ChunkChain;
+}  // namespace meshnn::runtime
+
 namespace meshnn::models {
 
 // Called after each stage: (stage index 1..n, n, stage name).
@@ -77,31 +81,15 @@ class LtxAudioDecoder {
   // vocoder (+ BWE for LTX-2.3): packed mel rows (B, n, 128) → final samples (B, m, 2).
   graph::NodePtr vocoder_graph() const;
 
-  // Context a chunk window takes (conservative receptive fields, see decode_chunked):
-  struct ChunkContext {
-    int64_t stage_a_latents = 0;  // Stage A: latent frames to the left (causal)
-    int64_t stage_b_mels = 0;     // vocoder: mel frames each side
-    int64_t stage_c_left = 0;     // BWE: mel frames (of 16 kHz samples) to the left / right
-    int64_t stage_c_right = 0;
-  };
-  ChunkContext chunk_context() const;
-
-  // Stages on shards, for tests and benchmarks (each documents its shapes).
-  // latent_cl: (B, S, 16, 8) channels-last shard, `real` frames → log-mel (B, 4S, 64, 2), real 4T
-  // − 3.
-  Tensor stage_a(const Tensor& latent_cl, const TimeShard& ts, int64_t real);
   // mel: (B, S, 64, 2) → (B, S, 128) with channel s·64 + m (ltx-core's packing).
   static Tensor pack_mel(const Tensor& mel);
-  // Stage B: (B, S, 128) → (B, hop·S, 2).
-  Tensor stage_b(const Tensor& mel_packed, const TimeShard& ts, int64_t real);
-  // Stage C: 16 kHz (B, S, 2) → 48 kHz (B, 3S, 2). Also returns intermediates when asked.
+  // Stage C's output and the intermediates the tests compare (tests/support/ltx_stages.h).
   struct StageC {
     Tensor log_mel;   // (B, F_s, 128) packed like the BWE generator's input
     Tensor residual;  // (B, 3S, 2)
     Tensor skip;      // (B, 3S, 2)
     Tensor out;       // (B, 3S, 2), clamped
   };
-  StageC stage_c(const Tensor& wav16, const TimeShard& ts, int64_t real);
 
   // Latent frames each device needs at least when the time axis is split: every halo of the
   // chain's graph fits in a neighbour's shard (graph::Node::min_shard_rows).
@@ -131,8 +119,11 @@ class LtxAudioDecoder {
   };
   // The chain as graphs over copies of the stages' layers, in order (the one wiring).
   std::vector<Stage> stages() const;
-  // chunk_context() of a chain already built (decode_chunked's own, not a second set of graphs).
-  ChunkContext chunk_context_of(const std::vector<Stage>& chain) const;
+  // decode_chunked's chain: the mel-VAE's 4T − 3 mel frames as the units, each stage's reach
+  // (runtime/chunked.h).
+  static runtime::ChunkChain chunk_chain(const std::vector<Stage>& chain);
+  // The stages one by one and the chunk chain, for the tests (tests/support/ltx_stages.h).
+  friend struct LtxDecoderAccess;
 
   LtxAudioConfig cfg_;
   std::vector<Precision> stage_precisions_;
@@ -143,11 +134,8 @@ class LtxAudioDecoder {
   int64_t min_frames_ = 1;  // min_frames_per_device()
 };
 
-// A latent as read from a file, checked before any weight is loaded: float32 / float64 (the
-// float_input rule), (1, 8, T, 16) or (8, T, 16), batch 1 (ShapeError otherwise: one latent per
-// output file), finite (InvalidArgument naming the first bad index) → (1, 8, T, 16) f32.
-Tensor prepare_ltx_latent(const Tensor& latent, const std::string& name);
-// The shape checks of prepare_ltx_latent alone: (8, T, 16) | (1, 8, T, 16) → (1, 8, T, 16).
+// A latent's shape as read from a file, checked before any weight is loaded: (8, T, 16) |
+// (1, 8, T, 16) → (1, 8, T, 16); batch 1 (ShapeError otherwise: one latent per output file).
 Shape ltx_latent_shape(const Shape& shape, const std::string& name);
 
 // (B, C, T, F) NCHW latent → (B, T, F, C) channels-last.

@@ -116,9 +116,9 @@ struct ToyAudioModel final : AudioModel::Impl {
       MESHNN_CHECK_AS(InvalidArgument, options.mesh == "auto" || options.mesh == "1x1",
                       "chunks run on one device; got mesh ", options.mesh);
       const graph::NodePtr g = m->decode_graph();
-      return runtime::run_chunked(g->reach(), z.dim(2), options.chunk_frames, 2,
-                                  [&](int64_t start, int64_t n) {
-                                    return m->decode(z.narrow(2, start, n), *g, TimeShard());
+      return runtime::run_chunked(runtime::ChunkChain{0, {g->reach()}}, z, 2, options.chunk_frames,
+                                  [&](const Tensor& x, const runtime::ChunkStep&) {
+                                    return m->decode(x, *g, TimeShard());
                                   });
     }
     return on_mesh(options, z.dim(2), m->min_decode_frames(),
