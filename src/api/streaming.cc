@@ -7,6 +7,7 @@
 
 #include "api/audio_impl.h"
 #include "api/audio_stream_spec.h"
+#include "api/stream_group.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
@@ -85,7 +86,11 @@ std::unique_ptr<AudioStream::Impl> make_stream(const api::StreamSpec& spec,
   impl->channels = spec.channels;
   impl->samples_per_frame = spec.samples_per_frame;
   impl->mesh = o.mesh;
-  if (mc.cols == 1 && o.backend == Backend::local)
+  if (o.group) {
+    MESHNN_CHECK_AS(InvalidArgument, mc.cols == 1 && o.backend == Backend::local,
+                    "a stream group runs on one device (1x1, local); got mesh ", o.mesh);
+    impl->engine = o.group->impl().join(std::move(graph), spec.batch_key);
+  } else if (mc.cols == 1 && o.backend == Backend::local)
     impl->engine = streaming::single_device_engine(std::move(graph), o.threads);
   else
     impl->engine = streaming::pipeline_engine(std::move(graph), mc,
@@ -111,6 +116,10 @@ void check_stream_frames(const Tensor& t, const Shape& want, const char* what) {
   MESHNN_CHECK_AS(ShapeError, ok, what, ": expected ", shape_str(want), " (−1 = any), got ",
                   shape_str(t.shape()));
   check_finite(t, what);
+}
+
+std::string batch_key(const void* weights, const char* graph) {
+  return std::string(graph) + "@" + std::to_string(reinterpret_cast<uintptr_t>(weights));
 }
 
 AudioStream make_audio_stream(const StreamSpec& spec, const StreamOptions& options) {
@@ -160,6 +169,7 @@ api::StreamSpec bigvgan_spec(const models::BigVgan& m, const StreamOptions& o) {
   const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
   api::StreamSpec s;
   s.graph = [&m] { return m.graph(); };
+  s.batch_key = api::batch_key(&m, "bigvgan");
   s.to_rows = [M](const Tensor& mel) {
     api::check_stream_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
     return models::mel_rows(mel);
@@ -178,6 +188,7 @@ api::StreamSpec ltx_vocoder_spec(const models::LtxAudioDecoder& m, const StreamO
   const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
   api::StreamSpec s;
   s.graph = [&m] { return m.vocoder_graph(); };
+  s.batch_key = api::batch_key(&m, "ltx_vocoder");
   s.to_rows = [C, F](const Tensor& mel) {
     api::check_stream_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
     // (B, C, n, F) → (B, n, F, C) → (B, n, C·F) with channel c·F + f, as the mel-VAE's output.
@@ -195,6 +206,7 @@ api::StreamSpec ltx_decoder_spec(const models::LtxAudioDecoder& m, const StreamO
   const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
   api::StreamSpec s;
   s.graph = [&m] { return m.graph(); };
+  s.batch_key = api::batch_key(&m, "ltx_decoder");
   s.to_rows = [Z, F](const Tensor& latent) {
     api::check_stream_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");
     return models::latent_to_channels_last(latent);

@@ -98,6 +98,29 @@ void CausalAttentionProjection::prime(const Tensor& past) {
   past_ += n;
 }
 
+void CausalAttentionProjection::save_state(graph::StreamState& s) const {
+  Tensor kv;
+  if (batch_ >= 0) {
+    kv = Tensor::empty({batch_, past_, 2 * D_});
+    for (int64_t b = 0; b < batch_; ++b)
+      std::copy(kv_[b].begin(), kv_[b].end(), kv.data<float>() + b * past_ * 2 * D_);
+  }
+  s.tensors.push_back(kv);
+  s.counters.push_back(past_);
+}
+
+void CausalAttentionProjection::load_state(graph::StateReader& r) {
+  Tensor kv = r.tensor();
+  if (kv.defined()) kv = kv.clone();  // contiguous
+  past_ = r.counter();
+  batch_ = kv.defined() ? kv.dim(0) : -1;
+  kv_.assign(std::max<int64_t>(batch_, 0), {});
+  for (int64_t b = 0; b < batch_; ++b) {
+    const float* p = kv.data<float>() + b * past_ * 2 * D_;
+    kv_[b].assign(p, p + past_ * 2 * D_);
+  }
+}
+
 void CausalAttentionProjection::reset() {
   kv_.clear();
   past_ = 0;
