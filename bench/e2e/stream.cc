@@ -6,7 +6,9 @@
 //     whole input, push + flush timed) as a fraction of the one-shot's, and the time from the push
 //     that completes a chunk to its samples against that chunk's share of the one-shot compute;
 //   - the 1x2 pipeline with one thread per device against one device with one thread;
-//   - with --long-seconds: per-chunk time and RSS over a long stream (first vs last tenth).
+//   - with --long-seconds: per-chunk time and RSS over a long stream (first vs last tenth);
+//   - with --concurrent N, instead of the above: N streams batched in one StreamGroup and alone,
+//     against one shot.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <thread>
 
 #include "cli/audio_common.h"
 #include "cli/commands.h"
@@ -35,6 +38,8 @@ struct Args {
   std::vector<int64_t> chunks{8, 16, 32, 64};
   int threads = 2, repeat = 3;
   double long_seconds = 0;
+  int concurrent = 0;  // > 0: that many concurrent 32-frame streams, batched and alone
+  double window_ms = 2.0;
 };
 
 double rss_mb() {
@@ -58,6 +63,8 @@ struct Subject {
     std::shared_ptr<void> keep;
   };
   std::function<Stream(const std::string& mesh, int threads, int64_t push_frames)> open;
+  // A stream of a StreamGroup (one device, the group's threads).
+  std::function<Stream(const std::shared_ptr<StreamGroup>& group)> open_in;
 };
 
 Subject::Stream make_stream(const AudioModel& model, const std::string& mesh, int threads,
@@ -67,6 +74,14 @@ Subject::Stream make_stream(const AudioModel& model, const std::string& mesh, in
   o.threads = threads;
   o.push_frames = push_frames;
   auto s = std::make_shared<AudioStream>(model.stream(o));
+  return {[s](const Tensor& x) { return s->push(x); }, [s] { return s->flush(); }, s};
+}
+
+template <class S, class M>
+Subject::Stream make_grouped(const M& model, const std::shared_ptr<StreamGroup>& group) {
+  StreamOptions o;
+  o.group = group;
+  auto s = std::make_shared<S>(model, o);
   return {[s](const Tensor& x) { return s->push(x); }, [s] { return s->flush(); }, s};
 }
 
@@ -166,6 +181,49 @@ void bench_long(const Subject& sub, const Args& a) {
       1e3 * median(last), rss[tenth], rss.back());
 }
 
+// --concurrent N: N streams over the input in 32-frame pushes then flush, (a) batched: one
+// StreamGroup, each stream pushed from its own thread, all started together; (b) alone: the same
+// N streams' pushes taken in turn on one thread (what N clients cost without batching). Aggregate
+// throughput (N × audio / wall time) against the one-shot's (audio / one-shot time).
+void bench_concurrent(const Subject& sub, const Args& a) {
+  const int N = a.concurrent;
+  const int64_t n = sub.input.dim(sub.time_dim), chunk = 32;
+  std::vector<double> one, batched, alone;
+  for (int r = 0; r < a.repeat + 1; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sub.one_shot(sub.input);
+    if (r > 0) one.push_back(seconds_since(t0));
+  }
+  auto group = std::make_shared<StreamGroup>(a.window_ms, a.threads);
+  std::vector<Subject::Stream> grouped, solo;
+  for (int i = 0; i < N; ++i) {
+    grouped.push_back(sub.open_in(group));
+    solo.push_back(sub.open("1x1", a.threads, chunk));
+  }
+  for (int r = 0; r < a.repeat + 1; ++r) {  // the first of each: warm-up
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> th;
+    for (int i = 0; i < N; ++i) th.emplace_back([&, i] { stream_pass(sub, grouped[i], chunk); });
+    for (auto& t : th) t.join();
+    if (r > 0) batched.push_back(seconds_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    for (int64_t at = 0; at < n; at += chunk)
+      for (int i = 0; i < N; ++i)
+        solo[i].push(sub.input.narrow(sub.time_dim, at, std::min(chunk, n - at)));
+    for (int i = 0; i < N; ++i) solo[i].flush();
+    if (r > 0) alone.push_back(seconds_since(t0));
+  }
+  const double one_s = median(one), b = median(batched), s = median(alone);
+  std::printf(
+      "%d concurrent streams, %lld-frame pushes, window %.1f ms: one shot %.3f s; batched %.3f s "
+      "(%.2fx one-shot throughput; %lld batches of %.1f streams, %lld pushes alone); alone %.3f s "
+      "(%.2fx)\n",
+      N, static_cast<long long>(chunk), a.window_ms, one_s, b, N * one_s / b,
+      static_cast<long long>(group->batches()),
+      group->batches() ? static_cast<double>(group->batched_pushes()) / group->batches() : 0.0,
+      static_cast<long long>(group->solo_pushes()), s, N * one_s / s);
+}
+
 Tensor random_tensor(Shape shape, float mean, float sd, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> nd(mean, sd);
@@ -214,6 +272,13 @@ void run(const Args& a) {
       sub.open = [&voc](const std::string& mesh, int threads, int64_t push) {
         return make_stream(voc, mesh, threads, push);
       };
+      sub.open_in = [&voc](const std::shared_ptr<StreamGroup>& g) {
+        return make_grouped<StreamingVocoder>(voc, g);
+      };
+      if (a.concurrent > 0) {
+        bench_concurrent(sub, a);
+        continue;
+      }
       bench_subject(sub, a);
       if (a.long_seconds > 0) bench_long(sub, a);
     } else if (m == "ltx23") {
@@ -228,6 +293,13 @@ void run(const Args& a) {
       sub.open = [&dec](const std::string& mesh, int threads, int64_t push) {
         return make_stream(dec, mesh, threads, push);
       };
+      sub.open_in = [&dec](const std::shared_ptr<StreamGroup>& g) {
+        return make_grouped<StreamingLtxDecoder>(dec, g);
+      };
+      if (a.concurrent > 0) {
+        bench_concurrent(sub, a);
+        continue;
+      }
       bench_subject(sub, a);
       if (a.long_seconds > 0) bench_long(sub, a);
     } else {
@@ -255,6 +327,14 @@ const Registrar reg("stream", [](CLI::App& app) {
   add_real_option(cmd, "--long-seconds", args->long_seconds, {0, 24 * 3600},
                   "also stream this many seconds of audio in 32-frame pushes and report per-push "
                   "time and RSS at the start and the end")
+      ->capture_default_str();
+  add_int_option(cmd, "--concurrent", args->concurrent, 0, 256,
+                 "instead, this many concurrent streams in 32-frame pushes: batched (one "
+                 "StreamGroup, a thread per stream) and alone (one after another), against one "
+                 "shot")
+      ->capture_default_str();
+  add_real_option(cmd, "--window-ms", args->window_ms, {0, 1000},
+                  "the batched streams' StreamGroup window")
       ->capture_default_str();
   cmd->callback([args] { run(*args); });
 });

@@ -75,6 +75,33 @@ struct RunOptions {
 // another thread") and leaves the stream as it was; calls that take turns from several threads
 // are safe. The counters (frames_pushed, samples_returned) are read without the claim. Any number
 // of streams may run at once over one loaded model (they share its weights).
+//
+// Batching: streams made with the same StreamGroup (StreamOptions::group) — streams of one model,
+// each created, started and pushed on its own — run their pushes that arrive together as one
+// batch: a push waits up to the group's window for the pushes of the group's other streams, and
+// those of the same size and the same phase run stacked along B, every layer's filters read once
+// for all of them; each stream keeps its own history and gets its own output (equal to the
+// stream run alone; docs/streaming.md). Other pushes, flush and reset run alone.
+class StreamGroup {
+ public:
+  // window_ms: how long a push waits for the other streams' pushes; threads: OpenMP threads of
+  // the batched pushes (0 = all cores).
+  explicit StreamGroup(double window_ms = 2.0, int threads = 0);
+  ~StreamGroup();
+  StreamGroup(const StreamGroup&) = delete;
+  StreamGroup& operator=(const StreamGroup&) = delete;
+  // Batched pushes run so far (each of ≥ 2 streams), the pushes inside them, the pushes run alone.
+  int64_t batches() const;
+  int64_t batched_pushes() const;
+  int64_t solo_pushes() const;
+
+  struct Impl;
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct StreamOptions {
   std::string mesh = "1x1";          // "1x1", or "1xN" for an N-stage pipeline
   Backend backend = Backend::local;  // mpi: this process is one rank (stage) of an mpiexec launch
@@ -83,6 +110,10 @@ struct StreamOptions {
   // grow in proportion to the rows of a push, so a cut balanced for 8 frames is not for 32).
   // 0 = the model's default (32 mel frames for a vocoder, 8 latent frames for the LTX decoder).
   int64_t push_frames = 0;
+  // Streams of one model made with the same group batch their pushes (one device, local backend;
+  // the group's threads replace `threads`). A stream of another model or stage throws
+  // InvalidArgument.
+  std::shared_ptr<StreamGroup> group;
 };
 
 // A stream over a model (AudioModel::stream / stage_stream).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "graph/graph.h"
 #include "meshnn/audio_model.h"
@@ -20,7 +21,13 @@ struct StreamSpec {
   float lo = 0, hi = 0;                          // the calibration values' range (uniform)
   int sample_rate = 0;
   int64_t channels = 0, samples_per_frame = 0;  // output (B, channels, m)
+  // The weights and graph the stream runs (batch_key()): streams of a StreamGroup must agree;
+  // empty = the stream cannot join one.
+  std::string batch_key;
 };
+
+// "<graph>@<weights' address>": equal for the streams of one loaded model and graph.
+std::string batch_key(const void* weights, const char* graph);
 
 // The stream of `spec` on options' mesh ("1x1" or a 1xN pipeline), backend and threads.
 AudioStream make_audio_stream(const StreamSpec& spec, const StreamOptions& options);

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "api/audio_stream_spec.h"
+#include "api/stream_group.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/exclusive.h"
 #include "meshnn/core/input_checks.h"
@@ -82,7 +83,11 @@ std::unique_ptr<AudioStream::Impl> make_stream(const api::StreamSpec& spec,
   impl->channels = spec.channels;
   impl->samples_per_frame = spec.samples_per_frame;
   impl->mesh = o.mesh;
-  if (mc.cols == 1 && o.backend == Backend::local)
+  if (o.group) {
+    MESHNN_CHECK_AS(InvalidArgument, mc.cols == 1 && o.backend == Backend::local,
+                    "a stream group runs on one device (1x1, local); got mesh ", o.mesh);
+    impl->engine = o.group->impl().join(std::move(graph), spec.batch_key);
+  } else if (mc.cols == 1 && o.backend == Backend::local)
     impl->engine = streaming::single_device_engine(std::move(graph), o.threads);
   else
     impl->engine = streaming::pipeline_engine(std::move(graph), mc,
@@ -113,6 +118,10 @@ void check_stream_frames(const Tensor& t, const Shape& want, const char* what) {
   MESHNN_CHECK_AS(ShapeError, ok, what, ": expected ", shape_str(want), " (−1 = any), got ",
                   shape_str(t.shape()));
   check_finite(t, what);
+}
+
+std::string batch_key(const void* weights, const char* graph) {
+  return std::string(graph) + "@" + std::to_string(reinterpret_cast<uintptr_t>(weights));
 }
 
 AudioStream make_audio_stream(const StreamSpec& spec, const StreamOptions& options) {

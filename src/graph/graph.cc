@@ -52,59 +52,6 @@ Reach then(const Reach& a, const Reach& b) {
 }
 }  // namespace
 
-// ---- RowBuffer -------------------------------------------------------------------------------
-
-void RowBuffer::set_shape(const Tensor& like) {
-  if (!data_.defined()) data_ = no_rows(like.shape());
-}
-
-void RowBuffer::append(const Tensor& x) {
-  if (!x.defined()) return;
-  MESHNN_CHECK_AS(ShapeError, x.rank() >= 2 && x.dtype() == DType::f32,
-                  "stream: rows must be f32 (B, n, …), got ", shape_str(x.shape()));
-  if (!data_.defined() || data_.dim(1) == 0) {
-    if (data_.defined()) {
-      Shape a = data_.shape(), b = x.shape();
-      a[1] = b[1] = 0;
-      MESHNN_CHECK_AS(ShapeError, a == b, "stream: rows ", shape_str(x.shape()),
-                      " do not match the stream's ", shape_str(data_.shape()));
-    }
-    data_ = x;  // no copy: operators never write into their inputs
-    return;
-  }
-  if (x.dim(1) == 0) return;
-  data_ = concat({data_, x}, 1);
-}
-
-void RowBuffer::append_zeros(int64_t n) {
-  MESHNN_CHECK(data_.defined(), "RowBuffer: zeros appended before the row shape is known");
-  if (n <= 0) return;
-  Shape s = data_.shape();
-  s[1] = n;
-  append(Tensor(s));
-}
-
-Tensor RowBuffer::rows_between(int64_t from, int64_t to) const {
-  MESHNN_CHECK(from >= begin_ && to <= end() && from <= to, "RowBuffer: rows [", from, ", ", to,
-               ") outside the held [", begin_, ", ", end(), ")");
-  if (from == begin_ && to == end()) return data_;
-  return data_.narrow(1, from - begin_, to - from);
-}
-
-void RowBuffer::drop_before(int64_t row) {
-  if (!data_.defined() || row <= begin_) return;
-  row = std::min(row, end());
-  data_ = data_.narrow(1, row - begin_, end() - row);
-  begin_ = row;
-}
-
-Tensor RowBuffer::empty_rows() const { return no_rows(data_.shape()); }
-
-void RowBuffer::clear() {
-  data_ = Tensor();
-  begin_ = 0;
-}
-
 namespace {
 
 // ---- structure
@@ -126,6 +73,8 @@ class MapRows final : public Node {
   void reset() override {}
   int64_t final_rows(int64_t n) const override { return rate_ * n; }
   NodePtr fork() const override { return std::make_unique<MapRows>(name_, rate_, fn_); }
+  void save_state(StreamState&) const override {}  // stateless
+  void load_state(StateReader&) override {}
   int64_t held_rows() const override { return 0; }
   Tensor run(const Tensor& x, const TimeShard&, int64_t) override {
     ProfileScope prof(name_.c_str());
@@ -156,6 +105,9 @@ class DropFirst final : public Node {
   void reset() override { seen_ = 0; }
   int64_t final_rows(int64_t n) const override { return std::max<int64_t>(0, n - n_); }
   NodePtr fork() const override { return std::make_unique<DropFirst>(n_); }
+  // Past the dropped rows every count behaves alike.
+  void save_state(StreamState& s) const override { s.counters.push_back(std::min(seen_, n_)); }
+  void load_state(StateReader& r) override { seen_ = r.counter(); }
   int64_t held_rows() const override { return 0; }
   // Only inside a node whose run() does not call it (upsample2x_causal_conv_node): dropping rows of
   // one shard would break the even split of a time-sharded sequence.
@@ -205,6 +157,12 @@ class Sequence final : public Node {
     std::vector<NodePtr> f;
     for (const auto& op : ops_) f.push_back(op->fork());
     return std::make_unique<Sequence>(std::move(f));
+  }
+  void save_state(StreamState& s) const override {
+    for (const auto& op : ops_) op->save_state(s);
+  }
+  void load_state(StateReader& r) override {
+    for (auto& op : ops_) op->load_state(r);
   }
   int64_t held_rows() const override {
     int64_t h = 0;
@@ -280,6 +238,16 @@ class ForkJoin : public Node {
     std::vector<NodePtr> f;
     for (const auto& b : branches_) f.push_back(b->fork());
     return remake(std::move(f));
+  }
+  // The branches', then the joined rows waiting for the slowest branch (row numbers from next_).
+  void save_state(StreamState& s) const override {
+    for (const auto& b : branches_) b->save_state(s);
+    for (const RowBuffer& o : outs_) o.save(s, next_);
+  }
+  void load_state(StateReader& r) override {
+    for (auto& b : branches_) b->load_state(r);
+    for (RowBuffer& o : outs_) o.load(r, 0);
+    next_ = 0;
   }
   const std::string& name() const { return name_; }
   std::vector<NodePtr>& branches() { return branches_; }
@@ -399,6 +367,8 @@ class Upsample2xCausalConvNode final : public Node {
   int64_t final_rows(int64_t n) const override { return stream_->final_rows(n); }
   int64_t held_rows() const override { return stream_->held_rows(); }
   NodePtr fork() const override { return std::make_unique<Upsample2xCausalConvNode>(conv_); }
+  void save_state(StreamState& s) const override { stream_->save_state(s); }
+  void load_state(StateReader& r) override { stream_->load_state(r); }
 
  private:
   Conv2d conv_;

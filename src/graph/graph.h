@@ -72,6 +72,32 @@ Halo halo_of(const Reach& r);
 class Node;
 using NodePtr = std::unique_ptr<Node>;
 
+// A stream's history in a graph (every node's held rows and counters, in graph order), taken out
+// so that the histories of several streams can be stacked along B and pushed as one batch
+// (streaming/stream_batcher.h). The counters are normalised: row numbers are relative to the
+// node's next output (shifted by whole strides), so two streams in the same phase of a long
+// sequence have equal counters whatever their absolute row. Two states whose counters are equal
+// and whose tensors agree in everything but dim 0 (definedness included) make the graph behave
+// identically, so they can be stacked.
+struct StreamState {
+  std::vector<Tensor> tensors;    // (B, …) each; undefined where a node has no rows yet
+  std::vector<int64_t> counters;  // normalised
+};
+
+// Reads a StreamState back in the order Node::save_state wrote it.
+class StateReader {
+ public:
+  explicit StateReader(const StreamState& s) : s_(s) {}
+  Tensor tensor();
+  int64_t counter();
+  // Every entry was read (the state was saved from the same graph).
+  void finish() const;
+
+ private:
+  const StreamState& s_;
+  size_t t_ = 0, c_ = 0;
+};
+
 class Node {
  public:
   virtual ~Node();
@@ -106,6 +132,11 @@ class Node {
   // A fresh node over the same weights (its own plans and history), for another thread.
   virtual NodePtr fork() const = 0;
 
+  // The stream history (see StreamState): appended to `s`; load_state replaces this node's
+  // history with the one `r` reads (saved by this node or a fork of it, of any batch B).
+  virtual void save_state(StreamState& s) const = 0;
+  virtual void load_state(StateReader& r) = 0;
+
   // One shot on one device. x: (B, T, …) → (B, out_rows(T), …).
   Tensor run(const Tensor& x) { return run(x, TimeShard(), x.dim(1)); }
 };
@@ -129,6 +160,10 @@ class RowBuffer {
   // (B, 0, …) in this buffer's shape.
   Tensor empty_rows() const;
   void clear();
+  // The rows (a tensor; undefined before the shape is known) and begin() − origin (a counter);
+  // load puts them back with begin() = counter + origin.
+  void save(StreamState& s, int64_t origin) const;
+  void load(StateReader& r, int64_t origin);
 
  private:
   Tensor data_;

@@ -49,6 +49,13 @@ class ConvNode final : public Node {
   }
   int64_t final_rows(int64_t n) const override { return outputs(pl_ + n); }
   NodePtr fork() const override { return std::make_unique<ConvNode>(conv_, k_, s_, pl_, pr_); }
+  // Row numbers from next_·s (whole strides): outputs() of the shifted end is the shifted count
+  // once the window is full, and 0 ≤ next_ before, as unshifted.
+  void save_state(StreamState& s) const override { buf_.save(s, next_ * s_); }
+  void load_state(StateReader& r) override {
+    buf_.load(r, 0);
+    next_ = 0;
+  }
   int64_t held_rows() const override { return buf_.rows(); }
   // One device: the node's pads at the sequence ends (the layer's own, or explicit ones for a
   // 'valid' conv such as the causal STFT). A time shard: the graph's halo from its neighbours.
@@ -115,7 +122,8 @@ class ConvTransposeNode final : public Node {
         k_((conv.config().kernel_size - 1) * conv.config().dilation + 1),
         s_(conv.config().stride),
         crop_l_(conv.pad_left()),
-        crop_r_(conv.pad_right()) {
+        crop_r_(conv.pad_right()),
+        skip_(crop_l_) {
     MESHNN_CHECK(conv.config().output_padding == 0, conv.name(),
                  ": streaming needs output_padding 0");
   }
@@ -134,9 +142,23 @@ class ConvTransposeNode final : public Node {
   void reset() override {
     buf_.clear();
     next_ = 0;
+    skip_ = crop_l_;
   }
   int64_t final_rows(int64_t n) const override { return std::max<int64_t>(0, s_ * n - crop_l_); }
   NodePtr fork() const override { return std::make_unique<ConvTransposeNode>(conv_); }
+  // Input rows from the buffer's begin (output rows s× that): every input a future row reads is
+  // at or after it, so the clamp at input 0 never bites; the crop becomes a relative skip.
+  void save_state(StreamState& s) const override {
+    const int64_t j = buf_.begin();
+    buf_.save(s, j);
+    s.counters.push_back(next_ - s_ * j);
+    s.counters.push_back(std::max(skip_, next_) - s_ * j);
+  }
+  void load_state(StateReader& r) override {
+    buf_.load(r, 0);
+    next_ = r.counter();
+    skip_ = r.counter();
+  }
   int64_t held_rows() const override { return buf_.rows(); }
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
     const Halo h = halo_of(reach());
@@ -154,7 +176,7 @@ class ConvTransposeNode final : public Node {
   int64_t first_input(int64_t m) const { return std::max<int64_t>(0, ceil_div(m - k_ + 1, s_)); }
   // Full rows [next_, target), cropped.
   Tensor produce(int64_t target) {
-    const int64_t from = std::max(next_, crop_l_);
+    const int64_t from = std::max(next_, skip_);
     if (target <= from) {
       next_ = std::max(next_, target);
       Shape one = buf_.empty_rows().shape();
@@ -173,6 +195,7 @@ class ConvTransposeNode final : public Node {
   int64_t k_, s_, crop_l_, crop_r_;
   RowBuffer buf_;     // input rows
   int64_t next_ = 0;  // next full output row
+  int64_t skip_;      // full rows before it are cropped (crop_l_ at the stream's start)
 };
 
 // ---- resamplers
@@ -202,6 +225,16 @@ class ActivationNode final : public Node {
   }
   int64_t final_rows(int64_t n) const override { return std::max<int64_t>(0, n - kCtx); }
   NodePtr fork() const override { return std::make_unique<ActivationNode>(act_); }
+  // Once the sequence start is out of reach (next_ ≥ kCtx) only rows relative to next_ matter.
+  void save_state(StreamState& s) const override {
+    const int64_t j = next_ >= kCtx ? next_ - kCtx : 0;
+    buf_.save(s, j);
+    s.counters.push_back(next_ - j);
+  }
+  void load_state(StateReader& r) override {
+    buf_.load(r, 0);
+    next_ = r.counter();
+  }
   int64_t held_rows() const override { return buf_.rows(); }
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
     return activation_sharded(act_, x, ts, real);
@@ -257,6 +290,16 @@ class UpsampleNode final : public Node {
     return g_.ratio * std::max<int64_t>(0, n - g_.pad);
   }
   NodePtr fork() const override { return std::make_unique<UpsampleNode>(taps_, g_); }
+  // Once the replicated start edge is out of the window (next_ ≥ pad) only relative rows matter.
+  void save_state(StreamState& s) const override {
+    const int64_t j = next_ >= g_.pad ? next_ - g_.pad : 0;
+    buf_.save(s, j);
+    s.counters.push_back(next_ - j);
+  }
+  void load_state(StateReader& r) override {
+    buf_.load(r, 0);
+    next_ = r.counter();
+  }
   int64_t held_rows() const override { return buf_.rows(); }
   Tensor run(const Tensor& x, const TimeShard& ts, int64_t real) override {
     return upsample1d_sharded(x, taps_, g_, ts, real);
@@ -329,6 +372,14 @@ class PadToMultiple final : public Node {
   }
   int64_t final_rows(int64_t n) const override { return n; }
   NodePtr fork() const override { return std::make_unique<PadToMultiple>(hop_); }
+  void save_state(StreamState& s) const override {
+    s.tensors.push_back(like_);
+    s.counters.push_back(rows_ % hop_);
+  }
+  void load_state(StateReader& r) override {
+    like_ = r.tensor();
+    rows_ = r.counter();
+  }
   int64_t held_rows() const override { return 0; }
 
  private:

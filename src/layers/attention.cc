@@ -127,4 +127,30 @@ void KvCache::bind(int64_t b, AttentionArgs& a) const {
   a.s_k = rows(b);
 }
 
+Tensor KvCache::to_tensor() const {
+  if (!started()) return Tensor();
+  const int64_t R = batch_ > 0 ? rows(0) : 0;
+  Tensor kv = Tensor::empty({batch_, R, 2 * width_});
+  for (int64_t b = 0; b < batch_; ++b) {
+    const std::vector<float>& src = kv_[static_cast<size_t>(b)];
+    MESHNN_CHECK_AS(ShapeError, rows(b) == R, "K/V cache: item ", b, " holds ", rows(b),
+                    " rows, item 0 ", R);
+    std::copy(src.begin(), src.end(), kv.data<float>() + b * R * 2 * width_);
+  }
+  return kv;
+}
+
+void KvCache::from_tensor(const Tensor& kv, int64_t width) {
+  if (!kv.defined()) return clear();
+  const Tensor& c = kv;
+  MESHNN_CHECK_AS(ShapeError, c.rank() == 3 && c.dim(2) == 2 * width,
+                  "K/V cache: expected (B, rows, ", 2 * width, "), got ", shape_str(c.shape()));
+  start(c.dim(0), width);
+  const int64_t R = c.dim(1);
+  for (int64_t b = 0; b < batch_; ++b) {
+    const float* p = c.data<float>() + b * R * 2 * width;
+    kv_[static_cast<size_t>(b)].assign(p, p + R * 2 * width);
+  }
+}
+
 }  // namespace meshnn::layers

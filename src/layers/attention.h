@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "meshnn/core/tensor.h"
+
 namespace meshnn::layers {
 
 // Head-interleaved attention, every operand used in place through strides:
@@ -57,6 +59,11 @@ class KvCache {
   void append(int64_t b, const float* k, const float* v, int64_t ld, int64_t n);
   // Points a's keys and values at item b's cache (k, ldk, v, ldv, s_k; interleaved heads).
   void bind(int64_t b, AttentionArgs& a) const;
+  // Every item's cache as (B, rows, 2·width) (keys then values per row; the items hold equal
+  // rows), undefined when not started: a stream's saved state.
+  Tensor to_tensor() const;
+  // The inverse of to_tensor: kv (B, rows, 2·width), or undefined for a cache not started.
+  void from_tensor(const Tensor& kv, int64_t width);
 
  private:
   int64_t batch_ = -1, width_ = 0;

@@ -135,11 +135,12 @@ Tensor ServedModel::encode(const Tensor& wave, int threads) const {
   return model_.encode(wave, run);
 }
 
-std::shared_ptr<AudioStream> ServedModel::open_stream(int threads) const {
+std::shared_ptr<AudioStream> ServedModel::open_stream(int threads, bool batched) const {
   MESHNN_CHECK(has_stream(), "serve: ", name_, " has no stream");
   StreamOptions o;
   o.mesh = "1x1";
   o.threads = threads;
+  if (batched) o.group = group_;
   return std::make_shared<AudioStream>(model_.stream(o));
 }
 

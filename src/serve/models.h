@@ -62,8 +62,10 @@ class ServedModel {
   // audio-encode's call: (B, 1, S) → the model's input layout, e.g. (B, C, ⌈S / hop⌉) f32.
   Tensor encode(const Tensor& wave, int threads) const;
 
-  // A stream over the shared weights, on one device (mesh 1x1), as `--stream` opens it.
-  std::shared_ptr<AudioStream> open_stream(int threads) const;
+  // A stream over the shared weights, on one device (mesh 1x1), as `--stream` opens it. batched:
+  // the stream joins this model's StreamGroup, so the pushes of several clients' streams that
+  // run at once (several workers) run as one batch on all cores (docs/streaming.md).
+  std::shared_ptr<AudioStream> open_stream(int threads, bool batched = false) const;
   // Output seconds of n input frames of `items` items, summed over the output channels (the
   // stream's long-run rate).
   double stream_seconds(int64_t frames, int64_t items) const;
@@ -76,6 +78,9 @@ class ServedModel {
 
   std::string name_, path_, precision_;
   AudioModel model_;
+  // The batched streams' group; a batch runs on every core (0 threads): it stands for the pushes
+  // of several workers.
+  std::shared_ptr<StreamGroup> group_ = std::make_shared<StreamGroup>(2.0, 0);
 };
 
 }  // namespace meshnn::serve

@@ -19,19 +19,12 @@ namespace meshnn::streaming {
 
 StreamEngine::~StreamEngine() = default;
 
+ThreadScope::ThreadScope(int threads) : saved_(omp_get_max_threads()) {
+  omp_set_num_threads(threads > 0 ? threads : std::max(1, available_cores()));
+}
+ThreadScope::~ThreadScope() { omp_set_num_threads(saved_); }
+
 namespace {
-
-// OpenMP threads of the calling thread for one call, restored after.
-class ThreadScope {
- public:
-  explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
-    omp_set_num_threads(threads > 0 ? threads : std::max(1, available_cores()));
-  }
-  ~ThreadScope() { omp_set_num_threads(saved_); }
-
- private:
-  int saved_;
-};
 
 bool has_rows(const Tensor& t) { return t.defined() && t.dim(1) > 0; }
 

@@ -16,6 +16,18 @@ namespace meshnn::streaming {
 using graph::Node;
 using graph::NodePtr;
 
+// OpenMP threads of the calling thread for one call (0 = all cores), restored after.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
 class StreamEngine {
  public:
   virtual ~StreamEngine();

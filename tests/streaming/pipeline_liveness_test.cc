@@ -37,6 +37,8 @@ class Passthrough final : public Node {
   int64_t final_rows(int64_t n) const override { return n; }
   int64_t held_rows() const override { return 0; }
   NodePtr fork() const override { return std::make_unique<Passthrough>(stall_, stall_s_); }
+  void save_state(graph::StreamState&) const override {}  // stateless
+  void load_state(graph::StateReader&) override {}
 
  private:
   std::shared_ptr<std::atomic<bool>> stall_;

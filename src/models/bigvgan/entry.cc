@@ -30,6 +30,7 @@ api::StreamSpec vocoder_stream_spec(const BigVgan& m, const StreamOptions& o) {
   const int64_t M = m.config().num_mels, hop = m.config().generator.hop();
   api::StreamSpec s;
   s.graph = [&m] { return m.graph(); };
+  s.batch_key = api::batch_key(&m, "bigvgan");
   s.to_rows = [M](const Tensor& mel) {
     api::check_stream_frames(mel, {-1, M, -1}, "mel frames (B, num_mels, n)");
     return mel_rows(mel);

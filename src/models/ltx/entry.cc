@@ -76,6 +76,7 @@ api::StreamSpec decoder_stream_spec(const LtxAudioDecoder& m, const StreamOption
   const int64_t Z = m.config().vae.z_channels, F = m.config().vae.latent_mel_bins;
   api::StreamSpec s;
   s.graph = [&m] { return m.graph(); };
+  s.batch_key = api::batch_key(&m, "ltx_decoder");
   s.to_rows = [Z, F](const Tensor& latent) {
     api::check_stream_frames(latent, {-1, Z, -1, F}, "latent frames (B, 8, n, 16)");
     return latent_to_channels_last(latent);
@@ -96,6 +97,7 @@ api::StreamSpec vocoder_stream_spec(const LtxAudioDecoder& m, const StreamOption
   const int64_t C = m.config().vae.out_ch, F = m.config().vae.mel_bins;
   api::StreamSpec s;
   s.graph = [&m] { return m.vocoder_graph(); };
+  s.batch_key = api::batch_key(&m, "ltx_vocoder");
   s.to_rows = [C, F](const Tensor& mel) {
     api::check_stream_frames(mel, {-1, C, -1, F}, "mel frames (B, 2, n, 64)");
     // (B, C, n, F) → (B, n, F, C) → (B, n, C·F) with channel c·F + f, as the mel-VAE's output.

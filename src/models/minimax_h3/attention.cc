@@ -96,6 +96,17 @@ void CausalAttentionProjection::prime(const Tensor& past) {
   }
 }
 
+void CausalAttentionProjection::save_state(graph::StreamState& s) const {
+  s.tensors.push_back(cache_.to_tensor());
+  s.counters.push_back(cache_.started() ? cache_.rows(0) : 0);
+}
+
+void CausalAttentionProjection::load_state(graph::StateReader& r) {
+  const Tensor kv = r.tensor();
+  r.counter();  // the rows cached: kv's dim 1
+  cache_.from_tensor(kv, D_);
+}
+
 void CausalAttentionProjection::reset() { cache_.clear(); }
 
 Tensor CausalAttentionProjection::flush() {

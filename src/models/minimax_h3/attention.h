@@ -41,6 +41,10 @@ class CausalAttentionProjection final : public graph::Node {
   void reset() override;
   int64_t final_rows(int64_t n) const override { return n; }
   graph::NodePtr fork() const override;
+  // The key/value cache as (B, past, 2D) and past (absolute: every key is attended to, so only
+  // streams of equal length stack).
+  void save_state(graph::StreamState& s) const override;
+  void load_state(graph::StateReader& r) override;
   // Rows of keys and values cached (the whole past of the stream).
   int64_t held_rows() const override { return cache_.started() ? cache_.rows(0) : 0; }
 

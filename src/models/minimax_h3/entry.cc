@@ -56,6 +56,7 @@ AudioStream decoder_stream(const h3::Model& m, const StreamOptions& o) {
   const int64_t C = m.config().latent_channels;
   api::StreamSpec s;
   s.graph = [&m] { return m.decode_stream(); };
+  s.batch_key = api::batch_key(&m, "minimax_h3_decoder");
   s.to_rows = [C](const Tensor& z) {
     api::check_stream_frames(z, {-1, C, -1}, "latent frames (B, C, n)");
     return mel_rows(z);  // (B, C, n) → rows (B, n, C)

@@ -1,0 +1,54 @@
+// Many independent streams of one model, their pushes run as one batch.
+//
+// Each member stream has its own graph (its own history, exactly as a single-device stream). A
+// push waits up to a short window for the pushes of the batcher's other active members (those
+// that have pushed since their last flush / reset); the pushes collected are then grouped: pushes
+// with the same row shape from members whose saved histories (graph::StreamState) have equal
+// normalised counters and tensor shapes are stacked along B — histories and rows — loaded into
+// one member's graph, pushed once (every layer's filters read once for the whole group), and the
+// output and the new history split back to each member. Other pushes (a stream's first push next
+// to a running one, a different push size, a different phase) run alone on their own graph.
+// Flush and reset run alone too. The output of each member equals its stream run alone; it is
+// bit-identical where the kernels' arithmetic per row does not depend on the batch
+// (docs/streaming.md gives the measured difference).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "streaming/stream_engine.h"
+
+namespace meshnn::streaming {
+
+struct BatcherOptions {
+  double window_ms = 2.0;  // how long a push waits for the other active members' pushes
+  int threads = 0;         // OpenMP threads of a batch (0 = all cores)
+};
+
+class StreamBatcher {
+ public:
+  explicit StreamBatcher(const BatcherOptions& options = {});
+  ~StreamBatcher();
+  StreamBatcher(const StreamBatcher&) = delete;
+  StreamBatcher& operator=(const StreamBatcher&) = delete;
+
+  // A member stream over `graph` (a single-device engine whose pushes are batched). Pushes batch
+  // only with members of an equal `key` (the same weights and graph). The engine may outlive the
+  // batcher.
+  std::unique_ptr<StreamEngine> join(NodePtr graph, std::string key);
+
+  struct Stats {
+    int64_t batches = 0;         // batched pushes run (each of ≥ 2 streams)
+    int64_t batched_pushes = 0;  // member pushes that ran inside one
+    int64_t solo_pushes = 0;     // member pushes that ran alone
+  };
+  Stats stats() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace meshnn::streaming

@@ -1,0 +1,147 @@
+// Many streams of one model batched (streaming/stream_batcher.h, StreamGroup): each stream's
+// output equals the same stream run alone, whatever the push pattern and start time; and the
+// stream state a batch stacks is normalised (streams in the same phase save equal counters).
+#include "streaming/stream_batcher.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "graph/graph.h"
+#include "meshnn/audio_model.h"
+#include "models/bigvgan/model.h"
+#include "models/bigvgan/typed_model.h"
+#include "models/ltx/typed_model.h"
+#include "support/golden.h"
+#include "support/stream_test_util.h"
+
+namespace meshnn {
+namespace {
+
+using test::max_abs_diff;
+using test::push_cut;
+using test::random_rows;
+
+// Batched against alone: the conv kernels' GEMMs block rows differently for a larger batch, so
+// rows agree to f32 rounding, not bit for bit (docs/streaming.md gives the measured difference).
+constexpr double kBatchTol = 2e-6;
+
+// Stream i's cut points: a first push of 1 + 3i frames (streams start in different phases), then
+// pushes of `step` frames, and for odd i one odd-sized push in the middle.
+std::vector<int64_t> cuts_of(int i, int64_t frames, int64_t step) {
+  std::vector<int64_t> c;
+  int64_t at = 1 + 3 * i;
+  for (int k = 0; at < frames; ++k) {
+    c.push_back(at);
+    at += (i % 2 == 1 && k == 2) ? step - 1 : step;
+  }
+  return c;
+}
+
+// Eight streams of one model in a group, each on its own thread starting (i % 4) ms apart, fed
+// its own random input of frames + 2i frames (past the look-ahead, so that the streams reach the
+// steady phase where they stack) with its own cuts; each must give what the same cuts give alone.
+template <class MakeStream>
+void eight_streams_equal_solo(MakeStream make, const Shape& frame_shape, int time_dim, float lo,
+                              float hi, int64_t step, int64_t frames) {
+  constexpr int kStreams = 8;
+  auto group = std::make_shared<StreamGroup>(/*window_ms=*/50.0, /*threads=*/1);
+  std::vector<Tensor> inputs, batched(kStreams), solo(kStreams);
+  for (int i = 0; i < kStreams; ++i) {
+    Shape s = frame_shape;
+    s[time_dim] = frames + 2 * i;
+    inputs.push_back(random_rows(s, 100 + i, lo, hi));
+  }
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kStreams; ++i)
+    threads.emplace_back([&, i] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(i % 4));
+      StreamOptions o;
+      o.threads = 1;
+      o.group = group;
+      auto s = make(o);
+      batched[i] = push_cut(s, inputs[i], cuts_of(i, inputs[i].dim(time_dim), step), time_dim, 2);
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kStreams; ++i) {
+    StreamOptions o;
+    o.threads = 1;
+    auto s = make(o);
+    solo[i] = push_cut(s, inputs[i], cuts_of(i, inputs[i].dim(time_dim), step), time_dim, 2);
+    EXPECT_LE(max_abs_diff(batched[i], solo[i]), kBatchTol) << "stream " << i;
+  }
+  EXPECT_GT(group->batches(), 0);
+  EXPECT_GE(group->batched_pushes(), 2 * group->batches());
+}
+
+TEST(StreamBatcher, EightBigVganStreamsEqualSolo) {
+  const BigVganVocoder voc =
+      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  eight_streams_equal_solo([&](const StreamOptions& o) { return StreamingVocoder(voc, o); },
+                           {1, voc.num_mels(), 0}, 2, -8.f, 1.f, 4, 72);
+}
+
+TEST(StreamBatcher, EightLtxStreamsEqualSolo) {
+  const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path("ltx23_small.safetensors"));
+  eight_streams_equal_solo([&](const StreamOptions& o) { return StreamingLtxDecoder(dec, o); },
+                           {1, 8, 0, 16}, 2, -2.f, 2.f, 3, 30);
+}
+
+TEST(StreamBatcher, GroupTakesOneModel) {
+  const BigVganVocoder a =
+      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  const BigVganVocoder b =
+      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  StreamOptions o;
+  o.group = std::make_shared<StreamGroup>();
+  StreamingVocoder first(a, o);
+  EXPECT_THROW(StreamingVocoder(b, o), InvalidArgument);
+  o.mesh = "1x2";
+  EXPECT_THROW(StreamingVocoder(a, o), InvalidArgument);
+}
+
+// The graph level: the state of a stream in its steady phase (past the 38-frame look-ahead) does
+// not depend on how far it has run, and a fresh graph loaded with it continues the stream bit for
+// bit.
+TEST(StreamState, NormalisedAndResumable) {
+  auto file = io::SafetensorsFile::open(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  auto model = models::BigVgan::load(file, "", Precision::fp32);
+  const int64_t M = model->config().num_mels;
+  const Tensor rows = models::mel_rows(random_rows({1, M, 100}, 5, -8.f, 1.f));
+  auto short_run = model->graph(), long_run = model->graph();
+  short_run->push(rows.narrow(1, 0, 13));
+  long_run->push(rows.narrow(1, 0, 13));
+  for (int k = 0; k < 10; ++k) short_run->push(rows.narrow(1, 13 + 4 * k, 4));
+  for (int k = 0; k < 16; ++k) long_run->push(rows.narrow(1, 13 + 4 * k, 4));
+  graph::StreamState a, b;
+  short_run->save_state(a);
+  long_run->save_state(b);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  EXPECT_EQ(a.counters, b.counters);
+  for (size_t t = 0; t < a.tensors.size(); ++t) {
+    ASSERT_EQ(a.tensors[t].defined(), b.tensors[t].defined()) << t;
+    if (a.tensors[t].defined()) {
+      EXPECT_EQ(a.tensors[t].shape(), b.tensors[t].shape()) << t;
+    }
+  }
+  // A fresh graph resumes the long stream: the same next output, and the same state after.
+  auto resumed = model->graph();
+  graph::StateReader r(b);
+  resumed->load_state(r);
+  r.finish();
+  const Tensor next = rows.narrow(1, 77, 4);
+  const Tensor want = long_run->push(next), got = resumed->push(next);
+  EXPECT_EQ(max_abs_diff(want, got), 0.0);
+  EXPECT_EQ(max_abs_diff(long_run->flush(), resumed->flush()), 0.0);
+  // A state from another graph is refused.
+  graph::StreamState empty;
+  graph::StateReader bad(empty);
+  EXPECT_THROW(model->graph()->load_state(bad), Error);
+}
+
+}  // namespace
+}  // namespace meshnn
