@@ -14,8 +14,6 @@
 #include "graph/graph.h"
 #include "meshnn/audio_model.h"
 #include "models/bigvgan/model.h"
-#include "models/bigvgan/typed_model.h"
-#include "models/ltx/typed_model.h"
 #include "support/golden.h"
 #include "support/stream_test_util.h"
 
@@ -79,29 +77,26 @@ void eight_streams_equal_solo(MakeStream make, const Shape& frame_shape, int tim
 }
 
 TEST(StreamBatcher, EightBigVganStreamsEqualSolo) {
-  const BigVganVocoder voc =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
-  eight_streams_equal_solo([&](const StreamOptions& o) { return StreamingVocoder(voc, o); },
-                           {1, voc.num_mels(), 0}, 2, -8.f, 1.f, 4, 72);
+  const AudioModel voc = AudioModel::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  eight_streams_equal_solo([&](const StreamOptions& o) { return voc.stream(o); },
+                           {1, voc.input_spec().shape[1], 0}, 2, -8.f, 1.f, 4, 72);
 }
 
 TEST(StreamBatcher, EightLtxStreamsEqualSolo) {
-  const LtxAudioDecoder dec = LtxAudioDecoder::load(test::fixture_path("ltx23_small.safetensors"));
-  eight_streams_equal_solo([&](const StreamOptions& o) { return StreamingLtxDecoder(dec, o); },
-                           {1, 8, 0, 16}, 2, -2.f, 2.f, 3, 30);
+  const AudioModel dec = AudioModel::load(test::fixture_path("ltx23_small.safetensors"));
+  eight_streams_equal_solo([&](const StreamOptions& o) { return dec.stream(o); }, {1, 8, 0, 16}, 2,
+                           -2.f, 2.f, 3, 30);
 }
 
 TEST(StreamBatcher, GroupTakesOneModel) {
-  const BigVganVocoder a =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
-  const BigVganVocoder b =
-      BigVganVocoder::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  const AudioModel a = AudioModel::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  const AudioModel b = AudioModel::load(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
   StreamOptions o;
   o.group = std::make_shared<StreamGroup>();
-  StreamingVocoder first(a, o);
-  EXPECT_THROW(StreamingVocoder(b, o), InvalidArgument);
+  AudioStream first = a.stream(o);
+  EXPECT_THROW(b.stream(o), InvalidArgument);
   o.mesh = "1x2";
-  EXPECT_THROW(StreamingVocoder(a, o), InvalidArgument);
+  EXPECT_THROW(a.stream(o), InvalidArgument);
 }
 
 // The graph level: the state of a stream in its steady phase (past the 38-frame look-ahead) does
