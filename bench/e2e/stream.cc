@@ -77,11 +77,10 @@ Subject::Stream make_stream(const AudioModel& model, const std::string& mesh, in
   return {[s](const Tensor& x) { return s->push(x); }, [s] { return s->flush(); }, s};
 }
 
-template <class S, class M>
-Subject::Stream make_grouped(const M& model, const std::shared_ptr<StreamGroup>& group) {
+Subject::Stream make_grouped(const AudioModel& model, const std::shared_ptr<StreamGroup>& group) {
   StreamOptions o;
   o.group = group;
-  auto s = std::make_shared<S>(model, o);
+  auto s = std::make_shared<AudioStream>(model.stream(o));
   return {[s](const Tensor& x) { return s->push(x); }, [s] { return s->flush(); }, s};
 }
 
@@ -272,9 +271,7 @@ void run(const Args& a) {
       sub.open = [&voc](const std::string& mesh, int threads, int64_t push) {
         return make_stream(voc, mesh, threads, push);
       };
-      sub.open_in = [&voc](const std::shared_ptr<StreamGroup>& g) {
-        return make_grouped<StreamingVocoder>(voc, g);
-      };
+      sub.open_in = [&voc](const std::shared_ptr<StreamGroup>& g) { return make_grouped(voc, g); };
       if (a.concurrent > 0) {
         bench_concurrent(sub, a);
         continue;
@@ -293,9 +290,7 @@ void run(const Args& a) {
       sub.open = [&dec](const std::string& mesh, int threads, int64_t push) {
         return make_stream(dec, mesh, threads, push);
       };
-      sub.open_in = [&dec](const std::shared_ptr<StreamGroup>& g) {
-        return make_grouped<StreamingLtxDecoder>(dec, g);
-      };
+      sub.open_in = [&dec](const std::shared_ptr<StreamGroup>& g) { return make_grouped(dec, g); };
       if (a.concurrent > 0) {
         bench_concurrent(sub, a);
         continue;
