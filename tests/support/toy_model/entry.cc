@@ -160,7 +160,7 @@ struct ToyAudioModel final : AudioModel::Impl {
     const int64_t C = m->config().latent_channels;
     api::StreamSpec s;
     s.graph = [model = m] { return model->decode_graph(); };
-    s.batch_key = api::batch_key(m.get(), "toy_decoder");
+    s.batch_key = api::batch_key(m.get(), "toy stream");
     s.to_rows = [C](const Tensor& z) {
       api::check_stream_frames(z, {-1, C, -1}, "latent frames (B, C, n)");
       return ops::permute(z, {0, 2, 1});
