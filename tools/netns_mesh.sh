@@ -89,6 +89,7 @@ down() {
     # Whatever still runs there (a rank or daemon stuck on a cut link) ends with the namespace.
     for pid in $(ip netns pids "$n" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
     ip netns del "$n" || true
+    rm -rf "/tmp/$n.ompi"
   done
   ip link del "${id}a" 2>/dev/null || true
 }
@@ -127,7 +128,9 @@ case "$cmd" in
     # Open MPI calls `agent HOST orted ARGS...` (ARGS already quoted for a remote shell).
     host=$1
     shift
-    exec ip netns exec "$host" /bin/sh -c "$*"
+    # Both "hosts" share /tmp and the machine's host name: each daemon gets its own Open MPI
+    # session directory, or the two race creating the same one ("File exists" in session_dir.c).
+    exec ip netns exec "$host" env OMPI_MCA_orte_tmpdir_base="/tmp/$host.ompi" /bin/sh -c "$*"
     ;;
   check) check ;;
   *) sed -n '2,16p' "$SELF"; exit 2 ;;
