@@ -27,6 +27,9 @@ struct ServeConfig {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 = any free port (printed on the "listening" line)
   int workers = 1;
+  // WebSocket streams of one model pushed at once run as one batch (StreamGroup; needs workers >
+  // 1).
+  bool batch_streams = false;
   int threads_per_worker = 0;  // OpenMP threads of each call; 0 = cores / workers
   int io_threads = 2;
   int max_queue = 16;

@@ -130,6 +130,10 @@ void add_compute_options(CLI::App* cmd, Args* a) {
   add_int_option(cmd, "--threads-per-worker", a->cfg.threads_per_worker, 0, max_threads(),
                  "OpenMP threads of each call (0 = cores / workers)")
       ->capture_default_str();
+  cmd->add_flag(
+      "--batch-streams", a->cfg.batch_streams,
+      "run the WebSocket streams of one model pushed at once as one batch (with --workers "
+      "> 1; docs/streaming.md: correct, not yet faster)");
   add_int_option(cmd, "--io-threads", a->cfg.io_threads, 1, 64,
                  "network threads (never run a model)")
       ->capture_default_str();

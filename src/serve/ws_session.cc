@@ -64,8 +64,8 @@ void WsSession::on_accept(beast::error_code ec) {
       [self] {
         if (self->token_->expired()) return;
         try {
-          self->st_->stream =
-              self->model_->open_stream(self->srv_.threads(), self->srv_.cfg.workers > 1);
+          self->st_->stream = self->model_->open_stream(
+              self->srv_.threads(), self->srv_.cfg.workers > 1 && self->srv_.cfg.batch_streams);
           self->st_->encoder = std::make_unique<PcmEncoder>(
               static_cast<int>(self->frame_.items) * self->model_->channels(),
               self->model_->sample_rate(), self->pcm_);
