@@ -86,7 +86,7 @@ struct BigVganModel final : AudioModel::Impl {
     if (options.progress)
       progress = [&](int k, int n, const char* what) { options.progress(k, n, what); };
     return runtime::run_chunked(
-        runtime::ChunkChain{0, {loaded->graph()->reach()}}, mel, 2, chunk,
+        runtime::ChunkChain{0, {loaded->reach()}}, mel, 2, chunk,
         [&](const Tensor& x, const runtime::ChunkStep&) { return run_whole(x, window); }, progress);
   }
   // mel: (B, num_mels, frames) f32, finite → (B, 1, frames · hop), as BigVGAN.forward: one shot

@@ -47,6 +47,8 @@ class BigVgan {
   // Mel frames each device needs at least when the time axis is split: every halo of the
   // generator's graph fits in a neighbour's shard (graph::Node::min_shard_rows).
   int64_t min_frames_per_device() const { return gen_->min_shard_rows(); }
+  // The generator graph's reach in mel frames, from the graph built at load.
+  graph::Reach reach() const { return gen_->reach(); }
   // Exact streaming over these weights: mel rows (B, n, num_mels) channels-last → final samples
   // (B, m, 1) (graph/graph.h).
   graph::NodePtr graph() const;

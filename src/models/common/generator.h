@@ -43,6 +43,8 @@ class Generator {
   graph::NodePtr graph() const;
   // Input frames a device's time shard needs at least: the graph's min_shard_rows().
   int64_t min_shard_rows() const { return graph_->min_shard_rows(); }
+  // The graph's reach in input frames (chunk windows: runtime/chunked.h).
+  graph::Reach reach() const { return graph_->reach(); }
 
   // Multiply-add count of one forward over `frames` input frames (for GFLOP/s reports).
   double flops(int64_t frames) const;
