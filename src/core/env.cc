@@ -7,16 +7,17 @@
 namespace meshnn {
 
 namespace {
-constexpr EnumNames<EnvSwitch, 9> kEnvNames{"environment switch",
-                                            {{EnvSwitch::log, "MESHNN_LOG"},
-                                             {EnvSwitch::profile, "MESHNN_PROFILE"},
-                                             {EnvSwitch::alloc_cache_mb, "MESHNN_ALLOC_CACHE_MB"},
-                                             {EnvSwitch::comm_timeout, "MESHNN_COMM_TIMEOUT"},
-                                             {EnvSwitch::conv_algo, "MESHNN_CONV_ALGO"},
-                                             {EnvSwitch::conv_direct, "MESHNN_CONV_DIRECT"},
-                                             {EnvSwitch::conv_fold, "MESHNN_CONV_FOLD"},
-                                             {EnvSwitch::deconv_algo, "MESHNN_DECONV_ALGO"},
-                                             {EnvSwitch::link, "MESHNN_LINK"}}};
+constexpr EnumNames<EnvSwitch, 10> kEnvNames{"environment switch",
+                                             {{EnvSwitch::log, "MESHNN_LOG"},
+                                              {EnvSwitch::profile, "MESHNN_PROFILE"},
+                                              {EnvSwitch::alloc_cache_mb, "MESHNN_ALLOC_CACHE_MB"},
+                                              {EnvSwitch::comm_timeout, "MESHNN_COMM_TIMEOUT"},
+                                              {EnvSwitch::conv_algo, "MESHNN_CONV_ALGO"},
+                                              {EnvSwitch::conv_direct, "MESHNN_CONV_DIRECT"},
+                                              {EnvSwitch::conv_fold, "MESHNN_CONV_FOLD"},
+                                              {EnvSwitch::deconv_algo, "MESHNN_DECONV_ALGO"},
+                                              {EnvSwitch::link, "MESHNN_LINK"},
+                                              {EnvSwitch::filter_cache, "MESHNN_FILTER_CACHE"}}};
 }  // namespace
 
 const char* env_name(EnvSwitch s) { return kEnvNames.name(s, ""); }

@@ -19,6 +19,7 @@ enum class EnvSwitch {
   conv_fold,       // MESHNN_CONV_FOLD: 0 turns off dilation folding in oneDNN convolutions
   deconv_algo,     // MESHNN_DECONV_ALGO: auto | polyphase | onednn (ConvTranspose1d)
   link,            // MESHNN_LINK: the link --mesh auto assumes on the mpi backend (scale_rule.h)
+  filter_cache,    // MESHNN_FILTER_CACHE: folder of the transformed-filter cache, or off
 };
 
 // The variable's name, e.g. "MESHNN_CONV_ALGO".

@@ -177,8 +177,6 @@ constexpr auto kBf16 = bf16_table(std::make_integer_sequence<int, kMr>{});
 
 }  // namespace
 
-void PackedMatrix::Free::operator()(void* p) const { std::free(p); }
-
 namespace {
 
 // 16 values of row k of B from column c (the first `valid` of them; zeros past them and for
@@ -221,12 +219,11 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
                   " (ld ", ldb, ")");
   const int64_t panels = (N + kNr - 1) / kNr;
   const int64_t kp = type == GemmType::bf16 ? (K + 1) / 2 * 2 : K;  // bf16: whole pairs
-  const size_t elt = type == GemmType::bf16 ? 2 : 4;
-  bytes_ = static_cast<size_t>(panels * kp * kNr) * elt;
+  bytes_ = packed_bytes(K, N, type);
   void* p = std::aligned_alloc(64, (bytes_ + 63) / 64 * 64);
   if (p == nullptr) throw std::bad_alloc();
   populate_pages(p, bytes_);  // one kernel walk, not a trap per page (core/populate.h)
-  p_.reset(p);
+  owner_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
   data_ = p;
   row_stride_ = kNr;
   panel_stride_ = kp * kNr;
@@ -253,12 +250,33 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
   }
 }
 
+size_t PackedMatrix::packed_bytes(int64_t K, int64_t N, GemmType type) {
+  const int64_t panels = (N + kNr - 1) / kNr;
+  const int64_t kp = type == GemmType::bf16 ? (K + 1) / 2 * 2 : K;  // bf16: whole pairs
+  return static_cast<size_t>(panels * kp * kNr) * (type == GemmType::bf16 ? 2 : 4);
+}
+
+PackedMatrix PackedMatrix::packed_at(std::shared_ptr<const void> owner, const void* data, int64_t K,
+                                     int64_t N, GemmType type) {
+  MESHNN_CHECK_AS(InvalidArgument, K > 0 && N > 0 && reinterpret_cast<uintptr_t>(data) % 64 == 0,
+                  "packed gemm: bad stored B ", K, " x ", N);
+  PackedMatrix m;
+  m.k_ = K, m.n_ = N, m.type_ = type;
+  m.bytes_ = packed_bytes(K, N, type);
+  m.owner_ = std::move(owner);
+  m.data_ = data;
+  m.row_stride_ = kNr;
+  m.panel_stride_ = (type == GemmType::bf16 ? (K + 1) / 2 * 2 : K) * kNr;
+  return m;
+}
+
 PackedMatrix PackedMatrix::row_major_view(const float* b, int64_t K, int64_t N, int64_t ldb) {
   MESHNN_CHECK_AS(InvalidArgument, K > 0 && N > 0 && ldb >= N, "packed gemm: bad B view ", K, " x ",
                   N, " (ld ", ldb, ")");
   PackedMatrix v;
   v.k_ = K, v.n_ = N, v.type_ = GemmType::f32;
   v.data_ = b;
+  v.row_major_ = true;
   v.row_stride_ = ldb;
   v.panel_stride_ = kNr;
   return v;

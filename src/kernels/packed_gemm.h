@@ -45,22 +45,27 @@ class PackedMatrix {
                GemmIsa isa = GemmIsa::best);
   // b: K × N row-major f32 (leading dimension ldb), read in place; b must outlive the view.
   static PackedMatrix row_major_view(const float* b, int64_t K, int64_t N, int64_t ldb);
+  // The bytes of a packed K × N matrix of this type.
+  static size_t packed_bytes(int64_t K, int64_t N, GemmType type);
+  // A packed matrix stored elsewhere in this class's packed layout (packed_bytes(K, N, type) bytes
+  // at data, 64-byte aligned: a mapped filter-cache entry), kept alive by owner.
+  static PackedMatrix packed_at(std::shared_ptr<const void> owner, const void* data, int64_t K,
+                                int64_t N, GemmType type);
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
   GemmType type() const { return type_; }
-  size_t bytes() const { return bytes_; }  // 0 for a view
+  size_t bytes() const { return bytes_; }  // 0 for a row-major view
   const void* data() const { return data_; }
-  bool is_view() const { return p_ == nullptr; }
+  // A row-major view (row_major_view), not the packed layout.
+  bool is_view() const { return row_major_; }
   // Element (k, c) is at data() + (c / 32)·panel_stride() + k·row_stride() + c % 32.
   int64_t row_stride() const { return row_stride_; }
   int64_t panel_stride() const { return panel_stride_; }
 
  private:
-  struct Free {
-    void operator()(void* p) const;
-  };
-  std::unique_ptr<void, Free> p_;
+  std::shared_ptr<const void> owner_;  // the packed storage; null for a row-major view
   const void* data_ = nullptr;
+  bool row_major_ = false;
   int64_t k_ = 0, n_ = 0, row_stride_ = 0, panel_stride_ = 0;
   size_t bytes_ = 0;
   GemmType type_ = GemmType::f32;

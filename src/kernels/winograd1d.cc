@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "kernels/filter_cache.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/profile.h"
@@ -244,33 +245,41 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   // matters (the big vocoder layers dominate it): parallel over input channels, each thread
   // gathers one channel's K taps as contiguous [tap][o] rows (no transposed copy of the whole
   // layer) and writes its part of U once (no zero fill: the first touch of U's pages is spread
-  // over the threads), AVX2 doubles when the CPU has them. U's storage: filter_destination.
-  const size_t n_u = static_cast<size_t>(a * segs_ * c_in * c_out);
-  Tensor u_tmp;
-  float* u = filter_destination(packed_, n_u, u_tmp, u_);
-  {
-    ProfileScope prof("load.winograd_transform");
-    transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u);
-  }
-  if (bf16 && !native_bf16_) round_to_bf16_inplace(u, static_cast<int64_t>(n_u));
-  if (packed_) {
-    ProfileScope prof("load.winograd_pack");
-    // Per transform point the S segments stack along K (segment s of output tile i reads input
-    // tile i + s, i.e. the next C_in values of the same transformed row): one GEMM of depth
-    // S·C_in against [s][C_in] × C_out, packed once here.
-    const int64_t kd = segs_ * c_in;
-    pk_.reserve(static_cast<size_t>(a));
-    for (int xi = 0; xi < a; ++xi)
-      pk_.emplace_back(u + xi * kd * c_out, kd, c_out, c_out,
-                       native_bf16_ ? GemmType::bf16 : GemmType::f32);
-  }
+  // over the threads), AVX2 doubles when the CPU has them. Storage and the filter cache:
+  // winograd_filters.
+  // Per transform point the S segments stack along K (segment s of output tile i reads input
+  // tile i + s, i.e. the next C_in values of the same transformed row): one GEMM of depth S·C_in
+  // against [s][C_in] × C_out.
+  const int64_t kd = segs_ * c_in;
+  filters_ = winograd_filters(
+      a, kd, c_out, precision, packed_,
+      [&](float* u) { transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u); },
+      [&] {
+        return FilterKey("winograd1d")
+            .add(tile.m)
+            .add(tile.r)
+            .add(k)
+            .add(dilation)
+            .add(c_in)
+            .add(c_out)
+            .add(static_cast<int64_t>(bf16) + static_cast<int64_t>(packed_))
+            .add(weights, static_cast<size_t>(c_out * c_in * k))
+            .value();
+      },
+      [&] {
+        return detail::concat("winograd1d F(", tile.m, ",", tile.r, ") C_in ", c_in, " C_out ",
+                              c_out, " K ", k, " dilation ", dilation,
+                              packed_ ? " bf16 packed"
+                              : bf16  ? " bf16 emulated"
+                                      : " f32");
+      });
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
   // The short path reads u_ in place: per transform point a view of its (S·C_in) × C_out rows.
   if (!bf16 && isa == WinogradIsa::automatic && c_out >= kShortMinCols &&
       packed_gemm_available(GemmType::f32))
     for (int xi = 0; xi < a; ++xi)
-      short_b_.push_back(PackedMatrix::row_major_view(u_.data() + xi * segs_ * c_in * c_out,
+      short_b_.push_back(PackedMatrix::row_major_view(filters_.u.data() + xi * segs_ * c_in * c_out,
                                                       segs_ * c_in, c_out, c_out));
   // The block scratch of a long input (Winograd1d::run), ready before the first call.
   const int64_t nb = block_tiles(a, c_in, c_out), vstride = (nb + segs_ - 1) * c_in;
@@ -424,7 +433,7 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   // its columns split over the threads (each reads its part of the filters once).
   const bool short_in = uses_short_path(T_out);
   static_assert(kShortMaxRows <= 64, "the short path's stacked block must fit one block buffer");
-  c.pk = short_in ? &short_b_ : &pk_;
+  c.pk = short_in ? &short_b_ : &filters_.pk;
   const int64_t blocks_per_phase = c.blocks_per_phase = short_in ? 1 : (n_t + nb - 1) / nb;
   const int64_t n_blocks = short_in ? 1 : d * blocks_per_phase;
   const int64_t chunks = short_in ? std::min<int64_t>(omp_get_max_threads(), (Co + 31) / 32)
@@ -435,7 +444,7 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products; native bf16: the
   // transformed inputs as bf16 bits in the bf16 buffer ([ξ][tile][C_in] too).
   const int64_t vstride = c.vstride = vrows * Ci, mstride = c.mstride = nb * Co;
-  c.bt = bt_.data(), c.at = at_.data(), c.bias = bias_.data(), c.u = u_.data();
+  c.bt = bt_.data(), c.at = at_.data(), c.bias = bias_.data(), c.u = filters_.u.data();
   c.in_fn = pick_input(a);
   c.out_fn = pick_output(a);
   c.bf16 = precision_ == WinogradPrecision::bf16;

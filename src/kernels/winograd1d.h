@@ -17,7 +17,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/packed_gemm.h"
@@ -42,34 +44,47 @@ WinogradMatrices winograd_matrices(int m, int r);
 
 // A read-only f32 weight array made once at load: page aligned, faulted in by one madvise
 // (core/populate.h: half the cost of a trap per page here) and not zero-filled by us (the maker
-// writes every value).
+// writes every value); or a view of a mapped filter-cache entry (kernels/filter_cache.h), which it
+// keeps alive.
 class WeightBuffer {
  public:
   WeightBuffer() = default;
   explicit WeightBuffer(size_t n);
-  float* data() { return p_.get(); }
-  const float* data() const { return p_.get(); }
+  WeightBuffer(std::shared_ptr<const void> owner, const float* data, size_t n)
+      : owner_(std::move(owner)), p_(data), n_(n) {}
+  // Writable only for a buffer made by WeightBuffer(n), by its maker.
+  float* data() { return const_cast<float*>(p_); }
+  const float* data() const { return p_; }
   size_t size() const { return n_; }
 
  private:
-  struct Free {
-    void operator()(float* p) const;
-  };
-  std::unique_ptr<float[], Free> p_;
+  std::shared_ptr<const void> owner_;
+  const float* p_ = nullptr;
   size_t n_ = 0;
 };
-
-// Where a Winograd layer's transformed f32 filters U (n values) go at load: kept in `keep` for
-// the dnnl_sgemm paths, which read it every call; for the packed path (which keeps only the packed
-// filters) a block of the tensor storage cache held in `scratch` until packed: pages already
-// faulted in, handed on to the next layer of that size and to the first call's activations.
-float* filter_destination(bool packed, size_t n, Tensor& scratch, WeightBuffer& keep);
 
 // The arithmetic of the transform-point GEMMs.
 //   f32   f32 operands (docs/precision.md `fp32`)
 //   bf16  the transformed inputs and the transformed filters rounded to bf16 once (nearest even),
 //         exact products, f32 accumulation: `bf16` applied to the Winograd operands
 enum class WinogradPrecision { f32, bf16 };
+
+// A Winograd layer's transformed filters: U as `points` matrices of kd × C_out f32 values ([ξ][kd]
+// [C_out]; the bf16 emulation's values rounded to bf16) for dnnl_sgemm and the short path, or, for
+// native bf16 (`packed`), one packed bf16 PackedMatrix per point and no U.
+struct WinogradFilters {
+  WeightBuffer u;
+  std::vector<PackedMatrix> pk;
+  bool from_cache = false;
+};
+// Computes them — transform(u) writes all points·kd·C_out values of U, then the rounding or the
+// packing — or, for layers of at least filter_cache_min_bytes() while the filter cache is on, maps
+// them from the entry under key() (kernels/filter_cache.h) and stores a computed one there. key
+// and what are called only when the cache is used: key() hashes every weight value.
+WinogradFilters winograd_filters(int points, int64_t kd, int64_t c_out, WinogradPrecision precision,
+                                 bool packed, const std::function<void(float*)>& transform,
+                                 const std::function<uint64_t()>& key,
+                                 const std::function<std::string()>& what);
 // Which GEMM runs them. automatic: bf16 on a CPU with AVX512-BF16 runs our packed GEMM (filters
 // rounded and packed once per transform point at load, kernels/packed_gemm.h, `vdpbf16ps`); f32,
 // and bf16 elsewhere (the bf16-rounded operands in f32: exact emulation), run `dnnl_sgemm` on the
@@ -120,12 +135,13 @@ class Winograd1d {
   int64_t c_in_, c_out_, k_, d_, segs_;
   WinogradTile tile_;
   WinogradPrecision precision_;
-  bool native_bf16_ = false;      // packed bf16 GEMM (AVX512-BF16)
-  bool packed_ = false;           // packed GEMM (native bf16) rather than dnnl_sgemm
-  std::vector<float> bt_, at_;    // f32 copies of the transforms
-  WeightBuffer u_;                // sgemm path: transformed filters [ξ][s][C_in][C_out]
-  std::vector<PackedMatrix> pk_;  // packed path: per ξ, the (S·C_in) × C_out filter matrix
-  std::vector<float> bias_;       // C_out (zeros when none)
+  bool native_bf16_ = false;    // packed bf16 GEMM (AVX512-BF16)
+  bool packed_ = false;         // packed GEMM (native bf16) rather than dnnl_sgemm
+  std::vector<float> bt_, at_;  // f32 copies of the transforms
+  // u: sgemm path, transformed filters [ξ][s][C_in][C_out]; pk: packed path, per ξ the
+  // (S·C_in) × C_out filter matrix.
+  WinogradFilters filters_;
+  std::vector<float> bias_;  // C_out (zeros when none)
   // f32 short path: per transform point a view of u_'s filter matrix; empty where the path is off.
   std::vector<PackedMatrix> short_b_;
 };

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "core/populate.h"
+#include "kernels/filter_cache.h"
 #include "kernels/winograd1d.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/core/profile.h"
 
 namespace meshnn::kernels {
 
@@ -143,17 +145,73 @@ WeightBuffer::WeightBuffer(size_t n) : n_(n) {
   void* p = std::aligned_alloc(kPage, bytes);
   if (p == nullptr) throw std::bad_alloc();
   populate_pages(p, bytes);  // one kernel walk, not a trap per page (core/populate.h)
-  p_.reset(static_cast<float*>(p));
+  owner_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  p_ = static_cast<const float*>(p);
 }
-void WeightBuffer::Free::operator()(float* p) const { std::free(p); }
 
-float* filter_destination(bool packed, size_t n, Tensor& scratch, WeightBuffer& keep) {
-  if (packed) {
-    scratch = Tensor::empty({static_cast<int64_t>(n)});
-    return scratch.data<float>();
+WinogradFilters winograd_filters(int points, int64_t kd, int64_t c_out, WinogradPrecision precision,
+                                 bool packed, const std::function<void(float*)>& transform,
+                                 const std::function<uint64_t()>& key,
+                                 const std::function<std::string()>& what) {
+  WinogradFilters f;
+  const size_t n_u = static_cast<size_t>(points * kd * c_out);
+  const size_t point_bytes = PackedMatrix::packed_bytes(kd, c_out, GemmType::bf16);
+  // The entry's parts: the packed matrices one per point, or U whole.
+  const std::vector<size_t> sizes =
+      packed ? std::vector<size_t>(static_cast<size_t>(points), point_bytes)
+             : std::vector<size_t>{n_u * sizeof(float)};
+  const size_t total = filter_part_offset(sizes, sizes.size() - 1) + sizes.back();
+  const bool cached = total >= filter_cache_min_bytes() && !filter_cache_dir().empty();
+  uint64_t k = 0;
+  if (cached) {
+    ProfileScope prof("load.filter_cache_find");
+    k = key();
+    if (auto blob = filter_cache_find(k, total)) {
+      const char* base = static_cast<const char*>(blob->data);
+      if (packed)
+        for (size_t xi = 0; xi < sizes.size(); ++xi)
+          f.pk.push_back(PackedMatrix::packed_at(blob, base + filter_part_offset(sizes, xi), kd,
+                                                 c_out, GemmType::bf16));
+      else
+        f.u = WeightBuffer(blob, reinterpret_cast<const float*>(base), n_u);
+      f.from_cache = true;
+      return f;
+    }
   }
-  keep = WeightBuffer(n);
-  return keep.data();
+  // The packed path keeps only the packed matrices: U goes to a block of the tensor storage cache
+  // (pages already faulted in, handed on to the next layer of that size and to the first call's
+  // activations) until packed.
+  Tensor u_block;
+  float* u = nullptr;
+  if (packed) {
+    u_block = Tensor::empty({static_cast<int64_t>(n_u)});
+    u = u_block.data<float>();
+  } else {
+    f.u = WeightBuffer(n_u);
+    u = f.u.data();
+  }
+  {
+    ProfileScope prof("load.winograd_transform");
+    transform(u);
+  }
+  if (precision == WinogradPrecision::bf16 && !packed)
+    round_to_bf16_inplace(u, static_cast<int64_t>(n_u));
+  if (packed) {
+    ProfileScope prof("load.winograd_pack");
+    f.pk.reserve(static_cast<size_t>(points));
+    for (int xi = 0; xi < points; ++xi)
+      f.pk.emplace_back(u + xi * kd * c_out, kd, c_out, c_out, GemmType::bf16);
+  }
+  if (cached) {
+    ProfileScope prof("load.filter_cache_store");
+    std::vector<FilterPart> parts;
+    if (packed)
+      for (const PackedMatrix& m : f.pk) parts.push_back({m.data(), m.bytes()});
+    else
+      parts.push_back({f.u.data(), n_u * sizeof(float)});
+    filter_cache_store(k, parts, what());
+  }
+  return f;
 }
 
 }  // namespace meshnn::kernels

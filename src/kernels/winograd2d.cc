@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "kernels/filter_cache.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/tensor.h"
 
@@ -125,18 +126,23 @@ Winograd2d::Winograd2d(const float* weights, const float* bias, int64_t c_out, i
   // (docs/benchmarks.md), so f32 and the bf16 emulation keep dnnl_sgemm.
   native_bf16_ = bf16 && isa == WinogradIsa::automatic && packed_gemm_available(GemmType::bf16);
   packed_ = native_bf16_;
-  // U's storage: filter_destination (winograd1d.h).
-  const size_t n_u = static_cast<size_t>(16 * c_in * c_out);
-  Tensor u_tmp;
-  float* u = filter_destination(packed_, n_u, u_tmp, u_);
-  transform_filters(kron, 16, 9, 9, 1, weights, c_out, c_in, u);
-  if (bf16 && !native_bf16_) round_to_bf16_inplace(u, static_cast<int64_t>(n_u));
-  if (packed_) {
-    pk_.reserve(16);
-    for (int xi = 0; xi < 16; ++xi)
-      pk_.emplace_back(u + xi * c_in * c_out, c_in, c_out, c_out,
-                       native_bf16_ ? GemmType::bf16 : GemmType::f32);
-  }
+  filters_ = winograd_filters(
+      16, c_in, c_out, precision, packed_,
+      [&](float* u) { transform_filters(kron, 16, 9, 9, 1, weights, c_out, c_in, u); },
+      [&] {
+        return FilterKey("winograd2d")
+            .add(c_in)
+            .add(c_out)
+            .add(static_cast<int64_t>(bf16) + static_cast<int64_t>(packed_))
+            .add(weights, static_cast<size_t>(c_out * c_in * 9))
+            .value();
+      },
+      [&] {
+        return detail::concat("winograd2d F(2x2,3x3) C_in ", c_in, " C_out ", c_out,
+                              packed_ ? " bf16 packed"
+                              : bf16  ? " bf16 emulated"
+                                      : " f32");
+      });
   bias_.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, bias_.begin());
   // The block scratch of run(), ready before the first call.
@@ -205,13 +211,13 @@ void Winograd2d::run(const float* x, int64_t H, int64_t W, int64_t pad_h, int64_
         if (packed_) {
           const void* av = native_bf16_ ? static_cast<const void*>(buf16.data() + xi * vstride)
                                         : static_cast<const void*>(v + xi * vstride);
-          packed_gemm(pk_[static_cast<size_t>(xi)], n, av, Ci, mo + xi * mstride, Co, o0, o1,
-                      false);
+          packed_gemm(filters_.pk[static_cast<size_t>(xi)], n, av, Ci, mo + xi * mstride, Co, o0,
+                      o1, false);
           continue;
         }
         const dnnl_status_t st =
             dnnl_sgemm('N', 'N', n, o1 - o0, Ci, 1.f, v + xi * vstride, Ci,
-                       u_.data() + xi * Ci * Co + o0, Co, 0.f, mo + xi * mstride + o0, Co);
+                       filters_.u.data() + xi * Ci * Co + o0, Co, 0.f, mo + xi * mstride + o0, Co);
         if (st != dnnl_success) failed.store(static_cast<int>(st), std::memory_order_relaxed);
       }
       for (int64_t j = 0; j < n; ++j) {

@@ -43,9 +43,9 @@ class Winograd2d {
   int64_t c_in_, c_out_;
   WinogradPrecision precision_;
   bool packed_ = false, native_bf16_ = false;
-  WeightBuffer u_;                // sgemm path: transformed filters [ξ (16)][C_in][C_out]
-  std::vector<PackedMatrix> pk_;  // packed path: per ξ, C_in × C_out
-  std::vector<float> bias_;       // C_out (zeros when none)
+  // u: sgemm path, transformed filters [ξ (16)][C_in][C_out]; pk: packed path, per ξ C_in × C_out.
+  WinogradFilters filters_;
+  std::vector<float> bias_;  // C_out (zeros when none)
 };
 
 }  // namespace meshnn::kernels

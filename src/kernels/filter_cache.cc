@@ -1,0 +1,363 @@
+// The transformed-filter disk cache (kernels/filter_cache.h): keys, the entry file format, finding
+// (map + check) and storing (temporary file + rename).
+//
+// An entry file: a 4096-byte header (EntryHeader below, zeros after it), then the contents. The
+// checksum is hash_bytes over the contents with the key as seed.
+#include "kernels/filter_cache.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "core/env.h"
+#include "meshnn/core/log.h"
+
+namespace meshnn::kernels {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---- hashing -----------------------------------------------------------------------------------
+
+constexpr uint64_t kP1 = 0x9E3779B185EBCA87ull, kP2 = 0xC2B2AE3D27D4EB4Full;
+constexpr uint64_t kP3 = 0x165667B19E3779F9ull, kP4 = 0x85EBCA77C2B2AE63ull;
+constexpr size_t kChunk = size_t{4} << 20;
+
+inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+inline uint64_t mix_lane(uint64_t acc, uint64_t v) { return rotl(acc + v * kP2, 31) * kP1; }
+inline uint64_t avalanche(uint64_t h) {
+  h ^= h >> 33;
+  h *= kP2;
+  h ^= h >> 29;
+  h *= kP3;
+  h ^= h >> 32;
+  return h;
+}
+
+// One pass over n ≤ a chunk of bytes: four lanes of 8-byte words, the tail byte by byte.
+uint64_t hash_run(const unsigned char* p, size_t n, uint64_t seed) {
+  uint64_t l0 = seed + kP1 + kP2, l1 = seed + kP2, l2 = seed, l3 = seed - kP1;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    uint64_t w[4];
+    std::memcpy(w, p + i, 32);
+    l0 = mix_lane(l0, w[0]);
+    l1 = mix_lane(l1, w[1]);
+    l2 = mix_lane(l2, w[2]);
+    l3 = mix_lane(l3, w[3]);
+  }
+  uint64_t h = rotl(l0, 1) + rotl(l1, 7) + rotl(l2, 12) + rotl(l3, 18) + n;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = rotl(h ^ mix_lane(0, w), 27) * kP1 + kP4;
+  }
+  for (; i < n; ++i) h = rotl(h ^ (p[i] * kP3), 11) * kP1;
+  return avalanche(h);
+}
+
+// ---- the folder --------------------------------------------------------------------------------
+
+std::mutex g_dir_mutex;
+std::optional<std::string> g_dir_override;
+std::atomic<size_t> g_min_bytes{kFilterCacheMinBytes};
+
+struct Counters {
+  std::atomic<uint64_t> hits{0}, misses{0}, stores{0}, rejected{0}, mapped{0}, written{0};
+  std::atomic<bool> store_failed{false};
+};
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+
+constexpr char kMagic[8] = {'M', 'E', 'S', 'H', 'N', 'N', 'F', 'C'};
+constexpr size_t kHeaderBytes = 4096;
+
+struct EntryHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_bytes;
+  uint64_t key;
+  uint64_t bytes;     // contents
+  uint64_t checksum;  // hash_bytes(contents, bytes, key)
+  char what[200];     // the layer, for `meshnn cache list`
+};
+static_assert(sizeof(EntryHeader) <= kHeaderBytes);
+
+std::string entry_name(uint64_t key) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%016" PRIx64 ".mfc", key);
+  return name;
+}
+
+bool read_header(int fd, EntryHeader& h) {
+  return ::pread(fd, &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) &&
+         std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.version == kFilterCacheVersion &&
+         h.header_bytes == kHeaderBytes;
+}
+
+void reject(const std::string& path, const char* why) {
+  counters().rejected++;
+  log_warn("filter cache: " + path + " " + why + "; deleting it (the layer is transformed again)");
+  ::unlink(path.c_str());
+}
+
+bool write_all(int fd, const void* p, size_t n, off_t at) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, c, std::min<size_t>(n, size_t{1} << 30), at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    c += w, at += w, n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---- public ------------------------------------------------------------------------------------
+
+namespace {
+
+// hash_bytes over n bytes whose chunk c (kChunk bytes from c·kChunk, the last one shorter) is
+// chunk(c, scratch): a pointer into the data, or scratch filled with it.
+template <class ChunkFn>
+uint64_t hash_chunks(size_t n, uint64_t seed, const ChunkFn& chunk) {
+  std::vector<unsigned char> scratch;
+  if (n <= kChunk) return hash_run(chunk(0, scratch), n, seed);
+  const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
+  std::vector<uint64_t> h(static_cast<size_t>(chunks));
+#pragma omp parallel for schedule(static) firstprivate(scratch)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const size_t at = static_cast<size_t>(c) * kChunk;
+    h[static_cast<size_t>(c)] =
+        hash_run(chunk(static_cast<size_t>(c), scratch), std::min(kChunk, n - at), seed + c);
+  }
+  return hash_run(reinterpret_cast<const unsigned char*>(h.data()), h.size() * 8, seed ^ n);
+}
+
+}  // namespace
+
+uint64_t hash_bytes(const void* data, size_t n, uint64_t seed) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  return hash_chunks(n, seed,
+                     [p](size_t c, std::vector<unsigned char>&) { return p + c * kChunk; });
+}
+
+FilterKey::FilterKey(const char* kernel)
+    : h_(hash_run(reinterpret_cast<const unsigned char*>(kernel), std::strlen(kernel),
+                  kFilterCacheVersion)) {}
+FilterKey& FilterKey::add(int64_t v) {
+  h_ = hash_run(reinterpret_cast<const unsigned char*>(&v), sizeof v, h_);
+  return *this;
+}
+FilterKey& FilterKey::add(const float* values, size_t n) {
+  h_ = avalanche(h_ ^ hash_bytes(values, n * sizeof(float), h_) * kP1);
+  return *this;
+}
+
+std::string filter_cache_dir() {
+  std::optional<std::string> dir;
+  {
+    std::lock_guard<std::mutex> lock(g_dir_mutex);
+    dir = g_dir_override;
+  }
+  if (!dir) {
+    if (const auto v = env_value(EnvSwitch::filter_cache)) {
+      dir = (*v == "off" || *v == "0" || *v == "none") ? std::string() : *v;
+    } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') {
+      dir = std::string(x) + "/meshnn/filters";
+    } else if (const char* home = std::getenv("HOME"); home && *home == '/') {
+      dir = std::string(home) + "/.cache/meshnn/filters";
+    } else {
+      dir = std::string();
+    }
+  }
+  if (dir->empty()) return {};
+  return *dir + "/v" + std::to_string(kFilterCacheVersion);
+}
+
+void set_filter_cache_dir(std::optional<std::string> dir) {
+  std::lock_guard<std::mutex> lock(g_dir_mutex);
+  g_dir_override = std::move(dir);
+}
+
+size_t filter_cache_min_bytes() { return g_min_bytes.load(); }
+void set_filter_cache_min_bytes(std::optional<size_t> bytes) {
+  g_min_bytes = bytes.value_or(kFilterCacheMinBytes);
+}
+
+FilterBlob::~FilterBlob() {
+  if (map_base) ::munmap(map_base, map_bytes);
+}
+
+std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes) {
+  const std::string dir = filter_cache_dir();
+  if (dir.empty()) return nullptr;
+  const std::string path = dir + "/" + entry_name(key);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    counters().misses++;
+    return nullptr;
+  }
+  struct stat st {};
+  EntryHeader h{};
+  const bool whole = ::fstat(fd, &st) == 0 && read_header(fd, h) && h.key == key &&
+                     h.bytes == bytes && static_cast<size_t>(st.st_size) == kHeaderBytes + bytes;
+  if (!whole) {
+    ::close(fd);
+    reject(path, "is not a whole entry of this version and size");
+    return nullptr;
+  }
+  // MAP_POPULATE: the page-cache pages are mapped in one kernel walk, not a fault per page.
+  const size_t map_bytes = kHeaderBytes + bytes;
+  void* base = ::mmap(nullptr, map_bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) {
+    counters().misses++;
+    log_warn("filter cache: cannot map " + path + ": " + std::strerror(errno));
+    return nullptr;
+  }
+  auto blob = std::make_shared<FilterBlob>();
+  blob->map_base = base;
+  blob->map_bytes = map_bytes;
+  blob->data = static_cast<const char*>(base) + kHeaderBytes;
+  blob->bytes = bytes;
+  if (hash_bytes(blob->data, bytes, key) != h.checksum) {
+    reject(path, "does not match its checksum");
+    return nullptr;
+  }
+  counters().hits++;
+  counters().mapped += bytes;
+  return blob;
+}
+
+size_t filter_part_offset(const std::vector<size_t>& sizes, size_t i) {
+  size_t at = 0;
+  for (size_t j = 0; j < i; ++j) at = (at + sizes[j] + 63) / 64 * 64;
+  return at;
+}
+
+void filter_cache_store(uint64_t key, const std::vector<FilterPart>& parts,
+                        const std::string& what) {
+  Counters& c = counters();
+  const std::string dir = filter_cache_dir();
+  if (dir.empty() || c.store_failed.load()) return;
+  std::vector<size_t> sizes;
+  for (const FilterPart& p : parts) sizes.push_back(p.bytes);
+  const size_t bytes = filter_part_offset(sizes, sizes.size() - 1) + sizes.back();
+  auto fail = [&](const std::string& why) {
+    if (!c.store_failed.exchange(true))
+      log_warn("filter cache: cannot store in " + dir + " (" + why +
+               "); loads in this process transform their filters without the cache");
+  };
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fail(ec.message());
+  static std::atomic<uint64_t> serial{0};
+  const std::string path = dir + "/" + entry_name(key);
+  const std::string tmp =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
+  const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(std::strerror(errno));
+  // Space first (a full disk fails here, not half-way), then the contents.
+  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(kHeaderBytes + bytes));  // no errno
+  bool ok = err == 0;
+  for (size_t i = 0; ok && i < parts.size(); ++i)
+    ok = write_all(fd, parts[i].data, parts[i].bytes,
+                   static_cast<off_t>(kHeaderBytes + filter_part_offset(sizes, i)));
+  // The checksum of the contents as the file holds them (parts at their offsets, zeros between),
+  // hashed from memory: a chunk inside one part is read in place, one across parts assembled.
+  EntryHeader h{};
+  if (ok)
+    h.checksum = hash_chunks(bytes, key, [&](size_t c, std::vector<unsigned char>& buf) {
+      const size_t lo = c * kChunk, hi = std::min(bytes, lo + kChunk);
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const size_t at = filter_part_offset(sizes, i);
+        if (lo >= at && hi <= at + parts[i].bytes)
+          return static_cast<const unsigned char*>(parts[i].data) + (lo - at);
+      }
+      buf.assign(hi - lo, 0);
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const size_t at = filter_part_offset(sizes, i);
+        const size_t b = std::max(lo, at), e = std::min(hi, at + parts[i].bytes);
+        if (b < e)
+          std::memcpy(buf.data() + (b - lo), static_cast<const char*>(parts[i].data) + (b - at),
+                      e - b);
+      }
+      return static_cast<const unsigned char*>(buf.data());
+    });
+  if (ok) {
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.version = kFilterCacheVersion;
+    h.header_bytes = kHeaderBytes;
+    h.key = key;
+    h.bytes = bytes;
+    std::snprintf(h.what, sizeof h.what, "%s", what.c_str());
+    ok = write_all(fd, &h, sizeof h, 0);
+  }
+  if (err == 0 && !ok) err = errno;
+  ::close(fd);
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) ok = false, err = errno;
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return fail(std::strerror(err));
+  }
+  c.stores++;
+  c.written += bytes;
+}
+
+FilterCacheStats filter_cache_stats() {
+  const Counters& c = counters();
+  return {c.hits.load(),     c.misses.load(), c.stores.load(),
+          c.rejected.load(), c.mapped.load(), c.written.load()};
+}
+
+std::vector<FilterCacheEntry> filter_cache_list(const std::string& dir) {
+  std::vector<FilterCacheEntry> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    FilterCacheEntry entry;
+    entry.file = e.path().filename().string();
+    entry.bytes = e.file_size(ec);
+    const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    EntryHeader h{};
+    if (fd >= 0 && read_header(fd, h) && entry.bytes == kHeaderBytes + h.bytes &&
+        entry.file == entry_name(h.key)) {
+      entry.valid = true;
+      entry.what.assign(h.what, strnlen(h.what, sizeof h.what));
+    }
+    if (fd >= 0) ::close(fd);
+    out.push_back(std::move(entry));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FilterCacheEntry& a, const FilterCacheEntry& b) { return a.file < b.file; });
+  return out;
+}
+
+uint64_t filter_cache_clear(const std::string& dir) {
+  uint64_t freed = 0;
+  for (const FilterCacheEntry& e : filter_cache_list(dir)) {
+    const bool ours = e.file.size() > 4 && (e.file.find(".mfc") != std::string::npos);
+    if (!ours) continue;  // never delete what the cache did not write
+    std::error_code ec;
+    if (fs::remove(fs::path(dir) / e.file, ec)) freed += e.bytes;
+  }
+  return freed;
+}
+
+}  // namespace meshnn::kernels

@@ -1,0 +1,103 @@
+// The disk cache of transformed filters: what the Winograd kernels compute from a layer's weights
+// at load (the filter transform, and for native bf16 the packed GEMM matrices), kept in files that
+// a later load maps from the page cache instead of computing it again.
+//
+// Why: on these machines most of a released-size load is the first write to each fresh page of
+// the ~1.3 GB of transformed f32 filters (~1.5 s per GiB); mapping a file already in the page
+// cache costs a fraction of that (docs/benchmarks.md "Issue 34 (wave 18)").
+//
+// Never silently stale: an entry is named by a 64-bit hash of everything its contents depend on —
+// the format version, the kernel and its geometry, the arithmetic (f32, bf16 emulated, packed
+// bf16) and every weight value — so changed weights are a different entry, never a wrong one. Every
+// load checks the entry's header and the checksum of its contents; an entry that fails is deleted
+// and rebuilt. kFilterCacheVersion changes whenever a transform, a packing layout or the key does.
+//
+// Where: MESHNN_FILTER_CACHE = a folder, or off; unset: $XDG_CACHE_HOME/meshnn/filters, else
+// $HOME/.cache/meshnn/filters. Entries live in its sub-folder v<version>. Only layers whose
+// filters take at least kFilterCacheMinBytes are cached (small ones cost little to transform).
+// `meshnn cache` lists and clears it; docs/filter_cache.md describes the format.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace meshnn::kernels {
+
+constexpr uint32_t kFilterCacheVersion = 1;
+constexpr size_t kFilterCacheMinBytes = size_t{1} << 20;
+
+// The folder in use (with its v<version> sub-folder), or "" when the cache is off.
+std::string filter_cache_dir();
+// Overrides MESHNN_FILTER_CACHE for this process: a folder, or "" for off; nullopt returns to the
+// environment. Tests point it at a temporary folder.
+void set_filter_cache_dir(std::optional<std::string> dir);
+// The smallest entry cached (kFilterCacheMinBytes unless set; tests cache small models' layers).
+size_t filter_cache_min_bytes();
+void set_filter_cache_min_bytes(std::optional<size_t> bytes);
+
+// 64-bit hash of n bytes (4 independent multiply-rotate lanes, then an avalanche). Big inputs
+// are hashed as 4 MiB chunks in parallel (OpenMP) and the chunk hashes hashed again: the value
+// does not depend on the thread count.
+uint64_t hash_bytes(const void* data, size_t n, uint64_t seed = 0);
+
+// Builds an entry's key from what its contents depend on.
+class FilterKey {
+ public:
+  explicit FilterKey(const char* kernel);  // e.g. "winograd1d"
+  FilterKey& add(int64_t v);
+  FilterKey& add(const float* values, size_t n);
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_;
+};
+
+// One entry mapped read-only (MAP_PRIVATE): `bytes` of contents at a page-aligned `data`.
+struct FilterBlob {
+  const void* data = nullptr;
+  size_t bytes = 0;
+  ~FilterBlob();
+  void* map_base = nullptr;
+  size_t map_bytes = 0;
+};
+
+// The entry for key with exactly `bytes` of contents, mapped and checked (header, size,
+// checksum); nullptr when the cache is off, the entry is absent, or it failed a check (then it is
+// deleted, with a warning).
+std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes);
+
+// Writes the entry for key: the parts one after another, each starting at a multiple of 64 bytes
+// (zeros between). Written to a temporary file and renamed into place, so a reader sees a whole
+// entry or none. `what` describes the layer for `meshnn cache list`. Failures (a read-only or
+// full disk) warn once and turn storing off for the process; the load goes on.
+struct FilterPart {
+  const void* data;
+  size_t bytes;
+};
+void filter_cache_store(uint64_t key, const std::vector<FilterPart>& parts,
+                        const std::string& what);
+// Where part i starts in an entry made of parts of these sizes.
+size_t filter_part_offset(const std::vector<size_t>& sizes, size_t i);
+
+struct FilterCacheStats {
+  uint64_t hits = 0, misses = 0, stores = 0, rejected = 0;
+  uint64_t bytes_mapped = 0, bytes_written = 0;
+};
+FilterCacheStats filter_cache_stats();
+
+// The entries in `dir` (a folder as filter_cache_dir returns): file, bytes on disk, and the
+// header's description ("" and valid = false for a file that is not a whole entry).
+struct FilterCacheEntry {
+  std::string file, what;
+  uint64_t bytes = 0;
+  bool valid = false;
+};
+std::vector<FilterCacheEntry> filter_cache_list(const std::string& dir);
+// Deletes every entry and leftover temporary file in `dir`; returns the bytes freed.
+uint64_t filter_cache_clear(const std::string& dir);
+
+}  // namespace meshnn::kernels

@@ -1,0 +1,302 @@
+// The transformed-filter disk cache: a layer built from a cache entry runs bit for bit like one
+// that transformed its own filters (f32, bf16 emulated, packed bf16; 1-D plain, dilated and
+// segmented, 2-D); changed weights are a new entry, never a stale one; a corrupted or truncated
+// entry is refused, deleted and rebuilt; the cache off writes nothing; an unwritable folder only
+// warns; `list` and `clear` see exactly the cache's files. Every test works in its own folder.
+#include "kernels/filter_cache.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "kernels/packed_gemm.h"
+#include "kernels/winograd1d.h"
+#include "kernels/winograd2d.h"
+#include "meshnn/audio_model.h"
+#include "support/golden.h"
+#include "support/scratch_dir.h"
+
+namespace meshnn::kernels {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<float> normal(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.f, 0.05f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Points the cache at a fresh folder for one test, back to the environment after it.
+struct CacheFolder {
+  test::ScratchDir scratch;
+  CacheFolder() { set_filter_cache_dir(scratch.dir.string()); }
+  ~CacheFolder() { set_filter_cache_dir(std::nullopt); }
+  std::string dir() const { return filter_cache_dir(); }
+  std::vector<fs::path> entries() const {
+    std::vector<fs::path> out;
+    if (!fs::exists(dir())) return out;
+    for (const auto& e : fs::directory_iterator(dir())) out.push_back(e.path());
+    return out;
+  }
+};
+
+struct Conv1d {
+  int64_t co, ci, k, d;
+  WinogradTile tile;
+};
+
+// y (T_out, C_out) of a fresh Winograd1d built from w, and whether its filters came from the cache.
+std::vector<float> run1d(const Conv1d& c, const std::vector<float>& w, WinogradPrecision p,
+                         WinogradIsa isa, uint64_t seed) {
+  const std::vector<float> bias = normal(static_cast<size_t>(c.co), seed + 7);
+  Winograd1d layer(w.data(), bias.data(), c.co, c.ci, c.k, c.d, c.tile, p, isa);
+  const int64_t T = 37, pad = (c.k - 1) * c.d / 2, T_out = T;
+  const std::vector<float> x = normal(static_cast<size_t>(T * c.ci), seed + 8);
+  std::vector<float> y(static_cast<size_t>(T_out * c.co));
+  layer.run(x.data(), T, pad, y.data(), T_out, false);
+  return y;
+}
+
+void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+}
+
+TEST(FilterCache, HashIsStableAcrossThreadCountsAndSeesOneBit) {
+  std::vector<float> v = normal((size_t{9} << 20) / sizeof(float) + 3, 1);  // 3 chunks, a tail
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const uint64_t one = hash_bytes(v.data(), v.size() * 4);
+  omp_set_num_threads(std::max(2, threads));
+  const uint64_t two = hash_bytes(v.data(), v.size() * 4);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(one, two);
+  uint32_t bits;
+  std::memcpy(&bits, &v[v.size() / 2], 4);
+  bits ^= 1u;  // the lowest mantissa bit of one value
+  std::memcpy(&v[v.size() / 2], &bits, 4);
+  EXPECT_NE(hash_bytes(v.data(), v.size() * 4), one);
+  EXPECT_NE(hash_bytes(v.data(), 5, 0), hash_bytes(v.data(), 5, 1));
+  EXPECT_NE(hash_bytes(v.data(), 5), hash_bytes(v.data(), 6));
+}
+
+// Each precision and geometry: the first build stores an entry, the second maps it, both run the
+// same bits as a layer built with the cache off.
+TEST(FilterCache, MappedFiltersRunBitForBitLikeTransformedOnes) {
+  struct Form {
+    Conv1d c;
+    WinogradPrecision p;
+    WinogradIsa isa;
+  };
+  std::vector<Form> forms = {
+      {{256, 256, 3, 1, {4, 3}}, WinogradPrecision::f32, WinogradIsa::automatic},
+      {{256, 192, 7, 3, {4, 7}}, WinogradPrecision::f32, WinogradIsa::automatic},
+      {{320, 256, 11, 5, {4, 4}}, WinogradPrecision::f32, WinogradIsa::automatic},  // segmented
+      {{256, 256, 3, 1, {4, 3}}, WinogradPrecision::bf16, WinogradIsa::avx2},       // emulated
+  };
+  if (packed_gemm_available(GemmType::bf16))
+    forms.push_back({{256, 256, 7, 3, {4, 7}}, WinogradPrecision::bf16, WinogradIsa::automatic});
+  else
+    std::printf("(this CPU has no AVX512-BF16: the packed bf16 form is not run here)\n");
+  uint64_t seed = 100;
+  for (const Form& f : forms) {
+    SCOPED_TRACE(::testing::Message() << "C_out " << f.c.co << " K " << f.c.k << " d " << f.c.d);
+    const std::vector<float> w = normal(static_cast<size_t>(f.c.co * f.c.ci * f.c.k), seed);
+    set_filter_cache_dir(std::string());
+    const std::vector<float> reference = run1d(f.c, w, f.p, f.isa, seed);
+    CacheFolder cache;
+    const FilterCacheStats s0 = filter_cache_stats();
+    const std::vector<float> stored = run1d(f.c, w, f.p, f.isa, seed);
+    const FilterCacheStats s1 = filter_cache_stats();
+    EXPECT_EQ(s1.stores, s0.stores + 1);
+    EXPECT_EQ(s1.hits, s0.hits);
+    ASSERT_EQ(cache.entries().size(), 1u);
+    const std::vector<float> mapped = run1d(f.c, w, f.p, f.isa, seed);
+    const FilterCacheStats s2 = filter_cache_stats();
+    EXPECT_EQ(s2.hits, s1.hits + 1);
+    EXPECT_EQ(s2.stores, s1.stores);
+    expect_same_bits(stored, reference);
+    expect_same_bits(mapped, reference);
+    seed += 10;
+  }
+}
+
+TEST(FilterCache, Winograd2dFromTheCacheRunsTheSameBits) {
+  const int64_t ci = 128, co = 128, H = 9, W = 21;  // U = 16·128·128 f32 = 1 MiB
+  const std::vector<float> w = normal(static_cast<size_t>(co * ci * 9), 5);
+  const std::vector<float> b = normal(static_cast<size_t>(co), 6);
+  const std::vector<float> x = normal(static_cast<size_t>(H * W * ci), 7);
+  auto run = [&] {
+    Winograd2d layer(w.data(), b.data(), co, ci);
+    std::vector<float> y(static_cast<size_t>(H * W * co));
+    layer.run(x.data(), H, W, 1, 1, y.data(), H, W, false);
+    return y;
+  };
+  set_filter_cache_dir(std::string());
+  const std::vector<float> reference = run();
+  CacheFolder cache;
+  const uint64_t hits = filter_cache_stats().hits;
+  expect_same_bits(run(), reference);
+  expect_same_bits(run(), reference);
+  EXPECT_EQ(filter_cache_stats().hits, hits + 1);
+  ASSERT_EQ(cache.entries().size(), 1u);
+}
+
+TEST(FilterCache, ChangedWeightsAreANewEntryNeverAStaleOne) {
+  CacheFolder cache;
+  const Conv1d c{256, 256, 3, 1, {4, 3}};
+  std::vector<float> w = normal(static_cast<size_t>(c.co * c.ci * c.k), 21);
+  run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 21);
+  w[12345] = std::nextafter(w[12345], 1.f);  // one value, one ulp
+  const uint64_t hits = filter_cache_stats().hits;
+  const std::vector<float> got = run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 21);
+  EXPECT_EQ(filter_cache_stats().hits, hits);
+  EXPECT_EQ(cache.entries().size(), 2u);
+  set_filter_cache_dir(std::string());
+  expect_same_bits(got, run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 21));
+}
+
+// A damaged entry (one flipped byte of its contents; cut short) is refused, deleted with a warning
+// and rebuilt whole; the layer's output is unaffected.
+TEST(FilterCache, DamagedEntriesAreRefusedAndRebuilt) {
+  const Conv1d c{256, 256, 3, 1, {4, 3}};
+  const std::vector<float> w = normal(static_cast<size_t>(c.co * c.ci * c.k), 31);
+  set_filter_cache_dir(std::string());
+  const std::vector<float> reference =
+      run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 31);
+  for (const bool truncate : {false, true}) {
+    CacheFolder cache;
+    run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 31);
+    ASSERT_EQ(cache.entries().size(), 1u);
+    const fs::path entry = cache.entries()[0];
+    const auto size = fs::file_size(entry);
+    if (truncate) {
+      fs::resize_file(entry, size - 4096);
+    } else {
+      std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekg(static_cast<std::streamoff>(size - 1000));
+      char byte = 0;
+      f.read(&byte, 1);
+      byte ^= 0x10;
+      f.seekp(static_cast<std::streamoff>(size - 1000));
+      f.write(&byte, 1);
+    }
+    const FilterCacheStats s0 = filter_cache_stats();
+    expect_same_bits(run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 31), reference);
+    const FilterCacheStats s1 = filter_cache_stats();
+    EXPECT_EQ(s1.rejected, s0.rejected + 1);
+    EXPECT_EQ(s1.hits, s0.hits);
+    EXPECT_EQ(s1.stores, s0.stores + 1);  // rebuilt
+    EXPECT_EQ(fs::file_size(entry), size);
+    expect_same_bits(run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 31), reference);
+    EXPECT_EQ(filter_cache_stats().hits, s1.hits + 1);
+  }
+}
+
+TEST(FilterCache, OffWritesNothingAndSmallLayersAreNotCached) {
+  test::ScratchDir scratch;
+  set_filter_cache_dir(std::string());
+  EXPECT_EQ(filter_cache_dir(), "");
+  const Conv1d big{256, 256, 3, 1, {4, 3}};
+  run1d(big, normal(static_cast<size_t>(256 * 256 * 3), 41), WinogradPrecision::f32,
+        WinogradIsa::automatic, 41);
+  set_filter_cache_dir(scratch.dir.string());
+  const Conv1d small{64, 64, 3, 1, {4, 3}};  // U = 6·64·64 f32 = 96 KiB
+  run1d(small, normal(static_cast<size_t>(64 * 64 * 3), 42), WinogradPrecision::f32,
+        WinogradIsa::automatic, 42);
+  set_filter_cache_dir(std::nullopt);
+  EXPECT_TRUE(fs::is_empty(scratch.dir));
+}
+
+TEST(FilterCache, AnUnwritableFolderOnlyWarns) {
+  test::ScratchDir scratch;
+  const std::string file = scratch.at("a_file");
+  std::ofstream(file) << "not a folder";
+  set_filter_cache_dir(file + "/cache");  // under a regular file: cannot be created, even as root
+  const Conv1d c{256, 256, 3, 1, {4, 3}};
+  const std::vector<float> w = normal(static_cast<size_t>(c.co * c.ci * c.k), 51);
+  const std::vector<float> got = run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 51);
+  set_filter_cache_dir(std::string());
+  expect_same_bits(got, run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 51));
+  set_filter_cache_dir(std::nullopt);
+}
+
+TEST(FilterCache, ListAndClearSeeOnlyTheCachesFiles) {
+  CacheFolder cache;
+  const Conv1d c{256, 256, 3, 1, {4, 3}};
+  run1d(c, normal(static_cast<size_t>(256 * 256 * 3), 61), WinogradPrecision::f32,
+        WinogradIsa::automatic, 61);
+  std::ofstream(cache.dir() + "/notes.txt") << "someone else's file";
+  const auto listed = filter_cache_list(cache.dir());
+  ASSERT_EQ(listed.size(), 2u);
+  const auto& entry = listed[0].file == "notes.txt" ? listed[1] : listed[0];
+  EXPECT_TRUE(entry.valid);
+  EXPECT_EQ(entry.what, "winograd1d F(4,3) C_in 256 C_out 256 K 3 dilation 1 f32");
+  EXPECT_EQ(entry.bytes, 4096u + 6u * 256 * 256 * 4);
+  EXPECT_EQ(filter_cache_clear(cache.dir()), entry.bytes);
+  ASSERT_EQ(cache.entries().size(), 1u);
+  EXPECT_EQ(cache.entries()[0].filename(), "notes.txt");
+}
+
+TEST(FilterCache, FolderFollowsTheEnvironment) {
+  set_filter_cache_dir(std::nullopt);
+  const char* saved = std::getenv("MESHNN_FILTER_CACHE");
+  const std::string keep = saved ? saved : "";
+  setenv("MESHNN_FILTER_CACHE", "off", 1);
+  EXPECT_EQ(filter_cache_dir(), "");
+  setenv("MESHNN_FILTER_CACHE", "/some/where", 1);
+  EXPECT_EQ(filter_cache_dir(), "/some/where/v" + std::to_string(kFilterCacheVersion));
+  unsetenv("MESHNN_FILTER_CACHE");
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string keep_xdg = xdg ? xdg : "";
+  setenv("XDG_CACHE_HOME", "/x", 1);
+  EXPECT_EQ(filter_cache_dir(), "/x/meshnn/filters/v" + std::to_string(kFilterCacheVersion));
+  if (xdg)
+    setenv("XDG_CACHE_HOME", keep_xdg.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+  if (saved) setenv("MESHNN_FILTER_CACHE", keep.c_str(), 1);
+}
+
+// Whole models (every layer cached: the small fixtures' layers are under the default minimum):
+// a cold load stores entries, a warm one maps every one of them, and the outputs of cache off,
+// cold and warm are the same bits, in f32 and bf16.
+TEST(FilterCache, ModelsLoadedFromTheCacheDecodeTheSameBits) {
+  for (const char* fixture : {"ltx23_small.safetensors", "bigvgan_v2_24k_small.safetensors"})
+    for (const Precision p : {Precision::fp32, Precision::bf16}) {
+      SCOPED_TRACE(::testing::Message() << fixture << " " << precision_name(p));
+      AudioModelOptions o;
+      o.precision = StagePrecision(p);
+      auto decode = [&] {
+        const AudioModel m = AudioModel::load(test::fixture_path(fixture), o);
+        return m.run(m.input_spec().example(0.4, 77));
+      };
+      set_filter_cache_dir(std::string());
+      const Tensor reference = decode();
+      CacheFolder cache;
+      set_filter_cache_min_bytes(0);
+      const FilterCacheStats s0 = filter_cache_stats();
+      const Tensor cold = decode();
+      const FilterCacheStats s1 = filter_cache_stats();
+      const Tensor warm = decode();
+      const FilterCacheStats s2 = filter_cache_stats();
+      set_filter_cache_min_bytes(std::nullopt);
+      EXPECT_GT(s1.stores, s0.stores);
+      EXPECT_EQ(s2.hits - s1.hits, s1.stores - s0.stores);
+      EXPECT_EQ(s2.stores, s1.stores);
+      ASSERT_EQ(reference.numel(), warm.numel());
+      EXPECT_EQ(std::memcmp(reference.data<float>(), cold.data<float>(), reference.nbytes()), 0);
+      EXPECT_EQ(std::memcmp(reference.data<float>(), warm.data<float>(), reference.nbytes()), 0);
+    }
+}
+
+}  // namespace
+}  // namespace meshnn::kernels
