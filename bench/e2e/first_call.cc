@@ -27,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
 #include "e2e/util.h"
+#include "kernels/filter_cache.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
@@ -197,6 +198,13 @@ void run(const Args& a) {
   std::printf("model %s (%.2f s of audio), mesh %s\n", m.what.c_str(), audio_s, a.mesh.c_str());
   std::printf("load %.3f s, CPU %.3f s, %ld page faults (RSS %.0f -> %.0f MB)\n", load_s, load_cpu,
               load_faults, rss0, rss_load);
+  const std::string cache_dir = kernels::filter_cache_dir();
+  const kernels::FilterCacheStats fc = kernels::filter_cache_stats();
+  std::printf(
+      "filter cache %s: %llu layers mapped (%.0f MB), %llu transformed and stored (%.0f MB)%s\n",
+      cache_dir.empty() ? "off" : cache_dir.c_str(), static_cast<unsigned long long>(fc.hits),
+      fc.bytes_mapped / 1e6, static_cast<unsigned long long>(fc.stores), fc.bytes_written / 1e6,
+      fc.rejected ? ", some entries refused (see the warnings)" : "");
   std::printf("call 1 %.3f s; calls 2..%zu:", calls[0], calls.size());
   for (size_t i = 1; i < calls.size(); ++i) std::printf(" %.3f", calls[i]);
   const double steady_cpu = median(std::vector<double>(cpus.begin() + 1, cpus.end()));
