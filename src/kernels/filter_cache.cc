@@ -76,7 +76,8 @@ std::atomic<size_t> g_min_bytes{kFilterCacheMinBytes};
 
 struct Counters {
   std::atomic<uint64_t> hits{0}, misses{0}, stores{0}, rejected{0}, mapped{0}, written{0};
-  std::atomic<bool> store_failed{false};
+  std::mutex failed_mutex;
+  std::string failed_dir;  // a folder a store failed in: not tried again by this process
 };
 Counters& counters() {
   static Counters c;
@@ -255,14 +256,20 @@ void filter_cache_store(uint64_t key, const std::vector<FilterPart>& parts,
                         const std::string& what) {
   Counters& c = counters();
   const std::string dir = filter_cache_dir();
-  if (dir.empty() || c.store_failed.load()) return;
+  if (dir.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(c.failed_mutex);
+    if (c.failed_dir == dir) return;
+  }
   std::vector<size_t> sizes;
   for (const FilterPart& p : parts) sizes.push_back(p.bytes);
   const size_t bytes = filter_part_offset(sizes, sizes.size() - 1) + sizes.back();
   auto fail = [&](const std::string& why) {
-    if (!c.store_failed.exchange(true))
+    std::lock_guard<std::mutex> lock(c.failed_mutex);
+    if (c.failed_dir != dir)
       log_warn("filter cache: cannot store in " + dir + " (" + why +
-               "); loads in this process transform their filters without the cache");
+               "); loads in this process transform their filters without storing them");
+    c.failed_dir = dir;
   };
   std::error_code ec;
   fs::create_directories(dir, ec);

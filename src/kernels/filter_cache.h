@@ -73,7 +73,7 @@ std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes);
 // Writes the entry for key: the parts one after another, each starting at a multiple of 64 bytes
 // (zeros between). Written to a temporary file and renamed into place, so a reader sees a whole
 // entry or none. `what` describes the layer for `meshnn cache list`. Failures (a read-only or
-// full disk) warn once and turn storing off for the process; the load goes on.
+// full disk) warn once and turn storing in that folder off for the process; the load goes on.
 struct FilterPart {
   const void* data;
   size_t bytes;
