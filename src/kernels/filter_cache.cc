@@ -22,6 +22,7 @@
 
 #include "core/env.h"
 #include "meshnn/core/log.h"
+#include "meshnn/core/profile.h"
 
 namespace meshnn::kernels {
 
@@ -225,7 +226,11 @@ std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes) 
   }
   // MAP_POPULATE: the page-cache pages are mapped in one kernel walk, not a fault per page.
   const size_t map_bytes = kHeaderBytes + bytes;
-  void* base = ::mmap(nullptr, map_bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void* base = nullptr;
+  {
+    ProfileScope prof("load.filter_cache_map");
+    base = ::mmap(nullptr, map_bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  }
   ::close(fd);
   if (base == MAP_FAILED) {
     counters().misses++;
@@ -237,7 +242,12 @@ std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes) 
   blob->map_bytes = map_bytes;
   blob->data = static_cast<const char*>(base) + kHeaderBytes;
   blob->bytes = bytes;
-  if (hash_bytes(blob->data, bytes, key) != h.checksum) {
+  uint64_t sum = 0;
+  {
+    ProfileScope prof("load.filter_cache_checksum");
+    sum = hash_bytes(blob->data, bytes, key);
+  }
+  if (sum != h.checksum) {
     reject(path, "does not match its checksum");
     return nullptr;
   }

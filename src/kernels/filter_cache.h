@@ -14,7 +14,7 @@
 //
 // Where: MESHNN_FILTER_CACHE = a folder, or off; unset: $XDG_CACHE_HOME/meshnn/filters, else
 // $HOME/.cache/meshnn/filters. Entries live in its sub-folder v<version>. Only layers whose
-// filters take at least kFilterCacheMinBytes are cached (small ones cost little to transform).
+// filters take at least kFilterCacheMinBytes are cached (tiny layers are not worth a file each).
 // `meshnn cache` lists and clears it; docs/filter_cache.md describes the format.
 #pragma once
 
@@ -28,7 +28,7 @@
 namespace meshnn::kernels {
 
 constexpr uint32_t kFilterCacheVersion = 1;
-constexpr size_t kFilterCacheMinBytes = size_t{1} << 20;
+constexpr size_t kFilterCacheMinBytes = size_t{1} << 16;
 
 // The folder in use (with its v<version> sub-folder), or "" when the cache is off.
 std::string filter_cache_dir();

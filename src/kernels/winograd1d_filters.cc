@@ -165,7 +165,10 @@ WinogradFilters winograd_filters(int points, int64_t kd, int64_t c_out, Winograd
   uint64_t k = 0;
   if (cached) {
     ProfileScope prof("load.filter_cache_find");
-    k = key();
+    {
+      ProfileScope prof_key("load.filter_cache_key");
+      k = key();
+    }
     if (auto blob = filter_cache_find(k, total)) {
       const char* base = static_cast<const char*>(blob->data);
       if (packed)
