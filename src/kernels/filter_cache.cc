@@ -21,6 +21,7 @@
 #include <mutex>
 
 #include "core/env.h"
+#include "core/populate.h"
 #include "meshnn/core/log.h"
 #include "meshnn/core/profile.h"
 
@@ -117,46 +118,21 @@ void reject(const std::string& path, const char* why) {
   ::unlink(path.c_str());
 }
 
-bool write_all(int fd, const void* p, size_t n, off_t at) {
-  const char* c = static_cast<const char*>(p);
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd, c, std::min<size_t>(n, size_t{1} << 30), at);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    c += w, at += w, n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
 }  // namespace
 
 // ---- public ------------------------------------------------------------------------------------
 
-namespace {
-
-// hash_bytes over n bytes whose chunk c (kChunk bytes from c·kChunk, the last one shorter) is
-// chunk(c, scratch): a pointer into the data, or scratch filled with it.
-template <class ChunkFn>
-uint64_t hash_chunks(size_t n, uint64_t seed, const ChunkFn& chunk) {
-  std::vector<unsigned char> scratch;
-  if (n <= kChunk) return hash_run(chunk(0, scratch), n, seed);
-  const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
-  std::vector<uint64_t> h(static_cast<size_t>(chunks));
-#pragma omp parallel for schedule(static) firstprivate(scratch)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const size_t at = static_cast<size_t>(c) * kChunk;
-    h[static_cast<size_t>(c)] =
-        hash_run(chunk(static_cast<size_t>(c), scratch), std::min(kChunk, n - at), seed + c);
-  }
-  return hash_run(reinterpret_cast<const unsigned char*>(h.data()), h.size() * 8, seed ^ n);
-}
-
-}  // namespace
-
 uint64_t hash_bytes(const void* data, size_t n, uint64_t seed) {
   const auto* p = static_cast<const unsigned char*>(data);
-  return hash_chunks(n, seed,
-                     [p](size_t c, std::vector<unsigned char>&) { return p + c * kChunk; });
+  if (n <= kChunk) return hash_run(p, n, seed);
+  const int64_t chunks = static_cast<int64_t>((n + kChunk - 1) / kChunk);
+  std::vector<uint64_t> h(static_cast<size_t>(chunks));
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const size_t at = static_cast<size_t>(c) * kChunk;
+    h[static_cast<size_t>(c)] = hash_run(p + at, std::min(kChunk, n - at), seed + c);
+  }
+  return hash_run(reinterpret_cast<const unsigned char*>(h.data()), h.size() * 8, seed ^ n);
 }
 
 FilterKey::FilterKey(const char* kernel)
@@ -262,79 +238,95 @@ size_t filter_part_offset(const std::vector<size_t>& sizes, size_t i) {
   return at;
 }
 
-void filter_cache_store(uint64_t key, const std::vector<FilterPart>& parts,
-                        const std::string& what) {
+namespace {
+
+// Remembers a folder a store failed in (warned once); true when it already had.
+bool store_failed_before(const std::string& dir) {
   Counters& c = counters();
+  std::lock_guard<std::mutex> lock(c.failed_mutex);
+  return c.failed_dir == dir;
+}
+void store_failed(const std::string& dir, const std::string& why) {
+  Counters& c = counters();
+  std::lock_guard<std::mutex> lock(c.failed_mutex);
+  if (c.failed_dir != dir)
+    log_warn("filter cache: cannot store in " + dir + " (" + why +
+             "); loads in this process transform their filters without storing them");
+  c.failed_dir = dir;
+}
+
+}  // namespace
+
+std::unique_ptr<FilterEntryWriter> FilterEntryWriter::create(uint64_t key, size_t bytes) {
   const std::string dir = filter_cache_dir();
-  if (dir.empty()) return;
-  {
-    std::lock_guard<std::mutex> lock(c.failed_mutex);
-    if (c.failed_dir == dir) return;
-  }
-  std::vector<size_t> sizes;
-  for (const FilterPart& p : parts) sizes.push_back(p.bytes);
-  const size_t bytes = filter_part_offset(sizes, sizes.size() - 1) + sizes.back();
-  auto fail = [&](const std::string& why) {
-    std::lock_guard<std::mutex> lock(c.failed_mutex);
-    if (c.failed_dir != dir)
-      log_warn("filter cache: cannot store in " + dir + " (" + why +
-               "); loads in this process transform their filters without storing them");
-    c.failed_dir = dir;
-  };
+  if (dir.empty() || store_failed_before(dir)) return nullptr;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return fail(ec.message());
+  if (ec) {
+    store_failed(dir, ec.message());
+    return nullptr;
+  }
   static std::atomic<uint64_t> serial{0};
-  const std::string path = dir + "/" + entry_name(key);
-  const std::string tmp =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
-  const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(std::strerror(errno));
-  // Space first (a full disk fails here, not half-way), then the contents.
-  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(kHeaderBytes + bytes));  // no errno
-  bool ok = err == 0;
-  for (size_t i = 0; ok && i < parts.size(); ++i)
-    ok = write_all(fd, parts[i].data, parts[i].bytes,
-                   static_cast<off_t>(kHeaderBytes + filter_part_offset(sizes, i)));
-  // The checksum of the contents as the file holds them (parts at their offsets, zeros between),
-  // hashed from memory: a chunk inside one part is read in place, one across parts assembled.
+  std::unique_ptr<FilterEntryWriter> w(new FilterEntryWriter());
+  w->key_ = key;
+  w->dir_ = dir;
+  w->path_ = dir + "/" + entry_name(key);
+  w->tmp_ = w->path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
+  w->fd_ = ::open(w->tmp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (w->fd_ < 0) {
+    store_failed(dir, std::strerror(errno));
+    return nullptr;
+  }
+  // The blocks first: a full disk fails here, not as a SIGBUS on a write into the mapping.
+  const size_t map_bytes = kHeaderBytes + bytes;
+  if (const int err = ::posix_fallocate(w->fd_, 0, static_cast<off_t>(map_bytes)); err != 0) {
+    store_failed(dir, std::strerror(err));
+    return nullptr;  // the destructor removes the file
+  }
+  void* base = ::mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd_, 0);
+  if (base == MAP_FAILED) {
+    store_failed(dir, std::strerror(errno));
+    return nullptr;
+  }
+  populate_pages(base, map_bytes);  // one kernel walk, not a fault per page (core/populate.h)
+  w->blob_ = std::make_shared<FilterBlob>();
+  w->blob_->map_base = base;
+  w->blob_->map_bytes = map_bytes;
+  w->blob_->data = static_cast<const char*>(base) + kHeaderBytes;
+  w->blob_->bytes = bytes;
+  return w;
+}
+
+FilterEntryWriter::~FilterEntryWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+bool FilterEntryWriter::commit(const std::string& what) {
   EntryHeader h{};
-  if (ok)
-    h.checksum = hash_chunks(bytes, key, [&](size_t c, std::vector<unsigned char>& buf) {
-      const size_t lo = c * kChunk, hi = std::min(bytes, lo + kChunk);
-      for (size_t i = 0; i < parts.size(); ++i) {
-        const size_t at = filter_part_offset(sizes, i);
-        if (lo >= at && hi <= at + parts[i].bytes)
-          return static_cast<const unsigned char*>(parts[i].data) + (lo - at);
-      }
-      buf.assign(hi - lo, 0);
-      for (size_t i = 0; i < parts.size(); ++i) {
-        const size_t at = filter_part_offset(sizes, i);
-        const size_t b = std::max(lo, at), e = std::min(hi, at + parts[i].bytes);
-        if (b < e)
-          std::memcpy(buf.data() + (b - lo), static_cast<const char*>(parts[i].data) + (b - at),
-                      e - b);
-      }
-      return static_cast<const unsigned char*>(buf.data());
-    });
-  if (ok) {
-    std::memcpy(h.magic, kMagic, sizeof kMagic);
-    h.version = kFilterCacheVersion;
-    h.header_bytes = kHeaderBytes;
-    h.key = key;
-    h.bytes = bytes;
-    std::snprintf(h.what, sizeof h.what, "%s", what.c_str());
-    ok = write_all(fd, &h, sizeof h, 0);
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.version = kFilterCacheVersion;
+  h.header_bytes = kHeaderBytes;
+  h.key = key_;
+  h.bytes = blob_->bytes;
+  h.checksum = hash_bytes(blob_->data, blob_->bytes, key_);
+  std::snprintf(h.what, sizeof h.what, "%s", what.c_str());
+  std::memcpy(blob_->map_base, &h, sizeof h);
+  // From here the layer only reads its filters.
+  (void)::mprotect(blob_->map_base, blob_->map_bytes, PROT_READ);
+  ::close(fd_);
+  fd_ = -1;
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    store_failed(dir_, std::strerror(errno));
+    ::unlink(tmp_.c_str());
+    return false;
   }
-  if (err == 0 && !ok) err = errno;
-  ::close(fd);
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) ok = false, err = errno;
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return fail(std::strerror(err));
-  }
+  Counters& c = counters();
   c.stores++;
-  c.written += bytes;
+  c.written += blob_->bytes;
+  return true;
 }
 
 FilterCacheStats filter_cache_stats() {

@@ -70,17 +70,36 @@ struct FilterBlob {
 // deleted, with a warning).
 std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes);
 
-// Writes the entry for key: the parts one after another, each starting at a multiple of 64 bytes
-// (zeros between). Written to a temporary file and renamed into place, so a reader sees a whole
-// entry or none. `what` describes the layer for `meshnn cache list`. Failures (a read-only or
-// full disk) warn once and turn storing in that folder off for the process; the load goes on.
-struct FilterPart {
-  const void* data;
-  size_t bytes;
+// A new entry made in place: a temporary file of the entry's size in the cache folder, mapped
+// read-write and shared, in which the caller makes the layer's filters and from which the layer
+// then runs (so a first load writes its filters once, into the page cache, not into memory and
+// then again into a file). commit() checksums the contents, writes the header and renames the file
+// into place, so a reader sees a whole entry or none; the mapping stays valid either way. A writer
+// destroyed uncommitted removes its file.
+class FilterEntryWriter {
+ public:
+  // nullptr when the cache is off or the file cannot be made (a read-only or full disk: one
+  // warning per folder, then that folder is not tried again by this process); the caller then
+  // makes its filters in memory.
+  static std::unique_ptr<FilterEntryWriter> create(uint64_t key, size_t bytes);
+  ~FilterEntryWriter();
+  FilterEntryWriter(const FilterEntryWriter&) = delete;
+  FilterEntryWriter& operator=(const FilterEntryWriter&) = delete;
+  void* data() const { return const_cast<void*>(blob_->data); }
+  // The mapping, for views into it: it lives as long as they do.
+  std::shared_ptr<const FilterBlob> blob() const { return blob_; }
+  // `what` describes the layer for `meshnn cache list`. False (with a warning) when the entry
+  // could not be finished; the contents stay usable.
+  bool commit(const std::string& what);
+
+ private:
+  FilterEntryWriter() = default;
+  uint64_t key_ = 0;
+  int fd_ = -1;
+  std::string tmp_, path_, dir_;
+  std::shared_ptr<FilterBlob> blob_;
 };
-void filter_cache_store(uint64_t key, const std::vector<FilterPart>& parts,
-                        const std::string& what);
-// Where part i starts in an entry made of parts of these sizes.
+// Where part i starts in an entry made of parts of these sizes: each at a multiple of 64 bytes.
 size_t filter_part_offset(const std::vector<size_t>& sizes, size_t i);
 
 struct FilterCacheStats {

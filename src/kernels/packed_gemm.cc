@@ -217,8 +217,6 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
     : k_(K), n_(N), type_(type) {
   MESHNN_CHECK_AS(InvalidArgument, K > 0 && N > 0 && ldb >= N, "packed gemm: bad B ", K, " x ", N,
                   " (ld ", ldb, ")");
-  const int64_t panels = (N + kNr - 1) / kNr;
-  const int64_t kp = type == GemmType::bf16 ? (K + 1) / 2 * 2 : K;  // bf16: whole pairs
   bytes_ = packed_bytes(K, N, type);
   void* p = std::aligned_alloc(64, (bytes_ + 63) / 64 * 64);
   if (p == nullptr) throw std::bad_alloc();
@@ -226,7 +224,23 @@ PackedMatrix::PackedMatrix(const float* b, int64_t K, int64_t N, int64_t ldb, Ge
   owner_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
   data_ = p;
   row_stride_ = kNr;
-  panel_stride_ = kp * kNr;
+  panel_stride_ = (type == GemmType::bf16 ? (K + 1) / 2 * 2 : K) * kNr;
+  pack(b, K, N, ldb, type, isa, p);
+}
+
+PackedMatrix PackedMatrix::pack_into(void* dest, std::shared_ptr<const void> owner, const float* b,
+                                     int64_t K, int64_t N, int64_t ldb, GemmType type,
+                                     GemmIsa isa) {
+  MESHNN_CHECK_AS(InvalidArgument, ldb >= N, "packed gemm: bad B ", K, " x ", N, " (ld ", ldb, ")");
+  PackedMatrix m = packed_at(std::move(owner), dest, K, N, type);
+  pack(b, K, N, ldb, type, isa, dest);
+  return m;
+}
+
+void PackedMatrix::pack(const float* b, int64_t K, int64_t N, int64_t ldb, GemmType type,
+                        GemmIsa isa, void* p) {
+  const int64_t panels = (N + kNr - 1) / kNr;
+  const int64_t kp = type == GemmType::bf16 ? (K + 1) / 2 * 2 : K;  // bf16: whole pairs
   const bool avx512 = isa == GemmIsa::best && cpu_features().avx512f;
 #pragma omp parallel for schedule(static)
   for (int64_t pn = 0; pn < panels; ++pn) {

@@ -45,6 +45,11 @@ class PackedMatrix {
                GemmIsa isa = GemmIsa::best);
   // b: K × N row-major f32 (leading dimension ldb), read in place; b must outlive the view.
   static PackedMatrix row_major_view(const float* b, int64_t K, int64_t N, int64_t ldb);
+  // The same, packed into packed_bytes(K, N, type) bytes at dest (64-byte aligned: a filter-cache
+  // entry being written), which owner keeps alive.
+  static PackedMatrix pack_into(void* dest, std::shared_ptr<const void> owner, const float* b,
+                                int64_t K, int64_t N, int64_t ldb, GemmType type,
+                                GemmIsa isa = GemmIsa::best);
   // The bytes of a packed K × N matrix of this type.
   static size_t packed_bytes(int64_t K, int64_t N, GemmType type);
   // A packed matrix stored elsewhere in this class's packed layout (packed_bytes(K, N, type) bytes
@@ -63,6 +68,9 @@ class PackedMatrix {
   int64_t panel_stride() const { return panel_stride_; }
 
  private:
+  // Packs b into dest in this class's layout (parallel over panels).
+  static void pack(const float* b, int64_t K, int64_t N, int64_t ldb, GemmType type, GemmIsa isa,
+                   void* dest);
   std::shared_ptr<const void> owner_;  // the packed storage; null for a row-major view
   const void* data_ = nullptr;
   bool row_major_ = false;

@@ -181,6 +181,11 @@ WinogradFilters winograd_filters(int points, int64_t kd, int64_t c_out, Winograd
       return f;
     }
   }
+  // A miss with the cache on: the filters are made in the new entry's file mapping and the layer
+  // runs from it (FilterEntryWriter), else in memory.
+  std::unique_ptr<FilterEntryWriter> entry;
+  if (cached) entry = FilterEntryWriter::create(k, total);
+  char* entry_data = entry ? static_cast<char*>(entry->data()) : nullptr;
   // The packed path keeps only the packed matrices: U goes to a block of the tensor storage cache
   // (pages already faulted in, handed on to the next layer of that size and to the first call's
   // activations) until packed.
@@ -189,6 +194,9 @@ WinogradFilters winograd_filters(int points, int64_t kd, int64_t c_out, Winograd
   if (packed) {
     u_block = Tensor::empty({static_cast<int64_t>(n_u)});
     u = u_block.data<float>();
+  } else if (entry) {
+    u = reinterpret_cast<float*>(entry_data);
+    f.u = WeightBuffer(entry->blob(), u, n_u);
   } else {
     f.u = WeightBuffer(n_u);
     u = f.u.data();
@@ -202,17 +210,18 @@ WinogradFilters winograd_filters(int points, int64_t kd, int64_t c_out, Winograd
   if (packed) {
     ProfileScope prof("load.winograd_pack");
     f.pk.reserve(static_cast<size_t>(points));
-    for (int xi = 0; xi < points; ++xi)
-      f.pk.emplace_back(u + xi * kd * c_out, kd, c_out, c_out, GemmType::bf16);
+    for (int xi = 0; xi < points; ++xi) {
+      const float* b = u + xi * kd * c_out;
+      if (entry)
+        f.pk.push_back(PackedMatrix::pack_into(entry_data + filter_part_offset(sizes, xi),
+                                               entry->blob(), b, kd, c_out, c_out, GemmType::bf16));
+      else
+        f.pk.emplace_back(b, kd, c_out, c_out, GemmType::bf16);
+    }
   }
-  if (cached) {
+  if (entry) {
     ProfileScope prof("load.filter_cache_store");
-    std::vector<FilterPart> parts;
-    if (packed)
-      for (const PackedMatrix& m : f.pk) parts.push_back({m.data(), m.bytes()});
-    else
-      parts.push_back({f.u.data(), n_u * sizeof(float)});
-    filter_cache_store(k, parts, what());
+    entry->commit(what());
   }
   return f;
 }
