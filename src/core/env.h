@@ -20,6 +20,7 @@ enum class EnvSwitch {
   deconv_algo,     // MESHNN_DECONV_ALGO: auto | polyphase | onednn (ConvTranspose1d)
   link,            // MESHNN_LINK: the link --mesh auto assumes on the mpi backend (scale_rule.h)
   filter_cache,    // MESHNN_FILTER_CACHE: folder of the transformed-filter cache, or off
+  filter_cache_min_kb,  // MESHNN_FILTER_CACHE_MIN_KB: the smallest layer cached (KiB, default 64)
 };
 
 // The variable's name, e.g. "MESHNN_CONV_ALGO".

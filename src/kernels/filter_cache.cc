@@ -22,6 +22,7 @@
 
 #include "core/env.h"
 #include "core/populate.h"
+#include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
 #include "meshnn/core/profile.h"
 
@@ -71,10 +72,6 @@ uint64_t hash_run(const unsigned char* p, size_t n, uint64_t seed) {
 }
 
 // ---- the folder --------------------------------------------------------------------------------
-
-std::mutex g_dir_mutex;
-std::optional<std::string> g_dir_override;
-std::atomic<size_t> g_min_bytes{kFilterCacheMinBytes};
 
 struct Counters {
   std::atomic<uint64_t> hits{0}, misses{0}, stores{0}, rejected{0}, mapped{0}, written{0};
@@ -148,34 +145,26 @@ FilterKey& FilterKey::add(const float* values, size_t n) {
 }
 
 std::string filter_cache_dir() {
-  std::optional<std::string> dir;
-  {
-    std::lock_guard<std::mutex> lock(g_dir_mutex);
-    dir = g_dir_override;
+  std::string dir;
+  if (const auto v = env_value(EnvSwitch::filter_cache)) {
+    if (*v != "off" && *v != "0" && *v != "none") dir = *v;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') {
+    dir = std::string(x) + "/meshnn/filters";
+  } else if (const char* home = std::getenv("HOME"); home && *home == '/') {
+    dir = std::string(home) + "/.cache/meshnn/filters";
   }
-  if (!dir) {
-    if (const auto v = env_value(EnvSwitch::filter_cache)) {
-      dir = (*v == "off" || *v == "0" || *v == "none") ? std::string() : *v;
-    } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') {
-      dir = std::string(x) + "/meshnn/filters";
-    } else if (const char* home = std::getenv("HOME"); home && *home == '/') {
-      dir = std::string(home) + "/.cache/meshnn/filters";
-    } else {
-      dir = std::string();
-    }
-  }
-  if (dir->empty()) return {};
-  return *dir + "/v" + std::to_string(kFilterCacheVersion);
+  if (dir.empty()) return {};
+  return dir + "/v" + std::to_string(kFilterCacheVersion);
 }
 
-void set_filter_cache_dir(std::optional<std::string> dir) {
-  std::lock_guard<std::mutex> lock(g_dir_mutex);
-  g_dir_override = std::move(dir);
-}
-
-size_t filter_cache_min_bytes() { return g_min_bytes.load(); }
-void set_filter_cache_min_bytes(std::optional<size_t> bytes) {
-  g_min_bytes = bytes.value_or(kFilterCacheMinBytes);
+size_t filter_cache_min_bytes() {
+  const auto v = env_value(EnvSwitch::filter_cache_min_kb);
+  if (!v) return kFilterCacheMinBytes;
+  char* end = nullptr;
+  const unsigned long long kb = std::strtoull(v->c_str(), &end, 10);
+  MESHNN_CHECK_AS(InvalidArgument, end != v->c_str() && *end == '\0',
+                  "MESHNN_FILTER_CACHE_MIN_KB=", *v, ": expected a whole number of KiB");
+  return static_cast<size_t>(kb) * 1024;
 }
 
 FilterBlob::~FilterBlob() {

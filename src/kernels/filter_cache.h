@@ -14,7 +14,8 @@
 //
 // Where: MESHNN_FILTER_CACHE = a folder, or off; unset: $XDG_CACHE_HOME/meshnn/filters, else
 // $HOME/.cache/meshnn/filters. Entries live in its sub-folder v<version>. Only layers whose
-// filters take at least kFilterCacheMinBytes are cached (tiny layers are not worth a file each).
+// filters take at least kFilterCacheMinBytes are cached (tiny layers are not worth a file each;
+// MESHNN_FILTER_CACHE_MIN_KB sets another bound).
 // `meshnn cache` lists and clears it; docs/filter_cache.md describes the format.
 #pragma once
 
@@ -30,14 +31,11 @@ namespace meshnn::kernels {
 constexpr uint32_t kFilterCacheVersion = 1;
 constexpr size_t kFilterCacheMinBytes = size_t{1} << 16;
 
-// The folder in use (with its v<version> sub-folder), or "" when the cache is off.
+// The folder in use (with its v<version> sub-folder), or "" when the cache is off; read from the
+// environment at each call.
 std::string filter_cache_dir();
-// Overrides MESHNN_FILTER_CACHE for this process: a folder, or "" for off; nullopt returns to the
-// environment. Tests point it at a temporary folder.
-void set_filter_cache_dir(std::optional<std::string> dir);
-// The smallest entry cached (kFilterCacheMinBytes unless set; tests cache small models' layers).
+// The smallest entry cached: MESHNN_FILTER_CACHE_MIN_KB KiB, default kFilterCacheMinBytes.
 size_t filter_cache_min_bytes();
-void set_filter_cache_min_bytes(std::optional<size_t> bytes);
 
 // 64-bit hash of n bytes (4 independent multiply-rotate lanes, then an avalanche). Big inputs
 // are hashed as 4 MiB chunks in parallel (OpenMP) and the chunk hashes hashed again: the value

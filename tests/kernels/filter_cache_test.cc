@@ -11,13 +11,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/packed_gemm.h"
 #include "kernels/winograd1d.h"
 #include "kernels/winograd2d.h"
 #include "meshnn/audio_model.h"
+#include "meshnn/core/error.h"
 #include "support/golden.h"
 #include "support/scratch_dir.h"
 
@@ -34,11 +37,26 @@ std::vector<float> normal(size_t n, uint64_t seed) {
   return v;
 }
 
-// Points the cache at a fresh folder for one test, back to the environment after it.
+// Sets an environment variable for one scope, restoring it after.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> saved;
+  ScopedEnv(const char* n, const std::string& value) : name(n) {
+    if (const char* v = std::getenv(n)) saved = v;
+    setenv(n, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (saved)
+      setenv(name.c_str(), saved->c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+
+// The cache on, in a fresh folder, for one scope.
 struct CacheFolder {
   test::ScratchDir scratch;
-  CacheFolder() { set_filter_cache_dir(scratch.dir.string()); }
-  ~CacheFolder() { set_filter_cache_dir(std::nullopt); }
+  ScopedEnv env{"MESHNN_FILTER_CACHE", scratch.dir.string()};
   std::string dir() const { return filter_cache_dir(); }
   std::vector<fs::path> entries() const {
     std::vector<fs::path> out;
@@ -46,6 +64,11 @@ struct CacheFolder {
     for (const auto& e : fs::directory_iterator(dir())) out.push_back(e.path());
     return out;
   }
+};
+
+// The cache off for one scope.
+struct CacheOff : ScopedEnv {
+  CacheOff() : ScopedEnv("MESHNN_FILTER_CACHE", "off") {}
 };
 
 struct Conv1d {
@@ -110,8 +133,10 @@ TEST(FilterCache, MappedFiltersRunBitForBitLikeTransformedOnes) {
   for (const Form& f : forms) {
     SCOPED_TRACE(::testing::Message() << "C_out " << f.c.co << " K " << f.c.k << " d " << f.c.d);
     const std::vector<float> w = normal(static_cast<size_t>(f.c.co * f.c.ci * f.c.k), seed);
-    set_filter_cache_dir(std::string());
-    const std::vector<float> reference = run1d(f.c, w, f.p, f.isa, seed);
+    const std::vector<float> reference = [&] {
+      CacheOff off;
+      return run1d(f.c, w, f.p, f.isa, seed);
+    }();
     CacheFolder cache;
     const FilterCacheStats s0 = filter_cache_stats();
     const std::vector<float> stored = run1d(f.c, w, f.p, f.isa, seed);
@@ -140,8 +165,10 @@ TEST(FilterCache, Winograd2dFromTheCacheRunsTheSameBits) {
     layer.run(x.data(), H, W, 1, 1, y.data(), H, W, false);
     return y;
   };
-  set_filter_cache_dir(std::string());
-  const std::vector<float> reference = run();
+  const std::vector<float> reference = [&] {
+    CacheOff off;
+    return run();
+  }();
   CacheFolder cache;
   const uint64_t hits = filter_cache_stats().hits;
   expect_same_bits(run(), reference);
@@ -160,7 +187,7 @@ TEST(FilterCache, ChangedWeightsAreANewEntryNeverAStaleOne) {
   const std::vector<float> got = run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 21);
   EXPECT_EQ(filter_cache_stats().hits, hits);
   EXPECT_EQ(cache.entries().size(), 2u);
-  set_filter_cache_dir(std::string());
+  CacheOff off;
   expect_same_bits(got, run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 21));
 }
 
@@ -169,9 +196,10 @@ TEST(FilterCache, ChangedWeightsAreANewEntryNeverAStaleOne) {
 TEST(FilterCache, DamagedEntriesAreRefusedAndRebuilt) {
   const Conv1d c{256, 256, 3, 1, {4, 3}};
   const std::vector<float> w = normal(static_cast<size_t>(c.co * c.ci * c.k), 31);
-  set_filter_cache_dir(std::string());
-  const std::vector<float> reference =
-      run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 31);
+  const std::vector<float> reference = [&] {
+    CacheOff off;
+    return run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 31);
+  }();
   for (const bool truncate : {false, true}) {
     CacheFolder cache;
     run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 31);
@@ -203,30 +231,43 @@ TEST(FilterCache, DamagedEntriesAreRefusedAndRebuilt) {
 
 TEST(FilterCache, OffWritesNothingAndSmallLayersAreNotCached) {
   test::ScratchDir scratch;
-  set_filter_cache_dir(std::string());
-  EXPECT_EQ(filter_cache_dir(), "");
-  const Conv1d big{256, 256, 3, 1, {4, 3}};
-  run1d(big, normal(static_cast<size_t>(256 * 256 * 3), 41), WinogradPrecision::f32,
-        WinogradIsa::automatic, 41);
-  set_filter_cache_dir(scratch.dir.string());
+  {
+    ScopedEnv folder("MESHNN_FILTER_CACHE", scratch.dir.string() + "/unused");
+    CacheOff off;
+    EXPECT_EQ(filter_cache_dir(), "");
+    const Conv1d big{256, 256, 3, 1, {4, 3}};
+    run1d(big, normal(static_cast<size_t>(256 * 256 * 3), 41), WinogradPrecision::f32,
+          WinogradIsa::automatic, 41);
+  }
+  ScopedEnv folder("MESHNN_FILTER_CACHE", scratch.dir.string());
   const Conv1d small{48, 48, 3, 1, {4, 3}};  // U = 6·48·48 f32 = 54 KiB
   run1d(small, normal(static_cast<size_t>(48 * 48 * 3), 42), WinogradPrecision::f32,
         WinogradIsa::automatic, 42);
-  set_filter_cache_dir(std::nullopt);
   EXPECT_TRUE(fs::is_empty(scratch.dir));
+  {
+    ScopedEnv min("MESHNN_FILTER_CACHE_MIN_KB", "32");  // now it is
+    run1d(small, normal(static_cast<size_t>(48 * 48 * 3), 42), WinogradPrecision::f32,
+          WinogradIsa::automatic, 42);
+    EXPECT_FALSE(fs::is_empty(scratch.dir));
+  }
+  ScopedEnv bad("MESHNN_FILTER_CACHE_MIN_KB", "lots");
+  EXPECT_THROW(filter_cache_min_bytes(), InvalidArgument);
 }
 
 TEST(FilterCache, AnUnwritableFolderOnlyWarns) {
   test::ScratchDir scratch;
   const std::string file = scratch.at("a_file");
   std::ofstream(file) << "not a folder";
-  set_filter_cache_dir(file + "/cache");  // under a regular file: cannot be created, even as root
   const Conv1d c{256, 256, 3, 1, {4, 3}};
   const std::vector<float> w = normal(static_cast<size_t>(c.co * c.ci * c.k), 51);
-  const std::vector<float> got = run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 51);
-  set_filter_cache_dir(std::string());
+  std::vector<float> got;
+  {
+    // Under a regular file: the folder cannot be made, even as root.
+    ScopedEnv folder("MESHNN_FILTER_CACHE", file + "/cache");
+    got = run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 51);
+  }
+  CacheOff off;
   expect_same_bits(got, run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 51));
-  set_filter_cache_dir(std::nullopt);
 }
 
 TEST(FilterCache, ListAndClearSeeOnlyTheCachesFiles) {
@@ -247,23 +288,22 @@ TEST(FilterCache, ListAndClearSeeOnlyTheCachesFiles) {
 }
 
 TEST(FilterCache, FolderFollowsTheEnvironment) {
-  set_filter_cache_dir(std::nullopt);
-  const char* saved = std::getenv("MESHNN_FILTER_CACHE");
-  const std::string keep = saved ? saved : "";
-  setenv("MESHNN_FILTER_CACHE", "off", 1);
-  EXPECT_EQ(filter_cache_dir(), "");
-  setenv("MESHNN_FILTER_CACHE", "/some/where", 1);
-  EXPECT_EQ(filter_cache_dir(), "/some/where/v" + std::to_string(kFilterCacheVersion));
-  unsetenv("MESHNN_FILTER_CACHE");
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const std::string keep_xdg = xdg ? xdg : "";
-  setenv("XDG_CACHE_HOME", "/x", 1);
-  EXPECT_EQ(filter_cache_dir(), "/x/meshnn/filters/v" + std::to_string(kFilterCacheVersion));
-  if (xdg)
-    setenv("XDG_CACHE_HOME", keep_xdg.c_str(), 1);
-  else
-    unsetenv("XDG_CACHE_HOME");
-  if (saved) setenv("MESHNN_FILTER_CACHE", keep.c_str(), 1);
+  {
+    CacheOff off;
+    EXPECT_EQ(filter_cache_dir(), "");
+  }
+  const std::string v = "/v" + std::to_string(kFilterCacheVersion);
+  {
+    ScopedEnv folder("MESHNN_FILTER_CACHE", "/some/where");
+    EXPECT_EQ(filter_cache_dir(), "/some/where" + v);
+  }
+  ScopedEnv unset_later("MESHNN_FILTER_CACHE", "");  // empty = unset
+  ScopedEnv xdg("XDG_CACHE_HOME", "/x");
+  EXPECT_EQ(filter_cache_dir(), "/x/meshnn/filters" + v);
+  ScopedEnv no_xdg("XDG_CACHE_HOME", "relative");  // not absolute: ignored, as the spec says
+  ScopedEnv home("HOME", "/home/someone");
+  EXPECT_EQ(filter_cache_dir(), "/home/someone/.cache/meshnn/filters" + v);
+  EXPECT_EQ(filter_cache_min_bytes(), kFilterCacheMinBytes);
 }
 
 // Whole models (every layer cached: the small fixtures' layers are under the default minimum):
@@ -279,16 +319,17 @@ TEST(FilterCache, ModelsLoadedFromTheCacheDecodeTheSameBits) {
         const AudioModel m = AudioModel::load(test::fixture_path(fixture), o);
         return m.run(m.input_spec().example(0.4, 77));
       };
-      set_filter_cache_dir(std::string());
-      const Tensor reference = decode();
+      const Tensor reference = [&] {
+        CacheOff off;
+        return decode();
+      }();
       CacheFolder cache;
-      set_filter_cache_min_bytes(0);
+      ScopedEnv every_layer("MESHNN_FILTER_CACHE_MIN_KB", "0");
       const FilterCacheStats s0 = filter_cache_stats();
       const Tensor cold = decode();
       const FilterCacheStats s1 = filter_cache_stats();
       const Tensor warm = decode();
       const FilterCacheStats s2 = filter_cache_stats();
-      set_filter_cache_min_bytes(std::nullopt);
       EXPECT_GT(s1.stores, s0.stores);
       EXPECT_EQ(s2.hits - s1.hits, s1.stores - s0.stores);
       EXPECT_EQ(s2.stores, s1.stores);
