@@ -27,10 +27,10 @@
 #include "cli/commands.h"
 #include "cli/numeric_option.h"
 #include "e2e/util.h"
-#include "kernels/filter_cache.h"
 #include "meshnn/audio_model.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
+#include "meshnn/core/filter_cache.h"
 #include "meshnn/core/input_checks.h"
 #include "meshnn/io/npy.h"
 #include "meshnn/io/safetensors.h"
@@ -198,8 +198,8 @@ void run(const Args& a) {
   std::printf("model %s (%.2f s of audio), mesh %s\n", m.what.c_str(), audio_s, a.mesh.c_str());
   std::printf("load %.3f s, CPU %.3f s, %ld page faults (RSS %.0f -> %.0f MB)\n", load_s, load_cpu,
               load_faults, rss0, rss_load);
-  const std::string cache_dir = kernels::filter_cache_dir();
-  const kernels::FilterCacheStats fc = kernels::filter_cache_stats();
+  const std::string cache_dir = filter_cache_dir();
+  const FilterCacheStats fc = filter_cache_stats();
   std::printf(
       "filter cache %s: %llu layers mapped (%.0f MB), %llu transformed and stored (%.0f MB)%s\n",
       cache_dir.empty() ? "off" : cache_dir.c_str(), static_cast<unsigned long long>(fc.hits),

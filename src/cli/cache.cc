@@ -1,9 +1,9 @@
-// meshnn cache: the transformed-filter disk cache (kernels/filter_cache.h, docs/filter_cache.md):
-// where it is, what it holds, and clearing it.
+// meshnn cache: the transformed-filter disk cache (meshnn/core/filter_cache.h,
+// docs/filter_cache.md): where it is, what it holds, and clearing it.
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "kernels/filter_cache.h"
+#include "meshnn/core/filter_cache.h"
 
 namespace meshnn::cli {
 
@@ -16,17 +16,17 @@ const Registrar reg("cache", [](CLI::App& app) {
   auto* clear = cmd->add_subcommand("clear", "Delete every entry");
   cmd->require_subcommand(0, 1);
   cmd->callback([cmd, clear] {
-    const std::string dir = kernels::filter_cache_dir();
+    const std::string dir = filter_cache_dir();
     if (dir.empty()) {
-      std::printf("filter cache: off (MESHNN_FILTER_CACHE=off)\n");
+      std::printf("filter cache: off\n");
       return;
     }
     if (cmd->got_subcommand(clear)) {
-      const uint64_t freed = kernels::filter_cache_clear(dir);
+      const uint64_t freed = filter_cache_clear(dir);
       std::printf("filter cache: %s: cleared, %.1f MB freed\n", dir.c_str(), freed / 1e6);
       return;
     }
-    const auto entries = kernels::filter_cache_list(dir);
+    const auto entries = filter_cache_list(dir);
     uint64_t total = 0;
     for (const auto& e : entries) total += e.bytes;
     std::printf("filter cache: %s: %zu entries, %.1f MB\n", dir.c_str(), entries.size(),

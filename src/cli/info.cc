@@ -5,8 +5,8 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "kernels/filter_cache.h"
 #include "meshnn/core/cpu.h"
+#include "meshnn/core/filter_cache.h"
 #include "meshnn/core/precision.h"
 
 namespace meshnn::cli {
@@ -30,7 +30,7 @@ const Registrar reg("info", [](CLI::App& app) {
     std::printf("cores:        %d available\n", available_cores());
     std::printf("omp threads:  %d (OMP_NUM_THREADS=%s)\n", omp_get_max_threads(),
                 omp_env ? omp_env : "unset");
-    const std::string cache = kernels::filter_cache_dir();
+    const std::string cache = filter_cache_dir();
     std::printf("filter cache: %s\n", cache.empty() ? "off" : cache.c_str());
   });
 });

@@ -144,19 +144,6 @@ FilterKey& FilterKey::add(const float* values, size_t n) {
   return *this;
 }
 
-std::string filter_cache_dir() {
-  std::string dir;
-  if (const auto v = env_value(EnvSwitch::filter_cache)) {
-    if (*v != "off" && *v != "0" && *v != "none") dir = *v;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') {
-    dir = std::string(x) + "/meshnn/filters";
-  } else if (const char* home = std::getenv("HOME"); home && *home == '/') {
-    dir = std::string(home) + "/.cache/meshnn/filters";
-  }
-  if (dir.empty()) return {};
-  return dir + "/v" + std::to_string(kFilterCacheVersion);
-}
-
 size_t filter_cache_min_bytes() {
   const auto v = env_value(EnvSwitch::filter_cache_min_kb);
   if (!v) return kFilterCacheMinBytes;
@@ -318,8 +305,27 @@ bool FilterEntryWriter::commit(const std::string& what) {
   return true;
 }
 
+}  // namespace meshnn::kernels
+
+namespace meshnn {
+
+namespace fs = std::filesystem;
+
+std::string filter_cache_dir() {
+  std::string dir;
+  if (const auto v = env_value(EnvSwitch::filter_cache)) {
+    if (*v != "off" && *v != "0" && *v != "none") dir = *v;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') {
+    dir = std::string(x) + "/meshnn/filters";
+  } else if (const char* home = std::getenv("HOME"); home && *home == '/') {
+    dir = std::string(home) + "/.cache/meshnn/filters";
+  }
+  if (dir.empty()) return {};
+  return dir + "/v" + std::to_string(kernels::kFilterCacheVersion);
+}
+
 FilterCacheStats filter_cache_stats() {
-  const Counters& c = counters();
+  const auto& c = kernels::counters();
   return {c.hits.load(),     c.misses.load(), c.stores.load(),
           c.rejected.load(), c.mapped.load(), c.written.load()};
 }
@@ -333,9 +339,9 @@ std::vector<FilterCacheEntry> filter_cache_list(const std::string& dir) {
     entry.file = e.path().filename().string();
     entry.bytes = e.file_size(ec);
     const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
-    EntryHeader h{};
-    if (fd >= 0 && read_header(fd, h) && entry.bytes == kHeaderBytes + h.bytes &&
-        entry.file == entry_name(h.key)) {
+    kernels::EntryHeader h{};
+    if (fd >= 0 && kernels::read_header(fd, h) && entry.bytes == kernels::kHeaderBytes + h.bytes &&
+        entry.file == kernels::entry_name(h.key)) {
       entry.valid = true;
       entry.what.assign(h.what, strnlen(h.what, sizeof h.what));
     }
@@ -358,4 +364,4 @@ uint64_t filter_cache_clear(const std::string& dir) {
   return freed;
 }
 
-}  // namespace meshnn::kernels
+}  // namespace meshnn

@@ -16,7 +16,8 @@
 // $HOME/.cache/meshnn/filters. Entries live in its sub-folder v<version>. Only layers whose
 // filters take at least kFilterCacheMinBytes are cached (tiny layers are not worth a file each;
 // MESHNN_FILTER_CACHE_MIN_KB sets another bound).
-// `meshnn cache` lists and clears it; docs/filter_cache.md describes the format.
+// `meshnn cache` lists and clears it (meshnn/core/filter_cache.h: the folder, counters, entries);
+// docs/filter_cache.md describes the format.
 #pragma once
 
 #include <cstddef>
@@ -26,14 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "meshnn/core/filter_cache.h"
+
 namespace meshnn::kernels {
 
 constexpr uint32_t kFilterCacheVersion = 1;
 constexpr size_t kFilterCacheMinBytes = size_t{1} << 16;
 
-// The folder in use (with its v<version> sub-folder), or "" when the cache is off; read from the
-// environment at each call.
-std::string filter_cache_dir();
 // The smallest entry cached: MESHNN_FILTER_CACHE_MIN_KB KiB, default kFilterCacheMinBytes.
 size_t filter_cache_min_bytes();
 
@@ -99,22 +99,5 @@ class FilterEntryWriter {
 };
 // Where part i starts in an entry made of parts of these sizes: each at a multiple of 64 bytes.
 size_t filter_part_offset(const std::vector<size_t>& sizes, size_t i);
-
-struct FilterCacheStats {
-  uint64_t hits = 0, misses = 0, stores = 0, rejected = 0;
-  uint64_t bytes_mapped = 0, bytes_written = 0;
-};
-FilterCacheStats filter_cache_stats();
-
-// The entries in `dir` (a folder as filter_cache_dir returns): file, bytes on disk, and the
-// header's description ("" and valid = false for a file that is not a whole entry).
-struct FilterCacheEntry {
-  std::string file, what;
-  uint64_t bytes = 0;
-  bool valid = false;
-};
-std::vector<FilterCacheEntry> filter_cache_list(const std::string& dir);
-// Deletes every entry and leftover temporary file in `dir`; returns the bytes freed.
-uint64_t filter_cache_clear(const std::string& dir);
 
 }  // namespace meshnn::kernels
