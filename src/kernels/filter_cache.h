@@ -23,7 +23,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +53,8 @@ class FilterKey {
   uint64_t h_;
 };
 
-// One entry mapped read-only (MAP_PRIVATE): `bytes` of contents at a page-aligned `data`.
+// One entry's mapping (read-only for a found entry; shared, read-write until commit() for a new
+// one): `bytes` of contents at a page-aligned `data`, unmapped with the last reference.
 struct FilterBlob {
   const void* data = nullptr;
   size_t bytes = 0;
