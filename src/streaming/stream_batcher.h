@@ -42,6 +42,7 @@ class StreamBatcher {
     int64_t batches = 0;         // batched pushes run (each of ≥ 2 streams)
     int64_t batched_pushes = 0;  // member pushes that ran inside one
     int64_t solo_pushes = 0;     // member pushes that ran alone
+    int64_t push_threads = 0;    // threads that ran member pushes (1: the runner)
   };
   Stats stats() const;
 
