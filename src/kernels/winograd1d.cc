@@ -283,11 +283,9 @@ bool Winograd1d::uses_short_path(int64_t T_out, int64_t B) const {
   if (T_out <= 0 || B <= 0) return false;
   // The input tiles of every phase, stacked: d·(n_t + S − 1) rows of transformed inputs per row.
   const int64_t n_t = ((T_out + d_ - 1) / d_ + tile_.m - 1) / tile_.m;
-  static const int64_t tmp_undil = std::getenv("MESHNN_TMP_UNDIL")  // TMP
-                                       ? std::atoll(std::getenv("MESHNN_TMP_UNDIL"))
-                                       : kShortMaxRowsUndilated;
-  const bool fits = d_ * (n_t + segs_ - 1) <= (d_ == 1 ? tmp_undil : kShortMaxRows);
-  // Native bf16 stacks only batches (B ≥ 2): a single row keeps its per-phase blocks, as measured.
+  const bool fits = d_ * (n_t + segs_ - 1) <= (d_ == 1 ? kShortMaxRowsUndilated : kShortMaxRows);
+  // Native bf16 stacks only batches (B ≥ 2): a single row keeps its per-phase blocks (stacking
+  // its phases was not measured).
   return fits && (!short_b_.empty() || (native_bf16_ && B >= 2));
 }
 
@@ -544,8 +542,6 @@ void Winograd1d::run_short(const float* x, int64_t B, int64_t T, int64_t pad_l, 
 
 bool Winograd1d::uses_stacked_sgemm(int64_t T_out, int64_t B) const {
   if (B < 2 || T_out <= 0 || packed_ || uses_short_path(T_out, B)) return false;
-  static const bool tmp_off = std::getenv("MESHNN_TMP_NO_SGEMM_STACK") != nullptr;  // TMP
-  if (tmp_off) return false;
   // Rows whose phases each fit one block of the per-row path (a row of more tiles already gives
   // oneDNN GEMMs of nb rows), and of at least 2 tiles: oneDNN runs a 1-row GEMM as a GEMV, which
   // sums in another order, so such rows would not keep their bits (winograd1d_test.cc).

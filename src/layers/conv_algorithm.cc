@@ -71,12 +71,6 @@ class WinogradAlgorithm final : public Conv1dAlgorithm {
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const override {
     ProfileScope prof("conv1d.winograd");
-    static const bool tmp_no = std::getenv("MESHNN_TMP_NO_STACK") != nullptr;  // TMP
-    if (tmp_no) {
-      for (int64_t b = 0; b < B; ++b)
-        wg_.run(x + b * T * wg_.c_in(), T, pad_l, y + b * T_out * wg_.c_out(), T_out, accumulate);
-      return;
-    }
     wg_.run(x, B, T, pad_l, y, T_out, accumulate);  // short rows stacked: filters read once
   }
 
@@ -100,13 +94,6 @@ class StridedGemmAlgorithm final : public Conv1dAlgorithm {
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const override {
     ProfileScope prof("conv1d.gemm");
-    static const bool tmp_no = std::getenv("MESHNN_TMP_NO_STACK") != nullptr;  // TMP
-    if (tmp_no) {
-      for (int64_t b = 0; b < B; ++b)
-        kernels::strided_gemm_conv1d(w_, x + b * T * w_.c_in, T, pad_l, y + b * T_out * w_.c_out,
-                                     T_out, accumulate);
-      return;
-    }
     kernels::strided_gemm_conv1d(w_, x, B, T, pad_l, y, T_out, accumulate);  // B: weights read once
   }
 

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -272,10 +271,6 @@ StreamBatcher::StreamBatcher(const BatcherOptions& options) : impl_(std::make_sh
   MESHNN_CHECK_AS(InvalidArgument, options.window_ms >= 0, "stream batch window must be ≥ 0 ms");
   impl_->options = options;
   Impl* impl = impl_.get();
-  if (std::getenv("MESHNN_TMP_NO_RUNNER")) {  // TMP measurement switch
-    impl_->stopping = true;
-    return;
-  }
   impl_->runner = std::thread([impl] { impl->runner_loop(); });
 }
 
