@@ -92,7 +92,9 @@ constexpr int64_t kShortMaxRowsUndilated = 16;
 // its rows do (the same limits per row, so each row gets the bits it gets alone) and stacks the
 // tiles of every row and phase into the same per-transform-point GEMMs, in blocks of up to this
 // many input tiles: the filters are read once per block instead of once per row. Native bf16
-// stacks batches the same way (the packed bf16 filters), f32 rows only with the short path on.
+// stacks batches the same way (its packed bf16 filters). Rows past the short path whose phases fit
+// one block, on the dnnl_sgemm path (f32, the bf16 emulation), are stacked into oneDNN GEMMs over
+// the whole block (uses_stacked_sgemm), which packs the filters once per block.
 constexpr int64_t kStackMaxRows = 256;
 
 class Winograd1d {
@@ -113,7 +115,7 @@ class Winograd1d {
   void run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const;
   // B batch rows: x (B, T, C_in) → y (B, T_out, C_out), every row bit-identical to run() on it
-  // alone; rows on the short path are stacked (kStackMaxRows), others run one by one.
+  // alone (winograd1d_test.cc); short rows stacked (kStackMaxRows), long ones run one by one.
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const;
   const WinogradTile& tile() const { return tile_; }
