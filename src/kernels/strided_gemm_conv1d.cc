@@ -79,4 +79,36 @@ void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t T,
   }
 }
 
+void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t B, int64_t T,
+                         int64_t pad_l, float* y, int64_t T_out, bool accumulate) {
+  if (T_out <= 0 || B <= 0) return;
+  if (B == 1) return strided_gemm_conv1d(w, x, T, pad_l, y, T_out, accumulate);
+  const int64_t s = w.stride, ci = w.c_in, co = w.c_out, J = w.blocks;
+  // Batch row b's output row t is GEMM row b·P + t, P = T_out + J − 1; its window starts at input
+  // row s·t − pad_l of row b, copied to buffer row s·(b·P + t) (zeros outside [0, T)).
+  const int64_t P = T_out + J - 1, M = B * P - (J - 1);
+  static thread_local std::vector<float> in, out;
+  in.assign(static_cast<size_t>(B * P * s * ci), 0.f);
+  out.resize(static_cast<size_t>(M * co));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t first = -pad_l, rows = s * P;  // input rows [first, first + rows) of row b
+    const int64_t lo = std::max<int64_t>(first, 0), hi = std::min(first + rows, T);
+    if (hi > lo)
+      std::memcpy(in.data() + (b * rows + lo - first) * ci, x + (b * T + lo) * ci,
+                  static_cast<size_t>((hi - lo) * ci) * sizeof(float));
+    // The output rows start as the bias (plus the caller's values), as in the per-row form.
+    for (int64_t t = 0; t < T_out; ++t) {
+      float* row = out.data() + (b * P + t) * co;
+      const float* yr = y + (b * T_out + t) * co;
+      for (int64_t o = 0; o < co; ++o)
+        row[o] =
+            accumulate ? yr[o] + w.bias[static_cast<size_t>(o)] : w.bias[static_cast<size_t>(o)];
+    }
+  }
+  accumulate_blocks(w, in.data(), M, out.data());
+  for (int64_t b = 0; b < B; ++b)
+    std::memcpy(y + b * T_out * co, out.data() + b * P * co,
+                static_cast<size_t>(T_out * co) * sizeof(float));
+}
+
 }  // namespace meshnn::kernels

@@ -288,11 +288,14 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
                            native_bf16_ ? static_cast<size_t>(a * vstride) : 0);
 }
 
-bool Winograd1d::uses_short_path(int64_t T_out) const {
-  if (short_b_.empty() || T_out <= 0) return false;
-  // The input tiles of every phase, stacked: d·(n_t + S − 1) rows of transformed inputs.
+bool Winograd1d::uses_short_path(int64_t T_out, int64_t B) const {
+  if (T_out <= 0 || B <= 0) return false;
+  // The input tiles of every phase, stacked: d·(n_t + S − 1) rows of transformed inputs per row.
   const int64_t n_t = ((T_out + d_ - 1) / d_ + tile_.m - 1) / tile_.m;
-  return d_ * (n_t + segs_ - 1) <= (d_ == 1 ? kShortMaxRowsUndilated : kShortMaxRows);
+  const bool fits = d_ * (n_t + segs_ - 1) <= (d_ == 1 ? kShortMaxRowsUndilated : kShortMaxRows);
+  // Native bf16 stacks only batches (B ≥ 2): a single row keeps its per-phase blocks (stacking
+  // its phases was not measured).
+  return fits && (!short_b_.empty() || (native_bf16_ && B >= 2));
 }
 
 const char* Winograd1d::gemm_label() const {
@@ -315,7 +318,7 @@ namespace {
 // of its work items (the two functions below).
 struct WinogradCall {
   const float* x = nullptr;
-  int64_t T = 0, pad_l = 0;
+  int64_t B = 1, T = 0, pad_l = 0;
   float* y = nullptr;
   int64_t T_out = 0;
   bool accumulate = false;
@@ -332,32 +335,87 @@ struct WinogradCall {
   bool bf16 = false, native_bf16 = false, packed = false;
 };
 
-// The short path's one block, output columns [o0, o1): every phase's tiles stacked in v
-// (transformed when `transform`, else reused from the thread's previous item).
-void short_path_item(const WinogradCall& c, bool transform, float* v, float* mo,
-                     std::vector<int64_t>& a_rows, int64_t o0, int64_t o1) {
+// The short path's block of segments [g0, g1) (segment g: batch row g / d, phase g % d), output
+// columns [o0, o1): the segments' input tiles stacked in v (transformed when `transform`, else
+// reused from the thread's previous item), one GEMM per transform point over all their tiles.
+// Each tile's GEMM row is the same sum whatever rows surround it (packed_gemm sums each row of C
+// over K alone), so every batch row gets the bits a call of that row alone gives.
+void short_path_item(const WinogradCall& c, int64_t g0, int64_t g1, bool transform, float* v,
+                     uint16_t* v16, float* mo, std::vector<int64_t>& a_rows, int64_t o0,
+                     int64_t o1) {
   const int a = c.a, m = c.m;
   const int64_t d = c.d, Ci = c.Ci, Co = c.Co, S = c.S, n_t = c.n_t;
   const int64_t vstride = c.vstride, mstride = c.mstride;
-  // Phase p's n_t + S − 1 input tiles at rows p·(n_t + S − 1) of v; output tile (p, i)
-  // reads rows from p·(n_t + S − 1) + i on (a_rows) and writes product row p·n_t + i.
-  const int64_t in_rows = n_t + S - 1;
+  // Segment g's n_t + S − 1 input tiles at rows (g − g0)·(n_t + S − 1) of v; its output tile i
+  // reads rows from (g − g0)·(n_t + S − 1) + i on (a_rows) and writes product row
+  // (g − g0)·n_t + i.
+  const int64_t in_rows = n_t + S - 1, n_seg = g1 - g0;
   if (transform) {
-    for (int64_t p = 0; p < d; ++p)
+    for (int64_t g = g0; g < g1; ++g) {
+      const int64_t b = g / d, p = g % d;
+      const float* xb = c.x + b * c.T * Ci;
       for (int64_t j = 0; j < in_rows; ++j)
-        c.in_fn(c.bt, c.x, c.T, p + d * j * m - c.pad_l, d, Ci, v + (p * in_rows + j) * Ci,
+        c.in_fn(c.bt, xb, c.T, p + d * j * m - c.pad_l, d, Ci, v + ((g - g0) * in_rows + j) * Ci,
                 vstride);
-    a_rows.resize(static_cast<size_t>(d * n_t));
-    for (int64_t p = 0; p < d; ++p)
-      for (int64_t i = 0; i < n_t; ++i) a_rows[p * n_t + i] = (p * in_rows + i) * Ci;
+    }
+    if (c.native_bf16)
+      for (int xi = 0; xi < a; ++xi)
+        convert_to_bf16(v + xi * vstride, n_seg * in_rows * Ci, v16 + xi * vstride);
+    a_rows.resize(static_cast<size_t>(n_seg * n_t));
+    for (int64_t g = 0; g < n_seg; ++g)
+      for (int64_t i = 0; i < n_t; ++i) a_rows[g * n_t + i] = (g * in_rows + i) * Ci;
+  }
+  for (int xi = 0; xi < a; ++xi) {
+    const void* av = c.native_bf16 ? static_cast<const void*>(v16 + xi * vstride)
+                                   : static_cast<const void*>(v + xi * vstride);
+    packed_gemm((*c.pk)[static_cast<size_t>(xi)], n_seg * n_t, av, Ci, mo + xi * mstride, Co, o0,
+                o1, false, a_rows.data());
+  }
+  for (int64_t g = g0; g < g1; ++g) {
+    const int64_t b = g / d, p = g % d;
+    float* yb = c.y + b * c.T_out * Co;
+    for (int64_t i = 0; i < n_t; ++i)
+      c.out_fn(c.at, m, mo + ((g - g0) * n_t + i) * Co + o0, mstride, c.bias + o0, o1 - o0, yb + o0,
+               Co, p + d * i * m, d, c.T_out, c.accumulate);
+  }
+}
+
+// The dnnl_sgemm path's block of segments [g0, g1) (as in short_path_item), output columns
+// [o0, o1): the segments' input tiles back to back in v, and per transform point and segment s one
+// GEMM over all of them (row r reads v rows r + s, as block_item's rows do), so oneDNN packs the
+// filters once per block rather than once per row. The S − 1 rows that straddle two segments are
+// computed and dropped. A failed dnnl_sgemm leaves its status in `failed`.
+void stacked_sgemm_item(const WinogradCall& c, int64_t g0, int64_t g1, bool transform, float* v,
+                        float* mo, int64_t o0, int64_t o1, std::atomic<int>& failed) {
+  const int a = c.a, m = c.m;
+  const int64_t d = c.d, Ci = c.Ci, Co = c.Co, S = c.S, n_t = c.n_t;
+  const int64_t vstride = c.vstride, mstride = c.mstride;
+  const int64_t in_rows = n_t + S - 1, rows = (g1 - g0) * in_rows, M = rows - (S - 1);
+  if (transform) {
+    for (int64_t g = g0; g < g1; ++g) {
+      const int64_t b = g / d, p = g % d;
+      const float* xb = c.x + b * c.T * Ci;
+      for (int64_t j = 0; j < in_rows; ++j)
+        c.in_fn(c.bt, xb, c.T, p + d * j * m - c.pad_l, d, Ci, v + ((g - g0) * in_rows + j) * Ci,
+                vstride);
+    }
+    if (c.bf16)
+      for (int xi = 0; xi < a; ++xi) round_to_bf16_inplace(v + xi * vstride, rows * Ci);
   }
   for (int xi = 0; xi < a; ++xi)
-    packed_gemm((*c.pk)[static_cast<size_t>(xi)], d * n_t, v + xi * vstride, Ci, mo + xi * mstride,
-                Co, o0, o1, false, a_rows.data());
-  for (int64_t p = 0; p < d; ++p)
+    for (int64_t s = 0; s < S; ++s) {
+      const dnnl_status_t st = dnnl_sgemm('N', 'N', M, o1 - o0, Ci, 1.f, v + xi * vstride + s * Ci,
+                                          Ci, c.u + (xi * S + s) * Ci * Co + o0, Co,
+                                          s == 0 ? 0.f : 1.f, mo + xi * mstride + o0, Co);
+      if (st != dnnl_success) failed.store(static_cast<int>(st), std::memory_order_relaxed);
+    }
+  for (int64_t g = g0; g < g1; ++g) {
+    const int64_t b = g / d, p = g % d;
+    float* yb = c.y + b * c.T_out * Co;
     for (int64_t i = 0; i < n_t; ++i)
-      c.out_fn(c.at, m, mo + (p * n_t + i) * Co + o0, mstride, c.bias + o0, o1 - o0, c.y + o0, Co,
-               p + d * i * m, d, c.T_out, c.accumulate);
+      c.out_fn(c.at, m, mo + ((g - g0) * in_rows + i) * Co + o0, mstride, c.bias + o0, o1 - o0,
+               yb + o0, Co, p + d * i * m, d, c.T_out, c.accumulate);
+  }
 }
 
 // Block blk (nb output tiles of one phase), output columns [o0, o1): its input tiles transformed
@@ -407,18 +465,150 @@ void block_item(const WinogradCall& c, int64_t blk, bool transform, float* v, ui
 
 void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
                      bool accumulate) const {
+  run(x, 1, T, pad_l, y, T_out, accumulate);
+}
+
+void Winograd1d::run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+                     bool accumulate) const {
   MESHNN_CHECK(winograd1d_available(), "winograd conv1d needs AVX2 and FMA");
-  if (T_out <= 0) return;
-  WinogradCall c;
-  c.x = x, c.T = T, c.pad_l = pad_l, c.y = y, c.T_out = T_out, c.accumulate = accumulate;
-  const int a = c.a = tile_.alpha();
-  const int m = c.m = tile_.m;
-  const int64_t d = c.d = d_, Ci = c.Ci = c_in_, Co = c.Co = c_out_, S = c.S = segs_;
+  if (T_out <= 0 || B <= 0) return;
+  if (uses_short_path(T_out, B)) return run_short(x, B, T, pad_l, y, T_out, accumulate);
+  if (uses_stacked_sgemm(T_out, B)) return run_stacked_sgemm(x, B, T, pad_l, y, T_out, accumulate);
+  // Long rows (and the paths that do not stack): one row at a time, each through the blocks below.
+  for (int64_t b = 0; b < B; ++b)
+    run_long(x + b * T * c_in_, T, pad_l, y + b * T_out * c_out_, T_out, accumulate);
+}
+
+namespace {
+
+// The parts of a WinogradCall every path fills the same way.
+void fill_call(WinogradCall& c, const float* x, int64_t B, int64_t T, int64_t pad_l, float* y,
+               int64_t T_out, bool accumulate, const WinogradTile& tile, int64_t d, int64_t Ci,
+               int64_t Co, int64_t S) {
+  c.x = x, c.B = B, c.T = T, c.pad_l = pad_l, c.y = y, c.T_out = T_out, c.accumulate = accumulate;
+  c.a = tile.alpha(), c.m = tile.m;
+  c.d = d, c.Ci = Ci, c.Co = Co, c.S = S;
   // Per phase p (output rows p + d·q, q < ⌈T_out / d⌉): n_t output tiles. Output tile i's
-  // segment s reads input tile i + s of its phase, so a block of n output tiles transforms
-  // n + S − 1 input tiles.
+  // segment s reads input tile i + s of its phase, so n output tiles transform n + S − 1 input
+  // tiles.
   const int64_t n_q = (T_out + d - 1) / d;
-  const int64_t n_t = c.n_t = (n_q + m - 1) / m;
+  c.n_t = (n_q + c.m - 1) / c.m;
+  c.in_fn = pick_input(c.a);
+  c.out_fn = pick_output(c.a);
+}
+
+}  // namespace
+
+// Short inputs (streaming pushes, see WinogradIsa), B rows: the segments (batch row, phase) in
+// blocks of at most kStackMaxRows input tiles, each block one GEMM per transform point over all
+// its tiles, so the filters are read once per block — once per call up to kStackMaxRows rows —
+// rather than once per phase and per batch row; each block's columns split over the threads (each
+// reads its part of the filters once).
+void Winograd1d::run_short(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y,
+                           int64_t T_out, bool accumulate) const {
+  WinogradCall c;
+  fill_call(c, x, B, T, pad_l, y, T_out, accumulate, tile_, d_, c_in_, c_out_, segs_);
+  const int a = c.a;
+  const int64_t Ci = c.Ci, Co = c.Co;
+  const int64_t in_rows = c.n_t + c.S - 1, n_seg = B * c.d;
+  // Balanced blocks of whole segments (a row's stacked phases fit one block: kShortMaxRows).
+  static_assert(kShortMaxRows <= kStackMaxRows, "a row's phases must fit one stacked block");
+  const int64_t want = (n_seg * in_rows + kStackMaxRows - 1) / kStackMaxRows;
+  const int64_t per_block = (n_seg + want - 1) / want;
+  const int64_t n_blocks = (n_seg + per_block - 1) / per_block;
+  const int64_t chunks = std::min<int64_t>(omp_get_max_threads(), (Co + 31) / 32);
+  const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
+  const int64_t n_items = n_blocks * chunks;
+  // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products; native bf16: the
+  // transformed inputs as bf16 bits in the bf16 buffer ([ξ][tile][C_in] too).
+  const int64_t vstride = c.vstride = per_block * in_rows * Ci;
+  const int64_t mstride = c.mstride = per_block * c.n_t * Co;
+  c.bt = bt_.data(), c.at = at_.data(), c.bias = bias_.data();
+  c.pk = short_b_.empty() ? &filters_.pk : &short_b_;
+  c.native_bf16 = short_b_.empty() && native_bf16_;
+#pragma omp parallel
+  {
+    WinogradScratch& sc = winograd_scratch();
+    // A batch grows the thread's scratch past what load reserved, once (kept between calls).
+    if (sc.f32.size() < static_cast<size_t>(a * (vstride + mstride)))
+      sc.f32.resize(static_cast<size_t>(a * (vstride + mstride)));
+    if (c.native_bf16 && sc.bf16.size() < static_cast<size_t>(a * vstride))
+      sc.bf16.resize(static_cast<size_t>(a * vstride));
+    float* v = sc.f32.data();
+    float* mo = v + a * vstride;
+    int64_t have = -1;  // the block whose transformed inputs are in v
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t item = 0; item < n_items; ++item) {
+      const int64_t blk = item / chunks, ch = item % chunks;
+      const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
+      if (o0 >= o1) continue;
+      const int64_t g0 = blk * per_block, g1 = std::min(n_seg, g0 + per_block);
+      short_path_item(c, g0, g1, have != blk, v, sc.bf16.data(), mo, sc.rows, o0, o1);
+      have = blk;
+    }
+  }
+}
+
+bool Winograd1d::uses_stacked_sgemm(int64_t T_out, int64_t B) const {
+  if (B < 2 || T_out <= 0 || packed_ || uses_short_path(T_out, B)) return false;
+  // Rows whose phases each fit one block of the per-row path (a row of more tiles already gives
+  // oneDNN GEMMs of nb rows), and of at least 2 tiles: oneDNN runs a 1-row GEMM as a GEMV, which
+  // sums in another order, so such rows would not keep their bits (winograd1d_test.cc).
+  const int64_t n_t = ((T_out + d_ - 1) / d_ + tile_.m - 1) / tile_.m;
+  return n_t >= 2 && n_t <= block_tiles(tile_.alpha(), c_in_, c_out_);
+}
+
+// B rows of streaming size on the dnnl_sgemm path: the segments (batch row, phase) back to back
+// in blocks of up to kStackMaxRows input tiles, oneDNN GEMMs over each whole block
+// (stacked_sgemm_item).
+void Winograd1d::run_stacked_sgemm(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y,
+                                   int64_t T_out, bool accumulate) const {
+  WinogradCall c;
+  fill_call(c, x, B, T, pad_l, y, T_out, accumulate, tile_, d_, c_in_, c_out_, segs_);
+  const int a = c.a;
+  const int64_t Ci = c.Ci, Co = c.Co;
+  const int64_t in_rows = c.n_t + c.S - 1, n_seg = B * c.d;
+  const int64_t max_seg = std::max<int64_t>(1, kStackMaxRows / in_rows);
+  const int64_t want = (n_seg + max_seg - 1) / max_seg;
+  const int64_t per_block = (n_seg + want - 1) / want;
+  const int64_t n_blocks = (n_seg + per_block - 1) / per_block;
+  const int64_t chunks = winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
+  const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
+  const int64_t n_items = n_blocks * chunks;
+  const int64_t vstride = c.vstride = per_block * in_rows * Ci;
+  const int64_t mstride = c.mstride = per_block * in_rows * Co;
+  c.bt = bt_.data(), c.at = at_.data(), c.bias = bias_.data(), c.u = filters_.u.data();
+  c.bf16 = precision_ == WinogradPrecision::bf16;
+  std::atomic<int> failed{0};
+#pragma omp parallel
+  {
+    WinogradScratch& sc = winograd_scratch();
+    if (sc.f32.size() < static_cast<size_t>(a * (vstride + mstride)))
+      sc.f32.resize(static_cast<size_t>(a * (vstride + mstride)));
+    float* v = sc.f32.data();
+    float* mo = v + a * vstride;
+    int64_t have = -1;  // the block whose transformed inputs are in v
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t item = 0; item < n_items; ++item) {
+      const int64_t blk = item / chunks, ch = item % chunks;
+      const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
+      if (o0 >= o1) continue;
+      const int64_t g0 = blk * per_block, g1 = std::min(n_seg, g0 + per_block);
+      stacked_sgemm_item(c, g0, g1, have != blk, v, mo, o0, o1, failed);
+      have = blk;
+    }
+  }
+  MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN sgemm K=", Ci,
+                  " N=", Co, " failed (status ", failed.load(), ")");
+}
+
+// One row of any length: blocks of nb output tiles of one phase.
+void Winograd1d::run_long(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+                          bool accumulate) const {
+  WinogradCall c;
+  fill_call(c, x, 1, T, pad_l, y, T_out, accumulate, tile_, d_, c_in_, c_out_, segs_);
+  const int a = c.a;
+  const int64_t d = c.d, Ci = c.Ci, Co = c.Co, S = c.S, n_t = c.n_t;
   // Work items: blocks of nb output tiles of one phase, times column chunks of C_out when there
   // are too few blocks for the threads (short streaming windows). Each thread runs whole items
   // (input transform → single-threaded GEMMs → output transform of its columns) in its own
@@ -428,16 +618,9 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   // packed filters small blocks cost no re-packing (dnnl_sgemm re-packed the C_in × C_out
   // filter per call: 32 rows were up to 1.5× slower than 64 there).
   const int64_t nb = c.nb = block_tiles(a, Ci, Co);
-  // Short inputs (streaming pushes, see WinogradIsa): the tiles of all d phases stacked in one
-  // block, so each transform point's filters are read once per call rather than once per phase,
-  // its columns split over the threads (each reads its part of the filters once).
-  const bool short_in = uses_short_path(T_out);
-  static_assert(kShortMaxRows <= 64, "the short path's stacked block must fit one block buffer");
-  c.pk = short_in ? &short_b_ : &filters_.pk;
-  const int64_t blocks_per_phase = c.blocks_per_phase = short_in ? 1 : (n_t + nb - 1) / nb;
-  const int64_t n_blocks = short_in ? 1 : d * blocks_per_phase;
-  const int64_t chunks = short_in ? std::min<int64_t>(omp_get_max_threads(), (Co + 31) / 32)
-                                  : winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
+  const int64_t blocks_per_phase = c.blocks_per_phase = (n_t + nb - 1) / nb;
+  const int64_t n_blocks = d * blocks_per_phase;
+  const int64_t chunks = winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
   const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
   const int64_t n_items = n_blocks * chunks;
   const int64_t vrows = nb + S - 1;
@@ -445,8 +628,7 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
   // transformed inputs as bf16 bits in the bf16 buffer ([ξ][tile][C_in] too).
   const int64_t vstride = c.vstride = vrows * Ci, mstride = c.mstride = nb * Co;
   c.bt = bt_.data(), c.at = at_.data(), c.bias = bias_.data(), c.u = filters_.u.data();
-  c.in_fn = pick_input(a);
-  c.out_fn = pick_output(a);
+  c.pk = &filters_.pk;
   c.bf16 = precision_ == WinogradPrecision::bf16;
   c.native_bf16 = native_bf16_, c.packed = packed_;
   std::atomic<int> failed{0};  // a dnnl status (exceptions cannot leave the parallel region)
@@ -467,10 +649,7 @@ void Winograd1d::run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t
       const int64_t blk = item / chunks, ch = item % chunks;
       const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
       if (o0 >= o1) continue;
-      if (short_in)
-        short_path_item(c, have != blk, v, mo, sc.rows, o0, o1);
-      else
-        block_item(c, blk, have != blk, v, buf16.data(), mo, o0, o1, failed);
+      block_item(c, blk, have != blk, v, buf16.data(), mo, o0, o1, failed);
       have = blk;
     }
   }

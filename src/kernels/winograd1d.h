@@ -103,6 +103,14 @@ constexpr int64_t kShortMinCols = 256;
 constexpr int64_t kShortMaxRows = 64;
 // Undilated layers (one phase, nothing to stack) gain only up to about this many rows.
 constexpr int64_t kShortMaxRowsUndilated = 16;
+// A batch (B rows of one layer, stream pushes stacked by StreamGroup) takes the short path where
+// its rows do (the same limits per row, so each row gets the bits it gets alone) and stacks the
+// tiles of every row and phase into the same per-transform-point GEMMs, in blocks of up to this
+// many input tiles: the filters are read once per block instead of once per row. Native bf16
+// stacks batches the same way (its packed bf16 filters). Rows past the short path whose phases fit
+// one block, on the dnnl_sgemm path (f32, the bf16 emulation), are stacked into oneDNN GEMMs over
+// the whole block (uses_stacked_sgemm), which packs the filters once per block.
+constexpr int64_t kStackMaxRows = 256;
 
 class Winograd1d {
  public:
@@ -121,6 +129,10 @@ class Winograd1d {
   // block buffer, shared by every layer and kept between calls: no allocation in steady state).
   void run(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const;
+  // B batch rows: x (B, T, C_in) → y (B, T_out, C_out), every row bit-identical to run() on it
+  // alone (winograd1d_test.cc); short rows stacked (kStackMaxRows), long ones run one by one.
+  void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+           bool accumulate) const;
   const WinogradTile& tile() const { return tile_; }
   int64_t c_in() const { return c_in_; }
   int64_t c_out() const { return c_out_; }
@@ -128,10 +140,19 @@ class Winograd1d {
   // "packed-bf16" (native vdpbf16ps), "sgemm" or "sgemm-bf16emu": the GEMM path this instance
   // runs ("sgemm" includes the packed short path, see WinogradIsa).
   const char* gemm_label() const;
-  // True when a run over T_out output rows takes the short path (see WinogradIsa).
-  bool uses_short_path(int64_t T_out) const;
+  // True when a run of B rows of T_out output rows takes the short path (see WinogradIsa,
+  // kStackMaxRows).
+  bool uses_short_path(int64_t T_out, int64_t B = 1) const;
+  // True when a run of B rows stacks them on the dnnl_sgemm path (kStackMaxRows).
+  bool uses_stacked_sgemm(int64_t T_out, int64_t B) const;
 
  private:
+  void run_short(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+                 bool accumulate) const;
+  void run_stacked_sgemm(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y,
+                         int64_t T_out, bool accumulate) const;
+  void run_long(const float* x, int64_t T, int64_t pad_l, float* y, int64_t T_out,
+                bool accumulate) const;
   int64_t c_in_, c_out_, k_, d_, segs_;
   WinogradTile tile_;
   WinogradPrecision precision_;

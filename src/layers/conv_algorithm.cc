@@ -71,8 +71,7 @@ class WinogradAlgorithm final : public Conv1dAlgorithm {
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const override {
     ProfileScope prof("conv1d.winograd");
-    for (int64_t b = 0; b < B; ++b)
-      wg_.run(x + b * T * wg_.c_in(), T, pad_l, y + b * T_out * wg_.c_out(), T_out, accumulate);
+    wg_.run(x, B, T, pad_l, y, T_out, accumulate);  // short rows stacked: filters read once
   }
 
  private:
@@ -95,9 +94,7 @@ class StridedGemmAlgorithm final : public Conv1dAlgorithm {
   void run(const float* x, int64_t B, int64_t T, int64_t pad_l, float* y, int64_t T_out,
            bool accumulate) const override {
     ProfileScope prof("conv1d.gemm");
-    for (int64_t b = 0; b < B; ++b)
-      kernels::strided_gemm_conv1d(w_, x + b * T * w_.c_in, T, pad_l, y + b * T_out * w_.c_out,
-                                   T_out, accumulate);
+    kernels::strided_gemm_conv1d(w_, x, B, T, pad_l, y, T_out, accumulate);  // B: weights read once
   }
 
  private:

@@ -180,6 +180,28 @@ void ConvEngine::run_polyphase(const Tensor& src, Tensor& dst, const ConvPads& p
   }
   MESHNN_CHECK(skip < T, "polyphase conv_transpose1d: crop past the input");
   const bool in_place = off == 0 && Q * s == T_out;
+  // A batch (stream pushes stacked by StreamGroup) goes to the Winograd and GEMM kernels in one
+  // call, which read the weights once for all its rows (BigVGAN's first upsampler: 38 MB); the
+  // skipped rows become a negative pad (rows read from `skip` on, zeros past T as before).
+  const Conv1dAlgo kind = algo1d_->kind();
+  if (B > 1 && (kind == Conv1dAlgo::winograd || kind == Conv1dAlgo::gemm)) {
+    if (in_place) {
+      algo1d_->run(src.data<float>(), B, T, pad - skip, dst.data<float>(), Q, accumulate);
+      return;
+    }
+    poly_scratch_.resize(static_cast<size_t>(B * Q * s * co_n));
+    algo1d_->run(src.data<float>(), B, T, pad - skip, poly_scratch_.data(), Q, false);
+    for (int64_t b = 0; b < B; ++b) {
+      float* y = dst.data<float>() + b * T_out * co_n;
+      const float* z = poly_scratch_.data() + (b * Q * s + off) * co_n;
+      const int64_t n = T_out * co_n;
+      if (accumulate)
+        for (int64_t i = 0; i < n; ++i) y[i] += z[i];
+      else
+        std::memcpy(y, z, static_cast<size_t>(n) * sizeof(float));
+    }
+    return;
+  }
   if (!in_place) poly_scratch_.resize(static_cast<size_t>(Q * s * co_n));
   for (int64_t b = 0; b < B; ++b) {
     const float* x = src.data<float>() + (b * T + skip) * ci_n;

@@ -8,6 +8,8 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "meshnn/core/error.h"
@@ -58,16 +60,25 @@ Tensor share(const Tensor& t, int64_t b0, int64_t B, int64_t total) {
 
 struct StreamBatcher::Impl {
   BatcherOptions options;
-  std::mutex mu;  // pending, leading, active, stats
+  std::mutex mu;  // pending, leading, active, stopping, stats, ran_on
   std::condition_variable cv;
   std::vector<Request*> pending;
-  bool leading = false;  // a thread is collecting or running a batch
-  size_t active = 0;     // members that pushed since their last flush / reset
+  bool leading = false;   // a thread is collecting or running a batch
+  bool stopping = false;  // the batcher is gone: pushes lead themselves (no runner)
+  size_t active = 0;      // members that pushed since their last flush / reset
   Stats stats;
-  std::mutex run_mu;  // held while any member's graph runs
+  std::set<std::thread::id> ran_on;  // threads that ran pushes (Stats::push_threads)
+  std::mutex run_mu;                 // held while any member's graph runs
+  std::thread runner;
 
   Tensor push(Member& m, const Tensor& rows);
   void set_active(Member& m, bool on);
+  // Collects (up to the window) and runs batches until stopping, on the runner thread.
+  void runner_loop();
+  // The batch of pending pushes: waits (lock held) up to the window until every active member
+  // has one pending, takes them, runs them with the lock released, marks them done.
+  // runner: the runner thread (stops waiting when the batcher goes).
+  void collect_and_run(std::unique_lock<std::mutex>& lock, bool runner);
   void run(std::vector<Request*>& batch);
   void run_group(std::vector<Request*>& group, std::vector<graph::StreamState>& states);
 };
@@ -114,8 +125,11 @@ void StreamBatcher::Impl::set_active(Member& m, bool on) {
   cv.notify_all();
 }
 
-// The first waiting push leads: it waits (up to the window) until every active member has a push
-// pending, runs them all, and hands the lead on; the others sleep until their push is done.
+// Pushes are run by the batcher's runner thread: one thread, so one OpenMP team, for every
+// batch (with a leading client thread instead, each client that led a batch kept a team of its
+// own whose idle threads spun against the running one: 43 % of the samples, docs/benchmarks.md).
+// A push waits on the condition variable (passively) until the runner marks it done. Once the
+// batcher is gone (members may outlive it) a push leads itself as the runner did.
 Tensor StreamBatcher::Impl::push(Member& m, const Tensor& rows) {
   std::unique_lock<std::mutex> lock(mu);
   if (!m.active) m.active = true, ++active;
@@ -125,23 +139,50 @@ Tensor StreamBatcher::Impl::push(Member& m, const Tensor& rows) {
   pending.push_back(&r);
   cv.notify_all();
   while (!r.done) {
-    if (leading) {
+    if (!stopping || leading) {
       cv.wait(lock);
       continue;
     }
     leading = true;
-    const auto window = std::chrono::duration<double, std::milli>(options.window_ms);
-    cv.wait_for(lock, window, [&] { return pending.size() >= active; });
-    std::vector<Request*> batch;
-    batch.swap(pending);
-    lock.unlock();
-    run(batch);
-    lock.lock();
+    collect_and_run(lock, false);
     leading = false;
     cv.notify_all();
   }
   if (r.error) std::rethrow_exception(r.error);
   return r.out;
+}
+
+void StreamBatcher::Impl::collect_and_run(std::unique_lock<std::mutex>& lock, bool runner) {
+  const auto window = std::chrono::duration<double, std::milli>(options.window_ms);
+  cv.wait_for(lock, window, [&] { return pending.size() >= active || (runner && stopping); });
+  std::vector<Request*> batch;
+  batch.swap(pending);
+  ran_on.insert(std::this_thread::get_id());
+  lock.unlock();
+  try {
+    run(batch);
+  } catch (...) {  // outside a group's push (grouping, bookkeeping): every push of the batch
+    const std::exception_ptr e = std::current_exception();
+    lock.lock();
+    for (Request* r : batch)
+      if (!r->done) r->error = e, r->done = true;
+    cv.notify_all();
+    return;
+  }
+  lock.lock();
+  cv.notify_all();
+}
+
+void StreamBatcher::Impl::runner_loop() {
+  std::unique_lock<std::mutex> lock(mu);
+  leading = true;  // the runner is the only leader while it runs
+  for (;;) {
+    cv.wait(lock, [&] { return stopping || !pending.empty(); });
+    if (stopping) break;
+    collect_and_run(lock, true);
+  }
+  leading = false;
+  cv.notify_all();  // pending pushes lead themselves from here on
 }
 
 // batch: the pushes collected, each from a different member or not → grouped by signature (in
@@ -229,9 +270,20 @@ void StreamBatcher::Impl::run_group(std::vector<Request*>& group,
 StreamBatcher::StreamBatcher(const BatcherOptions& options) : impl_(std::make_shared<Impl>()) {
   MESHNN_CHECK_AS(InvalidArgument, options.window_ms >= 0, "stream batch window must be ≥ 0 ms");
   impl_->options = options;
+  Impl* impl = impl_.get();
+  impl_->runner = std::thread([impl] { impl->runner_loop(); });
 }
 
-StreamBatcher::~StreamBatcher() = default;
+// The runner finishes the batch it runs (its pushes get their outputs), then exits; pushes still
+// pending, and later ones of members that outlive the batcher, lead themselves.
+StreamBatcher::~StreamBatcher() {
+  {
+    const std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->runner.joinable()) impl_->runner.join();
+}
 
 std::unique_ptr<StreamEngine> StreamBatcher::join(NodePtr graph, std::string key) {
   return std::make_unique<Member>(impl_, std::move(graph), std::move(key));
@@ -239,7 +291,9 @@ std::unique_ptr<StreamEngine> StreamBatcher::join(NodePtr graph, std::string key
 
 StreamBatcher::Stats StreamBatcher::stats() const {
   const std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->stats;
+  Stats s = impl_->stats;
+  s.push_threads = static_cast<int64_t>(impl_->ran_on.size());
+  return s;
 }
 
 }  // namespace meshnn::streaming

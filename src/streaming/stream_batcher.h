@@ -8,9 +8,11 @@
 // one member's graph, pushed once (every layer's filters read once for the whole group), and the
 // output and the new history split back to each member. Other pushes (a stream's first push next
 // to a running one, a different push size, a different phase) run alone on their own graph.
-// Flush and reset run alone too. The output of each member equals its stream run alone; it is
-// bit-identical where the kernels' arithmetic per row does not depend on the batch
-// (docs/streaming.md gives the measured difference).
+// Flush and reset run alone too. Every push (stacked or alone) runs on the batcher's one runner
+// thread, started with the batcher and joined when it goes; the pushing threads sleep until their
+// push is done and get its output or its error. The output of each member equals its stream run
+// alone; it is bit-identical where the kernels' arithmetic per row does not depend on the batch
+// (docs/streaming.md).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +44,7 @@ class StreamBatcher {
     int64_t batches = 0;         // batched pushes run (each of ≥ 2 streams)
     int64_t batched_pushes = 0;  // member pushes that ran inside one
     int64_t solo_pushes = 0;     // member pushes that ran alone
+    int64_t push_threads = 0;    // threads that ran member pushes (1: the runner)
   };
   Stats stats() const;
 

@@ -434,6 +434,63 @@ TEST(Winograd1d, FilterTransformSameBitsOnEveryIsa) {
   }
 }
 
+// B batch rows in one call (stream pushes stacked by StreamGroup): where the rows take the short
+// path their tiles (every row, every phase) share the per-transform-point GEMMs, in blocks of up
+// to kStackMaxRows tiles; every row must still be bit for bit what a call of that row alone gives
+// (packed_gemm sums each row of C over K alone). Dilations 1, 3, 5, segmented long kernels,
+// B = 1..9 (several blocks at the row limit), T tiny, mid and at the limit, a long T (rows one by
+// one), accumulate; f32, and native bf16 where the CPU has it.
+TEST(Winograd1d, BatchRowsBitIdenticalToEachRowAlone) {
+  if (!winograd1d_available()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  struct Layer {
+    int64_t ci, co, k, dil;
+  };
+  struct Path {
+    WinogradPrecision prec;
+    WinogradIsa isa;
+    const char* name;
+  };
+  // f32 (short path, and dnnl_sgemm past it), the bf16 emulation (dnnl_sgemm), native bf16.
+  std::vector<Path> paths{{WinogradPrecision::f32, WinogradIsa::automatic, "f32"},
+                          {WinogradPrecision::bf16, WinogradIsa::avx2, "bf16-emulated"}};
+  if (packed_gemm_available(GemmType::bf16))
+    paths.push_back({WinogradPrecision::bf16, WinogradIsa::automatic, "bf16"});
+  uint64_t seed = 1300;
+  for (const Path& path : paths)
+    for (const Layer& L : {Layer{96, 768, 3, 1}, Layer{64, 512, 7, 3}, Layer{40, 520, 11, 5},
+                           Layer{48, 300, 7, 1}, Layer{32, 256, 3, 5}}) {
+      const WinogradTile tile = default_winograd_tile(L.k, path.prec);
+      const float ws = 1.f / std::sqrt(static_cast<float>(L.ci * L.k));
+      const std::vector<float> w = uniform(static_cast<size_t>(L.co * L.ci * L.k), seed++, ws);
+      const std::vector<float> b = uniform(static_cast<size_t>(L.co), seed++, 0.1f);
+      const Winograd1d wg(w.data(), b.data(), L.co, L.ci, L.k, L.dil, tile, path.prec, path.isa);
+      const int64_t pad = (L.k - 1) * L.dil / 2;
+      // The longest T whose rows take the short path (T_out = T here), or 40 where none does.
+      int64_t limit = 0;
+      while (wg.uses_short_path(limit + 1, 2)) ++limit;
+      const bool has_short = limit > 0;
+      if (!has_short) limit = 40;
+      for (const int64_t T :
+           {int64_t{1}, int64_t{7}, (limit + 1) / 2, limit, limit + 1, int64_t{300}, int64_t{1500}})
+        for (const int64_t B : {1, 2, 3, 5, 8, 9}) {
+          const bool acc = (T + B) % 2 == 1;
+          const std::vector<float> x = uniform(static_cast<size_t>(B * T * L.ci), seed++);
+          const std::vector<float> y0 = uniform(static_cast<size_t>(B * T * L.co), seed++);
+          std::vector<float> got = y0, want = y0;
+          const bool stacks_short =
+              has_short && T <= limit && (B >= 2 || path.prec == WinogradPrecision::f32);
+          EXPECT_EQ(wg.uses_short_path(T, B), stacks_short) << path.name << " T=" << T;
+          wg.run(x.data(), B, T, pad, got.data(), T, acc);
+          for (int64_t r = 0; r < B; ++r)
+            wg.run(x.data() + r * T * L.ci, T, pad, want.data() + r * T * L.co, T, acc);
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+              << path.name << " ci=" << L.ci << " co=" << L.co << " k=" << L.k << " d=" << L.dil
+              << " T=" << T << " B=" << B << " acc=" << acc << " short=" << stacks_short
+              << " sgemm-stacked=" << wg.uses_stacked_sgemm(T, B);
+        }
+    }
+}
+
 TEST(Winograd1d, RejectsTilesThatDoNotFit) {
   const std::vector<float> w(2 * 2 * 7, 0.5f);
   EXPECT_THROW(Winograd1d(w.data(), nullptr, 2, 2, 7, 1, WinogradTile{4, 3}), InvalidArgument);

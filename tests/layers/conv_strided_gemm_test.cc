@@ -83,16 +83,18 @@ TEST_P(StridedGemmConv, MatchesFloat64InEveryForm) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, StridedGemmConv,
-    ::testing::Values(
-        SG{2, 64, 48, 96, 8, 4, 2, true},    // H3 stage conv (k 2s, pad ⌈s/2⌉), s 4
-        SG{1, 75, 64, 128, 10, 5, 3, true},  // s 5, T not a multiple of s
-        SG{1, 50, 24, 48, 4, 2, 1, false},   // s 2, no bias
-        SG{1, 41, 16, 8, 7, 3, 2, true},     // K % s ≠ 0
-        SG{2, 23, 12, 20, 3, 5, 1, true},    // K < s
-        SG{1, 5, 16, 32, 8, 4, 2, true},     // every output row an edge row
-        SG{1, 9, 8, 8, 6, 2, 4, true},       // pad > K: leading rows all zeros
-        SG{2, 33, 64, 96, 2, 1, 1,
-           true}));  // 2 taps, stride 1 (polyphase phases)     // pad > K: leading rows all zeros
+    ::testing::Values(SG{2, 64, 48, 96, 8, 4, 2, true},  // H3 stage conv (k 2s, pad ⌈s/2⌉), s 4
+                      SG{1, 75, 64, 128, 10, 5, 3, true},  // s 5, T not a multiple of s
+                      SG{1, 50, 24, 48, 4, 2, 1, false},   // s 2, no bias
+                      SG{1, 41, 16, 8, 7, 3, 2, true},     // K % s ≠ 0
+                      SG{2, 23, 12, 20, 3, 5, 1, true},    // K < s
+                      SG{1, 5, 16, 32, 8, 4, 2, true},     // every output row an edge row
+                      SG{1, 9, 8, 8, 6, 2, 4, true},       // pad > K: leading rows all zeros
+                      SG{2, 33, 64, 96, 2, 1, 1, true},    // 2 taps, stride 1 (polyphase phases)
+                      SG{5, 23, 12, 20, 3, 5, 1, true},  // batches (stacked pushes) of every form:
+                      SG{3, 5, 16, 32, 8, 4, 2, false},  //   every output row an edge row
+                      SG{4, 17, 64, 96, 2, 1, 1, true},  //   polyphase phases
+                      SG{3, 9, 8, 8, 6, 2, 4, true}));   //   leading rows all zeros
 
 TEST(StridedGemmConvChoice, WideStridedByDefaultForcedByOverrideNeverDilated) {
   unsetenv("MESHNN_CONV_ALGO");

@@ -107,7 +107,12 @@ INSTANTIATE_TEST_SUITE_P(
                       PT{2, 15, 12, 10, 13, 4, 5, 3},             // big crop (q0 > M − 1)
                       PT{1, 25, 8, 8, 9, 3, 0, 2},                // no padding, op 2
                       PT{1, 9, 6, 5, 5, 1, 2, 0},                 // stride 1
-                      PT{1, 1, 8, 4, 11, 5, std::nullopt, 0}));   // one frame
+                      PT{1, 1, 8, 4, 11, 5, std::nullopt, 0},     // one frame
+                      // Batches (stream pushes stacked): one kernel call for all rows.
+                      PT{3, 31, 64, 32, 8, 4, std::nullopt, 0},  // BigVGAN v2 k 2s, s 4
+                      PT{3, 15, 12, 10, 13, 4, 5, 3},            // big crop (a negative pad)
+                      PT{4, 15, 64, 64, 13, 4, 5, 3},  // big crop, 256 phase channels (stacked)
+                      PT{3, 17, 12, 6, 7, 3, 2, 1}));  // output_padding (through the scratch)
 
 TEST(PolyphaseDeconv, OnednnFallbackForcedAndDefault) {
   const PT c{1, 40, 64, 32, 11, 5, std::nullopt, 0};

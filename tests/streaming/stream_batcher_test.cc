@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/stream_group.h"
 #include "graph/graph.h"
 #include "meshnn/audio_model.h"
 #include "models/bigvgan/model.h"
@@ -74,6 +75,8 @@ void eight_streams_equal_solo(MakeStream make, const Shape& frame_shape, int tim
   }
   EXPECT_GT(group->batches(), 0);
   EXPECT_GE(group->batched_pushes(), 2 * group->batches());
+  // Every push, batched or alone, ran on the group's one runner thread (one OpenMP team).
+  EXPECT_EQ(group->impl().batcher.stats().push_threads, 1);
 }
 
 TEST(StreamBatcher, EightBigVganStreamsEqualSolo) {
@@ -97,6 +100,30 @@ TEST(StreamBatcher, GroupTakesOneModel) {
   EXPECT_THROW(b.stream(o), InvalidArgument);
   o.mesh = "1x2";
   EXPECT_THROW(a.stream(o), InvalidArgument);
+}
+
+// Members may outlive their batcher: its destruction joins the runner thread, and a member's
+// later pushes run on the pushing thread, still equal to the stream run alone.
+TEST(StreamBatcher, MembersOutliveTheBatcher) {
+  auto file = io::SafetensorsFile::open(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  auto model = models::BigVgan::load(file, "", Precision::fp32);
+  const Tensor rows =
+      models::mel_rows(random_rows({1, model->config().num_mels, 60}, 8, -8.f, 1.f));
+  std::unique_ptr<streaming::StreamEngine> member;
+  Tensor first;
+  {
+    streaming::StreamBatcher batcher(streaming::BatcherOptions{1.0, 1});
+    member = batcher.join(model->graph(), "bigvgan");
+    first = member->push(rows.narrow(1, 0, 40));
+    EXPECT_EQ(batcher.stats().solo_pushes, 1);
+    EXPECT_EQ(batcher.stats().push_threads, 1);
+  }
+  const Tensor second = member->push(rows.narrow(1, 40, 20));
+  const Tensor last = member->flush();
+  auto solo = model->graph();
+  EXPECT_LE(max_abs_diff(first, solo->push(rows.narrow(1, 0, 40))), kBatchTol);
+  EXPECT_LE(max_abs_diff(second, solo->push(rows.narrow(1, 40, 20))), kBatchTol);
+  EXPECT_LE(max_abs_diff(last, solo->flush()), kBatchTol);
 }
 
 // The graph level: the state of a stream in its steady phase (past the 38-frame look-ahead) does
