@@ -11,6 +11,7 @@
 #include <new>
 
 #include "kernels/filter_cache.h"
+#include "kernels/winograd1d_tiles.h"
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/profile.h"
@@ -18,147 +19,15 @@
 
 namespace meshnn::kernels {
 
+using wg1d::InputFn;
+using wg1d::OutputFn;
+using wg1d::pick_input;
+using wg1d::pick_output;
+
 namespace {
 
-constexpr int kMaxAlpha = 12;
 // Target bytes of one block's transformed inputs + products (see Winograd1d::run).
 constexpr int64_t kBlockBytes = 1024 * 1024;
-
-// Interpolation points in the order they are taken: small magnitudes and their reciprocals keep
-// the Vandermonde system well conditioned (the powers stay near 1), ∞ is always added last.
-constexpr double kPoints[] = {0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 0.25, -0.25, 4.0, -4.0};
-
-// Inverse of an n × n row-major matrix (Gauss-Jordan, partial pivoting, float64).
-std::vector<double> invert(std::vector<double> a, int n) {
-  std::vector<double> inv(static_cast<size_t>(n * n), 0.0);
-  for (int i = 0; i < n; ++i) inv[i * n + i] = 1.0;
-  for (int col = 0; col < n; ++col) {
-    int piv = col;
-    for (int r = col + 1; r < n; ++r)
-      if (std::abs(a[r * n + col]) > std::abs(a[piv * n + col])) piv = r;
-    MESHNN_CHECK(a[piv * n + col] != 0.0, "winograd: singular interpolation matrix");
-    for (int c = 0; c < n; ++c) {
-      std::swap(a[col * n + c], a[piv * n + c]);
-      std::swap(inv[col * n + c], inv[piv * n + c]);
-    }
-    const double p = a[col * n + col];
-    for (int c = 0; c < n; ++c) a[col * n + c] /= p, inv[col * n + c] /= p;
-    for (int r = 0; r < n; ++r) {
-      if (r == col || a[r * n + col] == 0.0) continue;
-      const double f = a[r * n + col];
-      for (int c = 0; c < n; ++c)
-        a[r * n + c] -= f * a[col * n + c], inv[r * n + c] -= f * inv[col * n + c];
-    }
-  }
-  return inv;
-}
-
-__attribute__((target("avx2,fma"))) inline __m256i lane_mask(int64_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-// One input tile: α rows (row0 + j·d, zeros outside [0, T)) of C channels → α transformed rows
-// v[ξ·vstride + c] = Σ_j bt[ξ][j]·x[row_j][c].
-template <int A>
-__attribute__((target("avx2,fma"))) void input_tile(const float* bt, const float* x, int64_t T,
-                                                    int64_t row0, int64_t d, int64_t C, float* v,
-                                                    int64_t vstride) {
-  const float* rows[A];
-  for (int j = 0; j < A; ++j) {
-    const int64_t r = row0 + j * d;
-    rows[j] = r >= 0 && r < T ? x + r * C : nullptr;
-  }
-  for (int64_t c = 0; c < C; c += 8) {
-    const int64_t n = std::min<int64_t>(8, C - c);
-    const __m256i mask = lane_mask(n);
-    __m256 in[A];
-#pragma GCC unroll 12
-    for (int j = 0; j < A; ++j)
-      in[j] = rows[j] == nullptr ? _mm256_setzero_ps()
-              : n == 8           ? _mm256_loadu_ps(rows[j] + c)
-                                 : _mm256_maskload_ps(rows[j] + c, mask);
-#pragma GCC unroll 12
-    for (int xi = 0; xi < A; ++xi) {
-      __m256 acc = _mm256_setzero_ps();
-#pragma GCC unroll 12
-      for (int j = 0; j < A; ++j) {
-        const float b = bt[xi * A + j];
-        if (b != 0.f) acc = _mm256_fmadd_ps(_mm256_set1_ps(b), in[j], acc);
-      }
-      if (n == 8)
-        _mm256_storeu_ps(v + xi * vstride + c, acc);
-      else
-        _mm256_maskstore_ps(v + xi * vstride + c, mask, acc);
-    }
-  }
-}
-
-// One output tile: products mo[ξ·mstride + o] (o < C) → rows t0 + u·d (u < m, rows < T_out
-// kept, row stride ystride) of y = Σ_ξ at[u][ξ]·mo[ξ] + bias (+ y when accumulating).
-template <int A>
-__attribute__((target("avx2,fma"))) void output_tile(const float* at, int m, const float* mo,
-                                                     int64_t mstride, const float* bias, int64_t C,
-                                                     float* y, int64_t ystride, int64_t t0,
-                                                     int64_t d, int64_t T_out, bool accumulate) {
-  int valid = 0;
-  while (valid < m && t0 + valid * d < T_out) ++valid;
-  for (int64_t o = 0; o < C; o += 8) {
-    const int64_t n = std::min<int64_t>(8, C - o);
-    const __m256i mask = lane_mask(n);
-    __m256 p[A];
-#pragma GCC unroll 12
-    for (int xi = 0; xi < A; ++xi)
-      p[xi] = n == 8 ? _mm256_loadu_ps(mo + xi * mstride + o)
-                     : _mm256_maskload_ps(mo + xi * mstride + o, mask);
-    const __m256 b = n == 8 ? _mm256_loadu_ps(bias + o) : _mm256_maskload_ps(bias + o, mask);
-    for (int u = 0; u < valid; ++u) {
-      __m256 acc = b;
-#pragma GCC unroll 12
-      for (int xi = 0; xi < A; ++xi) {
-        const float a = at[u * A + xi];
-        if (a != 0.f) acc = _mm256_fmadd_ps(_mm256_set1_ps(a), p[xi], acc);
-      }
-      float* yr = y + (t0 + u * d) * ystride + o;
-      if (n == 8) {
-        if (accumulate) acc = _mm256_add_ps(acc, _mm256_loadu_ps(yr));
-        _mm256_storeu_ps(yr, acc);
-      } else {
-        if (accumulate) acc = _mm256_add_ps(acc, _mm256_maskload_ps(yr, mask));
-        _mm256_maskstore_ps(yr, mask, acc);
-      }
-    }
-  }
-}
-
-using InputFn = void (*)(const float*, const float*, int64_t, int64_t, int64_t, int64_t, float*,
-                         int64_t);
-using OutputFn = void (*)(const float*, int, const float*, int64_t, const float*, int64_t, float*,
-                          int64_t, int64_t, int64_t, int64_t, bool);
-
-template <int A>
-constexpr InputFn input_fn() {
-  return &input_tile<A>;
-}
-template <int A>
-constexpr OutputFn output_fn() {
-  return &output_tile<A>;
-}
-
-InputFn pick_input(int a) {
-  static constexpr InputFn t[] = {nullptr,       nullptr,       input_fn<2>(),  input_fn<3>(),
-                                  input_fn<4>(), input_fn<5>(), input_fn<6>(),  input_fn<7>(),
-                                  input_fn<8>(), input_fn<9>(), input_fn<10>(), input_fn<11>(),
-                                  input_fn<12>()};
-  return t[a];
-}
-OutputFn pick_output(int a) {
-  static constexpr OutputFn t[] = {nullptr,        nullptr,        output_fn<2>(),  output_fn<3>(),
-                                   output_fn<4>(), output_fn<5>(), output_fn<6>(),  output_fn<7>(),
-                                   output_fn<8>(), output_fn<9>(), output_fn<10>(), output_fn<11>(),
-                                   output_fn<12>()};
-  return t[a];
-}
 
 // Output tiles per block: the block's transformed inputs + products stay near kBlockBytes.
 int64_t block_tiles(int a, int64_t c_in, int64_t c_out) {
@@ -171,49 +40,6 @@ int64_t block_tiles(int a, int64_t c_in, int64_t c_out) {
 WinogradScratch& winograd_scratch() {
   static thread_local WinogradScratch s;
   return s;
-}
-
-WinogradMatrices winograd_matrices(int m, int r) {
-  const int a = m + r - 1;
-  MESHNN_CHECK_AS(InvalidArgument, m >= 1 && r >= 1 && a >= 2 && a <= kMaxAlpha,
-                  "winograd: unsupported tile F(", m, ", ", r, ") (alpha must be 2..", kMaxAlpha,
-                  ")");
-  WinogradMatrices w;
-  w.m = m, w.r = r, w.alpha = a;
-  const int nf = a - 1;  // finite points; the last row is the point at infinity
-  w.points.assign(kPoints, kPoints + nf);
-  std::vector<double> V(static_cast<size_t>(a * a), 0.0);
-  for (int i = 0; i < nf; ++i)
-    for (int c = 0; c < a; ++c) V[i * a + c] = std::pow(w.points[i], c);
-  V[nf * a + (a - 1)] = 1.0;
-  // Linear convolution s = h * x (h: r taps, x: m values) is s = V⁻¹[(G h) ⊙ (E x)]; its
-  // transpose (the correlation a conv layer computes) is y = Eᵀ[(G h) ⊙ (V⁻ᵀ d)].
-  const std::vector<double> vinv = invert(V, a);
-  w.bt.resize(static_cast<size_t>(a * a));
-  for (int xi = 0; xi < a; ++xi)
-    for (int j = 0; j < a; ++j) w.bt[xi * a + j] = vinv[j * a + xi];
-  w.g.assign(static_cast<size_t>(a * r), 0.0);
-  w.at.assign(static_cast<size_t>(m * a), 0.0);
-  for (int xi = 0; xi < nf; ++xi) {
-    for (int j = 0; j < r; ++j) w.g[xi * r + j] = std::pow(w.points[xi], j);
-    for (int u = 0; u < m; ++u) w.at[u * a + xi] = std::pow(w.points[xi], u);
-  }
-  w.g[nf * r + (r - 1)] = 1.0;
-  w.at[(m - 1) * a + nf] = 1.0;
-  return w;
-}
-
-WinogradTile default_winograd_tile(int64_t k, WinogradPrecision p) {
-  // bf16 operands: the operand rounding (2.2e-3 relative L2 for the direct algorithm) grows by
-  // the tile's κ (winograd1d_test.cc Bf16WithinDerivedBound): F(6,3) 4.5, F(4,4) 4.0, F(3,3)
-  // 2.45. F(3,3) (α = 5, segmented for K > 3: K = 3 1.8×, K = 7 1.4×, K = 11 1.65× fewer
-  // multiplies) keeps a layer within the bf16 bound of docs/precision.md (7e-3).
-  if (p == WinogradPrecision::bf16) return {3, 3};
-  // Measured relative L2 errors at C = 768 (winograd1d_test.cc, docs/precision.md): F(6,3)
-  // 1.6e-6, F(4,4) 1.4e-6, within the 3e-6 contract; every α ≥ 9 tile measured above it
-  // (F(5,5) 5e-6, F(4,7) 1.3e-5, F(6,6) 1.3e-5), so α ≤ 8 and long kernels go segmented.
-  if (k == 3) return {6, 3};  // F(6,3): α = 8, 2.25× fewer multiplies
-  return {4, 4};              // segmented F(4,4): α = 7; K = 7 → 2×, K = 11 → 2.1×
 }
 
 bool winograd1d_available() {
