@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -304,6 +306,45 @@ TEST(FilterCache, FolderFollowsTheEnvironment) {
   ScopedEnv home("HOME", "/home/someone");
   EXPECT_EQ(filter_cache_dir(), "/home/someone/.cache/meshnn/filters" + v);
   EXPECT_EQ(filter_cache_min_bytes(), kFilterCacheMinBytes);
+}
+
+// The VmFlags line of this process's mapping that holds p ("" when none does).
+std::string vm_flags_of(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) == 3) {  // a mapping's first line
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+// A new entry and a found one are both mapped asking for huge folios (VmFlags "hg"): where the
+// file system keeps 2 MiB page-cache folios, a warm load then maps the filters by PMD entries
+// (4x faster to read first here; docs/benchmarks.md "Issue 34 (wave 19)").
+TEST(FilterCache, EntriesAreMappedAskingForHugeFolios) {
+  CacheFolder cache;
+  const size_t bytes = size_t{3} << 20;
+  const uint64_t key = 0x5eed0000beefULL;
+  auto writer = FilterEntryWriter::create(key, bytes);
+  ASSERT_NE(writer, nullptr);
+  const std::vector<float> v = normal(bytes / sizeof(float), 41);
+  std::memcpy(writer->data(), v.data(), bytes);
+  EXPECT_NE(vm_flags_of(writer->data()).find(" hg"), std::string::npos)
+      << vm_flags_of(writer->data());
+  ASSERT_TRUE(writer->commit("a test entry"));
+  writer.reset();
+  const auto found = filter_cache_find(key, bytes);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(std::memcmp(found->data, v.data(), bytes), 0);
+  EXPECT_NE(vm_flags_of(found->data).find(" hg"), std::string::npos) << vm_flags_of(found->data);
 }
 
 // Whole models (every layer cached: the small fixtures' layers are under the default minimum):
