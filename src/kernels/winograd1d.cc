@@ -161,6 +161,32 @@ struct WinogradCall {
   bool bf16 = false, native_bf16 = false, packed = false;
 };
 
+// Segments [g0, g1)'s n_t + S − 1 input tiles each, transformed into v back to back (segment g
+// from row (g − g0)·(n_t + S − 1)).
+void transform_segments(const WinogradCall& c, int64_t g0, int64_t g1, float* v) {
+  const int64_t in_rows = c.n_t + c.S - 1;
+  for (int64_t g = g0; g < g1; ++g) {
+    const int64_t b = g / c.d, p = g % c.d;
+    const float* xb = c.x + b * c.T * c.Ci;
+    for (int64_t j = 0; j < in_rows; ++j)
+      c.in_fn(c.bt, xb, c.T, p + c.d * j * c.m - c.pad_l, c.d, c.Ci,
+              v + ((g - g0) * in_rows + j) * c.Ci, c.vstride);
+  }
+}
+
+// Segments [g0, g1)'s n_t output tiles each, output columns [o0, o1), from the products in mo
+// (segment g's tile i at product row (g − g0)·seg_rows + i) into y.
+void write_segments(const WinogradCall& c, int64_t g0, int64_t g1, const float* mo,
+                    int64_t seg_rows, int64_t o0, int64_t o1) {
+  for (int64_t g = g0; g < g1; ++g) {
+    const int64_t b = g / c.d, p = g % c.d;
+    float* yb = c.y + b * c.T_out * c.Co;
+    for (int64_t i = 0; i < c.n_t; ++i)
+      c.out_fn(c.at, c.m, mo + ((g - g0) * seg_rows + i) * c.Co + o0, c.mstride, c.bias + o0,
+               o1 - o0, yb + o0, c.Co, p + c.d * i * c.m, c.d, c.T_out, c.accumulate);
+  }
+}
+
 // The short path's block of segments [g0, g1) (segment g: batch row g / d, phase g % d), output
 // columns [o0, o1): the segments' input tiles stacked in v (transformed when `transform`, else
 // reused from the thread's previous item), one GEMM per transform point over all their tiles.
@@ -169,21 +195,15 @@ struct WinogradCall {
 void short_path_item(const WinogradCall& c, int64_t g0, int64_t g1, bool transform, float* v,
                      uint16_t* v16, float* mo, std::vector<int64_t>& a_rows, int64_t o0,
                      int64_t o1) {
-  const int a = c.a, m = c.m;
-  const int64_t d = c.d, Ci = c.Ci, Co = c.Co, S = c.S, n_t = c.n_t;
+  const int a = c.a;
+  const int64_t Ci = c.Ci, Co = c.Co, S = c.S, n_t = c.n_t;
   const int64_t vstride = c.vstride, mstride = c.mstride;
   // Segment g's n_t + S − 1 input tiles at rows (g − g0)·(n_t + S − 1) of v; its output tile i
   // reads rows from (g − g0)·(n_t + S − 1) + i on (a_rows) and writes product row
   // (g − g0)·n_t + i.
   const int64_t in_rows = n_t + S - 1, n_seg = g1 - g0;
   if (transform) {
-    for (int64_t g = g0; g < g1; ++g) {
-      const int64_t b = g / d, p = g % d;
-      const float* xb = c.x + b * c.T * Ci;
-      for (int64_t j = 0; j < in_rows; ++j)
-        c.in_fn(c.bt, xb, c.T, p + d * j * m - c.pad_l, d, Ci, v + ((g - g0) * in_rows + j) * Ci,
-                vstride);
-    }
+    transform_segments(c, g0, g1, v);
     if (c.native_bf16)
       for (int xi = 0; xi < a; ++xi)
         convert_to_bf16(v + xi * vstride, n_seg * in_rows * Ci, v16 + xi * vstride);
@@ -197,13 +217,7 @@ void short_path_item(const WinogradCall& c, int64_t g0, int64_t g1, bool transfo
     packed_gemm((*c.pk)[static_cast<size_t>(xi)], n_seg * n_t, av, Ci, mo + xi * mstride, Co, o0,
                 o1, false, a_rows.data());
   }
-  for (int64_t g = g0; g < g1; ++g) {
-    const int64_t b = g / d, p = g % d;
-    float* yb = c.y + b * c.T_out * Co;
-    for (int64_t i = 0; i < n_t; ++i)
-      c.out_fn(c.at, m, mo + ((g - g0) * n_t + i) * Co + o0, mstride, c.bias + o0, o1 - o0, yb + o0,
-               Co, p + d * i * m, d, c.T_out, c.accumulate);
-  }
+  write_segments(c, g0, g1, mo, n_t, o0, o1);
 }
 
 // The dnnl_sgemm path's block of segments [g0, g1) (as in short_path_item), output columns
@@ -213,18 +227,12 @@ void short_path_item(const WinogradCall& c, int64_t g0, int64_t g1, bool transfo
 // computed and dropped. A failed dnnl_sgemm leaves its status in `failed`.
 void stacked_sgemm_item(const WinogradCall& c, int64_t g0, int64_t g1, bool transform, float* v,
                         float* mo, int64_t o0, int64_t o1, std::atomic<int>& failed) {
-  const int a = c.a, m = c.m;
-  const int64_t d = c.d, Ci = c.Ci, Co = c.Co, S = c.S, n_t = c.n_t;
+  const int a = c.a;
+  const int64_t Ci = c.Ci, Co = c.Co, S = c.S, n_t = c.n_t;
   const int64_t vstride = c.vstride, mstride = c.mstride;
   const int64_t in_rows = n_t + S - 1, rows = (g1 - g0) * in_rows, M = rows - (S - 1);
   if (transform) {
-    for (int64_t g = g0; g < g1; ++g) {
-      const int64_t b = g / d, p = g % d;
-      const float* xb = c.x + b * c.T * Ci;
-      for (int64_t j = 0; j < in_rows; ++j)
-        c.in_fn(c.bt, xb, c.T, p + d * j * m - c.pad_l, d, Ci, v + ((g - g0) * in_rows + j) * Ci,
-                vstride);
-    }
+    transform_segments(c, g0, g1, v);
     if (c.bf16)
       for (int xi = 0; xi < a; ++xi) round_to_bf16_inplace(v + xi * vstride, rows * Ci);
   }
@@ -235,13 +243,7 @@ void stacked_sgemm_item(const WinogradCall& c, int64_t g0, int64_t g1, bool tran
                                           s == 0 ? 0.f : 1.f, mo + xi * mstride + o0, Co);
       if (st != dnnl_success) failed.store(static_cast<int>(st), std::memory_order_relaxed);
     }
-  for (int64_t g = g0; g < g1; ++g) {
-    const int64_t b = g / d, p = g % d;
-    float* yb = c.y + b * c.T_out * Co;
-    for (int64_t i = 0; i < n_t; ++i)
-      c.out_fn(c.at, m, mo + ((g - g0) * in_rows + i) * Co + o0, mstride, c.bias + o0, o1 - o0,
-               yb + o0, Co, p + d * i * m, d, c.T_out, c.accumulate);
-  }
+  write_segments(c, g0, g1, mo, in_rows, o0, o1);
 }
 
 // Block blk (nb output tiles of one phase), output columns [o0, o1): its input tiles transformed
