@@ -187,6 +187,33 @@ void write_segments(const WinogradCall& c, int64_t g0, int64_t g1, const float* 
   }
 }
 
+// The items of the batched paths, blocks of per_block segments × `chunks` column chunks of 32·k
+// columns, over the threads (dynamic), each thread in its own scratch grown to f32 floats and
+// bf16 values (kept between calls: a batch grows it past what load reserved, once).
+// item(scratch, g0, g1, fresh, o0, o1) runs segments [g0, g1), columns [o0, o1); fresh is false
+// when the thread's previous item was the same block (its transformed inputs are reused).
+template <class Item>
+void for_segment_blocks(const WinogradCall& c, int64_t n_seg, int64_t per_block, int64_t n_blocks,
+                        int64_t chunks, int64_t f32, int64_t bf16, const Item& item) {
+  const int64_t Co = c.Co, chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
+#pragma omp parallel
+  {
+    WinogradScratch& sc = winograd_scratch();
+    if (sc.f32.size() < static_cast<size_t>(f32)) sc.f32.resize(static_cast<size_t>(f32));
+    if (sc.bf16.size() < static_cast<size_t>(bf16)) sc.bf16.resize(static_cast<size_t>(bf16));
+    int64_t have = -1;  // the block whose transformed inputs are in the scratch
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t it = 0; it < n_blocks * chunks; ++it) {
+      const int64_t blk = it / chunks, ch = it % chunks;
+      const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
+      if (o0 >= o1) continue;
+      const int64_t g0 = blk * per_block, g1 = std::min(n_seg, g0 + per_block);
+      item(sc, g0, g1, have != blk, o0, o1);
+      have = blk;
+    }
+  }
+}
+
 // The short path's block of segments [g0, g1) (segment g: batch row g / d, phase g % d), output
 // columns [o0, o1): the segments' input tiles stacked in v (transformed when `transform`, else
 // reused from the thread's previous item), one GEMM per transform point over all their tiles.
@@ -345,8 +372,6 @@ void Winograd1d::run_short(const float* x, int64_t B, int64_t T, int64_t pad_l, 
   const int64_t per_block = (n_seg + want - 1) / want;
   const int64_t n_blocks = (n_seg + per_block - 1) / per_block;
   const int64_t chunks = std::min<int64_t>(omp_get_max_threads(), (Co + 31) / 32);
-  const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
-  const int64_t n_items = n_blocks * chunks;
   // [ξ][tile][C_in] transformed inputs, then [ξ][tile][C_out] products; native bf16: the
   // transformed inputs as bf16 bits in the bf16 buffer ([ξ][tile][C_in] too).
   const int64_t vstride = c.vstride = per_block * in_rows * Ci;
@@ -354,27 +379,13 @@ void Winograd1d::run_short(const float* x, int64_t B, int64_t T, int64_t pad_l, 
   c.bt = bt_.data(), c.at = at_.data(), c.bias = bias_.data();
   c.pk = short_b_.empty() ? &filters_.pk : &short_b_;
   c.native_bf16 = short_b_.empty() && native_bf16_;
-#pragma omp parallel
-  {
-    WinogradScratch& sc = winograd_scratch();
-    // A batch grows the thread's scratch past what load reserved, once (kept between calls).
-    if (sc.f32.size() < static_cast<size_t>(a * (vstride + mstride)))
-      sc.f32.resize(static_cast<size_t>(a * (vstride + mstride)));
-    if (c.native_bf16 && sc.bf16.size() < static_cast<size_t>(a * vstride))
-      sc.bf16.resize(static_cast<size_t>(a * vstride));
-    float* v = sc.f32.data();
-    float* mo = v + a * vstride;
-    int64_t have = -1;  // the block whose transformed inputs are in v
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t item = 0; item < n_items; ++item) {
-      const int64_t blk = item / chunks, ch = item % chunks;
-      const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
-      if (o0 >= o1) continue;
-      const int64_t g0 = blk * per_block, g1 = std::min(n_seg, g0 + per_block);
-      short_path_item(c, g0, g1, have != blk, v, sc.bf16.data(), mo, sc.rows, o0, o1);
-      have = blk;
-    }
-  }
+  for_segment_blocks(
+      c, n_seg, per_block, n_blocks, chunks, a * (vstride + mstride),
+      c.native_bf16 ? a * vstride : 0,
+      [&](WinogradScratch& sc, int64_t g0, int64_t g1, bool fresh, int64_t o0, int64_t o1) {
+        float* v = sc.f32.data();
+        short_path_item(c, g0, g1, fresh, v, sc.bf16.data(), v + a * vstride, sc.rows, o0, o1);
+      });
 }
 
 bool Winograd1d::uses_stacked_sgemm(int64_t T_out, int64_t B) const {
@@ -401,31 +412,17 @@ void Winograd1d::run_stacked_sgemm(const float* x, int64_t B, int64_t T, int64_t
   const int64_t per_block = (n_seg + want - 1) / want;
   const int64_t n_blocks = (n_seg + per_block - 1) / per_block;
   const int64_t chunks = winograd_column_chunks(n_blocks, Co, omp_get_max_threads());
-  const int64_t chunk_cols = ((Co + 31) / 32 + chunks - 1) / chunks * 32;
-  const int64_t n_items = n_blocks * chunks;
   const int64_t vstride = c.vstride = per_block * in_rows * Ci;
   const int64_t mstride = c.mstride = per_block * in_rows * Co;
   c.bt = bt_.data(), c.at = at_.data(), c.bias = bias_.data(), c.u = filters_.u.data();
   c.bf16 = precision_ == WinogradPrecision::bf16;
   std::atomic<int> failed{0};
-#pragma omp parallel
-  {
-    WinogradScratch& sc = winograd_scratch();
-    if (sc.f32.size() < static_cast<size_t>(a * (vstride + mstride)))
-      sc.f32.resize(static_cast<size_t>(a * (vstride + mstride)));
-    float* v = sc.f32.data();
-    float* mo = v + a * vstride;
-    int64_t have = -1;  // the block whose transformed inputs are in v
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t item = 0; item < n_items; ++item) {
-      const int64_t blk = item / chunks, ch = item % chunks;
-      const int64_t o0 = ch * chunk_cols, o1 = std::min(Co, o0 + chunk_cols);
-      if (o0 >= o1) continue;
-      const int64_t g0 = blk * per_block, g1 = std::min(n_seg, g0 + per_block);
-      stacked_sgemm_item(c, g0, g1, have != blk, v, mo, o0, o1, failed);
-      have = blk;
-    }
-  }
+  for_segment_blocks(
+      c, n_seg, per_block, n_blocks, chunks, a * (vstride + mstride), 0,
+      [&](WinogradScratch& sc, int64_t g0, int64_t g1, bool fresh, int64_t o0, int64_t o1) {
+        float* v = sc.f32.data();
+        stacked_sgemm_item(c, g0, g1, fresh, v, v + a * vstride, o0, o1, failed);
+      });
   MESHNN_CHECK_AS(BackendError, failed.load() == 0, "winograd conv1d: oneDNN sgemm K=", Ci,
                   " N=", Co, " failed (status ", failed.load(), ")");
 }
