@@ -1,7 +1,8 @@
-// meshnn-bench first-call: what a one-shot `meshnn audio-decode` / `vocode` pays before its output,
-// split up. Loads an LTX-2.3 checkpoint (a given file, or a seeded random bf16 one at the real
-// architecture written to a scratch folder) or, with --model bigvgan, an NVIDIA BigVGAN one (a
-// seeded random one at the released size, written by tools/make_checkpoint.py), then runs the same
+// meshnn-bench first-call: what a one-shot `meshnn audio-decode` / `vocode` / `audio-encode` pays
+// before its output, split up. Loads an LTX-2.3 checkpoint (a given file, or a seeded random bf16
+// one at the real architecture written to a scratch folder) or, with --model bigvgan, an NVIDIA
+// BigVGAN one, or with --model h3 / h3-encode a MiniMax-H3 audio VAE's decoder / encoder (seeded
+// random ones at the released size, written by tools/make_checkpoint.py), then runs the same
 // input `--calls` times on the one loaded model and prints: load seconds, its CPU seconds and minor
 // page faults (the load is mostly the first write to each page of the transformed filters), RSS
 // after load, call 1 (a fresh decoder: every plan, JIT kernel, packed layout and scratch page made
@@ -77,6 +78,7 @@ struct Loaded {
   std::function<Tensor(const RunOptions&)> call;
   std::string what;
   double params = 0, sample_rate = 1;
+  double audio_s = 0;  // seconds of audio a call makes or reads (0: the output's samples / rate)
 };
 
 Tensor random_latent(const Args& a) {
@@ -105,6 +107,14 @@ std::pair<std::string, std::string> checkpoint_files(const Args& a,
     return {ckpt, ""};
   }
   int rc = 0;
+  if (a.model != "bigvgan") {  // MiniMax-H3: the released config, f32 as diffusers stores it
+    const std::string made = run_capture(
+        "/usr/bin/python3 " + std::string(MESHNN_SOURCE_DIR) + "/tools/make_checkpoint.py h3 " +
+            scratch.string() + " --no-check --seed " + std::to_string(a.seed) + " 2>&1",
+        rc);
+    if (rc != 0) throw Error("could not write the MiniMax-H3 checkpoint: " + made);
+    return {scratch.string(), ""};  // the folder, as diffusers publishes it
+  }
   const std::string made =
       run_capture("/usr/bin/python3 " + std::string(MESHNN_SOURCE_DIR) +
                       "/tools/make_checkpoint.py bigvgan " + scratch.string() + " --config " +
@@ -152,6 +162,31 @@ Loaded load_vocoder(const Args& a, const std::string& ckpt, const std::string& c
   return l;
 }
 
+// A MiniMax-H3 audio VAE loaded at a.precision for one direction (decoder_only / encoder_only, as
+// `meshnn audio-decode` / `audio-encode` load it), and a seeded stereo input of a.seconds.
+Loaded load_h3(const Args& a, const std::string& ckpt, bool encode) {
+  AudioModelOptions o;
+  o.model = "minimax-h3-audio-vae";  // the folder's config.json is H3's: no other model is asked
+  o.precision = StagePrecision::parse(a.precision);
+  (encode ? o.encoder_only : o.decoder_only) = true;
+  auto vae = std::make_shared<const AudioModel>(AudioModel::load(ckpt, o));
+  const AudioIoSpec& in = encode ? vae->output_spec() : vae->input_spec();
+  const Tensor x = in.example(a.seconds, a.seed + 1, 2);
+  Loaded l;
+  if (encode)
+    l.call = [vae, x](const RunOptions& run) { return vae->encode(x, run); };
+  else
+    l.call = [vae, x](const RunOptions& run) { return vae->run(x, run); };
+  const int64_t T = x.dim(in.time_axis);
+  l.audio_s = encode ? static_cast<double>(T) / in.sample_rate : T / in.frames_per_second;
+  l.what =
+      std::string(a.checkpoint.empty() ? "random MiniMax-H3 (released config)" : a.checkpoint) +
+      (encode ? ", encoder, stereo wave " : ", decoder, stereo latent ") + std::to_string(T) +
+      (encode ? " samples" : " frames");
+  l.sample_rate = vae->output_spec().sample_rate;
+  return l;
+}
+
 void run(const Args& a) {
   if (!a.write_checkpoint.empty()) {  // the random LTX-2.3 checkpoint only, for one-shot runs
     models::save_random_ltx23(a.write_checkpoint, a.seed);
@@ -170,7 +205,9 @@ void run(const Args& a) {
   const double cpu0 = cpu_s();
   const long faults0 = minor_faults();
   const auto t0 = std::chrono::steady_clock::now();
-  const Loaded m = a.model == "bigvgan" ? load_vocoder(a, ckpt, config) : load_ltx(a, ckpt);
+  const Loaded m = a.model == "bigvgan" ? load_vocoder(a, ckpt, config)
+                   : a.model == "ltx23" ? load_ltx(a, ckpt)
+                                        : load_h3(a, ckpt, a.model == "h3-encode");
   const double load_s = seconds_since(t0);
   const double load_cpu = cpu_s() - cpu0;
   const long load_faults = minor_faults() - faults0;
@@ -194,7 +231,8 @@ void run(const Args& a) {
   const double steady = median(std::vector<double>(calls.begin() + 1, calls.end()));
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  const double audio_s = static_cast<double>(out.dim(2)) / m.sample_rate;
+  const double audio_s =
+      m.audio_s > 0 ? m.audio_s : static_cast<double>(out.dim(2)) / m.sample_rate;
   std::printf("model %s (%.2f s of audio), mesh %s\n", m.what.c_str(), audio_s, a.mesh.c_str());
   std::printf("load %.3f s, CPU %.3f s, %ld page faults (RSS %.0f -> %.0f MB)\n", load_s, load_cpu,
               load_faults, rss0, rss_load);
@@ -228,14 +266,19 @@ void run(const Args& a) {
 const Registrar reg("first-call", [](CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
-      "first-call", "LTX-2.3 decode / BigVGAN vocode: load time, first call vs steady state");
-  cmd->add_option("--model", args->model, "ltx23 or bigvgan")
-      ->check(CLI::IsMember({"ltx23", "bigvgan"}))
+      "first-call",
+      "LTX-2.3 decode / BigVGAN vocode / MiniMax-H3 decode and encode: load time, first call vs "
+      "steady state");
+  cmd->add_option(
+         "--model", args->model,
+         "ltx23, bigvgan, h3 (MiniMax-H3 decode) or h3-encode (its encoder), stereo for h3")
+      ->check(CLI::IsMember({"ltx23", "bigvgan", "h3", "h3-encode"}))
       ->capture_default_str();
   cmd->add_option("--config", args->config, "--model bigvgan: released config of the random one")
       ->capture_default_str();
-  cmd->add_option("--checkpoint", args->checkpoint,
-                  "checkpoint (default: a random one; bigvgan: config.json beside it)");
+  cmd->add_option(
+      "--checkpoint", args->checkpoint,
+      "checkpoint (default: a random one; bigvgan: config.json beside it; h3: the folder)");
   cmd->add_option("--latent", args->latent, "latent .npy (default: random, --seconds long)");
   cmd->add_option("--write-checkpoint", args->write_checkpoint,
                   "only write the random LTX-2.3 checkpoint (bf16, --seed) to this path and exit "

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "support/cli_run.h"
+#include "support/golden.h"
 
 namespace meshnn {
 namespace {
@@ -87,6 +88,26 @@ TEST(BenchExec, MeshnnBenchTakesCommTimeout) {
   const test::CliRun neg = test::shell(meshnn_bench_binary() + " --comm-timeout -1 scale --help");
   EXPECT_EQ(neg.code, 2) << neg.output;
   EXPECT_NE(neg.output.find("--comm-timeout"), std::string::npos) << neg.output;
+}
+
+// `bench first-call` times a MiniMax-H3 folder's decoder and encoder (issue 34: a one-shot H3
+// process against its steady call): the tiny fixture, both directions, the report complete and
+// call 1's output the steady one's.
+TEST(BenchExec, FirstCallTimesMiniMaxH3BothWays) {
+  if (!fs::exists(test::meshnn_binary()) || !fs::exists(meshnn_bench_binary()))
+    GTEST_SKIP() << "meshnn or meshnn-bench not built";
+  const std::string folder = test::fixture_path("minimax_h3_tiny");
+  for (const std::string model : {"h3", "h3-encode"}) {
+    const test::CliRun r = test::run_meshnn("bench first-call --model " + model + " --checkpoint " +
+                                            folder + " --seconds 0.5 --calls 3");
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find(model == "h3" ? "decoder, stereo latent" : "encoder, stereo wave"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("(0.50 s of audio)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("call 1 output equals the steady one"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("x steady"), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ TEST(BenchOptions, BadCountsAreUsageErrors) {
       {"vocode", "--threads", "0"},      {"first-call", "--calls", "1"},
       {"first-call", "--seconds", "-1"}, {"first-call", "--threads", "99999999"},
       {"precision", "--seconds", "nan"}, {"precision", "--threads", "0"},
-      {"precision", "--n-fft", "0"},
+      {"precision", "--n-fft", "0"},     {"first-call", "--model", "h4"},
   };
   for (const Bad& b : bad) {
     const test::CliRun r = test::shell("timeout 20 " + test::meshnn_binary() + " bench " +
