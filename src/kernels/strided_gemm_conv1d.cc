@@ -82,7 +82,13 @@ void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t T,
 void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t B, int64_t T,
                          int64_t pad_l, float* y, int64_t T_out, bool accumulate) {
   if (T_out <= 0 || B <= 0) return;
-  if (B == 1) return strided_gemm_conv1d(w, x, T, pad_l, y, T_out, accumulate);
+  if (B == 1 || T_out >= kStridedGemmStackMaxRows) {
+    // Long rows read the weights once per T_out rows anyway: each in place, no copies.
+    for (int64_t b = 0; b < B; ++b)
+      strided_gemm_conv1d(w, x + b * T * w.c_in, T, pad_l, y + b * T_out * w.c_out, T_out,
+                          accumulate);
+    return;
+  }
   const int64_t s = w.stride, ci = w.c_in, co = w.c_out, J = w.blocks;
   // Batch row b's output row t is GEMM row b·P + t, P = T_out + J − 1; its window starts at input
   // row s·t − pad_l of row b, copied to buffer row s·(b·P + t) (zeros outside [0, T)).

@@ -38,13 +38,18 @@ StridedGemmWeights pack_strided_gemm_conv1d(const float* weights, const float* b
 void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t T, int64_t pad_l,
                          float* y, int64_t T_out, bool accumulate);
 
-// B batch rows: x (B, T, C_in) → y (B, T_out, C_out), each row as above. B ≥ 2 (stream pushes
-// stacked by StreamGroup): every row's input window copied (zero-padded) into one buffer, s·(T_out
-// + J − 1) rows per batch row, so that one GEMM per block covers every row and reads the weights
-// once (per row they are read B times: the 2-tap phase conv of BigVGAN's first upsampler holds
-// 38 MB). The J − 1 rows between batch rows are computed and dropped. Each row's sums are added
-// in the order above; dnnl_sgemm may block a larger M differently, so rows agree with the per-row
-// form to f32 rounding.
+// Rows of at least this many outputs run one by one in the B-row form (below).
+constexpr int64_t kStridedGemmStackMaxRows = 256;
+
+// B batch rows: x (B, T, C_in) → y (B, T_out, C_out), each row as above. Short rows (T_out <
+// kStridedGemmStackMaxRows: stream pushes stacked by StreamGroup): every row's input window copied
+// (zero-padded) into one buffer, s·(T_out + J − 1) rows per batch row, so that one GEMM per block
+// covers every row and reads the weights once (per row they are read B times: the 2-tap phase
+// conv of BigVGAN's first upsampler holds 38 MB). The J − 1 rows between batch rows are computed
+// and dropped. Each row's sums are added in the order above; dnnl_sgemm may block a larger M
+// differently, so rows agree with the per-row form to f32 rounding. Longer rows (a stereo
+// MiniMax-H3 encode, whose input copy was 0.8 GB of fresh pages in a first call) run one by one
+// in place, bit for bit the per-row form.
 void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t B, int64_t T,
                          int64_t pad_l, float* y, int64_t T_out, bool accumulate);
 

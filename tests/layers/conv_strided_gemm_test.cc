@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/strided_gemm_conv1d.h"
 #include "layers/conv_algorithm.h"
 #include "layers/conv_ref.h"
 #include "meshnn/core/cpu.h"
@@ -94,7 +95,32 @@ INSTANTIATE_TEST_SUITE_P(
                       SG{5, 23, 12, 20, 3, 5, 1, true},  // batches (stacked pushes) of every form:
                       SG{3, 5, 16, 32, 8, 4, 2, false},  //   every output row an edge row
                       SG{4, 17, 64, 96, 2, 1, 1, true},  //   polyphase phases
-                      SG{3, 9, 8, 8, 6, 2, 4, true}));   //   leading rows all zeros
+                      SG{3, 9, 8, 8, 6, 2, 4, true},     //   leading rows all zeros
+                      SG{2, 600, 16, 24, 4, 2, 1, true}));  // long rows (300 outputs): one by one
+
+// Batch rows of at least kStridedGemmStackMaxRows outputs (a stereo H3 encode) run one by one in
+// place: each row's bits are those of the row alone.
+TEST(StridedGemmConvBatch, LongRowsAreEachRowAloneBitForBit) {
+  const SG c{3, 0, 32, 48, 8, 4, 2, true};  // s 4: 700 samples → 175 outputs (stacked), 1100 → 275
+  for (const int64_t t : {int64_t{700}, int64_t{1100}}) {
+    const Tensor w = random_normal({c.co, c.ci, c.k}, 71, 0.2f);
+    const Tensor b = random_normal({c.co}, 72);
+    Conv1d conv = make_layer(c, "gemm", w, b);
+    const Tensor x = random_uniform({c.b, t, c.ci}, 73 + static_cast<uint64_t>(t));
+    const Tensor y = conv.forward(x);
+    for (int64_t r = 0; r < c.b; ++r) {
+      const Tensor one = conv.forward(x.narrow(0, r, 1).clone());
+      const Tensor row = y.narrow(0, r, 1).clone();
+      ASSERT_EQ(one.shape(), row.shape());
+      const bool long_rows = one.dim(1) >= kernels::kStridedGemmStackMaxRows;
+      if (long_rows)
+        EXPECT_EQ(std::memcmp(one.data<float>(), row.data<float>(), one.numel() * sizeof(float)), 0)
+            << "row " << r << " of " << one.dim(1) << " outputs";
+      else
+        EXPECT_TRUE(close_rel_l2(row, one, kTolF32)) << "row " << r;
+    }
+  }
+}
 
 TEST(StridedGemmConvChoice, WideStridedByDefaultForcedByOverrideNeverDilated) {
   unsetenv("MESHNN_CONV_ALGO");
