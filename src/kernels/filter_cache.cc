@@ -111,8 +111,8 @@ bool read_header(int fd, EntryHeader& h) {
 // Asks for the entry's page-cache pages in 2 MiB folios, then maps them all in one kernel walk
 // (MADV_POPULATE_READ / _WRITE) rather than a fault per page. Where the file system keeps large
 // folios (ext4 on recent kernels) a 2 MiB folio is mapped by one PMD entry: on this project's VMs
-// the first pass over 1.3 GB of 4 KiB-mapped filters took 0.45-0.5 s, over PMD-mapped ones
-// 0.12-0.14 s (docs/benchmarks.md "Issue 34 (wave 19)"). The writer asks too, so the folios are
+// the checksum's first pass over 1.3 GB of 4 KiB-mapped filters took 0.49-0.52 s, over PMD-mapped
+// ones 0.13 s (docs/benchmarks.md "Issue 34 (wave 19)"). The writer asks too, so the folios are
 // large from the start; elsewhere both calls are hints that change nothing.
 enum class Populate { read, write };
 void map_in_huge_folios(void* base, size_t bytes, Populate populate) {

@@ -47,9 +47,9 @@ constexpr int64_t kStridedGemmStackMaxRows = 256;
 // covers every row and reads the weights once (per row they are read B times: the 2-tap phase
 // conv of BigVGAN's first upsampler holds 38 MB). The J − 1 rows between batch rows are computed
 // and dropped. Each row's sums are added in the order above; dnnl_sgemm may block a larger M
-// differently, so rows agree with the per-row form to f32 rounding. Longer rows (a stereo
-// MiniMax-H3 encode, whose input copy was 0.8 GB of fresh pages in a first call) run one by one
-// in place, bit for bit the per-row form.
+// differently, so rows agree with the per-row form to f32 rounding. Longer rows run one by one in
+// place, bit for bit the per-row form (for a 10 s stereo MiniMax-H3 encode the copies cost 230 MB
+// of peak memory and 60 k first-call page faults; docs/benchmarks.md "Issue 34 (wave 19)").
 void strided_gemm_conv1d(const StridedGemmWeights& w, const float* x, int64_t B, int64_t T,
                          int64_t pad_l, float* y, int64_t T_out, bool accumulate);
 
