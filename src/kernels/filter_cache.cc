@@ -21,6 +21,7 @@
 #include <mutex>
 
 #include "core/env.h"
+#include "core/populate.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
 #include "meshnn/core/profile.h"
@@ -108,22 +109,13 @@ bool read_header(int fd, EntryHeader& h) {
          h.header_bytes == kHeaderBytes;
 }
 
-// Asks for the entry's page-cache pages in 2 MiB folios, then maps them all in one kernel walk
-// (MADV_POPULATE_READ / _WRITE) rather than a fault per page. Where the file system keeps large
-// folios (ext4 on recent kernels) a 2 MiB folio is mapped by one PMD entry: on this project's VMs
-// the checksum's first pass over 1.3 GB of 4 KiB-mapped filters took 0.49-0.52 s, over PMD-mapped
-// ones 0.13 s (docs/benchmarks.md "Issue 34 (wave 19)"). The writer asks too, so the folios are
-// large from the start; elsewhere both calls are hints that change nothing.
-enum class Populate { read, write };
-void map_in_huge_folios(void* base, size_t bytes, Populate populate) {
-  (void)::madvise(base, bytes, MADV_HUGEPAGE);
-#if defined(MADV_POPULATE_READ) && defined(MADV_POPULATE_WRITE)
-  (void)::madvise(base, bytes,
-                  populate == Populate::read ? MADV_POPULATE_READ : MADV_POPULATE_WRITE);
-#else
-  (void)populate;  // kernels before 5.14: the pages fault in on first touch
-#endif
-}
+// Asks for an entry's page-cache pages in 2 MiB folios (then populated in one kernel walk,
+// core/populate.h). Where the file system keeps large folios (ext4 on recent kernels) a 2 MiB
+// folio is mapped by one PMD entry: on this project's VMs the checksum's first pass over 1.3 GB of
+// 4 KiB-mapped filters took 0.49-0.52 s, over PMD-mapped ones 0.13 s (docs/benchmarks.md "Issue
+// 34 (wave 19)"). The writer asks too, so the folios are large from the start; elsewhere it is a
+// hint that changes nothing.
+void ask_for_huge_folios(void* base, size_t bytes) { (void)::madvise(base, bytes, MADV_HUGEPAGE); }
 
 void reject(const std::string& path, const char* why) {
   counters().rejected++;
@@ -197,7 +189,10 @@ std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes) 
   {
     ProfileScope prof("load.filter_cache_map");
     base = ::mmap(nullptr, map_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (base != MAP_FAILED) map_in_huge_folios(base, map_bytes, Populate::read);
+    if (base != MAP_FAILED) {
+      ask_for_huge_folios(base, map_bytes);
+      populate_pages_for_reading(base, map_bytes);
+    }
   }
   ::close(fd);
   if (base == MAP_FAILED) {
@@ -280,7 +275,8 @@ std::unique_ptr<FilterEntryWriter> FilterEntryWriter::create(uint64_t key, size_
     store_failed(dir, std::strerror(errno));
     return nullptr;
   }
-  map_in_huge_folios(base, map_bytes, Populate::write);
+  ask_for_huge_folios(base, map_bytes);
+  populate_pages(base, map_bytes);  // one kernel walk, not a fault per page (core/populate.h)
   w->blob_ = std::make_shared<FilterBlob>();
   w->blob_->map_base = base;
   w->blob_->map_bytes = map_bytes;
