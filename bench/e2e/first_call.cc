@@ -77,7 +77,7 @@ double rss_mb() {
 struct Loaded {
   std::function<Tensor(const RunOptions&)> call;
   std::string what;
-  double params = 0, sample_rate = 1;
+  double sample_rate = 1;
   double audio_s = 0;  // seconds of audio a call makes or reads (0: the output's samples / rate)
 };
 
@@ -138,7 +138,6 @@ Loaded load_ltx(const Args& a, const std::string& ckpt) {
   };
   l.what = std::string(a.checkpoint.empty() ? "random LTX-2.3 bf16" : a.checkpoint) + ", latent " +
            std::to_string(latent.dim(2)) + " frames";
-  l.params = static_cast<double>(dec->parameters());
   l.sample_rate = dec->output_spec().sample_rate;
   return l;
 }
