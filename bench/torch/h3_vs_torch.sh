@@ -7,10 +7,14 @@
 #
 #   bench/torch/h3_vs_torch.sh FOLDER LATENT.npy WAVE.npy WAVE.wav [ROUNDS] [THREADS]
 # WAVE.npy (B, 1, L) and WAVE.wav (one channel per item) must hold the same 16-bit values.
+# PyTorch runs in its best set-up (docs/benchmarks.md): OpenBLAS (libopenblas0-pthread) with its own
+# CPU detection, glibc malloc keeping freed memory.
 set -euo pipefail
 folder=$1 latent=$2 wave_npy=$3 wave_wav=$4 rounds=${5:-2} threads=${6:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 meshnn=${MESHNN:-$here/../../build/meshnn}
+torch_py=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE MALLOC_MMAP_MAX_=0
+  MALLOC_TRIM_THRESHOLD_=68719476736 /usr/bin/python3)
 out=$(mktemp -d /tmp/h3bench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 timed() {  # label, command... → "label wall_s cpu_s peak_mb"
@@ -24,6 +28,8 @@ call() {  # meshnn's own timing of the call, from its summary line
   printf '  meshnn call: %s\n' "$(grep -oE '(load|decode|encode) [0-9.]+ s' "$out/log" | tr '\n' ' ')"
 }
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 | grep -q openblas ||
+  echo "warning: the system BLAS is not OpenBLAS (apt-get install libopenblas0-pthread): PyTorch is not in its best set-up"
 for r in $(seq "$rounds"); do
   timed "meshnn decode (process)" "$meshnn" audio-decode --checkpoint "$folder" \
     --latent "$latent" --out "$out/y.wav" --threads "$threads"
@@ -31,13 +37,13 @@ for r in $(seq "$rounds"); do
   timed "meshnn decode (process, 1x2)" "$meshnn" audio-decode --checkpoint "$folder" \
     --latent "$latent" --out "$out/y12.wav" --threads 1 --mesh 1x2
   call
-  timed "torch decode (process)" /usr/bin/python3 "$here/torch_minimax_h3_bench.py" decode \
+  timed "torch decode (process)" "${torch_py[@]}" "$here/torch_minimax_h3_bench.py" decode \
     "$folder" "$latent" --threads "$threads" --out "$out/y_ref.npy"
   grep '^{' "$out/log"
   timed "meshnn encode (process)" "$meshnn" audio-encode --checkpoint "$folder" \
     --wav "$wave_wav" --out "$out/z.npy" --threads "$threads"
   call
-  timed "torch encode (process)" /usr/bin/python3 "$here/torch_minimax_h3_bench.py" encode \
+  timed "torch encode (process)" "${torch_py[@]}" "$here/torch_minimax_h3_bench.py" encode \
     "$folder" "$wave_npy" --threads "$threads" --out "$out/z_ref.npy"
   grep '^{' "$out/log"
 done

@@ -148,8 +148,20 @@ FilterKey& FilterKey::add(int64_t v) {
   return *this;
 }
 FilterKey& FilterKey::add(const float* values, size_t n) {
-  h_ = avalanche(h_ ^ hash_bytes(values, n * sizeof(float), h_) * kP1);
+  return add_bytes(values, n * sizeof(float));
+}
+FilterKey& FilterKey::add_bytes(const void* data, size_t n) {
+  h_ = avalanche(h_ ^ hash_bytes(data, n, h_) * kP1);
   return *this;
+}
+
+void FilterWeights::add_to(FilterKey& key, size_t n) const {
+  // The values are hashed as before origins existed (entries keyed by them stay valid); an origin
+  // goes in behind a marker of its own.
+  if (has_origin())
+    key.add(int64_t{0x6f726967696e}).add(static_cast<int64_t>(origin()));  // "origin"
+  else
+    key.add(values(), n);
 }
 
 size_t filter_cache_min_bytes() {

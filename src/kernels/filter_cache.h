@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,10 +48,37 @@ class FilterKey {
   explicit FilterKey(const char* kernel);  // e.g. "winograd1d"
   FilterKey& add(int64_t v);
   FilterKey& add(const float* values, size_t n);
+  FilterKey& add_bytes(const void* data, size_t n);
   uint64_t value() const { return h_; }
 
  private:
   uint64_t h_;
+};
+
+// The weights a kernel makes its filters from, possibly not made yet. Plain values: the entry's
+// key hashes them. Or made on demand, with an `origin`: a 64-bit name of the weights by what they
+// are made from (layers/mapped_weight.h: the checkpoint's stored bytes and the steps that turn them
+// into f32 weights), which the key hashes instead, so that a cache hit never makes them (no
+// bf16 → f32 copy, weight-norm fold or polyphase rearrangement at load).
+class FilterWeights {
+ public:
+  FilterWeights(const float* values) : values_(values) {}  // NOLINT: plain values convert
+  FilterWeights(std::function<const float*()> make, std::function<uint64_t()> origin)
+      : make_(std::move(make)), origin_(std::move(origin)) {}
+  // The values (made on the first call, then kept by whoever `make` reads from).
+  const float* values() const {
+    if (values_ == nullptr && make_) values_ = make_();
+    return values_;
+  }
+  bool has_origin() const { return static_cast<bool>(origin_); }
+  uint64_t origin() const { return origin_(); }
+  // Adds what names these weights to a key: the origin when there is one, else the n values.
+  void add_to(FilterKey& key, size_t n) const;
+
+ private:
+  mutable const float* values_ = nullptr;
+  std::function<const float*()> make_;
+  std::function<uint64_t()> origin_;
 };
 
 // One entry's mapping (read-only for a found entry; shared, read-write until commit() for a new

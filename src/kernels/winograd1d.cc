@@ -47,7 +47,7 @@ bool winograd1d_available() {
   return f.avx2 && f.fma;
 }
 
-Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
+Winograd1d::Winograd1d(const FilterWeights& weights, const float* bias, int64_t c_out, int64_t c_in,
                        int64_t k, int64_t dilation, WinogradTile tile, WinogradPrecision precision,
                        WinogradIsa isa)
     : c_in_(c_in), c_out_(c_out), k_(k), d_(dilation), tile_(tile), precision_(precision) {
@@ -79,18 +79,15 @@ Winograd1d::Winograd1d(const float* weights, const float* bias, int64_t c_out, i
   const int64_t kd = segs_ * c_in;
   filters_ = winograd_filters(
       a, kd, c_out, precision, packed_,
-      [&](float* u) { transform_filters(wm.g.data(), a, r, k, segs_, weights, c_out, c_in, u); },
+      [&](float* u) {
+        transform_filters(wm.g.data(), a, r, k, segs_, weights.values(), c_out, c_in, u);
+      },
       [&] {
-        return FilterKey("winograd1d")
-            .add(tile.m)
-            .add(tile.r)
-            .add(k)
-            .add(dilation)
-            .add(c_in)
-            .add(c_out)
-            .add(static_cast<int64_t>(bf16) + static_cast<int64_t>(packed_))
-            .add(weights, static_cast<size_t>(c_out * c_in * k))
-            .value();
+        FilterKey key("winograd1d");
+        key.add(tile.m).add(tile.r).add(k).add(dilation).add(c_in).add(c_out).add(
+            static_cast<int64_t>(bf16) + static_cast<int64_t>(packed_));
+        weights.add_to(key, static_cast<size_t>(c_out * c_in * k));
+        return key.value();
       },
       [&] {
         return detail::concat("winograd1d F(", tile.m, ",", tile.r, ") C_in ", c_in, " C_out ",

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/filter_cache.h"
 #include "kernels/packed_gemm.h"
 #include "meshnn/core/tensor.h"
 
@@ -114,11 +115,12 @@ constexpr int64_t kStackMaxRows = 256;
 
 class Winograd1d {
  public:
-  // weights: PyTorch Conv1d (C_out, C_in, K) f32; bias: C_out values or nullptr. The filters are
+  // weights: PyTorch Conv1d (C_out, C_in, K) f32 (read only when the filter cache does not already
+  // hold this layer's filters: FilterWeights); bias: C_out values or nullptr. The filters are
   // transformed here, once (in float64), and packed for the GEMM. Throws InvalidArgument on a
   // tile that does not fit K.
-  Winograd1d(const float* weights, const float* bias, int64_t c_out, int64_t c_in, int64_t k,
-             int64_t dilation, WinogradTile tile,
+  Winograd1d(const FilterWeights& weights, const float* bias, int64_t c_out, int64_t c_in,
+             int64_t k, int64_t dilation, WinogradTile tile,
              WinogradPrecision precision = WinogradPrecision::f32,
              WinogradIsa isa = WinogradIsa::automatic);
 

@@ -107,7 +107,7 @@ __attribute__((target("avx2,fma"))) void output_tile(const float* m, int64_t mst
 
 }  // namespace
 
-Winograd2d::Winograd2d(const float* weights, const float* bias, int64_t c_out, int64_t c_in,
+Winograd2d::Winograd2d(const FilterWeights& weights, const float* bias, int64_t c_out, int64_t c_in,
                        WinogradPrecision precision, WinogradIsa isa)
     : c_in_(c_in), c_out_(c_out), precision_(precision) {
   MESHNN_CHECK_AS(InvalidArgument, c_out > 0 && c_in > 0,
@@ -128,14 +128,12 @@ Winograd2d::Winograd2d(const float* weights, const float* bias, int64_t c_out, i
   packed_ = native_bf16_;
   filters_ = winograd_filters(
       16, c_in, c_out, precision, packed_,
-      [&](float* u) { transform_filters(kron, 16, 9, 9, 1, weights, c_out, c_in, u); },
+      [&](float* u) { transform_filters(kron, 16, 9, 9, 1, weights.values(), c_out, c_in, u); },
       [&] {
-        return FilterKey("winograd2d")
-            .add(c_in)
-            .add(c_out)
-            .add(static_cast<int64_t>(bf16) + static_cast<int64_t>(packed_))
-            .add(weights, static_cast<size_t>(c_out * c_in * 9))
-            .value();
+        FilterKey key("winograd2d");
+        key.add(c_in).add(c_out).add(static_cast<int64_t>(bf16) + static_cast<int64_t>(packed_));
+        weights.add_to(key, static_cast<size_t>(c_out * c_in * 9));
+        return key.value();
       },
       [&] {
         return detail::concat("winograd2d F(2x2,3x3) C_in ", c_in, " C_out ", c_out,

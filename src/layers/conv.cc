@@ -40,8 +40,8 @@ ConvLayerBase& ConvLayerBase::operator=(ConvLayerBase&&) noexcept = default;
 
 void ConvLayerBase::build(bool deconv, const std::array<int64_t, 2>& kernel,
                           const std::array<int64_t, 2>& stride,
-                          const std::array<int64_t, 2>& dilation, bool bias, const Tensor& weight,
-                          const Tensor& bias_t) {
+                          const std::array<int64_t, 2>& dilation, bool bias,
+                          const MappedWeight& weight, const Tensor& bias_t) {
   ConvSpec spec;
   spec.kind = deconv ? ConvKind::deconv : ConvKind::conv;
   spec.spatial = spatial_;
@@ -148,9 +148,11 @@ void Conv1d::load(const std::map<std::string, Tensor>& state, const std::string&
   load(lookup_in(state), prefix);
 }
 void Conv1d::load(const WeightLookup& get, const std::string& prefix) {
-  ConvWeights w = map_conv1d_state(get, prefix, cfg_.in_channels, cfg_.out_channels,
-                                   cfg_.kernel_size, cfg_.bias);
-  set_weights(w.weight, w.bias);
+  // Shapes checked by the mapping; the weight is made only if the engine reads it.
+  const ConvWeights w = map_conv1d_state(get, prefix, cfg_.in_channels, cfg_.out_channels,
+                                         cfg_.kernel_size, cfg_.bias);
+  build(false, {cfg_.kernel_size, 1}, {cfg_.stride, 1}, {cfg_.dilation, 1}, cfg_.bias, w.weight,
+        w.bias);
 }
 void Conv1d::set_weights(const Tensor& weight, const Tensor& bias) {
   MESHNN_CHECK_AS(WeightError,
@@ -161,7 +163,7 @@ void Conv1d::set_weights(const Tensor& weight, const Tensor& bias) {
                   ": bias shape ", bias.defined() ? shape_str(bias.shape()) : "undefined",
                   ", expected (", cfg_.out_channels, ")");
   build(false, {cfg_.kernel_size, 1}, {cfg_.stride, 1}, {cfg_.dilation, 1}, cfg_.bias,
-        weight.dtype() == DType::f32 ? weight : weight.to(DType::f32),
+        MappedWeight(weight.dtype() == DType::f32 ? weight : weight.to(DType::f32)),
         cfg_.bias && bias.dtype() != DType::f32 ? bias.to(DType::f32) : bias);
 }
 
@@ -187,9 +189,9 @@ void Conv2d::load(const std::map<std::string, Tensor>& state, const std::string&
   load(lookup_in(state), prefix);
 }
 void Conv2d::load(const WeightLookup& get, const std::string& prefix) {
-  ConvWeights w = map_conv2d_state(get, prefix, cfg_.in_channels, cfg_.out_channels,
-                                   cfg_.kernel_size[0], cfg_.kernel_size[1], cfg_.bias);
-  set_weights(w.weight, w.bias);
+  const ConvWeights w = map_conv2d_state(get, prefix, cfg_.in_channels, cfg_.out_channels,
+                                         cfg_.kernel_size[0], cfg_.kernel_size[1], cfg_.bias);
+  build(false, cfg_.kernel_size, cfg_.stride, cfg_.dilation, cfg_.bias, w.weight, w.bias);
 }
 void Conv2d::set_weights(const Tensor& weight, const Tensor& bias) {
   const Shape ws{cfg_.out_channels, cfg_.in_channels, cfg_.kernel_size[0], cfg_.kernel_size[1]};
@@ -199,7 +201,7 @@ void Conv2d::set_weights(const Tensor& weight, const Tensor& bias) {
                   ": bias shape ", bias.defined() ? shape_str(bias.shape()) : "undefined",
                   ", expected (", cfg_.out_channels, ")");
   build(false, cfg_.kernel_size, cfg_.stride, cfg_.dilation, cfg_.bias,
-        weight.dtype() == DType::f32 ? weight : weight.to(DType::f32),
+        MappedWeight(weight.dtype() == DType::f32 ? weight : weight.to(DType::f32)),
         cfg_.bias && bias.dtype() != DType::f32 ? bias.to(DType::f32) : bias);
 }
 
@@ -225,9 +227,10 @@ void ConvTranspose1d::load(const std::map<std::string, Tensor>& state, const std
   load(lookup_in(state), prefix);
 }
 void ConvTranspose1d::load(const WeightLookup& get, const std::string& prefix) {
-  ConvWeights w = map_conv_transpose1d_state(get, prefix, cfg_.in_channels, cfg_.out_channels,
-                                             cfg_.kernel_size, cfg_.bias);
-  set_weights(w.weight, w.bias);
+  const ConvWeights w = map_conv_transpose1d_state(get, prefix, cfg_.in_channels, cfg_.out_channels,
+                                                   cfg_.kernel_size, cfg_.bias);
+  build(true, {cfg_.kernel_size, 1}, {cfg_.stride, 1}, {cfg_.dilation, 1}, cfg_.bias, w.weight,
+        w.bias);
 }
 void ConvTranspose1d::set_weights(const Tensor& weight, const Tensor& bias) {
   const Shape ws{cfg_.in_channels, cfg_.out_channels, cfg_.kernel_size};
@@ -238,7 +241,7 @@ void ConvTranspose1d::set_weights(const Tensor& weight, const Tensor& bias) {
                   ": bias shape ", bias.defined() ? shape_str(bias.shape()) : "undefined",
                   ", expected (", cfg_.out_channels, ")");
   build(true, {cfg_.kernel_size, 1}, {cfg_.stride, 1}, {cfg_.dilation, 1}, cfg_.bias,
-        weight.dtype() == DType::f32 ? weight : weight.to(DType::f32),
+        MappedWeight(weight.dtype() == DType::f32 ? weight : weight.to(DType::f32)),
         cfg_.bias && bias.dtype() != DType::f32 ? bias.to(DType::f32) : bias);
 }
 

@@ -59,7 +59,7 @@ class DirectAlgorithm final : public Conv1dAlgorithm {
 
 class WinogradAlgorithm final : public Conv1dAlgorithm {
  public:
-  WinogradAlgorithm(const Conv1dGeometry& g, const float* w, const float* b,
+  WinogradAlgorithm(const Conv1dGeometry& g, const kernels::FilterWeights& w, const float* b,
                     kernels::WinogradPrecision p)
       : wg_(w, b, g.c_out, g.c_in, g.k, g.dilation, kernels::default_winograd_tile(g.k, p), p) {}
   Conv1dAlgo kind() const override { return Conv1dAlgo::winograd; }
@@ -108,7 +108,7 @@ constexpr int64_t kWinograd2dMinChannels = 64;
 
 class Winograd2dAlgorithm final : public Conv2dAlgorithm {
  public:
-  Winograd2dAlgorithm(const Conv2dGeometry& g, const float* w, const float* b,
+  Winograd2dAlgorithm(const Conv2dGeometry& g, const kernels::FilterWeights& w, const float* b,
                       kernels::WinogradPrecision p)
       : wg_(w, b, g.c_out, g.c_in, p) {}
   std::string name() const override {
@@ -210,8 +210,8 @@ bool winograd_precision(Precision p, kernels::WinogradPrecision& out) {
 }  // namespace
 
 std::unique_ptr<Conv2dAlgorithm> make_conv2d_algorithm(Conv1dAlgo algo, const Conv2dGeometry& g,
-                                                       const float* weights, const float* bias,
-                                                       Precision precision) {
+                                                       const kernels::FilterWeights& weights,
+                                                       const float* bias, Precision precision) {
   kernels::WinogradPrecision wp;
   if ((algo != Conv1dAlgo::winograd && algo != Conv1dAlgo::fft) || !winograd2d_fits(g) ||
       !winograd_precision(precision, wp))
@@ -220,8 +220,8 @@ std::unique_ptr<Conv2dAlgorithm> make_conv2d_algorithm(Conv1dAlgo algo, const Co
 }
 
 std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Conv1dGeometry& g,
-                                                       const float* weights, const float* bias,
-                                                       Precision precision) {
+                                                       const kernels::FilterWeights& weights,
+                                                       const float* bias, Precision precision) {
   kernels::WinogradPrecision wp;
   if (!winograd_precision(precision, wp)) return nullptr;
   switch (algo) {
@@ -230,11 +230,11 @@ std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Co
       // layers it takes are bound by their transforms of C ≤ 192 channels, not by the multiplies,
       // and oneDNN's bf16 conv there costs two reorders per call and more error.
       if (!kernels::direct_conv1d_available()) return nullptr;
-      return std::make_unique<DirectAlgorithm>(g, weights, bias, precision);
+      return std::make_unique<DirectAlgorithm>(g, weights.values(), bias, precision);
     case Conv1dAlgo::gemm:
       // f32 only, bf16 layers included (same reason; these are memory-bound strided GEMMs).
       if (!gemm_fits(g)) return nullptr;
-      return std::make_unique<StridedGemmAlgorithm>(g, weights, bias, precision);
+      return std::make_unique<StridedGemmAlgorithm>(g, weights.values(), bias, precision);
     case Conv1dAlgo::winograd:
     case Conv1dAlgo::fft:
       if (!winograd_fits(g)) return nullptr;

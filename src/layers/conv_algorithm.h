@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/filter_cache.h"
 #include "meshnn/core/precision.h"
 
 namespace meshnn::conv {
@@ -85,17 +86,20 @@ Conv1dAlgo choose_conv2d(const Conv2dGeometry& g);
 // precision: fp32, or bf16 (Winograd with bf16 GEMM operands, docs/precision.md); nullptr for the
 // split modes.
 std::unique_ptr<Conv2dAlgorithm> make_conv2d_algorithm(Conv1dAlgo algo, const Conv2dGeometry& g,
-                                                       const float* weights, const float* bias,
+                                                       const kernels::FilterWeights& weights,
+                                                       const float* bias,
                                                        Precision precision = Precision::fp32);
 
 // Builds `algo` for this layer from PyTorch-layout weights (C_out, C_in, K) f32 and bias (C_out)
-// or nullptr (weights transformed / packed here, once). Returns nullptr for onednn, and when the
+// or nullptr (weights transformed / packed here, once; Winograd reads them only on a filter cache
+// miss, the other algorithms always). Returns nullptr for onednn, and when the
 // algorithm cannot run this layer (e.g. no AVX2). precision bf16: Winograd runs bf16 GEMM operands;
 // direct and gemm have no bf16 form and run the layer in f32 (more accurate, and faster than
 // oneDNN's bf16 conv with its reorders: docs/precision.md); the split modes return nullptr
 // (oneDNN).
 std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Conv1dGeometry& g,
-                                                       const float* weights, const float* bias,
+                                                       const kernels::FilterWeights& weights,
+                                                       const float* bias,
                                                        Precision precision = Precision::fp32);
 
 }  // namespace meshnn::conv

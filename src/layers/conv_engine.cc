@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "core/enum_names.h"
 #include "core/env.h"
@@ -79,11 +81,10 @@ Conv1dAlgo polyphase_choice(const ConvSpec& spec) {
 }
 
 // torch ConvTranspose1d weights (C_in, C_out, K) → the phase conv's (s·C_out, C_in, M) weights
-// ([r][co] output order, taps reversed, zeros past K) and its bias (bias[co] repeated per phase).
-// The weights go to a block of the tensor storage cache (pages already faulted in, reused after
-// load), each value written once.
-Tensor polyphase_weights(const ConvSpec& spec, const float* w, const float* b,
-                         std::vector<float>& bc) {
+// ([r][co] output order, taps reversed, zeros past K). The weights go to a block of the tensor
+// storage cache (pages already faulted in, reused after load), each value written once.
+Tensor polyphase_weights(const ConvSpec& spec, const float* w) {
+  ProfileScope prof("load.polyphase_weights");
   const int64_t s = spec.stride[0], K = spec.kernel[0], ci_n = spec.c_in, co_n = spec.c_out;
   const int64_t M = (K + s - 1) / s;
   Tensor out = Tensor::empty({s * co_n, ci_n, M});
@@ -100,33 +101,52 @@ Tensor polyphase_weights(const ConvSpec& spec, const float* w, const float* b,
           wc[((r * co_n + co) * ci_n + ci) * M + j] = k < K ? taps[k] : 0.f;
         }
     }
-  if (b) {
-    bc.resize(static_cast<size_t>(s * co_n));
-    for (int64_t r = 0; r < s; ++r) std::copy(b, b + co_n, bc.begin() + r * co_n);
-  }
   return out;
+}
+
+// The phase conv's bias: bias[co] repeated per phase (s·C_out values).
+std::vector<float> polyphase_bias(const ConvSpec& spec, const float* b) {
+  std::vector<float> bc(static_cast<size_t>(spec.stride[0] * spec.c_out));
+  for (int64_t r = 0; r < spec.stride[0]; ++r)
+    std::copy(b, b + spec.c_out, bc.begin() + r * spec.c_out);
+  return bc;
+}
+
+// The conv weights a kernel reads, made only if it reads them; named by the mapped weight's
+// origin (when it has one) and `step`, the rearrangement applied to it here.
+kernels::FilterWeights filter_weights(const MappedWeight& w, const ConvSpec& spec,
+                                      const std::function<const float*()>& make) {
+  if (!w.has_origin()) return {make, nullptr};
+  return {
+      make, [&w, &spec] {
+        // The polyphase rearrangement depends on the deconv's stride and kernel.
+        return kernels::FilterKey(spec.kind == ConvKind::deconv ? "polyphase deconv" : "conv layer")
+            .add(spec.stride[0])
+            .add(spec.kernel[0])
+            .add(static_cast<int64_t>(w.origin()))
+            .value();
+      }};
 }
 
 }  // namespace
 
-ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias)
+ConvEngine::ConvEngine(const ConvSpec& spec, const MappedWeight& weights, const Tensor& bias)
     : spec_(spec) {
   ProfileScope prof("load.conv_engine");
   MESHNN_CHECK(spec.spatial == 1 || spec.spatial == 2, "conv engine: spatial rank ", spec.spatial);
   MESHNN_CHECK(!(spec.kind == ConvKind::deconv && spec.spatial != 1),
                "conv engine: only 1-D deconvolution is supported");
-  weights.check_dtype(DType::f32);
   if (spec.bias) bias.check_dtype(DType::f32);
   const float* b = spec.bias ? bias.data<float>() : nullptr;
   if (const Conv1dAlgo pa = polyphase_choice(spec); pa != Conv1dAlgo::onednn) {
-    std::vector<float> bc;
-    Tensor wc;
-    {
-      ProfileScope prof_w("load.polyphase_weights");
-      wc = polyphase_weights(spec, weights.data<float>(), b, bc);
-    }
-    if (auto own = make_conv1d_algorithm(pa, polyphase_geometry(spec), wc.data<float>(),
-                                         b ? bc.data() : nullptr, spec.precision)) {
+    const std::vector<float> bc = b ? polyphase_bias(spec, b) : std::vector<float>();
+    Tensor wc;  // made only when the kernel reads the weights (a filter cache miss)
+    const kernels::FilterWeights fw = filter_weights(weights, spec, [&] {
+      wc = polyphase_weights(spec, weights.get().data<float>());
+      return wc.data<float>();
+    });
+    if (auto own = make_conv1d_algorithm(pa, polyphase_geometry(spec), fw, b ? bc.data() : nullptr,
+                                         spec.precision)) {
       algo1d_ = std::move(own);
       polyphase_ = true;
       poly_m_ = polyphase_geometry(spec).k;
@@ -135,24 +155,25 @@ ConvEngine::ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor
   }
   // Our own kernel reads the caller's weights directly (no split copy: it rounds its transformed
   // filters itself in bf16, once, here) and keeps its own copy of them and the bias.
+  const kernels::FilterWeights fw =
+      filter_weights(weights, spec, [&] { return weights.get().data<float>(); });
   if (auto own = make_conv1d_algorithm(
           algo_choice(spec),
-          {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]},
-          weights.data<float>(), b, spec.precision)) {
+          {spec.c_in, spec.c_out, spec.kernel[0], spec.stride[0], spec.dilation[0]}, fw, b,
+          spec.precision)) {
     algo1d_ = std::move(own);
     return;
   }
   if (spec.kind == ConvKind::conv && spec.spatial == 2 && our_precision(spec.precision)) {
     const Conv2dGeometry g{spec.c_in,      spec.c_out,     spec.kernel[0],   spec.kernel[1],
                            spec.stride[0], spec.stride[1], spec.dilation[0], spec.dilation[1]};
-    if (auto own =
-            make_conv2d_algorithm(choose_conv2d(g), g, weights.data<float>(), b, spec.precision)) {
+    if (auto own = make_conv2d_algorithm(choose_conv2d(g), g, fw, b, spec.precision)) {
       algo2d_ = std::move(own);
       return;
     }
   }
   ProfileScope prof_d("load.onednn_conv");
-  onednn_ = std::make_unique<dnnl_glue::ConvPrimitives>(spec, weights, bias);
+  onednn_ = std::make_unique<dnnl_glue::ConvPrimitives>(spec, weights.get(), bias);
 }
 
 ConvEngine::~ConvEngine() = default;

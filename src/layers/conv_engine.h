@@ -17,6 +17,7 @@
 
 #include "dnnl/conv_primitives.h"
 #include "meshnn/core/tensor.h"
+#include "meshnn/layers/state_dict.h"
 
 namespace meshnn::conv {
 
@@ -32,8 +33,9 @@ class ConvEngine {
   // weights: PyTorch layout, f32, dense — conv (C_out, C_in, K) / (C_out, C_in, Kh, Kw);
   // deconv (C_in, C_out, K). bias: (C_out) f32 or an undefined Tensor when spec.bias is false.
   // Our kernels prepare their weights here; oneDNN splits them (bf16 modes) and packs on the
-  // first use of a layout.
-  ConvEngine(const ConvSpec& spec, const Tensor& weights, const Tensor& bias);
+  // first use of a layout. A Winograd layer whose filters the filter cache holds never makes the
+  // weights (MappedWeight).
+  ConvEngine(const ConvSpec& spec, const MappedWeight& weights, const Tensor& bias);
   ~ConvEngine();
   ConvEngine(const ConvEngine&) = delete;
   ConvEngine& operator=(const ConvEngine&) = delete;

@@ -3,10 +3,81 @@
 #include <cmath>
 #include <vector>
 
+#include "core/populate.h"
+#include "kernels/filter_cache.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/profile.h"
 
 namespace meshnn {
+
+// Part of every origin: bump it when a step from stored tensors to f32 weights changes its
+// arithmetic (Tensor::to, fold_weight_norm), so filter cache entries named by an older origin are
+// never found again.
+constexpr int64_t kMappedWeightVersion = 1;
+
+struct MappedWeight::State {
+  Shape shape;
+  std::vector<Tensor> stored;  // empty: made already, no origin
+  const char* step = nullptr;
+  std::function<Tensor()> make;
+  Tensor made;
+  uint64_t origin = 0;
+  bool origin_known = false;
+};
+
+MappedWeight::MappedWeight(Tensor f32) : s_(std::make_shared<State>()) {
+  f32.check_dtype(DType::f32);
+  s_->shape = f32.shape();
+  s_->made = std::move(f32);
+}
+
+MappedWeight::MappedWeight(Shape shape, std::vector<Tensor> stored, const char* step,
+                           std::function<Tensor()> make)
+    : s_(std::make_shared<State>()) {
+  s_->shape = std::move(shape);
+  s_->stored = std::move(stored);
+  s_->step = step;
+  s_->make = std::move(make);
+}
+
+const Shape& MappedWeight::shape() const {
+  MESHNN_CHECK(s_ != nullptr, "mapped weight: empty");
+  return s_->shape;
+}
+
+bool MappedWeight::has_origin() const { return s_ != nullptr && !s_->stored.empty(); }
+
+uint64_t MappedWeight::origin() const {
+  MESHNN_CHECK(has_origin(), "mapped weight: no origin (values given directly)");
+  if (!s_->origin_known) {
+    ProfileScope prof("load.weight_origin");
+    kernels::FilterKey key(s_->step);
+    key.add(kMappedWeightVersion);
+    for (const Tensor& t : s_->stored) {
+      // Usually a view into the mapped checkpoint, first read here: mapped in one kernel walk,
+      // not a fault per page.
+      populate_pages_for_reading(t.raw(), t.nbytes());
+      key.add(static_cast<int64_t>(t.dtype())).add(t.rank());
+      for (const int64_t d : t.shape()) key.add(d);
+      key.add_bytes(t.raw(), t.nbytes());
+    }
+    s_->origin = key.value();
+    s_->origin_known = true;
+  }
+  return s_->origin;
+}
+
+const Tensor& MappedWeight::get() const {
+  MESHNN_CHECK(s_ != nullptr, "mapped weight: empty");
+  if (!s_->made.defined()) {
+    s_->made = s_->make();
+    MESHNN_CHECK(s_->made.dtype() == DType::f32 && s_->made.shape() == s_->shape,
+                 "mapped weight: made ", shape_str(s_->made.shape()), ", expected f32 ",
+                 shape_str(s_->shape));
+  }
+  return s_->made;
+}
+
 namespace {
 
 Tensor as_f32(const Tensor& t) {
@@ -21,14 +92,16 @@ void check_shape(const Tensor& t, const Shape& expected, const std::string& key)
 }
 
 // The conv weight under `prefix` in any of the accepted spellings (see state_dict.h).
-Tensor resolve_weight(const WeightLookup& get, const std::string& prefix, const Shape& expected) {
+MappedWeight resolve_weight(const WeightLookup& get, const std::string& prefix,
+                            const Shape& expected) {
   std::vector<std::string> tried;
   for (const char* scope : {"", "conv."}) {
     const std::string base = join_key(prefix, std::string(scope));
     const std::string wkey = base + "weight";
     if (auto w = get(wkey)) {
       check_shape(*w, expected, wkey);
-      return as_f32(*w);
+      const Tensor stored = *w;
+      return MappedWeight(expected, {stored}, "weight", [stored] { return as_f32(stored); });
     }
     tried.push_back(wkey);
     for (const WeightNormNames& names : weight_norm_names()) {
@@ -41,7 +114,9 @@ Tensor resolve_weight(const WeightLookup& get, const std::string& prefix, const 
         gshape[0] = expected[0];
         // torch stores g as (D0, 1, …, 1); accept a flat (D0) too.
         if (g->shape() != Shape{expected[0]}) check_shape(*g, gshape, gkey);
-        return fold_weight_norm(*g, *v, vkey);
+        const Tensor gs = *g, vs = *v;
+        return MappedWeight(expected, {gs, vs}, "weight_norm",
+                            [gs, vs, vkey] { return fold_weight_norm(gs, vs, vkey); });
       }
       MESHNN_CHECK_AS(WeightError, !g && !v, "weight-norm pair incomplete: found '",
                       g ? gkey : vkey, "' but not '", g ? vkey : gkey, "'");

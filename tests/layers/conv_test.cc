@@ -215,18 +215,18 @@ TEST(ConvStateDict, WeightNormFoldAndAliases) {
     double ss = 0;
     for (int64_t j = 0; j < 12; ++j) ss += std::pow(double(v.data<float>()[o * 12 + j]), 2);
     for (int64_t j = 0; j < 12; ++j)
-      EXPECT_NEAR(cw.weight.data<float>()[o * 12 + j],
+      EXPECT_NEAR(cw.weight.get().data<float>()[o * 12 + j],
                   g.data<float>()[o] * v.data<float>()[o * 12 + j] / std::sqrt(ss), 1e-6);
   }
   // Plain and parametrised spellings give the same tensors.
-  std::map<std::string, Tensor> st2{{"blk.weight", cw.weight}, {"blk.bias", b}};
-  EXPECT_TRUE(
-      test::bit_equal(map_conv1d_state(lookup_in(st2), "blk.", 4, 6, 3, true).weight, cw.weight));
+  std::map<std::string, Tensor> st2{{"blk.weight", cw.weight.get()}, {"blk.bias", b}};
+  EXPECT_TRUE(test::bit_equal(map_conv1d_state(lookup_in(st2), "blk.", 4, 6, 3, true).weight.get(),
+                              cw.weight.get()));
   std::map<std::string, Tensor> st3{{"blk.parametrizations.weight.original0", g},
                                     {"blk.parametrizations.weight.original1", v},
                                     {"blk.bias", b}};
-  EXPECT_TRUE(
-      test::bit_equal(map_conv1d_state(lookup_in(st3), "blk", 4, 6, 3, true).weight, cw.weight));
+  EXPECT_TRUE(test::bit_equal(map_conv1d_state(lookup_in(st3), "blk", 4, 6, 3, true).weight.get(),
+                              cw.weight.get()));
 }
 
 TEST(ConvStateDict, TransposeWeightNormIsPerInputChannel) {
@@ -237,7 +237,8 @@ TEST(ConvStateDict, TransposeWeightNormIsPerInputChannel) {
   ConvWeights cw = map_conv_transpose1d_state(lookup_in(st), "ups.0.0", 5, 3, 4, false);
   for (int64_t i = 0; i < 5; ++i) {
     double ss = 0;
-    for (int64_t j = 0; j < 12; ++j) ss += std::pow(double(cw.weight.data<float>()[i * 12 + j]), 2);
+    for (int64_t j = 0; j < 12; ++j)
+      ss += std::pow(double(cw.weight.get().data<float>()[i * 12 + j]), 2);
     EXPECT_NEAR(std::sqrt(ss), g.data<float>()[i], 1e-5);
   }
 }

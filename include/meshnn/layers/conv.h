@@ -104,10 +104,11 @@ class ConvLayerBase {
 
  protected:
   ConvLayerBase(std::string name, int spatial, int64_t c_in, int64_t c_out, Precision precision);
-  // weight: PyTorch layout f32; bias: (C_out) or undefined. Builds the engine.
+  // weight: PyTorch layout f32 (made only if the engine reads it); bias: (C_out) or undefined.
+  // Builds the engine.
   void build(bool deconv, const std::array<int64_t, 2>& kernel,
              const std::array<int64_t, 2>& stride, const std::array<int64_t, 2>& dilation,
-             bool bias, const Tensor& weight, const Tensor& bias_t);
+             bool bias, const MappedWeight& weight, const Tensor& bias_t);
   void check_loaded() const;
 
   std::string name_;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,9 +55,36 @@ Tensor fold_weight_norm(const Tensor& g, const Tensor& v, const std::string& key
 std::map<std::string, Shape> conv_tensor_names(const std::string& prefix, const Shape& weight_shape,
                                                int64_t bias_channels, bool wrapped = false);
 
+// A conv weight as mapped from a checkpoint: the f32 PyTorch-layout tensor, made from the stored
+// tensors (a bf16 → f32 copy, a weight-norm fold) only when something reads its values. Its origin
+// names it without making it — a hash of the stored tensors' dtypes, shapes and bytes and of the
+// step that makes the weight from them — so a layer whose transformed filters are already in the
+// filter cache never makes it (docs/filter_cache.md, "Keys"). Read by the one layer built from it
+// (not thread-safe).
+class MappedWeight {
+ public:
+  MappedWeight() = default;
+  // Values already made (f32): no origin; the filter cache hashes the values.
+  MappedWeight(Tensor f32);  // NOLINT: made values convert
+  // Made by `make` (f32, `shape`) from `stored`, the checkpoint's tensors, by the step `step`
+  // names (e.g. "weight", "weight_norm").
+  MappedWeight(Shape shape, std::vector<Tensor> stored, const char* step,
+               std::function<Tensor()> make);
+  const Shape& shape() const;
+  bool has_origin() const;
+  // The hash of the stored tensors and the step (computed on the first call).
+  uint64_t origin() const;
+  // The f32 values (made on the first call, then kept).
+  const Tensor& get() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> s_;
+};
+
 struct ConvWeights {
-  Tensor weight;  // f32, PyTorch layout
-  Tensor bias;    // f32 (C_out), undefined when the layer has no bias
+  MappedWeight weight;  // f32, PyTorch layout
+  Tensor bias;          // f32 (C_out), undefined when the layer has no bias
 };
 
 // Conv1d: weight (C_out, C_in, K), bias (C_out).
