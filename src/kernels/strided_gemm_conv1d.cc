@@ -10,8 +10,40 @@
 
 namespace meshnn::kernels {
 
-StridedGemmWeights pack_strided_gemm_conv1d(const float* weights, const float* bias, int64_t c_out,
-                                            int64_t c_in, int64_t k, int64_t stride) {
+namespace {
+
+// w (C_out, C_in, K) → J blocks of (s·C_in) × C_out, every value written (zeros where
+// j·s + r ≥ K). A transpose: row (j·s + r)·C_in + ci of block j holds C_out contiguous values, the
+// source each (co, ci)'s K taps. Per input channel, blocks of 16 output channels: 16 short reads of
+// K taps and K writes of 16 contiguous values (a loop over co per value wrote one cache line per
+// value).
+void pack_blocks(const float* w, int64_t c_out, int64_t c_in, int64_t k, int64_t stride,
+                 int64_t blocks, float* u) {
+  const int64_t rows = stride * c_in;
+  constexpr int64_t kCoBlock = 16;
+#pragma omp parallel for schedule(static)
+  for (int64_t ci = 0; ci < c_in; ++ci) {
+    for (int64_t co0 = 0; co0 < c_out; co0 += kCoBlock) {
+      const int64_t n = std::min(kCoBlock, c_out - co0);
+      for (int64_t tap = 0; tap < k; ++tap) {
+        const int64_t j = tap / stride, r = tap % stride;
+        float* dst = u + (j * rows + r * c_in + ci) * c_out + co0;
+        const float* src = w + (co0 * c_in + ci) * k + tap;
+        for (int64_t o = 0; o < n; ++o) dst[o] = src[o * c_in * k];
+      }
+    }
+    for (int64_t tap = k; tap < blocks * stride; ++tap) {
+      const int64_t j = tap / stride, r = tap % stride;
+      std::fill_n(u + (j * rows + r * c_in + ci) * c_out, c_out, 0.f);
+    }
+  }
+}
+
+}  // namespace
+
+StridedGemmWeights pack_strided_gemm_conv1d(const FilterWeights& weights, const float* bias,
+                                            int64_t c_out, int64_t c_in, int64_t k,
+                                            int64_t stride) {
   MESHNN_CHECK(stride >= 1 && k >= 1 && c_in >= 1 && c_out >= 1, "strided gemm conv1d: stride ",
                stride, " kernel ", k);
   StridedGemmWeights p;
@@ -20,14 +52,23 @@ StridedGemmWeights pack_strided_gemm_conv1d(const float* weights, const float* b
   p.stride = stride;
   p.blocks = (k + stride - 1) / stride;
   const int64_t rows = stride * c_in;  // K of one block's GEMM
-  p.w.assign(static_cast<size_t>(p.blocks * rows * c_out), 0.f);
-  for (int64_t co = 0; co < c_out; ++co)
-    for (int64_t ci = 0; ci < c_in; ++ci)
-      for (int64_t tap = 0; tap < k; ++tap) {
-        const int64_t j = tap / stride, r = tap % stride;
-        p.w[static_cast<size_t>((j * rows + r * c_in + ci) * c_out + co)] =
-            weights[(co * c_in + ci) * k + tap];
-      }
+  // The packed blocks are what the MiniMax-H3 encoder's strided layers computed at every load
+  // (110 MB of f32 from weight-norm pairs: ~0.5 s); the filter cache keeps them like Winograd's
+  // transformed filters.
+  p.w = winograd_filters(
+            static_cast<int>(p.blocks), rows, c_out, WinogradPrecision::f32, false,
+            [&](float* u) { pack_blocks(weights.values(), c_out, c_in, k, stride, p.blocks, u); },
+            [&] {
+              FilterKey key("strided_gemm");
+              key.add(c_in).add(c_out).add(k).add(stride);
+              weights.add_to(key, static_cast<size_t>(c_out * c_in * k));
+              return key.value();
+            },
+            [&] {
+              return detail::concat("strided gemm C_in ", c_in, " C_out ", c_out, " K ", k,
+                                    " stride ", stride, " f32");
+            })
+            .u;
   p.bias.assign(static_cast<size_t>(c_out), 0.f);
   if (bias) std::copy(bias, bias + c_out, p.bias.begin());
   return p;

@@ -17,19 +17,24 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/filter_cache.h"
+#include "kernels/winograd1d.h"
+
 namespace meshnn::kernels {
 
-// The filters as J blocks of (s·C_in) × C_out row-major, packed once at load; bias (C_out), zeros
-// when the layer has none.
+// The filters as J blocks of (s·C_in) × C_out row-major, packed once at load (or mapped from the
+// filter cache, as Winograd's filters: winograd_filters); bias (C_out), zeros when the layer has
+// none.
 struct StridedGemmWeights {
   int64_t c_in = 0, c_out = 0, stride = 1, blocks = 1;  // blocks = ceil(K / stride)
-  std::vector<float> w;
+  WeightBuffer w;
   std::vector<float> bias;
 };
 
-// weights: PyTorch Conv1d (C_out, C_in, K) f32; bias: C_out values or nullptr; stride ≥ 1.
-StridedGemmWeights pack_strided_gemm_conv1d(const float* weights, const float* bias, int64_t c_out,
-                                            int64_t c_in, int64_t k, int64_t stride);
+// weights: PyTorch Conv1d (C_out, C_in, K) f32 (read only on a filter cache miss); bias: C_out
+// values or nullptr; stride ≥ 1.
+StridedGemmWeights pack_strided_gemm_conv1d(const FilterWeights& weights, const float* bias,
+                                            int64_t c_out, int64_t c_in, int64_t k, int64_t stride);
 
 // One batch row: x (T, C_in) → y (T_out, C_out); output row t reads input rows t·stride + j − pad_l
 // for j < K, rows outside [0, T) being zeros. y = conv + bias, or y += conv + bias when

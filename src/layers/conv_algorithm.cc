@@ -85,7 +85,8 @@ class WinogradAlgorithm final : public Conv1dAlgorithm {
 // (64 → 128, k 4 s 2: 118 vs 103 GFLOP/s).
 class StridedGemmAlgorithm final : public Conv1dAlgorithm {
  public:
-  StridedGemmAlgorithm(const Conv1dGeometry& g, const float* w, const float* b, Precision p)
+  StridedGemmAlgorithm(const Conv1dGeometry& g, const kernels::FilterWeights& w, const float* b,
+                       Precision p)
       : w_(kernels::pack_strided_gemm_conv1d(w, b, g.c_out, g.c_in, g.k, g.stride)), f32_for_(p) {}
   Conv1dAlgo kind() const override { return Conv1dAlgo::gemm; }
   std::string name() const override {
@@ -234,7 +235,7 @@ std::unique_ptr<Conv1dAlgorithm> make_conv1d_algorithm(Conv1dAlgo algo, const Co
     case Conv1dAlgo::gemm:
       // f32 only, bf16 layers included (same reason; these are memory-bound strided GEMMs).
       if (!gemm_fits(g)) return nullptr;
-      return std::make_unique<StridedGemmAlgorithm>(g, weights.values(), bias, precision);
+      return std::make_unique<StridedGemmAlgorithm>(g, weights, bias, precision);
     case Conv1dAlgo::winograd:
     case Conv1dAlgo::fft:
       if (!winograd_fits(g)) return nullptr;

@@ -191,12 +191,15 @@ Tensor fold_weight_norm(const Tensor& g_in, const Tensor& v_in, const std::strin
                   key, "': g has shape ", shape_str(g_in.shape()), ", expected ",
                   v_in.rank() >= 1 ? v_in.dim(0) : 0, " values for v of shape ",
                   shape_str(v_in.shape()));
+  ProfileScope prof("load.weight_norm_fold");
   const Tensor g = as_f32(g_in), v = as_f32(v_in);
   const int64_t d0 = v.dim(0), inner = d0 ? v.numel() / d0 : 0;
   Tensor w = Tensor::empty(v.shape(), DType::f32);
   const float* vp = v.data<float>();
   const float* gp = g.data<float>();
   float* wp = w.data<float>();
+  // Rows are independent (each its own f64 sum, in order): the same bits on any thread count.
+#pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < d0; ++i) {
     double ss = 0;
     for (int64_t j = 0; j < inner; ++j) ss += double(vp[i * inner + j]) * vp[i * inner + j];

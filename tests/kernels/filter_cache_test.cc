@@ -20,6 +20,7 @@
 
 #include "io/file_util.h"
 #include "kernels/packed_gemm.h"
+#include "kernels/strided_gemm_conv1d.h"
 #include "kernels/winograd1d.h"
 #include "kernels/winograd2d.h"
 #include "layers/conv_engine.h"
@@ -401,6 +402,48 @@ TEST(FilterCache, AHitByOriginNeverMakesTheWeights) {
   std::vector<float> y(static_cast<size_t>(37 * c.co));
   plain.run(x.data(), 37, 1, y.data(), 37, false);
   expect_same_bits(cold, y);
+}
+
+// The strided GEMM conv's packed blocks (a k 10 stride 5 layer: K not a multiple of the stride,
+// so the last block has zero rows) come from the cache on a second build with the same origin,
+// without making the weights, and run the same bits as blocks packed with the cache off.
+TEST(FilterCache, StridedGemmBlocksComeFromTheCache) {
+  const int64_t ci = 64, co = 96, k = 12, s = 5, T = 83, pad = 3;
+  const int64_t T_out = (T + 2 * pad - k) / s + 1;
+  const std::vector<float> w = normal(static_cast<size_t>(co * ci * k), 81);
+  const std::vector<float> bias = normal(static_cast<size_t>(co), 82);
+  const std::vector<float> x = normal(static_cast<size_t>(T * ci), 83);
+  auto run = [&](const FilterWeights& fw) {
+    const StridedGemmWeights p = pack_strided_gemm_conv1d(fw, bias.data(), co, ci, k, s);
+    std::vector<float> y(static_cast<size_t>(T_out * co));
+    strided_gemm_conv1d(p, x.data(), T, pad, y.data(), T_out, false);
+    return y;
+  };
+  const std::vector<float> reference = [&] {
+    CacheOff off;
+    return run(w.data());
+  }();
+  CacheFolder cache;
+  ScopedEnv every_layer("MESHNN_FILTER_CACHE_MIN_KB", "0");
+  int made = 0;
+  const FilterWeights fw(
+      [&] {
+        ++made;
+        return w.data();
+      },
+      [] { return uint64_t{0x5712d3d}; });
+  const FilterCacheStats s0 = filter_cache_stats();
+  expect_same_bits(reference, run(fw));
+  EXPECT_EQ(filter_cache_stats().stores, s0.stores + 1);
+  const FilterWeights again(
+      [&] {
+        ++made;
+        return w.data();
+      },
+      [] { return uint64_t{0x5712d3d}; });
+  expect_same_bits(reference, run(again));
+  EXPECT_EQ(filter_cache_stats().hits, s0.hits + 1);
+  EXPECT_EQ(made, 1);
 }
 
 // A conv weight mapped from a checkpoint is named by its stored bytes and the step that makes it:
