@@ -57,9 +57,9 @@ class FilterKey {
 
 // The weights a kernel makes its filters from, possibly not made yet. Plain values: the entry's
 // key hashes them. Or made on demand, with an `origin`: a 64-bit name of the weights by what they
-// are made from (layers/mapped_weight.h: the checkpoint's stored bytes and the steps that turn them
-// into f32 weights), which the key hashes instead, so that a cache hit never makes them (no
-// bf16 → f32 copy, weight-norm fold or polyphase rearrangement at load).
+// are made from (MappedWeight in meshnn/layers/state_dict.h: the checkpoint's stored bytes and the
+// steps that turn them into f32 weights), which the key hashes instead, so that a cache hit never
+// makes them (no bf16 → f32 copy, weight-norm fold or polyphase rearrangement at load).
 class FilterWeights {
  public:
   FilterWeights(const float* values) : values_(values) {}  // NOLINT: plain values convert

@@ -20,8 +20,8 @@ namespace meshnn::kernels {
 class Winograd2d {
  public:
   // weights: PyTorch Conv2d (C_out, C_in, 3, 3) f32 (read only on a filter cache miss, as for
-  // Winograd1d); bias: C_out values or nullptr. The filters
-  // are transformed here, once (float64 sums, one rounding), in parallel over input channels.
+  // Winograd1d); bias: C_out values or nullptr. The filters are transformed here, once (float64
+  // sums, one rounding), in parallel over input channels.
   // precision / isa: as for Winograd1d (packed GEMM per transform point on AVX-512, bf16 operands
   // rounded once).
   Winograd2d(const FilterWeights& weights, const float* bias, int64_t c_out, int64_t c_in,

@@ -112,8 +112,9 @@ std::vector<float> polyphase_bias(const ConvSpec& spec, const float* b) {
   return bc;
 }
 
-// The conv weights a kernel reads, made only if it reads them; named by the mapped weight's
-// origin (when it has one) and `step`, the rearrangement applied to it here.
+// The conv weights a kernel reads, made (by `make`) only if it reads them; named by the mapped
+// weight's origin when it has one, with the layer kind, stride and kernel size (the polyphase
+// rearrangement of a deconv depends on them), else by their values.
 kernels::FilterWeights filter_weights(const MappedWeight& w, const ConvSpec& spec,
                                       const std::function<const float*()>& make) {
   if (!w.has_origin()) return {make, nullptr};

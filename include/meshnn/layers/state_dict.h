@@ -59,8 +59,8 @@ std::map<std::string, Shape> conv_tensor_names(const std::string& prefix, const 
 // tensors (a bf16 → f32 copy, a weight-norm fold) only when something reads its values. Its origin
 // names it without making it — a hash of the stored tensors' dtypes, shapes and bytes and of the
 // step that makes the weight from them — so a layer whose transformed filters are already in the
-// filter cache never makes it (docs/filter_cache.md, "Keys"). Read by the one layer built from it
-// (not thread-safe).
+// filter cache never makes it (docs/filter_cache.md, "Never silently stale"). Read by the one
+// layer built from it (not thread-safe).
 class MappedWeight {
  public:
   MappedWeight() = default;
