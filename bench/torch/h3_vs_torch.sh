@@ -48,10 +48,11 @@ for r in $(seq "$rounds"); do
   grep '^{' "$out/log"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-# The reference's (B, 1, L) as the WAV's layout, (L, B): one channel per item.
-/usr/bin/python3 -c "import numpy as np; np.save('$out/y_ref.npy', np.load('$out/y_ref.npy')[:, 0, :].T.copy())"
-"$meshnn" verify "$out/y_ref.npy" "$out/y.wav" 2>&1 | grep -E "PSNR|result" || true
-"$meshnn" verify "$out/y.wav" "$out/y12.wav" 2>&1 | grep -E "PSNR|result" || true
+# The reference's (B, 1, L) as `meshnn verify` reads arrays, channel-first (B, L): one channel per
+# item, as in the WAV.
+/usr/bin/python3 -c "import numpy as np; np.save('$out/y_ref.npy', np.load('$out/y_ref.npy')[:, 0, :].copy())"
+"$meshnn" verify "$out/y_ref.npy" "$out/y.wav" 2>&1 | grep -E "PSNR|result|error" || true
+"$meshnn" verify "$out/y.wav" "$out/y12.wav" 2>&1 | grep -E "PSNR|result|error" || true
 /usr/bin/python3 -c "
 import numpy as np, sys
 z, r = np.load('$out/z.npy'), np.load('$out/z_ref.npy')
