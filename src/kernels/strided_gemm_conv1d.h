@@ -17,8 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/filter_cache.h"
-#include "kernels/winograd1d.h"
+#include "kernels/winograd1d.h"  // WeightBuffer, winograd_filters, FilterWeights
 
 namespace meshnn::kernels {
 

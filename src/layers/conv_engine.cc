@@ -113,20 +113,19 @@ std::vector<float> polyphase_bias(const ConvSpec& spec, const float* b) {
 }
 
 // The conv weights a kernel reads, made (by `make`) only if it reads them; named by the mapped
-// weight's origin when it has one, with the layer kind, stride and kernel size (the polyphase
-// rearrangement of a deconv depends on them), else by their values.
+// weight's origin when it has one (the kernel's key adds its own geometry), else by their values.
+// A deconv's polyphase rearrangement depends on its stride and kernel size, so they join its name.
 kernels::FilterWeights filter_weights(const MappedWeight& w, const ConvSpec& spec,
                                       const std::function<const float*()>& make) {
   if (!w.has_origin()) return {make, nullptr};
-  return {
-      make, [&w, &spec] {
-        // The polyphase rearrangement depends on the deconv's stride and kernel.
-        return kernels::FilterKey(spec.kind == ConvKind::deconv ? "polyphase deconv" : "conv layer")
-            .add(spec.stride[0])
-            .add(spec.kernel[0])
-            .add(static_cast<int64_t>(w.origin()))
-            .value();
-      }};
+  if (spec.kind != ConvKind::deconv) return {make, [&w] { return w.origin(); }};
+  return {make, [&w, &spec] {
+            return kernels::FilterKey("polyphase deconv")
+                .add(spec.stride[0])
+                .add(spec.kernel[0])
+                .add(static_cast<int64_t>(w.origin()))
+                .value();
+          }};
 }
 
 }  // namespace
