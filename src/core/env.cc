@@ -7,7 +7,7 @@
 namespace meshnn {
 
 namespace {
-constexpr EnumNames<EnvSwitch, 11> kEnvNames{
+constexpr EnumNames<EnvSwitch, 12> kEnvNames{
     "environment switch",
     {{EnvSwitch::log, "MESHNN_LOG"},
      {EnvSwitch::profile, "MESHNN_PROFILE"},
@@ -19,7 +19,8 @@ constexpr EnumNames<EnvSwitch, 11> kEnvNames{
      {EnvSwitch::deconv_algo, "MESHNN_DECONV_ALGO"},
      {EnvSwitch::link, "MESHNN_LINK"},
      {EnvSwitch::filter_cache, "MESHNN_FILTER_CACHE"},
-     {EnvSwitch::filter_cache_min_kb, "MESHNN_FILTER_CACHE_MIN_KB"}}};
+     {EnvSwitch::filter_cache_min_kb, "MESHNN_FILTER_CACHE_MIN_KB"},
+     {EnvSwitch::filter_memory, "MESHNN_FILTER_MEMORY"}}};
 }  // namespace
 
 const char* env_name(EnvSwitch s) { return kEnvNames.name(s, ""); }

@@ -37,6 +37,16 @@ constexpr size_t kFilterCacheMinBytes = size_t{1} << 16;
 // The smallest entry cached: MESHNN_FILTER_CACHE_MIN_KB KiB, default kFilterCacheMinBytes.
 size_t filter_cache_min_bytes();
 
+// Where a layer's cached filters live while it runs (MESHNN_FILTER_MEMORY).
+// mapped (the default): in the entry file's page-cache pages, mapped — the fastest load.
+// private: in the process's own memory — a found entry is copied in at load, a new one is made
+// there and written to its file at commit. Costs the first write of every fresh page at load
+// (~1.9 s for LTX-2.3's 1.3 GB on these VMs), and is for long-running processes whose small
+// pushes re-read every filter: on this machine kind mapped page-cache pages read up to 1.5x
+// slower in a stream than private ones (docs/filter_cache.md "Mapped or private").
+enum class FilterMemory { mapped, private_copy };
+FilterMemory filter_memory();
+
 // 64-bit hash of n bytes (4 independent multiply-rotate lanes, then an avalanche). Big inputs
 // are hashed as 4 MiB chunks in parallel (OpenMP) and the chunk hashes hashed again: the value
 // does not depend on the thread count.
@@ -81,8 +91,10 @@ class FilterWeights {
   std::function<uint64_t()> origin_;
 };
 
-// One entry's mapping (read-only for a found entry; shared, read-write until commit() for a new
-// one): `bytes` of contents at a page-aligned `data`, unmapped with the last reference.
+// One entry's memory: the file's mapping (read-only for a found entry; shared, read-write until
+// commit() for a new one), or with FilterMemory::private_copy an anonymous mapping holding the
+// same bytes (header page included). `bytes` of contents at a page-aligned `data`, unmapped with
+// the last reference.
 struct FilterBlob {
   const void* data = nullptr;
   size_t bytes = 0;
@@ -99,9 +111,10 @@ std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes);
 // A new entry made in place: a temporary file of the entry's size in the cache folder, mapped
 // read-write and shared, in which the caller makes the layer's filters and from which the layer
 // then runs (so a first load writes its filters once, into the page cache, not into memory and
-// then again into a file). commit() checksums the contents, writes the header and renames the file
-// into place, so a reader sees a whole entry or none; the mapping stays valid either way. A writer
-// destroyed uncommitted removes its file.
+// then again into a file). With FilterMemory::private_copy the filters are made in anonymous
+// memory instead and written to the file at commit. commit() checksums the contents, writes the
+// header and renames the file into place, so a reader sees a whole entry or none; the memory stays
+// valid either way. A writer destroyed uncommitted removes its file.
 class FilterEntryWriter {
  public:
   // nullptr when the cache is off or the file cannot be made (a read-only or full disk: one
@@ -122,6 +135,7 @@ class FilterEntryWriter {
   FilterEntryWriter() = default;
   uint64_t key_ = 0;
   int fd_ = -1;
+  bool private_ = false;  // FilterMemory::private_copy: the memory is anonymous, the file written
   std::string tmp_, path_, dir_;
   std::shared_ptr<FilterBlob> blob_;
 };

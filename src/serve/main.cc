@@ -5,6 +5,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "cli/audio_common.h"
@@ -228,6 +229,10 @@ int main(int argc, char** argv) {
   // Line-buffered stdout so the "listening" line and the stderr log stay in order when piped.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   meshnn::init_logging_from_env();
+  // A server loads once and decodes and streams for hours: its cached filters are copied into its
+  // own memory at load, where steady calls and stream pushes read them faster than from the page
+  // cache (docs/filter_cache.md, "Mapped or private"), unless the environment says otherwise.
+  ::setenv("MESHNN_FILTER_MEMORY", "private", 0);
   CLI::App app{"Serve the decoders over HTTP and WebSocket (docs/serve.md)"};
   auto args = std::make_shared<meshnn::serve::Args>();
   meshnn::serve::add_compute_options(&app, args.get());

@@ -351,6 +351,64 @@ TEST(FilterCache, EntriesAreMappedAskingForHugeFolios) {
   EXPECT_NE(vm_flags_of(found->data).find(" hg"), std::string::npos) << vm_flags_of(found->data);
 }
 
+// The file behind this process's mapping that holds p ("" for anonymous memory or none).
+std::string mapped_file_of(const void* p) {
+  std::ifstream maps("/proc/self/maps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2 || at < lo || at >= hi) continue;
+    const size_t slash = line.find('/');
+    return slash == std::string::npos ? "" : line.substr(slash);
+  }
+  return "";
+}
+
+// MESHNN_FILTER_MEMORY=private: a new entry is made in anonymous memory and written to its file
+// at commit, a found one copied out of the page cache; either way the layer runs the same bits
+// from memory no file backs, and the file is the same entry a mapped load finds.
+TEST(FilterCache, PrivateMemoryHoldsTheSameEntryInNoFileMapping) {
+  CacheFolder cache;
+  const size_t bytes = size_t{3} << 20;
+  const uint64_t key = 0x5eed0000cafeULL;
+  const std::vector<float> v = normal(bytes / sizeof(float), 44);
+  {
+    ScopedEnv own("MESHNN_FILTER_MEMORY", "private");
+    auto writer = FilterEntryWriter::create(key, bytes);
+    ASSERT_NE(writer, nullptr);
+    EXPECT_EQ(mapped_file_of(writer->data()), "");
+    std::memcpy(writer->data(), v.data(), bytes);
+    ASSERT_TRUE(writer->commit("a private test entry"));
+    const auto found = filter_cache_find(key, bytes);
+    ASSERT_NE(found, nullptr);
+    EXPECT_EQ(mapped_file_of(found->data), "");
+    EXPECT_EQ(std::memcmp(found->data, v.data(), bytes), 0);
+  }
+  const auto mapped = filter_cache_find(key, bytes);  // the default: the file itself
+  ASSERT_NE(mapped, nullptr);
+  EXPECT_NE(mapped_file_of(mapped->data).find(cache.dir()), std::string::npos);
+  EXPECT_EQ(std::memcmp(mapped->data, v.data(), bytes), 0);
+
+  // A layer: cold and warm in private memory, the same bits as transformed with the cache off.
+  const Conv1d c{256, 256, 7, 3, {4, 7}};
+  const std::vector<float> w = normal(static_cast<size_t>(c.co * c.ci * c.k), 45);
+  const std::vector<float> reference = [&] {
+    CacheOff off;
+    return run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 46);
+  }();
+  ScopedEnv own("MESHNN_FILTER_MEMORY", "private");
+  const FilterCacheStats s0 = filter_cache_stats();
+  expect_same_bits(run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 46), reference);
+  expect_same_bits(run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 46), reference);
+  const FilterCacheStats s1 = filter_cache_stats();
+  EXPECT_EQ(s1.stores, s0.stores + 1);
+  EXPECT_EQ(s1.hits, s0.hits + 1);
+
+  ScopedEnv bad("MESHNN_FILTER_MEMORY", "shared");
+  EXPECT_THROW(filter_memory(), InvalidArgument);
+}
+
 // A checkpoint's mapping asks for huge folios too: where the page cache keeps the file in 2 MiB
 // folios, a pass over its weights (the origin hash of a MappedWeight) reads through PMD mappings.
 TEST(FilterCache, CheckpointMappingsAskForHugeFolios) {
