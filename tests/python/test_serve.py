@@ -831,3 +831,31 @@ def test_minimax_h3_decode_encode_equal_cli(tmp_path, rng):
         np.testing.assert_allclose(np.frombuffer(pcm, np.float32)[None], one_z0, rtol=0, atol=1e-5)
     finally:
         assert s.stop() == 0
+
+
+def test_cached_filters_run_from_private_memory(tmp_path):
+    """The server copies the filter cache's entries into its own memory (MESHNN_FILTER_MEMORY's
+    default under serve: private) — none of its mappings is an entry file — and answers with the
+    same bytes as a server told to map them."""
+    cache = str(tmp_path / 'cache')
+    base = dict(os.environ, MESHNN_FILTER_CACHE=cache, MESHNN_FILTER_CACHE_MIN_KB='0')
+    base.pop('MESHNN_FILTER_MEMORY', None)
+    latent = open(fixture('ltx23_small_latent.npy'), 'rb').read()
+    answers = {}
+    for label, env in [('cold', base), ('warm', base),
+                       ('mapped', dict(base, MESHNN_FILTER_MEMORY='mapped'))]:
+        s = Server(models=[f'ltx={LTX23}'], env=env)
+        try:
+            with open(f'/proc/{s.proc.pid}/maps') as f:
+                entry_maps = [l for l in f if cache in l]
+            r = post(s, 'ltx', latent)
+            assert r.status_code == 200, r.text
+            answers[label] = r.content
+        finally:
+            assert s.stop() == 0, s.stderr()
+        if label == 'mapped':
+            assert entry_maps, 'a mapped server maps its entries'
+        else:
+            assert entry_maps == [], entry_maps
+        assert any(n.endswith('.mfc') for n in os.listdir(os.path.join(cache, 'v1')))
+    assert answers['cold'] == answers['warm'] == answers['mapped']
