@@ -119,8 +119,8 @@ void ask_for_huge_folios(void* base, size_t bytes) { (void)::madvise(base, bytes
 
 // Anonymous memory for an entry's bytes (FilterMemory::private_copy), holding a copy of `from`
 // when given; nullptr when it cannot be had. Faulted in and filled in 4 MiB chunks spread over the
-// threads: for 1.3 GB on 2 threads 1.9-2.1 s against 2.5-2.8 s on one (the first write of each
-// fresh page dominates; docs/benchmarks.md "Issue 34 (wave 21)").
+// threads: a warm LTX-2.3 load (1.3 GB of filters) took 1.9-2.1 s so on 2 threads, 2.5-2.8 s on
+// one (the first write of each fresh page dominates; docs/benchmarks.md "Issue 34 (wave 21)").
 void* map_private(size_t bytes, const void* from = nullptr) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;

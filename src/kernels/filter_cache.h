@@ -41,9 +41,10 @@ size_t filter_cache_min_bytes();
 // mapped (the default): in the entry file's page-cache pages, mapped — the fastest load.
 // private: in the process's own memory — a found entry is copied in at load, a new one is made
 // there and written to its file at commit. Costs the first write of every fresh page at load
-// (~1.9 s for LTX-2.3's 1.3 GB on these VMs), and is for long-running processes whose small
-// pushes re-read every filter: on this machine kind mapped page-cache pages read up to 1.5x
-// slower in a stream than private ones (docs/filter_cache.md "Mapped or private").
+// (a warm LTX-2.3 load, 1.3 GB of filters, 1.8 s instead of 0.5 s on these VMs), and is for
+// long-running processes whose calls and small pushes re-read every filter: on this machine kind
+// mapped page-cache pages read slower (LTX-2.3 8-frame pushes ~1.2-1.3x) than private ones
+// (docs/filter_cache.md "Mapped or private").
 enum class FilterMemory { mapped, private_copy };
 FilterMemory filter_memory();
 
