@@ -309,4 +309,18 @@ void check_output_path(const std::string& out, const std::vector<std::string>& i
                dir.string(), " is not writable");
 }
 
+// Writes all of [p, p + n) to fd (sequential); BackendError naming `name` on failure.
+void write_all(int fd, const void* data, size_t n, const std::string& name) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    const ssize_t r = ::write(fd, p, n);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw BackendError(detail::concat(name, ": write failed: ", std::strerror(errno)));
+    }
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+}
+
 }  // namespace meshnn::io

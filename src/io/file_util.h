@@ -87,4 +87,7 @@ void write_output(const std::string& path, const std::function<void(const std::s
 // Writes `bytes` to path with write_output.
 void write_bytes_output(const std::string& path, const void* bytes, size_t n);
 
+// Writes all of [p, p + n) to fd (sequential); BackendError naming `name` on failure.
+void write_all(int fd, const void* p, size_t n, const std::string& name);
+
 }  // namespace meshnn::io

@@ -67,19 +67,6 @@ sf_count_t fdio_write(const void* ptr, sf_count_t count, void* user) {
 }
 sf_count_t fdio_tell(void* user) { return static_cast<FdIo*>(user)->pos; }
 
-// Writes all of [p, p + n) to fd (sequential); BackendError naming `name` on failure.
-void write_all(int fd, const uint8_t* p, size_t n, const std::string& name) {
-  while (n > 0) {
-    const ssize_t r = ::write(fd, p, n);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      throw BackendError(detail::concat(name, ": write failed: ", std::strerror(errno)));
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-}
-
 // One libsndfile writer over an FdIo: the WAV and raw sinks differ only in the format word and in
 // where the descriptor leads.
 class SndSink : public AudioSink {

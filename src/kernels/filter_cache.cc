@@ -22,6 +22,7 @@
 
 #include "core/env.h"
 #include "core/populate.h"
+#include "io/file_util.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
 #include "meshnn/core/profile.h"
@@ -286,18 +287,6 @@ void store_failed(const std::string& dir, const std::string& why) {
   c.failed_dir = dir;
 }
 
-// Writes all n bytes of p at the start of fd; false (errno set) when it cannot.
-bool write_all(int fd, const void* p, size_t n) {
-  const char* at = static_cast<const char*>(p);
-  for (size_t done = 0; done < n;) {
-    const ssize_t w = ::pwrite(fd, at + done, n - done, static_cast<off_t>(done));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    done += static_cast<size_t>(w);
-  }
-  return true;
-}
-
 }  // namespace
 
 std::unique_ptr<FilterEntryWriter> FilterEntryWriter::create(uint64_t key, size_t bytes) {
@@ -367,11 +356,17 @@ bool FilterEntryWriter::commit(const std::string& what) {
   std::memcpy(blob_->map_base, &h, sizeof h);
   // From here the layer only reads its filters.
   (void)::mprotect(blob_->map_base, blob_->map_bytes, PROT_READ);
-  const bool written = !private_ || write_all(fd_, blob_->map_base, blob_->map_bytes);
+  std::string why;
+  try {
+    if (private_) io::write_all(fd_, blob_->map_base, blob_->map_bytes, tmp_);
+  } catch (const BackendError& e) {
+    why = e.what();
+  }
   ::close(fd_);
   fd_ = -1;
-  if (!written || ::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    store_failed(dir_, std::strerror(errno));
+  if (why.empty() && ::rename(tmp_.c_str(), path_.c_str()) != 0) why = std::strerror(errno);
+  if (!why.empty()) {
+    store_failed(dir_, why);
     ::unlink(tmp_.c_str());
     return false;
   }
