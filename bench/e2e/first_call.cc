@@ -45,6 +45,7 @@ struct Args {
   std::string checkpoint, latent, mesh = "auto", write_checkpoint;
   double seconds = 4.0;
   int threads = 0, calls = 4;
+  bool settle = false;  // wait for MESHNN_FILTER_MEMORY=background's copies before the calls
   uint64_t seed = 0;
   std::string precision = "fp32";
 };
@@ -211,11 +212,18 @@ void run(const Args& a) {
   const double load_cpu = cpu_s() - cpu0;
   const long load_faults = minor_faults() - faults0;
   const double rss_load = rss_mb();
+  double settle_s = -1;
+  if (a.settle) {
+    const auto s0 = std::chrono::steady_clock::now();
+    filter_cache_settle();
+    settle_s = seconds_since(s0);
+  }
   RunOptions run;
   run.mesh = a.mesh;
   run.threads = a.threads;
   std::vector<double> calls, cpus;
   std::vector<long> faults;
+  std::vector<uint64_t> pending;  // background filter copies not yet in place after each call
   Tensor first, out;
   for (int i = 0; i < std::max(2, a.calls); ++i) {
     const auto c0 = std::chrono::steady_clock::now();
@@ -225,6 +233,7 @@ void run(const Args& a) {
     calls.push_back(seconds_since(c0));
     cpus.push_back(cpu_s() - u0);
     faults.push_back(minor_faults() - f0);
+    pending.push_back(filter_cache_stats().copies_pending);
     if (i == 0) first = out;
   }
   const double steady = median(std::vector<double>(calls.begin() + 1, calls.end()));
@@ -242,6 +251,16 @@ void run(const Args& a) {
       cache_dir.empty() ? "off" : cache_dir.c_str(), static_cast<unsigned long long>(fc.hits),
       fc.bytes_mapped / 1e6, static_cast<unsigned long long>(fc.stores), fc.bytes_written / 1e6,
       fc.rejected ? ", some entries refused (see the warnings)" : "");
+  if (!cache_dir.empty()) {
+    std::printf("filter memory %s: %.0f MB copied into private memory", filter_cache_memory(),
+                fc.bytes_private / 1e6);
+    if (settle_s >= 0) std::printf("; background copies settled %.3f s after load", settle_s);
+    if (std::string(filter_cache_memory()) == "background") {
+      std::printf("; copies pending after each call:");
+      for (uint64_t p : pending) std::printf(" %llu", static_cast<unsigned long long>(p));
+    }
+    std::printf("\n");
+  }
   std::printf("call 1 %.3f s; calls 2..%zu:", calls[0], calls.size());
   for (size_t i = 1; i < calls.size(); ++i) std::printf(" %.3f", calls[i]);
   const double steady_cpu = median(std::vector<double>(cpus.begin() + 1, cpus.end()));
@@ -279,6 +298,9 @@ const Registrar reg("first-call", [](CLI::App& app) {
       "--checkpoint", args->checkpoint,
       "checkpoint (default: a random one; bigvgan: config.json beside it; h3: the folder)");
   cmd->add_option("--latent", args->latent, "latent .npy (default: random, --seconds long)");
+  cmd->add_flag("--settle", args->settle,
+                "wait after the load until MESHNN_FILTER_MEMORY=background has copied every "
+                "cached filter into private memory (timed), then make the calls");
   cmd->add_option("--write-checkpoint", args->write_checkpoint,
                   "only write the random LTX-2.3 checkpoint (bf16, --seed) to this path and exit "
                   "(for timing one-shot `meshnn audio-decode` processes on it)");

@@ -32,6 +32,8 @@ const Registrar reg("info", [](CLI::App& app) {
                 omp_env ? omp_env : "unset");
     const std::string cache = filter_cache_dir();
     std::printf("filter cache: %s\n", cache.empty() ? "off" : cache.c_str());
+    if (!cache.empty())
+      std::printf("  memory:     %s (MESHNN_FILTER_MEMORY)\n", filter_cache_memory());
   });
 });
 }  // namespace

@@ -45,7 +45,11 @@ size_t filter_cache_min_bytes();
 // long-running processes whose calls and small pushes re-read every filter: on this machine kind
 // mapped page-cache pages read slower (LTX-2.3 8-frame pushes ~1.2-1.3x) than private ones
 // (docs/filter_cache.md "Mapped or private").
-enum class FilterMemory { mapped, private_copy };
+// background: loads as mapped, then one idle-priority thread copies each entry into the
+// process's own memory and puts the copy in place of the file's pages at the same address
+// (mremap), so the filters' pointers never change and a call running meanwhile reads the same
+// bytes from either. A long-running process gets mapped's load and private's steady speed.
+enum class FilterMemory { mapped, private_copy, background };
 FilterMemory filter_memory();
 
 // 64-bit hash of n bytes (4 independent multiply-rotate lanes, then an avalanche). Big inputs
@@ -93,8 +97,9 @@ class FilterWeights {
 };
 
 // One entry's memory: the file's mapping (read-only for a found entry; shared, read-write until
-// commit() for a new one), or with FilterMemory::private_copy an anonymous mapping holding the
-// same bytes (header page included). `bytes` of contents at a page-aligned `data`, unmapped with
+// commit() for a new one), or with FilterMemory::private_copy (and FilterMemory::background once
+// its copy is in) an anonymous mapping holding the same bytes (header page included), at the same
+// address. `bytes` of contents at a page-aligned `data`, unmapped with
 // the last reference.
 struct FilterBlob {
   const void* data = nullptr;
@@ -137,6 +142,7 @@ class FilterEntryWriter {
   uint64_t key_ = 0;
   int fd_ = -1;
   bool private_ = false;  // FilterMemory::private_copy: the memory is anonymous, the file written
+  bool background_ = false;  // FilterMemory::background: copied to private memory after commit
   std::string tmp_, path_, dir_;
   std::shared_ptr<FilterBlob> blob_;
 };

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "meshnn/core/filter_cache.h"
 #include "meshnn/core/memory.h"
 
 namespace meshnn::serve {
@@ -112,6 +113,19 @@ std::string Metrics::render() const {
   o += "# HELP meshnn_resident_bytes Resident memory of the process (VmRSS).\n";
   o += "# TYPE meshnn_resident_bytes gauge\n";
   o += "meshnn_resident_bytes " + std::to_string(resident_bytes()) + "\n";
+  const FilterCacheStats filters = filter_cache_stats();
+  o += "# HELP meshnn_filter_cache_memory Where cached filters live (MESHNN_FILTER_MEMORY).\n";
+  o += "# TYPE meshnn_filter_cache_memory gauge\n";
+  o += std::string("meshnn_filter_cache_memory{setting=\"") + filter_cache_memory() + "\"} 1\n";
+  o += "# HELP meshnn_filter_cache_private_bytes Cached filters copied into the server's own "
+       "memory.\n";
+  o += "# TYPE meshnn_filter_cache_private_bytes gauge\n";
+  o += "meshnn_filter_cache_private_bytes " + std::to_string(filters.bytes_private) + "\n";
+  o +=
+      "# HELP meshnn_filter_cache_copies_pending Cached filters still read from their files, to be "
+      "copied (MESHNN_FILTER_MEMORY=background).\n";
+  o += "# TYPE meshnn_filter_cache_copies_pending gauge\n";
+  o += "meshnn_filter_cache_copies_pending " + std::to_string(filters.copies_pending) + "\n";
   o += "# HELP meshnn_audio_seconds_total Seconds of audio produced.\n";
   o += "# TYPE meshnn_audio_seconds_total counter\n";
   for (const auto& [k, v] : audio_s_)

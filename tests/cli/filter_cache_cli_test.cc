@@ -60,6 +60,12 @@ TEST(FilterCacheCli, OneShotDecodesShareTheCacheAndWriteTheSameBytes) {
 
   const test::CliRun info = test::shell(on + test::meshnn_binary() + " info");
   EXPECT_NE(info.output.find("filter cache: " + v1.string()), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("memory:     mapped (MESHNN_FILTER_MEMORY)"), std::string::npos)
+      << info.output;
+  const test::CliRun background =
+      test::shell(on + "MESHNN_FILTER_MEMORY=background " + test::meshnn_binary() + " info");
+  EXPECT_NE(background.output.find("memory:     background"), std::string::npos)
+      << background.output;
   const test::CliRun list = test::shell(on + test::meshnn_binary() + " cache list");
   ASSERT_EQ(list.code, 0) << list.output;
   EXPECT_NE(list.output.find(std::to_string(stored) + " entries"), std::string::npos)

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/file_util.h"
@@ -407,6 +409,85 @@ TEST(FilterCache, PrivateMemoryHoldsTheSameEntryInNoFileMapping) {
 
   ScopedEnv bad("MESHNN_FILTER_MEMORY", "shared");
   EXPECT_THROW(filter_memory(), InvalidArgument);
+}
+
+// MESHNN_FILTER_MEMORY=background: an entry loads as the file's mapping, then the background
+// copier puts a private copy in its place at the same address. Readers on other threads hash the
+// entry over and over while that happens and always see the same bytes; after settling no file
+// backs the entry, new entries (made in their files) move too, an entry dropped before its turn
+// is skipped, and a layer runs the same bits as with the cache off.
+TEST(FilterCache, BackgroundCopyMovesEntriesIntoPrivateMemoryInPlace) {
+  CacheFolder cache;
+  const size_t bytes =
+      size_t{48} << 20;  // big enough that the swap lands among the readers' passes
+  const uint64_t key = 0xbacc0000cafeULL;
+  const std::vector<float> v = normal(bytes / sizeof(float), 61);
+  const uint64_t want = hash_bytes(v.data(), bytes, 7);
+  {
+    auto writer = FilterEntryWriter::create(key, bytes);  // mapped: the entry file
+    ASSERT_NE(writer, nullptr);
+    std::memcpy(writer->data(), v.data(), bytes);
+    ASSERT_TRUE(writer->commit("a background test entry"));
+  }
+  ScopedEnv background("MESHNN_FILTER_MEMORY", "background");
+  ASSERT_TRUE(filter_cache_settle(60));
+  const FilterCacheStats s0 = filter_cache_stats();
+  const auto found = filter_cache_find(key, bytes);
+  ASSERT_NE(found, nullptr);
+  const void* at = found->data;
+  // One reader hashing the entry in 1 MiB pieces, over and over, while the copier works (the
+  // other core is left to the copier, which runs at idle priority).
+  auto pieces_hash = [bytes](const void* p) {
+    uint64_t h = 0;
+    for (size_t off = 0; off < bytes; off += size_t{1} << 20)
+      h = h * 31 + hash_bytes(static_cast<const char*>(p) + off,
+                              std::min(size_t{1} << 20, bytes - off), off);
+    return h;
+  };
+  const uint64_t expect = pieces_hash(v.data());
+  std::atomic<bool> stop{false};
+  std::atomic<int> passes{0}, wrong{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      if (pieces_hash(found->data) != expect) ++wrong;
+      ++passes;
+    }
+  });
+  ASSERT_TRUE(filter_cache_settle(60));
+  while (passes.load() < 4) std::this_thread::yield();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(found->data, at);
+  EXPECT_EQ(mapped_file_of(found->data), "");
+  EXPECT_EQ(hash_bytes(found->data, bytes, 7), want);
+  const FilterCacheStats s1 = filter_cache_stats();
+  EXPECT_EQ(s1.bytes_private, s0.bytes_private + bytes);
+  EXPECT_EQ(s1.copies_pending, 0u);
+
+  // A new entry is made in its file (as mapped), then moved after commit.
+  const uint64_t key2 = key + 1;
+  auto writer = FilterEntryWriter::create(key2, size_t{3} << 20);
+  ASSERT_NE(writer, nullptr);
+  EXPECT_NE(mapped_file_of(writer->data()).find(cache.dir()), std::string::npos);
+  std::memcpy(writer->data(), v.data(), size_t{3} << 20);
+  ASSERT_TRUE(writer->commit("a second background test entry"));
+  ASSERT_TRUE(filter_cache_settle(60));
+  EXPECT_EQ(mapped_file_of(writer->data()), "");
+  EXPECT_EQ(std::memcmp(writer->data(), v.data(), size_t{3} << 20), 0);
+
+  // Entries whose layers are gone before their turn: skipped, nothing touches their addresses.
+  for (int i = 0; i < 8; ++i) (void)filter_cache_find(key, bytes);
+  ASSERT_TRUE(filter_cache_settle(60));
+
+  const Conv1d c{256, 256, 7, 3, {4, 7}};
+  const std::vector<float> w = normal(static_cast<size_t>(c.co * c.ci * c.k), 62);
+  const std::vector<float> reference = [&] {
+    CacheOff off;
+    return run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 63);
+  }();
+  expect_same_bits(run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 63), reference);
+  expect_same_bits(run1d(c, w, WinogradPrecision::f32, WinogradIsa::automatic, 63), reference);
 }
 
 // A checkpoint's mapping asks for huge folios too: where the page cache keeps the file in 2 MiB

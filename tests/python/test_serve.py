@@ -834,28 +834,53 @@ def test_minimax_h3_decode_encode_equal_cli(tmp_path, rng):
 
 
 def test_cached_filters_run_from_private_memory(tmp_path):
-    """The server copies the filter cache's entries into its own memory (MESHNN_FILTER_MEMORY's
-    default under serve: private) — none of its mappings is an entry file — and answers with the
-    same bytes as a server told to map them."""
+    """The server moves the filter cache's entries into its own memory (MESHNN_FILTER_MEMORY's
+    default under serve: background — loaded as the files' mappings, then copied in place by an
+    idle thread, which /metrics reports): once settled none of its mappings is an entry file. A
+    server told `private` copies at load, one told `mapped` keeps the files; all answer with the
+    same bytes, before and after the copies."""
     cache = str(tmp_path / 'cache')
     base = dict(os.environ, MESHNN_FILTER_CACHE=cache, MESHNN_FILTER_CACHE_MIN_KB='0')
     base.pop('MESHNN_FILTER_MEMORY', None)
     latent = open(fixture('ltx23_small_latent.npy'), 'rb').read()
+
+    def entry_maps(s):
+        with open(f'/proc/{s.proc.pid}/maps') as f:
+            return [l for l in f if cache in l]
+
+    def gauge(s, name):
+        text = requests.get(f'{s.url}/metrics').text
+        return int(re.search(rf'^{name} (\d+)$', text, re.M).group(1))
+
     answers = {}
     for label, env in [('cold', base), ('warm', base),
+                       ('private', dict(base, MESHNN_FILTER_MEMORY='private')),
                        ('mapped', dict(base, MESHNN_FILTER_MEMORY='mapped'))]:
         s = Server(models=[f'ltx={LTX23}'], env=env)
         try:
-            with open(f'/proc/{s.proc.pid}/maps') as f:
-                entry_maps = [l for l in f if cache in l]
-            r = post(s, 'ltx', latent)
+            r = post(s, 'ltx', latent)  # while the copies may still run
             assert r.status_code == 200, r.text
             answers[label] = r.content
+            if label in ('cold', 'warm'):
+                deadline = time.time() + 60
+                while gauge(s, 'meshnn_filter_cache_copies_pending') and time.time() < deadline:
+                    time.sleep(0.1)
+                assert gauge(s, 'meshnn_filter_cache_copies_pending') == 0
+                r = post(s, 'ltx', latent)
+                assert r.status_code == 200, r.text
+                assert r.content == answers[label]
+            maps = entry_maps(s)
+            private_bytes = gauge(s, 'meshnn_filter_cache_private_bytes')
+            setting = re.search(r'^meshnn_filter_cache_memory\{setting="(\w+)"\} 1$',
+                                requests.get(f'{s.url}/metrics').text, re.M).group(1)
+            assert setting == {'cold': 'background', 'warm': 'background'}.get(label, label)
         finally:
             assert s.stop() == 0, s.stderr()
         if label == 'mapped':
-            assert entry_maps, 'a mapped server maps its entries'
+            assert maps, 'a mapped server maps its entries'
+            assert private_bytes == 0
         else:
-            assert entry_maps == [], entry_maps
+            assert maps == [], maps
+            assert private_bytes > 0
         assert any(n.endswith('.mfc') for n in os.listdir(os.path.join(cache, 'v1')))
-    assert answers['cold'] == answers['warm'] == answers['mapped']
+    assert answers['cold'] == answers['warm'] == answers['private'] == answers['mapped']
