@@ -187,6 +187,28 @@ Loaded load_h3(const Args& a, const std::string& ckpt, bool encode) {
   return l;
 }
 
+// The filter cache's line: what the load found and stored, and where the filters live (with
+// background copies: when they were in place, or how many were left after each call).
+void print_filter_cache(double settle_s, const std::vector<uint64_t>& pending) {
+  const std::string cache_dir = filter_cache_dir();
+  const FilterCacheStats fc = filter_cache_stats();
+  std::printf(
+      "filter cache %s: %llu layers mapped (%.0f MB), %llu transformed and stored (%.0f MB)%s\n",
+      cache_dir.empty() ? "off" : cache_dir.c_str(), static_cast<unsigned long long>(fc.hits),
+      fc.bytes_mapped / 1e6, static_cast<unsigned long long>(fc.stores), fc.bytes_written / 1e6,
+      fc.rejected ? ", some entries refused (see the warnings)" : "");
+  if (!cache_dir.empty()) {
+    std::printf("filter memory %s: %.0f MB copied into private memory", filter_cache_memory(),
+                fc.bytes_private / 1e6);
+    if (settle_s >= 0) std::printf("; background copies settled %.3f s after load", settle_s);
+    if (std::string(filter_cache_memory()) == "background") {
+      std::printf("; copies pending after each call:");
+      for (uint64_t p : pending) std::printf(" %llu", static_cast<unsigned long long>(p));
+    }
+    std::printf("\n");
+  }
+}
+
 void run(const Args& a) {
   if (!a.write_checkpoint.empty()) {  // the random LTX-2.3 checkpoint only, for one-shot runs
     models::save_random_ltx23(a.write_checkpoint, a.seed);
@@ -244,23 +266,7 @@ void run(const Args& a) {
   std::printf("model %s (%.2f s of audio), mesh %s\n", m.what.c_str(), audio_s, a.mesh.c_str());
   std::printf("load %.3f s, CPU %.3f s, %ld page faults (RSS %.0f -> %.0f MB)\n", load_s, load_cpu,
               load_faults, rss0, rss_load);
-  const std::string cache_dir = filter_cache_dir();
-  const FilterCacheStats fc = filter_cache_stats();
-  std::printf(
-      "filter cache %s: %llu layers mapped (%.0f MB), %llu transformed and stored (%.0f MB)%s\n",
-      cache_dir.empty() ? "off" : cache_dir.c_str(), static_cast<unsigned long long>(fc.hits),
-      fc.bytes_mapped / 1e6, static_cast<unsigned long long>(fc.stores), fc.bytes_written / 1e6,
-      fc.rejected ? ", some entries refused (see the warnings)" : "");
-  if (!cache_dir.empty()) {
-    std::printf("filter memory %s: %.0f MB copied into private memory", filter_cache_memory(),
-                fc.bytes_private / 1e6);
-    if (settle_s >= 0) std::printf("; background copies settled %.3f s after load", settle_s);
-    if (std::string(filter_cache_memory()) == "background") {
-      std::printf("; copies pending after each call:");
-      for (uint64_t p : pending) std::printf(" %llu", static_cast<unsigned long long>(p));
-    }
-    std::printf("\n");
-  }
+  print_filter_cache(settle_s, pending);
   std::printf("call 1 %.3f s; calls 2..%zu:", calls[0], calls.size());
   for (size_t i = 1; i < calls.size(); ++i) std::printf(" %.3f", calls[i]);
   const double steady_cpu = median(std::vector<double>(cpus.begin() + 1, cpus.end()));

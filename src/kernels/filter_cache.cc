@@ -7,27 +7,23 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cinttypes>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <mutex>
-#include <thread>
 
 #include "core/env.h"
 #include "core/populate.h"
 #include "io/file_util.h"
+#include "kernels/filter_memory.h"
 #include "meshnn/core/error.h"
 #include "meshnn/core/log.h"
 #include "meshnn/core/profile.h"
@@ -81,7 +77,6 @@ uint64_t hash_run(const unsigned char* p, size_t n, uint64_t seed) {
 
 struct Counters {
   std::atomic<uint64_t> hits{0}, misses{0}, stores{0}, rejected{0}, mapped{0}, written{0};
-  std::atomic<uint64_t> copied{0};  // bytes of entries copied into the process's own memory
   std::mutex failed_mutex;
   std::string failed_dir;  // a folder a store failed in: not tried again by this process
 };
@@ -123,115 +118,6 @@ bool read_header(int fd, EntryHeader& h) {
 // 34 (wave 19)"). The writer asks too, so the folios are large from the start; elsewhere it is a
 // hint that changes nothing.
 void ask_for_huge_folios(void* base, size_t bytes) { (void)::madvise(base, bytes, MADV_HUGEPAGE); }
-
-// Anonymous memory for an entry's bytes (FilterMemory::private_copy), holding a copy of `from`
-// when given; nullptr when it cannot be had. Faulted in and filled in 4 MiB chunks spread over the
-// threads: a warm LTX-2.3 load (1.3 GB of filters) took 1.9-2.1 s so on 2 threads, 2.5-2.8 s on
-// one (the first write of each fresh page dominates; docs/benchmarks.md "Issue 34 (wave 21)").
-void* map_private(size_t bytes, const void* from = nullptr) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  constexpr size_t kChunk = size_t{4} << 20;
-  const int64_t chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
-  char* to = static_cast<char*>(p);
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < chunks; ++i) {
-    const size_t at = static_cast<size_t>(i) * kChunk, n = std::min(kChunk, bytes - at);
-    populate_pages(to + at, n);
-    if (from) std::memcpy(to + at, static_cast<const char*>(from) + at, n);
-  }
-  return p;
-}
-
-// ---- background copies (FilterMemory::background) ----------------------------------------------
-
-// Puts an anonymous copy of a blob's mapping in place of the mapping itself, at the same address:
-// the copy is made aside, made read-only, then moved over the file's pages by one mremap, which
-// replaces the page-table entries under the address-space lock. A reader on another thread reads
-// the same bytes before and after; nothing that holds `data` sees it move. False (the file's pages
-// stay) when memory cannot be had.
-bool swap_in_private(const FilterBlob& b) {
-  void* own =
-      ::mmap(nullptr, b.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (own == MAP_FAILED) return false;
-  // One thread, in 4 MiB steps: this runs beside the calls, at low priority.
-  constexpr size_t kStep = size_t{4} << 20;
-  for (size_t at = 0; at < b.map_bytes; at += kStep) {
-    const size_t n = std::min(kStep, b.map_bytes - at);
-    populate_pages(static_cast<char*>(own) + at, n);
-    std::memcpy(static_cast<char*>(own) + at, static_cast<const char*>(b.map_base) + at, n);
-  }
-  (void)::mprotect(own, b.map_bytes, PROT_READ);
-  if (::mremap(own, b.map_bytes, b.map_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, b.map_base) ==
-      MAP_FAILED) {
-    ::munmap(own, b.map_bytes);
-    return false;
-  }
-  // One read per page, here rather than in the next call: on this project's VMs the first access
-  // to each moved page costs ~1.5 µs (the hypervisor's shadow page tables learn the new entries) —
-  // without it the first LTX-2.3 decode after the copies ran 2.1 s instead of 1.6 s.
-  const auto* page = static_cast<const volatile unsigned char*>(b.map_base);
-  unsigned char sink = 0;
-  for (size_t at = 0; at < b.map_bytes; at += 4096) sink ^= page[at];
-  (void)sink;
-  return true;
-}
-
-// One low-priority thread that swaps queued entries into private memory, oldest first. It holds
-// a weak reference: an entry whose layers are gone before its turn is skipped, and one being
-// copied stays mapped until its swap is done (the copier then holds the last reference).
-class BackgroundCopier {
- public:
-  // Never destroyed: the thread may still run while the process's statics are torn down.
-  static BackgroundCopier& get() {
-    static auto* c = new BackgroundCopier();
-    return *c;
-  }
-  void enqueue(std::weak_ptr<const FilterBlob> blob) {
-    std::lock_guard<std::mutex> lk(m_);
-    queue_.push_back(std::move(blob));
-    if (!started_) {
-      started_ = true;
-      std::thread([this] { run(); }).detach();
-    }
-    work_.notify_one();
-  }
-  uint64_t pending() {
-    std::lock_guard<std::mutex> lk(m_);
-    return queue_.size() + (busy_ ? 1 : 0);
-  }
-  bool settle(double timeout_seconds) {
-    std::unique_lock<std::mutex> lk(m_);
-    return idle_.wait_for(lk, std::chrono::duration<double>(timeout_seconds),
-                          [this] { return queue_.empty() && !busy_; });
-  }
-
- private:
-  void run() {
-    // Nice 10 (this thread only): about a tenth of a core while calls keep both cores busy,
-    // so the copies neither stall them nor starve (SCHED_IDLE starved: 1 of 169 LTX-2.3 entries
-    // copied over 8 back-to-back decodes), and a whole core when they leave it idle.
-    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
-    std::unique_lock<std::mutex> lk(m_);
-    for (;;) {
-      work_.wait(lk, [this] { return !queue_.empty(); });
-      std::weak_ptr<const FilterBlob> next = std::move(queue_.front());
-      queue_.pop_front();
-      busy_ = true;
-      lk.unlock();
-      if (std::shared_ptr<const FilterBlob> blob = next.lock()) {
-        if (swap_in_private(*blob)) counters().copied += blob->bytes;
-      }  // the last reference may go here: the entry is unmapped outside the lock
-      lk.lock();
-      busy_ = false;
-      if (queue_.empty()) idle_.notify_all();
-    }
-  }
-  std::mutex m_;
-  std::condition_variable work_, idle_;
-  std::deque<std::weak_ptr<const FilterBlob>> queue_;
-  bool busy_ = false, started_ = false;
-};
 
 void reject(const std::string& path, const char* why) {
   counters().rejected++;
@@ -290,14 +176,6 @@ size_t filter_cache_min_bytes() {
   return static_cast<size_t>(kb) * 1024;
 }
 
-FilterMemory filter_memory() {
-  static constexpr EnumNames<FilterMemory, 3> kNames{"filter memory",
-                                                     {{FilterMemory::mapped, "mapped"},
-                                                      {FilterMemory::private_copy, "private"},
-                                                      {FilterMemory::background, "background"}}};
-  return env_choice(EnvSwitch::filter_memory, kNames).value_or(FilterMemory::mapped);
-}
-
 FilterBlob::~FilterBlob() {
   if (map_base) ::munmap(map_base, map_bytes);
 }
@@ -337,7 +215,7 @@ std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes) 
     if (void* own = map_private(map_bytes, base)) {
       ::munmap(base, map_bytes);
       base = own;
-      counters().copied += bytes;
+      count_private_filter_bytes(bytes);
     }
   }
   if (base == MAP_FAILED) {
@@ -361,7 +239,7 @@ std::shared_ptr<const FilterBlob> filter_cache_find(uint64_t key, size_t bytes) 
   }
   counters().hits++;
   counters().mapped += bytes;
-  if (memory == FilterMemory::background) BackgroundCopier::get().enqueue(blob);
+  if (memory == FilterMemory::background) copy_in_background(blob);
   return blob;
 }
 
@@ -476,9 +354,9 @@ bool FilterEntryWriter::commit(const std::string& what) {
   c.stores++;
   c.written += blob_->bytes;
   if (private_)
-    c.copied += blob_->bytes;
+    count_private_filter_bytes(blob_->bytes);
   else if (background_)
-    BackgroundCopier::get().enqueue(blob_);
+    copy_in_background(blob_);
   return true;
 }
 
@@ -510,25 +388,9 @@ FilterCacheStats filter_cache_stats() {
   s.rejected = c.rejected.load();
   s.bytes_mapped = c.mapped.load();
   s.bytes_written = c.written.load();
-  s.bytes_private = c.copied.load();
-  s.copies_pending = kernels::BackgroundCopier::get().pending();
+  s.bytes_private = kernels::private_filter_bytes();
+  s.copies_pending = kernels::background_copies_pending();
   return s;
-}
-
-const char* filter_cache_memory() {
-  switch (kernels::filter_memory()) {
-    case kernels::FilterMemory::private_copy:
-      return "private";
-    case kernels::FilterMemory::background:
-      return "background";
-    case kernels::FilterMemory::mapped:
-      break;
-  }
-  return "mapped";
-}
-
-bool filter_cache_settle(double timeout_seconds) {
-  return kernels::BackgroundCopier::get().settle(timeout_seconds);
 }
 
 std::vector<FilterCacheEntry> filter_cache_list(const std::string& dir) {

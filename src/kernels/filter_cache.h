@@ -37,21 +37,6 @@ constexpr size_t kFilterCacheMinBytes = size_t{1} << 16;
 // The smallest entry cached: MESHNN_FILTER_CACHE_MIN_KB KiB, default kFilterCacheMinBytes.
 size_t filter_cache_min_bytes();
 
-// Where a layer's cached filters live while it runs (MESHNN_FILTER_MEMORY).
-// mapped (the default): in the entry file's page-cache pages, mapped — the fastest load.
-// private: in the process's own memory — a found entry is copied in at load, a new one is made
-// there and written to its file at commit. Costs the first write of every fresh page at load
-// (a warm LTX-2.3 load, 1.3 GB of filters, 1.8 s instead of 0.5 s on these VMs), and is for
-// long-running processes whose calls and small pushes re-read every filter: on this machine kind
-// mapped page-cache pages read slower (LTX-2.3 8-frame pushes ~1.2-1.3x) than private ones
-// (docs/filter_cache.md "Mapped or private").
-// background: loads as mapped, then one idle-priority thread copies each entry into the
-// process's own memory and puts the copy in place of the file's pages at the same address
-// (mremap), so the filters' pointers never change and a call running meanwhile reads the same
-// bytes from either. A long-running process gets mapped's load and private's steady speed.
-enum class FilterMemory { mapped, private_copy, background };
-FilterMemory filter_memory();
-
 // 64-bit hash of n bytes (4 independent multiply-rotate lanes, then an avalanche). Big inputs
 // are hashed as 4 MiB chunks in parallel (OpenMP) and the chunk hashes hashed again: the value
 // does not depend on the thread count.
@@ -98,8 +83,8 @@ class FilterWeights {
 
 // One entry's memory: the file's mapping (read-only for a found entry; shared, read-write until
 // commit() for a new one), or with FilterMemory::private_copy (and FilterMemory::background once
-// its copy is in) an anonymous mapping holding the same bytes (header page included), at the same
-// address. `bytes` of contents at a page-aligned `data`, unmapped with
+// its copy is in, at the same address) an anonymous mapping holding the same bytes (header page
+// included; kernels/filter_memory.h). `bytes` of contents at a page-aligned `data`, unmapped with
 // the last reference.
 struct FilterBlob {
   const void* data = nullptr;

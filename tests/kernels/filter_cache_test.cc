@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "io/file_util.h"
+#include "kernels/filter_memory.h"
 #include "kernels/packed_gemm.h"
 #include "kernels/strided_gemm_conv1d.h"
 #include "kernels/winograd1d.h"
