@@ -21,7 +21,7 @@ enum class EnvSwitch {
   link,            // MESHNN_LINK: the link --mesh auto assumes on the mpi backend (scale_rule.h)
   filter_cache,    // MESHNN_FILTER_CACHE: folder of the transformed-filter cache, or off
   filter_cache_min_kb,  // MESHNN_FILTER_CACHE_MIN_KB: the smallest layer cached (KiB, default 64)
-  filter_memory,        // MESHNN_FILTER_MEMORY: mapped | private | background (filter_cache.h)
+  filter_memory,        // MESHNN_FILTER_MEMORY: mapped | private | background (filter_memory.h)
 };
 
 // The variable's name, e.g. "MESHNN_CONV_ALGO".

@@ -1,6 +1,5 @@
-// Where a layer's cached filters live while it runs (MESHNN_FILTER_MEMORY): the entry file's
-// page-cache pages, the process's own memory from load, or the file's pages first and the
-// process's own memory once a background thread has copied them in place.
+// Where a layer's cached filters live while it runs: the MESHNN_FILTER_MEMORY switch, private
+// copies made at load and the background copier (docs/filter_cache.md "Mapped or private").
 #pragma once
 
 #include <cstddef>
@@ -19,7 +18,7 @@ namespace meshnn::kernels {
 // long-running processes whose calls and small pushes re-read every filter: on this machine kind
 // mapped page-cache pages read slower (LTX-2.3 8-frame pushes ~1.2-1.3x) than private ones
 // (docs/filter_cache.md "Mapped or private").
-// background: loads as mapped, then one idle-priority thread copies each entry into the
+// background: loads as mapped, then one low-priority thread copies each entry into the
 // process's own memory and puts the copy in place of the file's pages at the same address
 // (mremap), so the filters' pointers never change and a call running meanwhile reads the same
 // bytes from either. A long-running process gets mapped's load and private's steady speed.
