@@ -295,9 +295,8 @@ std::unique_ptr<FilterEntryWriter> FilterEntryWriter::create(uint64_t key, size_
     return nullptr;  // the destructor removes the file
   }
   void* base = nullptr;
-  w->private_ = filter_memory() == FilterMemory::private_copy;
-  w->background_ = filter_memory() == FilterMemory::background;
-  if (w->private_) {
+  w->memory_ = filter_memory();
+  if (w->memory_ == FilterMemory::private_copy) {
     base = map_private(map_bytes);        // the file is written at commit
     if (base == nullptr) return nullptr;  // out of memory: the caller's own allocation says so
   } else {
@@ -338,7 +337,8 @@ bool FilterEntryWriter::commit(const std::string& what) {
   (void)::mprotect(blob_->map_base, blob_->map_bytes, PROT_READ);
   std::string why;
   try {
-    if (private_) io::write_all(fd_, blob_->map_base, blob_->map_bytes, tmp_);
+    if (memory_ == FilterMemory::private_copy)
+      io::write_all(fd_, blob_->map_base, blob_->map_bytes, tmp_);
   } catch (const BackendError& e) {
     why = e.what();
   }
@@ -353,9 +353,9 @@ bool FilterEntryWriter::commit(const std::string& what) {
   Counters& c = counters();
   c.stores++;
   c.written += blob_->bytes;
-  if (private_)
+  if (memory_ == FilterMemory::private_copy)
     count_private_filter_bytes(blob_->bytes);
-  else if (background_)
+  else if (memory_ == FilterMemory::background)
     copy_in_background(blob_);
   return true;
 }

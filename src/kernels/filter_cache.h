@@ -31,6 +31,8 @@
 
 namespace meshnn::kernels {
 
+enum class FilterMemory;  // kernels/filter_memory.h
+
 constexpr uint32_t kFilterCacheVersion = 1;
 constexpr size_t kFilterCacheMinBytes = size_t{1} << 16;
 
@@ -126,8 +128,9 @@ class FilterEntryWriter {
   FilterEntryWriter() = default;
   uint64_t key_ = 0;
   int fd_ = -1;
-  bool private_ = false;  // FilterMemory::private_copy: the memory is anonymous, the file written
-  bool background_ = false;  // FilterMemory::background: copied to private memory after commit
+  // filter_memory() at create: private_copy makes the filters in anonymous memory and writes the
+  // file at commit; background queues the committed entry for the copier.
+  FilterMemory memory_{};
   std::string tmp_, path_, dir_;
   std::shared_ptr<FilterBlob> blob_;
 };

@@ -38,16 +38,9 @@ std::atomic<uint64_t> g_private_bytes{0};
 // the same bytes before and after; nothing that holds `data` sees it move. False (the file's pages
 // stay) when memory cannot be had.
 bool swap_in_private(const FilterBlob& b) {
-  void* own =
-      ::mmap(nullptr, b.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (own == MAP_FAILED) return false;
-  // One thread, in 4 MiB steps: this runs beside the calls, at low priority.
-  constexpr size_t kStep = size_t{4} << 20;
-  for (size_t at = 0; at < b.map_bytes; at += kStep) {
-    const size_t n = std::min(kStep, b.map_bytes - at);
-    populate_pages(static_cast<char*>(own) + at, n);
-    std::memcpy(static_cast<char*>(own) + at, static_cast<const char*>(b.map_base) + at, n);
-  }
+  // On this thread only: the copy runs beside the calls, at low priority.
+  void* own = map_private(b.map_bytes, b.map_base, /*all_threads=*/false);
+  if (own == nullptr) return false;
   (void)::mprotect(own, b.map_bytes, PROT_READ);
   if (::mremap(own, b.map_bytes, b.map_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, b.map_base) ==
       MAP_FAILED) {
@@ -128,15 +121,16 @@ FilterMemory filter_memory() {
 
 // Anonymous memory for an entry's bytes (FilterMemory::private_copy), holding a copy of `from`
 // when given; nullptr when it cannot be had. Faulted in and filled in 4 MiB chunks spread over the
-// threads: a warm LTX-2.3 load (1.3 GB of filters) took 1.9-2.1 s so on 2 threads, 2.5-2.8 s on
-// one (the first write of each fresh page dominates; docs/benchmarks.md "Issue 34 (wave 21)").
-void* map_private(size_t bytes, const void* from) {
+// threads (or on the caller's only): a warm LTX-2.3 load (1.3 GB of filters) took 1.9-2.1 s so on
+// 2 threads, 2.5-2.8 s on one (the first write of each fresh page dominates; docs/benchmarks.md
+// "Issue 34 (wave 21)").
+void* map_private(size_t bytes, const void* from, bool all_threads) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   constexpr size_t kChunk = size_t{4} << 20;
   const int64_t chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
   char* to = static_cast<char*>(p);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (all_threads)
   for (int64_t i = 0; i < chunks; ++i) {
     const size_t at = static_cast<size_t>(i) * kChunk, n = std::min(kChunk, bytes - at);
     populate_pages(to + at, n);

@@ -26,8 +26,9 @@ enum class FilterMemory { mapped, private_copy, background };
 FilterMemory filter_memory();
 
 // Anonymous memory for an entry's bytes (FilterMemory::private_copy), holding a copy of `from`
-// when given; nullptr when it cannot be had. Faulted in and filled on all threads.
-void* map_private(size_t bytes, const void* from = nullptr);
+// when given; nullptr when it cannot be had. Faulted in and filled on all threads, or on the
+// caller's only.
+void* map_private(size_t bytes, const void* from = nullptr, bool all_threads = true);
 
 // FilterMemory::background: queues an entry for the copier thread, which puts a private copy in
 // place of its mapping at the same address (the entry is skipped if its last holder drops it
