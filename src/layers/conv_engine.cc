@@ -210,11 +210,11 @@ void ConvEngine::run_polyphase(const Tensor& src, Tensor& dst, const ConvPads& p
       algo1d_->run(src.data<float>(), B, T, pad - skip, dst.data<float>(), Q, accumulate);
       return;
     }
-    poly_scratch_.resize(static_cast<size_t>(B * Q * s * co_n));
-    algo1d_->run(src.data<float>(), B, T, pad - skip, poly_scratch_.data(), Q, false);
+    Tensor phases = Tensor::empty({B, Q * s, co_n});
+    algo1d_->run(src.data<float>(), B, T, pad - skip, phases.data<float>(), Q, false);
     for (int64_t b = 0; b < B; ++b) {
       float* y = dst.data<float>() + b * T_out * co_n;
-      const float* z = poly_scratch_.data() + (b * Q * s + off) * co_n;
+      const float* z = phases.data<float>() + (b * Q * s + off) * co_n;
       const int64_t n = T_out * co_n;
       if (accumulate)
         for (int64_t i = 0; i < n; ++i) y[i] += z[i];
@@ -223,7 +223,10 @@ void ConvEngine::run_polyphase(const Tensor& src, Tensor& dst, const ConvPads& p
     }
     return;
   }
-  if (!in_place) poly_scratch_.resize(static_cast<size_t>(Q * s * co_n));
+  // Phase rows when the crop does not fall on a phase boundary: from the tensor storage cache, so
+  // the first call neither zero-fills nor faults in a buffer per layer (and none is held between
+  // calls).
+  Tensor phases = in_place ? Tensor() : Tensor::empty({Q * s, co_n});
   for (int64_t b = 0; b < B; ++b) {
     const float* x = src.data<float>() + (b * T + skip) * ci_n;
     float* y = dst.data<float>() + b * T_out * co_n;
@@ -231,8 +234,8 @@ void ConvEngine::run_polyphase(const Tensor& src, Tensor& dst, const ConvPads& p
       algo1d_->run(x, 1, T - skip, pad, y, Q, accumulate);
       continue;
     }
-    algo1d_->run(x, 1, T - skip, pad, poly_scratch_.data(), Q, false);
-    const float* z = poly_scratch_.data() + off * co_n;
+    algo1d_->run(x, 1, T - skip, pad, phases.data<float>(), Q, false);
+    const float* z = phases.data<float>() + off * co_n;
     const int64_t n = T_out * co_n;
     if (accumulate)
       for (int64_t i = 0; i < n; ++i) y[i] += z[i];

@@ -70,7 +70,6 @@ class ConvEngine {
   ConvSpec spec_;
   bool polyphase_ = false;
   int64_t poly_m_ = 0;
-  std::vector<float> poly_scratch_;  // phase rows when the crop does not fall on a phase boundary
   // Exactly one is set: our kernel for this layer (shared, read-only), or oneDNN's primitives.
   std::shared_ptr<const Conv1dAlgorithm> algo1d_;
   std::shared_ptr<const Conv2dAlgorithm> algo2d_;
