@@ -1,6 +1,7 @@
 #include "kernels/packed_gemm.h"
 
 #include <immintrin.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -25,8 +26,18 @@ constexpr int kMr = 12;  // AVX-512 rows per micro-tile: 24 accumulators of the 
 // broadcast). Same packed layouts, same order of operations per value: the same bits.
 constexpr int kMrAvx2 = 6;
 constexpr int kNcAvx2 = 16;
-// Packed A up to this size is packed whole (see blocked_gemm).
-constexpr int64_t kWholeABytes = 128 * 1024;
+// Packed A up to this size is packed whole (see blocked_gemm): half this core's L2 (glibc's
+// sysconf; 1 MiB on Zen 5), between 128 KiB and 1 MiB, 128 KiB where unknown. The streaming
+// Winograd GEMMs stack their S segments along K (K = S·C_in = 2304 for BigVGAN's 768-channel
+// K = 11 layers), so with a fixed 128 KiB a single 32-frame push already took the chunked loop,
+// whose B reads are not prefetched (docs/benchmarks.md "Issue 34 (wave 23)").
+int64_t whole_a_bytes() {
+  static const int64_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? std::clamp<int64_t>(l2 / 2, 128 * 1024, 1024 * 1024) : int64_t{128 * 1024};
+  }();
+  return bytes;
+}
 // K chunk: one panel's chunk (f32 256 × 32 × 4 B, bf16 512 × 32 × 2 B) = 32 KiB, within L1.
 constexpr int64_t kKcF32 = 256;
 constexpr int64_t kKcBf16 = 512;
@@ -351,7 +362,7 @@ void blocked_gemm(const T* const* row, const PackedMatrix& b, int64_t M, float* 
   // Few rows (streaming pushes): all of A packed up front (small), then panel by panel through
   // every K chunk, so B streams from memory in one sequential run per panel. Many rows: A is
   // packed one K chunk at a time and every panel visits that chunk (A's chunk stays in cache).
-  const bool whole_a = groups * Mr * chunks * Kc * int64_t{sizeof(T)} <= kWholeABytes;
+  const bool whole_a = groups * Mr * chunks * Kc * int64_t{sizeof(T)} <= whole_a_bytes();
   const int64_t a_chunks = whole_a ? chunks : 1;
   const size_t words =
       static_cast<size_t>(a_chunks * groups * Mr * Kc) * sizeof(T) / sizeof(uint32_t);

@@ -309,7 +309,9 @@ TEST(PackedGemm, MatchesFloat64) {
                            {25, 515, 96},
                            {12, 1024, 33},
                            {7, 3, 70},
-                           {6, 300, 24}})
+                           {6, 300, 24},
+                           // A past the whole-A limit (at most 1 MiB): the chunked loop.
+                           {120, 2304, 40}})
       for (const bool gather : {false, true}) {
         // Gathered: A has 2M + 3 rows; row i of the product is A's row (2M + 2 − 2i).
         const int64_t a_count = gather ? 2 * M + 3 : M;
