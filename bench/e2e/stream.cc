@@ -28,6 +28,7 @@
 #include "meshnn/core/cpu.h"
 #include "meshnn/core/filter_cache.h"
 #include "meshnn/core/input_checks.h"
+#include "meshnn/core/profile.h"
 
 namespace meshnn::cli {
 namespace {
@@ -199,11 +200,13 @@ void bench_concurrent(const Subject& sub, const Args& a) {
   const int N = a.concurrent;
   const int64_t n = sub.input.dim(sub.time_dim), chunk = 32;
   std::vector<double> one, batched, alone;
+  profile_report("the load");  // MESHNN_PROFILE: each phase below on its own
   for (int r = 0; r < a.repeat + 1; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     sub.one_shot(sub.input);
     if (r > 0) one.push_back(seconds_since(t0));
   }
+  profile_report("the one-shot calls (warm-up included)");
   auto group = std::make_shared<StreamGroup>(a.window_ms, a.threads);
   std::vector<Subject::Stream> grouped, solo;
   for (int i = 0; i < N; ++i) {
@@ -216,13 +219,17 @@ void bench_concurrent(const Subject& sub, const Args& a) {
     for (int i = 0; i < N; ++i) th.emplace_back([&, i] { stream_pass(sub, grouped[i], chunk); });
     for (auto& t : th) t.join();
     if (r > 0) batched.push_back(seconds_since(t0));
-    t0 = std::chrono::steady_clock::now();
+    if (r == a.repeat) profile_report("the batched streams (warm-up included)");
+  }
+  for (int r = 0; r < a.repeat + 1; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
     for (int64_t at = 0; at < n; at += chunk)
       for (int i = 0; i < N; ++i)
         solo[i].push(sub.input.narrow(sub.time_dim, at, std::min(chunk, n - at)));
     for (int i = 0; i < N; ++i) solo[i].flush();
     if (r > 0) alone.push_back(seconds_since(t0));
   }
+  profile_report("the streams alone (warm-up included)");
   const double one_s = median(one), b = median(batched), s = median(alone);
   std::printf(
       "%d concurrent streams, %lld-frame pushes, window %.1f ms: one shot %.3f s; batched %.3f s "

@@ -28,8 +28,12 @@ struct Profile {
   std::map<std::string, std::pair<double, long>> totals;
   std::vector<std::pair<std::string, LayerTotals>> layers;  // in order of their first call
   std::map<std::string, size_t> layer_index;
-  ~Profile() {
+  ~Profile() { print(nullptr); }
+  // Prints the totals so far (under `label` when given) to stderr. The caller holds mu or is the
+  // destructor.
+  void print(const char* label) const {
     if (totals.empty() && layers.empty()) return;
+    if (label) std::fprintf(stderr, "meshnn profile of %s:\n", label);
     std::vector<std::pair<std::string, std::pair<double, long>>> v(totals.begin(), totals.end());
     std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second.first > b.second.first; });
     std::fprintf(stderr, "meshnn profile (wall seconds summed over device threads):\n");
@@ -40,9 +44,14 @@ struct Profile {
                  "meshnn layer profile (first-call order; GFLOP/s in direct FLOPs; resident "
                  "MB after the layer):\n");
     for (auto& [name, t] : layers)
-      std::fprintf(stderr, "  %-44s %8.3f s %6ld calls %8.1f GFLOP %7.1f GFLOP/s %7ld MB\n",
+      std::fprintf(stderr, "  %-44s %8.3f s %6ld calls %10.4f GFLOP %7.1f GFLOP/s %7ld MB\n",
                    name.c_str(), t.seconds, t.calls, t.flops * 1e-9,
                    t.seconds > 0 ? t.flops * 1e-9 / t.seconds : 0.0, t.rss >> 20);
+  }
+  void clear() {
+    totals.clear();
+    layers.clear();
+    layer_index.clear();
   }
 };
 Profile& profile() {
@@ -96,6 +105,14 @@ void profile_add_layer(const std::string& name, double seconds, double flops) {
   t.flops += flops;
   t.calls += 1;
   t.rss = std::max(t.rss, rss);
+}
+
+void profile_report(const char* label) {
+  if (!profiling_enabled()) return;
+  Profile& p = profile();
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.print(label);
+  p.clear();
 }
 
 }  // namespace meshnn

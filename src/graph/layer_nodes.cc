@@ -92,6 +92,18 @@ class ConvNode final : public Node {
     return 2.0 * static_cast<double>(x.dim(0)) * rows / (ts.sharded() ? s_ : 1) * cols *
            static_cast<double>(c.in_channels * c.out_channels) * taps;
   }
+  // The direct FLOPs of `rows` output rows from `window` (B, n, …, C_in), for the layer profile.
+  double stream_flops(const Tensor& window, int64_t rows) const {
+    if (!profiling_layers()) return 0;
+    const auto& c = conv_.config();
+    double per_row = 2.0 * static_cast<double>(window.dim(0) * c.in_channels * c.out_channels);
+    if constexpr (std::is_same_v<Layer, Conv1d>)
+      per_row *= static_cast<double>(c.kernel_size);
+    else
+      per_row *= static_cast<double>(c.kernel_size[0] * c.kernel_size[1] * window.dim(2)) /
+                 static_cast<double>(c.stride[1]);
+    return per_row * static_cast<double>(rows);
+  }
   // The outputs whose window [o·s, o·s + K) is in the buffer.
   Tensor produce() {
     const int64_t end = outputs(buf_.end());
@@ -100,7 +112,9 @@ class ConvNode final : public Node {
       one[1] = k_;
       return no_rows(conv_.output_shape(one, true));
     }
-    Tensor y = conv_.forward_padded(buf_.rows_between(next_ * s_, (end - 1) * s_ + k_));
+    const Tensor window = buf_.rows_between(next_ * s_, (end - 1) * s_ + k_);
+    LayerProfileScope prof(conv_.name(), stream_flops(window, end - next_));
+    Tensor y = conv_.forward_padded(window);
     next_ = end;
     buf_.drop_before(next_ * s_);
     return y;

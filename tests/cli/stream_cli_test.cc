@@ -89,5 +89,35 @@ TEST_F(StreamCli, AudioDecodeStreamEqualsOneShotOnOneDeviceAndPipeline) {
   EXPECT_NE(r.output.find("need --stream"), std::string::npos) << r.output;
 }
 
+// MESHNN_PROFILE=layers times a stream's convolutions too: one line per conv layer, one call per
+// push that gave it rows, and the same direct FLOPs as the one-shot run (every output row is
+// computed once either way).
+TEST_F(StreamCli, LayerProfileCoversStreamPushes) {
+  const std::string ckpt = test::fixture_path("bigvgan_v2_24k_small.safetensors");
+  io::save_npy(dir + "/mel.npy", test::random_rows({100, 48}, 85, -8.f, 1.f));
+  const std::string base = "MESHNN_PROFILE=layers " + meshnn_binary() + " vocode --checkpoint " +
+                           ckpt + " --mel " + dir + "/mel.npy --quiet";
+  // The conv_pre line's calls and MFLOP (the GFLOP column × 1000), {-1, -1} when absent.
+  const auto conv_pre = [](const std::string& out) {
+    const size_t at = out.find("\n  conv_pre ");
+    if (at == std::string::npos) return std::pair<long, double>{-1, -1};
+    double seconds = 0, gflop = 0;
+    long calls = 0;
+    std::sscanf(out.c_str() + at, "\n  conv_pre %lf s %ld calls %lf GFLOP", &seconds, &calls,
+                &gflop);
+    return std::pair<long, double>{calls, gflop * 1e3};
+  };
+  auto r = sh(base + " --out " + dir + "/one.wav");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto one = conv_pre(r.output);
+  r = sh(base + " --stream --push-frames 8 --out " + dir + "/st.wav");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto st = conv_pre(r.output);
+  EXPECT_EQ(one.first, 1) << r.output;
+  EXPECT_GE(st.first, 6) << r.output;  // 48 frames in pushes of 8, and the flush
+  EXPECT_GT(one.second, 0) << r.output;
+  EXPECT_NEAR(st.second, one.second, 1e-3 * one.second + 0.11) << r.output;
+}
+
 }  // namespace
 }  // namespace meshnn

@@ -1,7 +1,8 @@
 // Opt-in wall-time profile by op kind: set MESHNN_PROFILE=1 and the totals are printed to stderr
 // at exit (per process; every device thread adds to the same counters). Costs one relaxed check
 // per scope when off. MESHNN_PROFILE=layers adds one line per layer (conv layers by name, with
-// their direct-algorithm FLOP rate and the process's resident memory right after the layer).
+// their direct-algorithm FLOP rate and the process's resident memory right after the layer; a
+// stream's pushes count as calls).
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,9 @@ void profile_add(const char* name, double seconds);
 // A layer's call: seconds, FLOPs (0: not counted) and the resident bytes of the process after it
 // (the maximum over the layer's calls is reported).
 void profile_add_layer(const std::string& name, double seconds, double flops);
+// Prints the totals so far under "meshnn profile of <label>:" and starts them again from zero (a
+// benchmark's phases, each profiled on its own); nothing when the profile is off.
+void profile_report(const char* label);
 
 class ProfileScope {
  public:
