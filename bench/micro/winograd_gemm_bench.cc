@@ -290,6 +290,54 @@ void register_tiles() {
       }
 }
 
-const int registered = (register_all(), register_conv(), register_tiles(), 0);
+// Stacked stream pushes (StreamGroup): B rows of T outputs in one Winograd1d::run against the
+// same rows one call each; "us_per_row" is the time per batch row.
+//   meshnn_microbench --benchmark_filter=wbatch_
+void run_batch(benchmark::State& state, int64_t c, int64_t k, int64_t d, int64_t T, int64_t B,
+               bool stacked) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> w(static_cast<size_t>(c * c * k)), x(static_cast<size_t>(B * T * c)),
+      y(static_cast<size_t>(B * T * c));
+  for (float& v : w) v = u(rng) * 0.01f;
+  for (float& v : x) v = u(rng);
+  const kernels::Winograd1d wg(w.data(), nullptr, c, c, k, d, kernels::default_winograd_tile(k));
+  const int64_t pad = (k - 1) * d / 2;
+  const auto once = [&] {
+    if (stacked) {
+      wg.run(x.data(), B, T, pad, y.data(), T, false);
+      return;
+    }
+    for (int64_t b = 0; b < B; ++b)
+      wg.run(x.data() + b * T * c, T, pad, y.data() + b * T * c, T, false);
+  };
+  once();
+  for (auto _ : state) {
+    once();
+    benchmark::ClobberMemory();
+  }
+  state.counters["us_per_row"] =
+      benchmark::Counter(static_cast<double>(B), benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
+  state.counters["short"] = wg.uses_short_path(T, B) ? 1 : 0;
+}
+
+void register_batch() {
+  for (const int64_t k : {3, 7, 11})
+    for (const int64_t d : {1, 3, 5})
+      for (const int64_t B : {1, 6})
+        for (const bool stacked : {true, false}) {
+          if (B == 1 && !stacked) continue;
+          const std::string key = "wbatch_c768_k" + std::to_string(k) + "_d" + std::to_string(d) +
+                                  "_T128_B" + std::to_string(B) + (stacked ? "/stacked" : "/calls");
+          benchmark::RegisterBenchmark(
+              key.c_str(),
+              [k, d, B, stacked](benchmark::State& s) { run_batch(s, 768, k, d, 128, B, stacked); })
+              ->Unit(benchmark::kMicrosecond)
+              ->MinTime(0.2);
+        }
+}
+
+const int registered = (register_all(), register_conv(), register_tiles(), register_batch(), 0);
 
 }  // namespace
