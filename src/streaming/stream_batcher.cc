@@ -2,6 +2,7 @@
 // stacked push.
 #include "streaming/stream_batcher.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 
 namespace meshnn::streaming {
@@ -24,17 +26,20 @@ class Member;
 struct Request {
   Member* member = nullptr;
   Tensor rows, out;
+  bool flush = false;  // the member's flush (rows unused) rather than a push
+  int64_t batch = 0;   // the member's batch size (its pushes' dim 0; 0 before its first push)
   bool done = false;
   std::exception_ptr error;
 };
 
 // What must agree for two pushes to stack: the key, the pushed rows' shape but B, the history's
-// counters, and each history tensor's shape but B (or its absence).
-// A push of no rows (undefined) never stacks: its member's address makes it unique.
-std::string signature(const std::string& key, const Tensor& rows, const graph::StreamState& s,
-                      const void* member) {
-  std::string sig = key + "|";
-  if (!rows.defined()) sig += std::to_string(reinterpret_cast<uintptr_t>(member));
+// counters, and each history tensor's shape but B (or its absence). Flushes stack with flushes of
+// equal histories. A push of no rows (undefined) never stacks: its member's address makes it
+// unique.
+std::string signature(const std::string& key, const Request& r, const graph::StreamState& s) {
+  const Tensor& rows = r.rows;
+  std::string sig = key + (r.flush ? "|flush|" : "|");
+  if (r.batch == 0) sig += std::to_string(reinterpret_cast<uintptr_t>(r.member));
   for (int d = 1; rows.defined() && d < rows.rank(); ++d) sig += std::to_string(rows.dim(d)) + ",";
   sig += rows.defined() ? "|" : "u|";
   for (int64_t c : s.counters) sig += std::to_string(c) + ",";
@@ -71,7 +76,8 @@ struct StreamBatcher::Impl {
   std::mutex run_mu;                 // held while any member's graph runs
   std::thread runner;
 
-  Tensor push(Member& m, const Tensor& rows);
+  // The member's push, or its flush (then the member is no longer active), run by the runner.
+  Tensor push(Member& m, const Tensor& rows, bool flush = false);
   void set_active(Member& m, bool on);
   // Collects (up to the window) and runs batches until stopping, on the runner thread.
   void runner_loop();
@@ -91,12 +97,7 @@ class Member final : public StreamEngine {
       : batcher_(std::move(b)), graph_(std::move(g)), key_(std::move(key)) {}
   ~Member() override { batcher_->set_active(*this, false); }
   Tensor push(const Tensor& rows) override { return batcher_->push(*this, rows); }
-  Tensor flush() override {
-    batcher_->set_active(*this, false);
-    const std::lock_guard<std::mutex> run(batcher_->run_mu);
-    const ThreadScope t(batcher_->options.threads);
-    return graph_->flush();
-  }
+  Tensor flush() override { return batcher_->push(*this, Tensor(), /*flush=*/true); }
   void reset() override {
     batcher_->set_active(*this, false);
     const std::lock_guard<std::mutex> run(batcher_->run_mu);
@@ -105,6 +106,7 @@ class Member final : public StreamEngine {
   Node& graph() { return *graph_; }
   const std::string& key() const { return key_; }
   bool active = false;  // under the batcher's mu
+  int64_t batch = 0;    // its pushes' batch size since the last flush / reset (under mu)
 
  private:
   std::shared_ptr<StreamBatcher::Impl> batcher_;
@@ -116,6 +118,7 @@ class Member final : public StreamEngine {
 
 void StreamBatcher::Impl::set_active(Member& m, bool on) {
   const std::lock_guard<std::mutex> lock(mu);
+  if (!on) m.batch = 0;  // a reset: the next push may bring another batch size
   if (m.active == on) return;
   m.active = on;
   if (on)
@@ -130,12 +133,15 @@ void StreamBatcher::Impl::set_active(Member& m, bool on) {
 // own whose idle threads spun against the running one: 43 % of the samples, docs/benchmarks.md).
 // A push waits on the condition variable (passively) until the runner marks it done. Once the
 // batcher is gone (members may outlive it) a push leads itself as the runner did.
-Tensor StreamBatcher::Impl::push(Member& m, const Tensor& rows) {
+Tensor StreamBatcher::Impl::push(Member& m, const Tensor& rows, bool flush) {
   std::unique_lock<std::mutex> lock(mu);
   if (!m.active) m.active = true, ++active;
   Request r;
   r.member = &m;
   r.rows = rows;
+  r.flush = flush;
+  if (!flush && rows.defined()) m.batch = rows.dim(0);
+  r.batch = flush || rows.defined() ? m.batch : 0;
   pending.push_back(&r);
   cv.notify_all();
   while (!r.done) {
@@ -146,6 +152,10 @@ Tensor StreamBatcher::Impl::push(Member& m, const Tensor& rows) {
     leading = true;
     collect_and_run(lock, false);
     leading = false;
+    cv.notify_all();
+  }
+  if (flush) {
+    m.active = false, --active, m.batch = 0;
     cv.notify_all();
   }
   if (r.error) std::rethrow_exception(r.error);
@@ -185,33 +195,92 @@ void StreamBatcher::Impl::runner_loop() {
   cv.notify_all();  // pending pushes lead themselves from here on
 }
 
+namespace {
+
+// Why lanes: a 32-frame push gives each layer ~10² to 10⁴ rows, too few for two OpenMP threads to
+// share a layer well (per row, a 1-thread call at these sizes runs at 0.85-0.96× the time of a
+// long one-shot call on one thread, a 2-thread call at 1.08-1.27× of a 2-thread one-shot:
+// docs/benchmarks.md "Issue 34 (wave 23)"), while independent stacks of pushes need no
+// synchronisation at all. So the pushes are cut into stacks of at most ⌈pushes / lanes⌉ (a group
+// of equal signature into near-equal parts, each stacked on its own first member's graph, its
+// filters read once per part), largest first for the lanes' dynamic schedule.
+void split_into_lanes(std::vector<std::vector<Request*>>& groups,
+                      std::vector<std::vector<graph::StreamState>>& states, int lanes) {
+  size_t total = 0;
+  for (const auto& g : groups) total += g.size();
+  const size_t most = (total + lanes - 1) / lanes;
+  std::vector<std::vector<Request*>> parts;
+  std::vector<std::vector<graph::StreamState>> part_states;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const size_t n = groups[g].size(), k = (n + most - 1) / most;
+    for (size_t p = 0, at = 0; p < k; ++p) {
+      const size_t len = n / k + (p < n % k ? 1 : 0);
+      parts.emplace_back(groups[g].begin() + at, groups[g].begin() + at + len);
+      part_states.emplace_back(std::make_move_iterator(states[g].begin() + at),
+                               std::make_move_iterator(states[g].begin() + at + len));
+      at += len;
+    }
+  }
+  std::vector<size_t> order(parts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return parts[a].size() > parts[b].size(); });
+  groups.clear();
+  states.clear();
+  for (size_t i : order) {
+    groups.push_back(std::move(parts[i]));
+    states.push_back(std::move(part_states[i]));
+  }
+}
+
+}  // namespace
+
 // batch: the pushes collected, each from a different member or not → grouped by signature (in
-// arrival order; one member's pushes stay in order since a member has at most one pending push).
+// arrival order; one member's pushes stay in order since a member has at most one pending push),
+// then spread over the lanes (split_into_lanes). One group runs on all the batcher's threads; more
+// run side by side, one thread each.
 void StreamBatcher::Impl::run(std::vector<Request*>& batch) {
   const std::lock_guard<std::mutex> run_lock(run_mu);
-  const ThreadScope t(options.threads);
+  const int lanes = options.threads > 0 ? options.threads : std::max(1, available_cores());
   std::map<std::string, size_t> slot;
   std::vector<std::vector<Request*>> groups;
   std::vector<std::vector<graph::StreamState>> states;
   for (Request* r : batch) {
     graph::StreamState s;
     r->member->graph().save_state(s);
-    const std::string sig = signature(r->member->key(), r->rows, s, r->member);
+    const std::string sig = signature(r->member->key(), *r, s);
     auto [it, fresh] = slot.emplace(sig, groups.size());
     if (fresh) groups.emplace_back(), states.emplace_back();
     groups[it->second].push_back(r);
     states[it->second].push_back(std::move(s));
   }
-  for (size_t g = 0; g < groups.size(); ++g) {
+  split_into_lanes(groups, states, lanes);
+  const auto run_one = [&](size_t g) {
     try {
       run_group(groups[g], states[g]);
     } catch (...) {
       for (Request* r : groups[g]) r->error = std::current_exception();
     }
+  };
+  const int n = static_cast<int>(groups.size());
+  if (n == 1 || lanes == 1) {
+    const ThreadScope t(options.threads);
+    for (int g = 0; g < n; ++g) run_one(static_cast<size_t>(g));
+  } else {
+#pragma omp parallel for num_threads(std::min(n, lanes)) schedule(dynamic, 1)
+    for (int g = 0; g < n; ++g) {
+      const ThreadScope one(1);  // this lane's layers run on its own thread
+      run_one(static_cast<size_t>(g));
+    }
   }
   const std::lock_guard<std::mutex> lock(mu);
+  if (n > 1 && lanes > 1) ++stats.parallel_batches;
   for (auto& group : groups) {
     for (Request* r : group) r->done = true;
+    if (group[0]->flush) {
+      if (group.size() > 1) stats.stacked_flushes += static_cast<int64_t>(group.size());
+      continue;
+    }
     if (group.size() > 1) ++stats.batches, stats.batched_pushes += group.size();
     if (group.size() == 1) ++stats.solo_pushes;
   }
@@ -222,13 +291,16 @@ void StreamBatcher::Impl::run(std::vector<Request*>& batch) {
 void StreamBatcher::Impl::run_group(std::vector<Request*>& group,
                                     std::vector<graph::StreamState>& states) {
   if (group.size() == 1) {
-    group[0]->out = group[0]->member->graph().push(group[0]->rows);
+    Node& g = group[0]->member->graph();
+    group[0]->out = group[0]->flush ? g.flush() : g.push(group[0]->rows);
     return;
   }
   graph::StreamState stacked;
   stacked.counters = states[0].counters;
   std::vector<Tensor> rows, parts;
-  for (Request* r : group) rows.push_back(r->rows);
+  const bool flush = group[0]->flush;
+  for (Request* r : group)
+    if (!flush) rows.push_back(r->rows);
   for (size_t t = 0; t < states[0].tensors.size(); ++t) {
     if (!states[0].tensors[t].defined()) {
       stacked.tensors.emplace_back();
@@ -245,18 +317,24 @@ void StreamBatcher::Impl::run_group(std::vector<Request*>& group,
     graph::StateReader in(stacked);
     g.load_state(in);
     in.finish();
-    y = g.push(concat(rows, 0));
-    g.save_state(after);
+    y = flush ? g.flush() : g.push(concat(rows, 0));
+    if (!flush) g.save_state(after);
   } catch (...) {
     graph::StateReader own(states[0]);  // the first member's graph back to its own history
     g.load_state(own);
     throw;
   }
   int64_t total = 0;
-  for (Request* r : group) total += r->rows.dim(0);
+  for (Request* r : group) total += r->batch;
   int64_t b0 = 0;
   for (Request* r : group) {
-    const int64_t B = r->rows.dim(0);
+    const int64_t B = r->batch;
+    if (flush) {  // the stacked graph reset itself; each member's graph starts again too
+      r->member->graph().reset();
+      if (y.defined()) r->out = share(y, b0, B, total);
+      b0 += B;
+      continue;
+    }
     graph::StreamState mine;
     mine.counters = after.counters;
     for (const Tensor& t : after.tensors) mine.tensors.push_back(share(t, b0, B, total));

@@ -8,9 +8,11 @@
 // one member's graph, pushed once (every layer's filters read once for the whole group), and the
 // output and the new history split back to each member. Other pushes (a stream's first push next
 // to a running one, a different push size, a different phase) run alone on their own graph.
-// Flush and reset run alone too. Every push (stacked or alone) runs on the batcher's one runner
-// thread, started with the batcher and joined when it goes; the pushing threads sleep until their
-// push is done and get its output or its error. The output of each member equals its stream run
+// Flush and reset run alone too. Every batch is run by the batcher's one runner thread, started
+// with the batcher and joined when it goes: a batch of one group on all the batch's threads, a
+// batch of several groups on lanes of one thread each (the runner's OpenMP team), side by side,
+// the largest groups halved until every lane has one; the pushing threads sleep until their push
+// is done and get its output or its error. The output of each member equals its stream run
 // alone; it is bit-identical where the kernels' arithmetic per row does not depend on the batch
 // (docs/streaming.md).
 #pragma once
@@ -25,7 +27,10 @@ namespace meshnn::streaming {
 
 struct BatcherOptions {
   double window_ms = 2.0;  // how long a push waits for the other active members' pushes
-  int threads = 0;         // OpenMP threads of a batch (0 = all cores)
+  // The batch's threads (0 = all cores): a batch of one group runs on all of them (OpenMP), one
+  // of several groups on lanes of one thread each, side by side (the largest groups halved until
+  // each lane has one).
+  int threads = 0;
 };
 
 class StreamBatcher {
@@ -41,10 +46,12 @@ class StreamBatcher {
   std::unique_ptr<StreamEngine> join(NodePtr graph, std::string key);
 
   struct Stats {
-    int64_t batches = 0;         // batched pushes run (each of ≥ 2 streams)
-    int64_t batched_pushes = 0;  // member pushes that ran inside one
-    int64_t solo_pushes = 0;     // member pushes that ran alone
-    int64_t push_threads = 0;    // threads that ran member pushes (1: the runner)
+    int64_t batches = 0;           // batched pushes run (each of ≥ 2 streams)
+    int64_t batched_pushes = 0;    // member pushes that ran inside one
+    int64_t solo_pushes = 0;       // member pushes that ran alone
+    int64_t push_threads = 0;      // threads that led batches (1: the runner)
+    int64_t parallel_batches = 0;  // batches whose groups ran side by side on the lanes
+    int64_t stacked_flushes = 0;   // flushes that ran stacked with others
   };
   Stats stats() const;
 

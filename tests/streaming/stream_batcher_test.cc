@@ -126,6 +126,54 @@ TEST(StreamBatcher, MembersOutliveTheBatcher) {
   EXPECT_LE(max_abs_diff(last, solo->flush()), kBatchTol);
 }
 
+// Two lanes: six members pushing together (a long window, so each round is one batch) are cut
+// into two stacks of three that run side by side on one thread each, and their flushes stack
+// too; every member still gets what its stream gives alone.
+TEST(StreamBatcher, LanesRunStacksSideBySideAndFlushesStack) {
+  auto file = io::SafetensorsFile::open(test::fixture_path("bigvgan_v2_24k_small.safetensors"));
+  auto model = models::BigVgan::load(file, "", Precision::fp32);
+  constexpr int kMembers = 6;
+  const int64_t frames = 64, step = 16;  // past the look-ahead: the later rounds stack
+  std::vector<Tensor> inputs, batched(kMembers);
+  // The rows each push and the flush gave, one after another.
+  const auto joined = [](const std::vector<Tensor>& parts) {
+    std::vector<Tensor> rows;
+    for (const Tensor& p : parts)
+      if (p.defined() && p.dim(1) > 0) rows.push_back(p);
+    return concat(rows, 1);
+  };
+  for (int i = 0; i < kMembers; ++i)
+    inputs.push_back(
+        models::mel_rows(random_rows({1, model->config().num_mels, frames}, 30 + i, -8.f, 1.f)));
+  streaming::StreamBatcher batcher(streaming::BatcherOptions{200.0, 2});
+  std::vector<std::unique_ptr<streaming::StreamEngine>> members;
+  for (int i = 0; i < kMembers; ++i) members.push_back(batcher.join(model->graph(), "bigvgan"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kMembers; ++i)
+    threads.emplace_back([&, i] {
+      std::vector<Tensor> parts;
+      for (int64_t at = 0; at < frames; at += step)
+        parts.push_back(members[i]->push(inputs[i].narrow(1, at, step)));
+      parts.push_back(members[i]->flush());
+      batched[i] = joined(parts);
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kMembers; ++i) {
+    auto solo = model->graph();
+    std::vector<Tensor> parts;
+    for (int64_t at = 0; at < frames; at += step)
+      parts.push_back(solo->push(inputs[i].narrow(1, at, step)));
+    parts.push_back(solo->flush());
+    EXPECT_LE(max_abs_diff(batched[i], joined(parts)), kBatchTol) << "member " << i;
+  }
+  const auto st = batcher.stats();
+  EXPECT_GT(st.parallel_batches, 0);
+  EXPECT_GT(st.batches, 0);
+  EXPECT_LE(st.batched_pushes, 3 * st.batches);  // no stack larger than its lane's share
+  EXPECT_GT(st.stacked_flushes, 0);
+  EXPECT_EQ(st.push_threads, 1);
+}
+
 // The graph level: the state of a stream in its steady phase (past the 38-frame look-ahead) does
 // not depend on how far it has run, and a fresh graph loaded with it continues the stream bit for
 // bit.
