@@ -2,6 +2,8 @@
 // stacked push.
 #include "streaming/stream_batcher.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -201,44 +203,40 @@ namespace {
 // share a layer well (per row, a 1-thread call at these sizes runs at 0.85-0.96× the time of a
 // long one-shot call on one thread, a 2-thread call at 1.08-1.27× of a 2-thread one-shot:
 // docs/benchmarks.md "Issue 34 (wave 23)"), while independent stacks of pushes need no
-// synchronisation at all. So the pushes are cut into stacks of at most ⌈pushes / lanes⌉ (a group
-// of equal signature into near-equal parts, each stacked on its own first member's graph, its
-// filters read once per part), largest first for the lanes' dynamic schedule.
-void split_into_lanes(std::vector<std::vector<Request*>>& groups,
-                      std::vector<std::vector<graph::StreamState>>& states, int lanes) {
+// synchronisation at all. So the lanes are filled in turn with ⌈pushes / lanes⌉ pushes each, a
+// group of equal signature cut where a lane is full (each part stacked on its own first member's
+// graph, its filters read once per part). Returns each resulting group's lane.
+std::vector<int> split_into_lanes(std::vector<std::vector<Request*>>& groups,
+                                  std::vector<std::vector<graph::StreamState>>& states, int lanes) {
   size_t total = 0;
   for (const auto& g : groups) total += g.size();
-  const size_t most = (total + lanes - 1) / lanes;
+  const size_t cap = (total + lanes - 1) / lanes;
   std::vector<std::vector<Request*>> parts;
   std::vector<std::vector<graph::StreamState>> part_states;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const size_t n = groups[g].size(), k = (n + most - 1) / most;
-    for (size_t p = 0, at = 0; p < k; ++p) {
-      const size_t len = n / k + (p < n % k ? 1 : 0);
-      parts.emplace_back(groups[g].begin() + at, groups[g].begin() + at + len);
+  std::vector<int> lane_of;
+  int lane = 0;
+  size_t fill = 0;
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t at = 0; at < groups[g].size();) {
+      const size_t take = std::min(groups[g].size() - at, cap - fill);
+      parts.emplace_back(groups[g].begin() + at, groups[g].begin() + at + take);
       part_states.emplace_back(std::make_move_iterator(states[g].begin() + at),
-                               std::make_move_iterator(states[g].begin() + at + len));
-      at += len;
+                               std::make_move_iterator(states[g].begin() + at + take));
+      lane_of.push_back(lane);
+      at += take;
+      if ((fill += take) == cap) ++lane, fill = 0;
     }
-  }
-  std::vector<size_t> order(parts.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return parts[a].size() > parts[b].size(); });
-  groups.clear();
-  states.clear();
-  for (size_t i : order) {
-    groups.push_back(std::move(parts[i]));
-    states.push_back(std::move(part_states[i]));
-  }
+  groups = std::move(parts);
+  states = std::move(part_states);
+  return lane_of;
 }
 
 }  // namespace
 
 // batch: the pushes collected, each from a different member or not → grouped by signature (in
 // arrival order; one member's pushes stay in order since a member has at most one pending push),
-// then spread over the lanes (split_into_lanes). One group runs on all the batcher's threads; more
-// run side by side, one thread each.
+// then spread over the lanes (split_into_lanes). Pushes that fill one lane run on all the
+// batcher's threads; more lanes run side by side, one thread each, each its own groups in turn.
 void StreamBatcher::Impl::run(std::vector<Request*>& batch) {
   const std::lock_guard<std::mutex> run_lock(run_mu);
   const int lanes = options.threads > 0 ? options.threads : std::max(1, available_cores());
@@ -254,7 +252,7 @@ void StreamBatcher::Impl::run(std::vector<Request*>& batch) {
     groups[it->second].push_back(r);
     states[it->second].push_back(std::move(s));
   }
-  split_into_lanes(groups, states, lanes);
+  const std::vector<int> lane_of = split_into_lanes(groups, states, lanes);
   const auto run_one = [&](size_t g) {
     try {
       run_group(groups[g], states[g]);
@@ -262,19 +260,21 @@ void StreamBatcher::Impl::run(std::vector<Request*>& batch) {
       for (Request* r : groups[g]) r->error = std::current_exception();
     }
   };
-  const int n = static_cast<int>(groups.size());
-  if (n == 1 || lanes == 1) {
+  const int used = lane_of.empty() ? 0 : lane_of.back() + 1;
+  if (used <= 1) {
     const ThreadScope t(options.threads);
-    for (int g = 0; g < n; ++g) run_one(static_cast<size_t>(g));
+    for (size_t g = 0; g < groups.size(); ++g) run_one(g);
   } else {
-#pragma omp parallel for num_threads(std::min(n, lanes)) schedule(dynamic, 1)
-    for (int g = 0; g < n; ++g) {
+#pragma omp parallel num_threads(used)
+    {
       const ThreadScope one(1);  // this lane's layers run on its own thread
-      run_one(static_cast<size_t>(g));
+      const int me = omp_get_thread_num(), team = omp_get_num_threads();
+      for (size_t g = 0; g < groups.size(); ++g)
+        if (lane_of[g] % team == me) run_one(g);
     }
   }
   const std::lock_guard<std::mutex> lock(mu);
-  if (n > 1 && lanes > 1) ++stats.parallel_batches;
+  if (used > 1) ++stats.parallel_batches;
   for (auto& group : groups) {
     for (Request* r : group) r->done = true;
     if (group[0]->flush) {
