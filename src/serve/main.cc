@@ -134,7 +134,7 @@ void add_compute_options(CLI::App* cmd, Args* a) {
   cmd->add_flag(
       "--batch-streams", a->cfg.batch_streams,
       "run the WebSocket streams of one model pushed at once as one batch (with --workers "
-      "> 1; docs/streaming.md: correct, not yet faster)");
+      "> 1; docs/streaming.md: correct, not yet faster in serve)");
   add_int_option(cmd, "--io-threads", a->cfg.io_threads, 1, 64,
                  "network threads (never run a model)")
       ->capture_default_str();
