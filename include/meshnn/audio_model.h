@@ -81,11 +81,13 @@ struct RunOptions {
 // batch: a push waits up to the group's window for the pushes of the group's other streams, and
 // those of the same size and the same phase run stacked along B, every layer's filters read once
 // for all of them; each stream keeps its own history and gets its own output (equal to the
-// stream run alone; docs/streaming.md). Other pushes, flush and reset run alone.
+// stream run alone; docs/streaming.md). Other pushes run alone; flushes stack like pushes; a
+// reset runs at once.
 class StreamGroup {
  public:
-  // window_ms: how long a push waits for the other streams' pushes; threads: OpenMP threads of
-  // the batched pushes (0 = all cores).
+  // window_ms: how long a push waits for the other streams' pushes; threads: the batches' threads
+  // (0 = all cores), also their lanes: the pushes of a batch are dealt to lanes of one thread each
+  // that run side by side (a batch of one push gets every thread).
   explicit StreamGroup(double window_ms = 2.0, int threads = 0);
   ~StreamGroup();
   StreamGroup(const StreamGroup&) = delete;

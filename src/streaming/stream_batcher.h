@@ -8,11 +8,12 @@
 // one member's graph, pushed once (every layer's filters read once for the whole group), and the
 // output and the new history split back to each member. Other pushes (a stream's first push next
 // to a running one, a different push size, a different phase) run alone on their own graph.
-// Flush and reset run alone too. Every batch is run by the batcher's one runner thread, started
-// with the batcher and joined when it goes: a batch of one group on all the batch's threads, a
-// batch of several groups on lanes of one thread each (the runner's OpenMP team), side by side,
-// the largest groups halved until every lane has one; the pushing threads sleep until their push
-// is done and get its output or its error. The output of each member equals its stream run
+// Flushes are batched the same way (flushes of equal histories stack); a reset runs at once. Every
+// batch is run by the batcher's one runner thread, started with the batcher and joined when it
+// goes: its pushes are dealt to lanes, ⌈pushes / lanes⌉ each (a group cut where a lane fills),
+// the lanes running side by side on one thread each (the runner's OpenMP team); pushes that fill
+// one lane get all the batch's threads. The pushing threads sleep until their push is done and
+// get its output or its error. The output of each member equals its stream run
 // alone; it is bit-identical where the kernels' arithmetic per row does not depend on the batch
 // (docs/streaming.md).
 #pragma once
@@ -27,9 +28,8 @@ namespace meshnn::streaming {
 
 struct BatcherOptions {
   double window_ms = 2.0;  // how long a push waits for the other active members' pushes
-  // The batch's threads (0 = all cores): a batch of one group runs on all of them (OpenMP), one
-  // of several groups on lanes of one thread each, side by side (the largest groups halved until
-  // each lane has one).
+  // The batch's threads (0 = all cores), also its lanes: pushes that fill one lane run on all of
+  // them (OpenMP); more are dealt to lanes of one thread each, side by side.
   int threads = 0;
 };
 
