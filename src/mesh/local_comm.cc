@@ -62,8 +62,8 @@ GroupBarrier::GroupBarrier(int n) : n_(n), seen_(std::make_unique<std::atomic<ui
 }
 
 void GroupBarrier::arrive_and_wait(LocalMeshState& st, const std::vector<int>& members, int me,
-                                   const char* what) {
-  if (st.aborted()) st.throw_abort(what);
+                                   const char* what, bool after_copy) {
+  if (!after_copy && st.aborted()) st.throw_abort(what);
   const uint64_t g = gen_.load(std::memory_order_acquire);
   seen_[me].store(g + 1, std::memory_order_release);
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
@@ -96,10 +96,11 @@ void GroupBarrier::arrive_and_wait(LocalMeshState& st, const std::vector<int>& m
   } leave{sleepers_};
   for (;;) {
     if (gen_.load(std::memory_order_seq_cst) != g) return;
-    if (st.aborted()) st.throw_abort(what);
+    if (!after_copy && st.aborted()) st.throw_abort(what);
     // A member that already returned from its function will never arrive: its program made
     // fewer collective calls than ours. (Checked before re-reading gen_, see below.)
     for (int m : members) {
+      if (after_copy) break;
       if (st.finished(m) && gen_.load(std::memory_order_seq_cst) == g) {
         const std::string msg =
             detail::concat("device ", m, " finished its function while others wait in ", what,
@@ -242,7 +243,7 @@ class LocalCommunicator final : public Communicator {
           std::memcpy(d + (o * n + k) * chunk, s + o * chunk, static_cast<size_t>(chunk));
       }
     }
-    wait();
+    copied();
   }
 
   void reduce_scatter(const void* src, void* dst, DType dtype, int64_t outer,
@@ -277,7 +278,7 @@ class LocalCommunicator final : public Communicator {
         for (int64_t e = 0; e < chunk; ++e) y[e] = to_bf16(acc[e]);
       }
     }
-    wait();
+    copied();
   }
 
   void send(const Tensor& t, int to) override {
@@ -292,11 +293,15 @@ class LocalCommunicator final : public Communicator {
       copy_region(group_.ptrs[cur_][index_ - 1], buf, send_next, recv_prev);
     if (index_ < n - 1 && !recv_next.empty())
       copy_region(group_.ptrs[cur_][index_ + 1], buf, send_prev, recv_next);
-    wait();
+    copied();
   }
 
  private:
   void wait() { group_.barrier.arrive_and_wait(*st_, group_.members, index_, what_.c_str()); }
+  // The end of a collective that read the peers' buffers in place (GroupBarrier: after_copy).
+  void copied() {
+    group_.barrier.arrive_and_wait(*st_, group_.members, index_, what_.c_str(), true);
+  }
 
   std::shared_ptr<LocalMeshState> st_;
   LocalGroup& group_;

@@ -29,8 +29,12 @@ class GroupBarrier {
   explicit GroupBarrier(int n);
   // `me`: the caller's index in `members`. Throws CommError if the mesh aborts, a member is
   // already finished, or the wait exceeds the mesh timeout (naming the members that never came).
+  // after_copy: the barrier that ends a collective whose members read each other's buffers in
+  // place; every member passed the exchange before it, so each arrives once its own local copy
+  // is done, and an abort must not let one leave (and free its buffer) while a peer still reads
+  // it: only the timeout ends that wait early.
   void arrive_and_wait(LocalMeshState& st, const std::vector<int>& members, int me,
-                       const char* what);
+                       const char* what, bool after_copy = false);
   void wake_all();
 
  private:
