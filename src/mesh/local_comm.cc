@@ -100,7 +100,7 @@ void GroupBarrier::arrive_and_wait(LocalMeshState& st, const std::vector<int>& m
     // A member that already returned from its function will never arrive: its program made
     // fewer collective calls than ours. (Checked before re-reading gen_, see below.)
     for (int m : members) {
-      if (after_copy) break;
+      if (after_copy) break;  // every member arrives (see local_comm.h)
       if (st.finished(m) && gen_.load(std::memory_order_seq_cst) == g) {
         const std::string msg =
             detail::concat("device ", m, " finished its function while others wait in ", what,

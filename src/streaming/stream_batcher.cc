@@ -15,7 +15,6 @@
 #include <thread>
 #include <vector>
 
-#include "meshnn/core/cpu.h"
 #include "meshnn/core/error.h"
 
 namespace meshnn::streaming {
@@ -81,6 +80,8 @@ struct StreamBatcher::Impl {
   // The member's push, or its flush (then the member is no longer active), run by the runner.
   Tensor push(Member& m, const Tensor& rows, bool flush = false);
   void set_active(Member& m, bool on);
+  // m is no longer active (and its next push may bring another batch size); mu held.
+  void deactivate_locked(Member& m);
   // Collects (up to the window) and runs batches until stopping, on the runner thread.
   void runner_loop();
   // The batch of pending pushes: waits (lock held) up to the window until every active member
@@ -120,13 +121,18 @@ class Member final : public StreamEngine {
 
 void StreamBatcher::Impl::set_active(Member& m, bool on) {
   const std::lock_guard<std::mutex> lock(mu);
-  if (!on) m.batch = 0;  // a reset: the next push may bring another batch size
-  if (m.active == on) return;
-  m.active = on;
-  if (on)
-    ++active;
-  else
-    --active;
+  if (!on) return deactivate_locked(m);
+  if (m.active) return;
+  m.active = true;
+  ++active;
+  cv.notify_all();
+}
+
+void StreamBatcher::Impl::deactivate_locked(Member& m) {
+  m.batch = 0;
+  if (!m.active) return;
+  m.active = false;
+  --active;
   cv.notify_all();
 }
 
@@ -156,10 +162,7 @@ Tensor StreamBatcher::Impl::push(Member& m, const Tensor& rows, bool flush) {
     leading = false;
     cv.notify_all();
   }
-  if (flush) {
-    m.active = false, --active, m.batch = 0;
-    cv.notify_all();
-  }
+  if (flush) deactivate_locked(m);
   if (r.error) std::rethrow_exception(r.error);
   return r.out;
 }
@@ -239,7 +242,7 @@ std::vector<int> split_into_lanes(std::vector<std::vector<Request*>>& groups,
 // batcher's threads; more lanes run side by side, one thread each, each its own groups in turn.
 void StreamBatcher::Impl::run(std::vector<Request*>& batch) {
   const std::lock_guard<std::mutex> run_lock(run_mu);
-  const int lanes = options.threads > 0 ? options.threads : std::max(1, available_cores());
+  const int lanes = resolve_threads(options.threads);
   std::map<std::string, size_t> slot;
   std::vector<std::vector<Request*>> groups;
   std::vector<std::vector<graph::StreamState>> states;
@@ -329,18 +332,16 @@ void StreamBatcher::Impl::run_group(std::vector<Request*>& group,
   int64_t b0 = 0;
   for (Request* r : group) {
     const int64_t B = r->batch;
+    if (y.defined()) r->out = share(y, b0, B, total);
     if (flush) {  // the stacked graph reset itself; each member's graph starts again too
       r->member->graph().reset();
-      if (y.defined()) r->out = share(y, b0, B, total);
-      b0 += B;
-      continue;
+    } else {
+      graph::StreamState mine;
+      mine.counters = after.counters;
+      for (const Tensor& t : after.tensors) mine.tensors.push_back(share(t, b0, B, total));
+      graph::StateReader in(mine);
+      r->member->graph().load_state(in);
     }
-    graph::StreamState mine;
-    mine.counters = after.counters;
-    for (const Tensor& t : after.tensors) mine.tensors.push_back(share(t, b0, B, total));
-    graph::StateReader in(mine);
-    r->member->graph().load_state(in);
-    if (y.defined()) r->out = share(y, b0, B, total);
     b0 += B;
   }
 }

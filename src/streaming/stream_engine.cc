@@ -19,8 +19,10 @@ namespace meshnn::streaming {
 
 StreamEngine::~StreamEngine() = default;
 
+int resolve_threads(int threads) { return threads > 0 ? threads : std::max(1, available_cores()); }
+
 ThreadScope::ThreadScope(int threads) : saved_(omp_get_max_threads()) {
-  omp_set_num_threads(threads > 0 ? threads : std::max(1, available_cores()));
+  omp_set_num_threads(resolve_threads(threads));
 }
 ThreadScope::~ThreadScope() { omp_set_num_threads(saved_); }
 

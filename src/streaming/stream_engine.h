@@ -16,6 +16,9 @@ namespace meshnn::streaming {
 using graph::Node;
 using graph::NodePtr;
 
+// A thread count as ThreadScope takes it: `threads`, or all cores for 0.
+int resolve_threads(int threads);
+
 // OpenMP threads of the calling thread for one call (0 = all cores), restored after.
 class ThreadScope {
  public:
